@@ -1,0 +1,304 @@
+"""The tidy curve table every source produces and every later stage consumes.
+
+One row per logged point::
+
+    source  experiment  run_id  run  metric  step  compute  value  [timestamp]  [run_status]
+    [params.<name> ...]  [tags.<name> ...]
+
+``step`` is an integer, ``compute`` the x axis used for scaling (``step`` unless another axis is
+chosen), ``value`` a finite float. Run-level parameters and tags ride along as ``params.*`` and
+``tags.*`` columns (the names MLflow's ``search_runs`` uses), so later stages can group seeds and
+recipes. ``df.attrs["compute_name"]`` names the x axis.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from saturate.errors import InputError
+
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "KEY_COLUMNS",
+    "PARAM_PREFIX",
+    "TAG_PREFIX",
+    "DataWarning",
+    "tidy",
+    "empty_table",
+    "select",
+    "set_compute",
+    "iter_curves",
+    "curve_table",
+    "run_columns",
+]
+
+REQUIRED_COLUMNS: tuple[str, ...] = (
+    "source",
+    "experiment",
+    "run_id",
+    "run",
+    "metric",
+    "step",
+    "compute",
+    "value",
+)
+OPTIONAL_COLUMNS: tuple[str, ...] = ("timestamp", "run_status")
+KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
+PARAM_PREFIX = "params."
+TAG_PREFIX = "tags."
+_STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
+
+
+class DataWarning(UserWarning):
+    """Something in the data was dropped or repaired; the message says what and how much."""
+
+
+def empty_table() -> pd.DataFrame:
+    """An empty tidy table with the right columns and dtypes."""
+    df = pd.DataFrame({c: pd.Series(dtype=object) for c in REQUIRED_COLUMNS})
+    return tidy(df, allow_empty=True)
+
+
+def run_columns(df: pd.DataFrame) -> list[str]:
+    """The run-level parameter and tag columns of a tidy table."""
+    return [c for c in df.columns if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+
+
+def tidy(
+    df: pd.DataFrame,
+    *,
+    compute_name: str | None = None,
+    allow_empty: bool = False,
+    origin: str = "data",
+) -> pd.DataFrame:
+    """Validate and normalise a long table into the tidy form.
+
+    Fills ``source``/``experiment``/``run_id``/``run`` when missing, copies ``step`` into ``compute``
+    when no compute is given, coerces types, drops NaN/inf values with a :class:`DataWarning` that
+    counts them, resolves duplicate (run, metric, step) points by keeping the last logged value and
+    sorts by run, metric and step. ``origin`` names the input in error messages.
+    The input frame is never modified.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"{origin}: expected a pandas DataFrame, got {type(df).__name__}")
+    df = df.copy()
+    missing = [c for c in ("metric", "value") if c not in df.columns]
+    if "step" not in df.columns and "compute" not in df.columns:
+        missing.append("step")
+    if missing:
+        raise InputError(
+            f"{origin}: missing column(s) {', '.join(missing)}; "
+            f"found {', '.join(map(str, df.columns)) or 'none'}"
+        )
+    if "run" not in df.columns and "run_id" not in df.columns:
+        df["run"] = "run"
+    if "run" not in df.columns:
+        df["run"] = df["run_id"]
+    if "run_id" not in df.columns:
+        df["run_id"] = df["run"]
+    df["source"] = df["source"] if "source" in df.columns else origin
+    df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
+    for col in _STRING_COLUMNS:
+        df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
+
+    value = _numeric(df["value"], "value", origin)
+    if "step" in df.columns:
+        step = _numeric(df["step"], "step", origin)
+    else:
+        step = pd.Series(np.nan, index=df.index)
+    compute = _numeric(df["compute"], "compute", origin) if "compute" in df.columns else None
+
+    bad_value = ~np.isfinite(value.to_numpy(dtype=float))
+    if bad_value.any():
+        n_nan = int(value.isna().sum())
+        n_inf = int(bad_value.sum()) - n_nan
+        warnings.warn(
+            f"{origin}: dropped {int(bad_value.sum())} non-finite value(s) "
+            f"({n_nan} NaN, {n_inf} infinite)",
+            DataWarning,
+            stacklevel=2,
+        )
+    if compute is None:
+        compute = step.astype(float)
+        name = compute_name or "step"
+    else:
+        name = compute_name or "compute"
+    bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
+    if bad_x.any():
+        warnings.warn(
+            f"{origin}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
+            DataWarning,
+            stacklevel=2,
+        )
+    if step.isna().all():
+        step = pd.Series(np.nan, index=df.index)
+    keep = ~(bad_value | bad_x)
+    df = df.loc[keep].copy()
+    df["value"] = value[keep].astype(float)
+    df["compute"] = compute[keep].astype(float)
+    step = step[keep]
+    if step.isna().any():
+        # No step logged: number the points of each curve in compute order.
+        order = df.sort_values("compute", kind="stable").groupby(
+            list(KEY_COLUMNS), sort=False
+        ).cumcount()
+        step = step.fillna(order.astype(float))
+    df["step"] = step.round().astype("int64")
+
+    if "timestamp" in df.columns:
+        df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
+        df = df.sort_values("timestamp", kind="stable", na_position="first")
+    df = df.drop_duplicates(subset=[*KEY_COLUMNS, "step"], keep="last")
+    extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
+    ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
+    ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
+    df = df[ordered].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    if df.empty and not allow_empty:
+        raise InputError(f"{origin}: holds no curves (no finite points)")
+    df.attrs["compute_name"] = name
+    return df
+
+
+def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
+    """Convert a column to float; non-numeric text is an error that names the column."""
+    if pd.api.types.is_bool_dtype(col):
+        return col.astype(float)
+    out = pd.to_numeric(col, errors="coerce")
+    text = col.astype(object)
+    bad = out.isna() & col.notna()
+    if bad.any():
+        # Spellings of NaN/inf that loggers write are fine; anything else is not a number.
+        words = text[bad].astype(str).str.strip().str.lower()
+        known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
+        if not known.all():
+            sample = text[bad][~known.to_numpy()].iloc[0]
+            raise InputError(f"{origin}: column {name!r} is not numeric (found {str(sample)!r})")
+        out = out.copy()
+        out[bad] = pd.to_numeric(
+            words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
+        )
+    return out.astype(float)
+
+
+def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:
+    if patterns is None or (not isinstance(patterns, str) and len(patterns) == 0):
+        return pd.Series(True, index=values.index)
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    uniq = pd.unique(values)
+    hit = {v for v in uniq if any(fnmatch.fnmatchcase(str(v), p) for p in patterns)}
+    return values.isin(hit)
+
+
+def select(
+    df: pd.DataFrame,
+    *,
+    metric: Sequence[str] | str | None = None,
+    run: Sequence[str] | str | None = None,
+    experiment: Sequence[str] | str | None = None,
+) -> pd.DataFrame:
+    """Keep the curves whose metric / run name (or id) / experiment match the glob patterns."""
+    mask = _match(df["metric"], metric)
+    if run is not None:
+        mask &= _match(df["run"], run) | _match(df["run_id"], run)
+    if experiment is not None:
+        mask &= _match(df["experiment"], experiment)
+    out = df.loc[mask].reset_index(drop=True)
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
+    """Use ``name`` as the compute axis: a ``params.``/extra column, or a metric joined on step.
+
+    A metric such as ``compute/gpu_hours`` is interpolated on step within each run (it is usually
+    logged every step while evaluations come every few), and its own rows leave the table. Points
+    outside the steps where it was logged are dropped with a warning.
+    """
+    if name is None or name == df.attrs.get("compute_name"):
+        return df
+    if name == "step":
+        out = df.assign(compute=df["step"].astype(float))
+        out.attrs = {**df.attrs, "compute_name": "step"}
+        return out
+    if name in df.columns and name not in REQUIRED_COLUMNS:
+        x = pd.to_numeric(df[name], errors="coerce")
+        out = df.assign(compute=x.astype(float))
+    elif (df["metric"] == name).any():
+        axis = df[df["metric"] == name]
+        rest = df[df["metric"] != name]
+        parts = []
+        for run_id, g in rest.groupby(["source", "run_id"], sort=False):
+            a = axis[(axis["source"] == run_id[0]) & (axis["run_id"] == run_id[1])]
+            if a.empty:
+                parts.append(g.assign(compute=np.nan))
+                continue
+            a = a.sort_values("step")
+            xs, ys = a["step"].to_numpy(float), a["value"].to_numpy(float)
+            steps = g["step"].to_numpy(float)
+            c = np.interp(steps, xs, ys, left=np.nan, right=np.nan)
+            parts.append(g.assign(compute=c))
+        out = pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
+    else:
+        metrics = ", ".join(sorted(map(str, df["metric"].unique()))[:10])
+        raise InputError(
+            f"--compute {name!r} is neither a column nor a metric of the data (metrics: {metrics})"
+        )
+    bad = ~np.isfinite(out["compute"].to_numpy(float))
+    if bad.all():
+        raise InputError(f"--compute {name!r} gives no usable compute values")
+    if bad.any():
+        warnings.warn(
+            f"dropped {int(bad.sum())} point(s) with no {name!r} value at their step",
+            DataWarning,
+            stacklevel=2,
+        )
+    out = out.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    out.attrs = {**df.attrs, "compute_name": name}
+    return out
+
+
+def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
+    """Yield ((source, run_id, metric), points sorted by compute) for each curve."""
+    for key, g in df.groupby(list(KEY_COLUMNS), sort=True):
+        yield key, g.sort_values(["compute", "step"], kind="stable")
+
+
+def curve_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per curve: run, metric, number of points, compute range and last value."""
+    if df.empty:
+        cols = ["source", "experiment", "run_id", "run", "metric", "n_points",
+                "compute_first", "compute_last", "value_last"]
+        return pd.DataFrame(columns=cols)
+    ordered = df.sort_values([*KEY_COLUMNS, "compute", "step"], kind="stable")
+    g = ordered.groupby(list(KEY_COLUMNS), sort=True)
+    out = g.agg(
+        experiment=("experiment", "first"),
+        run=("run", "first"),
+        n_points=("value", "size"),
+        compute_first=("compute", "min"),
+        compute_last=("compute", "max"),
+        value_last=("value", "last"),
+    ).reset_index()
+    cols = ["source", "experiment", "run_id", "run", "metric", "n_points",
+            "compute_first", "compute_last", "value_last"]
+    return out[cols]
+
+
+def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate tidy tables (from several files or sources) and re-tidy the result."""
+    tables = [t for t in tables if not t.empty]
+    if not tables:
+        return empty_table()
+    names = {t.attrs.get("compute_name", "step") for t in tables}
+    out = pd.concat(tables, ignore_index=True, sort=False)
+    for col in run_columns(out):
+        out[col] = out[col].astype(object)
+    out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    out.attrs["compute_name"] = names.pop() if len(names) == 1 else "compute"
+    return out

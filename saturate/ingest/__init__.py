@@ -1,0 +1,182 @@
+"""Turn any source the user names into the tidy curve table (see :mod:`saturate.curves`).
+
+A source is a file, a folder (walked recursively), an MLflow tracking URI or store, a DataFrame,
+or a list of these. Each source kind has its own module; this one only dispatches and selects.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from saturate import curves
+from saturate.errors import InputError, SettingsError
+from saturate.ingest.files import is_table_file, read_table_file
+from saturate.ingest.tensorboard import is_event_file, read_event_files
+
+__all__ = ["load", "Source"]
+
+Source = str | os.PathLike | pd.DataFrame
+_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
+_URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "mysql://",
+                "mysql+", "mssql", "file:", "databricks")
+
+
+def _as_list(x: Sequence[str] | str | None) -> list[str] | None:
+    if x is None:
+        return None
+    return [x] if isinstance(x, str) else list(x)
+
+
+def _is_mlflow(source: str | Path) -> bool:
+    text = str(source)
+    if text.startswith(_URI_SCHEMES):
+        return True
+    try:
+        from saturate.ingest.mlflow import is_mlflow_source
+    except ModuleNotFoundError:  # TEMP until the MLflow reader lands
+        return False
+    return is_mlflow_source(source)
+
+
+def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """Find table files, TensorBoard event files and MLflow stores below ``root``."""
+    tables: list[Path] = []
+    events: list[Path] = []
+    stores: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        if here != root and _is_mlflow(here):
+            stores.append(here)
+            dirnames.clear()
+            continue
+        if "mlflow.db" in filenames and _is_mlflow(here / "mlflow.db"):
+            stores.append(here / "mlflow.db")
+            # MLflow 3's default local layout keeps artifacts (not curves) in mlruns/ beside the db.
+            if "mlruns" in dirnames and not _is_mlflow(here / "mlruns"):
+                dirnames.remove("mlruns")
+        for name in sorted(filenames):
+            p = here / name
+            if is_event_file(p):
+                events.append(p)
+            elif is_table_file(p):
+                tables.append(p)
+    return tables, events, stores
+
+
+def _load_one(
+    source: Source,
+    *,
+    experiment: list[str] | None,
+    filter: str | None,
+    metric: list[str] | None,
+    fast: bool,
+) -> tuple[pd.DataFrame, bool]:
+    """Read one source; the flag says whether MLflow was involved (for --filter)."""
+    if isinstance(source, pd.DataFrame):
+        return curves.tidy(source, origin="DataFrame"), False
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"cannot read a source of type {type(source).__name__}")
+    text = os.fspath(source)
+    if text.startswith(_URI_SCHEMES):
+        from saturate.ingest.mlflow import load_mlflow
+
+        return load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise InputError(f"{text}: no such file or directory")
+    if _is_mlflow(path):
+        from saturate.ingest.mlflow import load_mlflow
+
+        return load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+    if path.is_file():
+        if is_event_file(path):
+            return read_event_files([path], path.parent, source=text), False
+        return read_table_file(path, source=text), False
+    tables, events, stores = _walk(path)
+    if not (tables or events or stores):
+        raise InputError(f"{text}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
+                         "TensorBoard event files or an MLflow store)")
+    parts = [read_table_file(t, source=str(t)) for t in tables]
+    if events:
+        by_root = path
+        parts.append(read_event_files(events, by_root, source=text))
+    used_mlflow = False
+    for store in stores:
+        from saturate.ingest.mlflow import load_mlflow
+
+        parts.append(load_mlflow(store, experiment=experiment, filter=filter, metric=metric, fast=fast))
+        used_mlflow = True
+    return curves.concat(parts), used_mlflow
+
+
+def load(
+    source: Source | Sequence[Source] | None = None,
+    *,
+    experiment: Sequence[str] | str | None = None,
+    filter: str | None = None,
+    metric: Sequence[str] | str | None = None,
+    run: Sequence[str] | str | None = None,
+    compute: str | None = None,
+    fast: bool = True,
+    **unknown: Any,
+) -> pd.DataFrame:
+    """Read curves from files, folders, TensorBoard logs or MLflow into the tidy table.
+
+    Args:
+        source: a path (file or folder, walked recursively), an MLflow tracking URI
+            (``http://host:port``, ``sqlite:///mlflow.db``, ...), an ``mlflow.db`` or ``mlruns/``
+            path, a DataFrame, or a list of these. ``None`` uses ``MLFLOW_TRACKING_URI``.
+        experiment: experiment names or ids (MLflow) / globs on the experiment column (files).
+        filter: an MLflow search filter such as ``"params.recipe = 'cispo'"`` (MLflow sources only).
+        metric: glob patterns of the metrics to keep, e.g. ``"eval/*"``.
+        run: glob patterns on run names or ids.
+        compute: the x axis: a column, or a metric such as ``"compute/gpu_hours"`` joined on step.
+            Default: a ``compute`` column when there is one, else ``step``.
+        fast: use MLflow's read-only database fast path where possible.
+
+    Returns:
+        The tidy long table: one row per point (see :mod:`saturate.curves`).
+
+    Example:
+        >>> df = saturate.load("sample_runs/", metric="eval/*")  # doctest: +SKIP
+        >>> df.groupby(["run", "metric"]).size()  # doctest: +SKIP
+    """
+    if unknown:
+        raise SettingsError(f"load() got unknown option(s): {', '.join(sorted(unknown))}")
+    if source is None:
+        source = os.environ.get("MLFLOW_TRACKING_URI")
+        if not source:
+            raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
+    sources = list(source) if isinstance(source, (list, tuple)) else [source]
+    if not sources:
+        raise InputError("no source given")
+    experiments, metrics = _as_list(experiment), _as_list(metric)
+    parts, any_mlflow = [], False
+    for s in sources:
+        df, used = _load_one(s, experiment=experiments, filter=filter, metric=metrics, fast=fast)
+        parts.append(df)
+        any_mlflow |= used
+    if filter and not any_mlflow:
+        raise SettingsError("--filter is an MLflow search filter; none of the sources is MLflow")
+    df = curves.concat(parts)
+    if experiments and not any_mlflow:
+        df = curves.select(df, experiment=experiments)
+    df = curves.select(df, metric=metrics, run=_as_list(run))
+    if df.empty:
+        what = []
+        if metrics:
+            what.append(f"metric {', '.join(metrics)}")
+        if run:
+            what.append(f"run {', '.join(_as_list(run) or [])}")
+        if experiments:
+            what.append(f"experiment {', '.join(experiments)}")
+        detail = f" matching {'; '.join(what)}" if what else ""
+        names = ", ".join(map(str, sources))
+        raise InputError(f"{names}: no curves{detail}")
+    return curves.set_compute(df, compute)

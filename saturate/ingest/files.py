@@ -1,0 +1,324 @@
+"""Read curve tables from files: CSV/TSV (also gzipped), JSON Lines, Parquet, W&B CSV exports and
+stable-baselines3 Monitor files, in long or wide layout. The kind is chosen by content, not suffix.
+
+Layouts:
+
+* **long**: columns ``metric`` and ``value`` (plus ``step`` and/or ``compute``, optional ``run``,
+  ``run_id``, ``experiment``, ``timestamp``); other text or per-run-constant columns become run
+  parameters (``params.<col>``), numeric columns that vary along a curve stay as extra columns
+  (usable as ``--compute``).
+* **wide**: a step column and one numeric column per metric; text columns are run parameters;
+  the run is a ``run`` column or the file's stem.
+* **W&B export**: a step column and ``<run> - <metric>`` columns (``__MIN``/``__MAX`` ignored).
+* **SB3 Monitor**: a ``#{json}`` first line, then ``r,l,t``; the x axis is environment steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import json
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
+from saturate.errors import InputError
+
+__all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+STEP_ALIASES = ("step", "global_step", "_step", "iteration", "iter", "timestep", "timesteps",
+                "env_step", "env_steps", "trainer/global_step")
+RUN_ALIASES = ("run", "run_name", "name")
+TIME_ALIASES = ("timestamp", "wall_time", "_timestamp", "time")
+_WANDB_COL = re.compile(r"^(?P<run>.+?) - (?P<metric>.+?)(?P<agg>__MIN|__MAX)?$")
+
+
+def is_table_file(path: Path) -> bool:
+    """True when the file's name says it is a table we read (used when walking a folder)."""
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return name.endswith(TABLE_SUFFIXES) and not name.startswith(".")
+
+
+def _open_bytes(path: Path, n: int | None = None) -> bytes:
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rb") as fh:
+        return fh.read() if n is None else fh.read(n)
+
+
+def sniff(path: Path) -> str:
+    """Name the format of a file from its first bytes: parquet, jsonl, json, monitor, csv or tsv."""
+    try:
+        head = _open_bytes(path, 65536)
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if b"\x00" in head[:4096]:
+        raise InputError(f"{path}: not a table file we can read (binary content)")
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError(f"{path}: is empty")
+    if stripped.startswith("{"):
+        return "jsonl"
+    if stripped.startswith("["):
+        return "json"
+    if stripped.startswith("#{"):
+        return "monitor"
+    first = stripped.splitlines()[0]
+    if first.count("\t") > 0 and first.count("\t") >= first.count(","):
+        return "tsv"
+    try:
+        dialect = csv.Sniffer().sniff(first, delimiters=",;\t")
+        return "tsv" if dialect.delimiter == "\t" else ("csv" if dialect.delimiter == "," else "csv;")
+    except csv.Error:
+        return "csv"
+
+
+def _read_raw(path: Path, kind: str) -> pd.DataFrame:
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(path)
+        data = _open_bytes(path)
+        if kind == "jsonl":
+            return pd.read_json(io.BytesIO(data), lines=True)
+        if kind == "json":
+            obj = json.loads(data.decode("utf-8"))
+            return _json_records(obj, path)
+        if kind == "monitor":
+            return _read_monitor(data, path)
+        sep = {"tsv": "\t", "csv;": ";"}.get(kind, ",")
+        return pd.read_csv(io.BytesIO(data), sep=sep, comment=None, low_memory=False)
+    except InputError:
+        raise
+    except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError,
+            pd.errors.ParserError, json.JSONDecodeError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{path}: cannot be read as {kind.rstrip(';')} ({msg})") from None
+    except Exception as exc:  # pyarrow and friends raise their own types for corrupt files
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{path}: cannot be read as {kind} ({msg})") from None
+
+
+def _json_records(obj: object, path: Path) -> pd.DataFrame:
+    """A JSON list of point records, or of series records ``{..., xs: [...], ys: [...]}``."""
+    if isinstance(obj, dict):
+        obj = [obj]
+    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+        raise InputError(f"{path}: JSON must be a list of objects")
+    series_keys = [("xs", "ys"), ("steps", "values"), ("x", "y")]
+    for xk, yk in series_keys:
+        if obj and all(isinstance(r.get(xk), list) and isinstance(r.get(yk), list) for r in obj):
+            rows = []
+            for i, rec in enumerate(obj):
+                xs, ys = rec[xk], rec[yk]
+                if len(xs) != len(ys):
+                    raise InputError(f"{path}: record {i} has {len(xs)} {xk} but {len(ys)} {yk}")
+                meta = {k: v for k, v in rec.items() if k not in (xk, yk) and not isinstance(v, (list, dict))}
+                run = rec.get("run") or "-".join(str(v) for v in meta.values()) or f"run{i}"
+                frame = pd.DataFrame({"step": xs, "value": ys})
+                frame["run"] = str(run)
+                frame["metric"] = str(rec.get("metric", "score"))
+                for k, v in meta.items():
+                    if k not in ("run", "metric"):
+                        frame[k] = v
+                rows.append(frame)
+            return pd.concat(rows, ignore_index=True)
+    return pd.DataFrame.from_records(obj)
+
+
+def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
+    """A stable-baselines3 Monitor file: episode return and length against environment steps."""
+    lines = data.decode("utf-8").splitlines()
+    meta = {}
+    with contextlib.suppress(json.JSONDecodeError, IndexError):
+        meta = json.loads(lines[0][1:])
+    df = pd.read_csv(io.StringIO("\n".join(lines[1:])))
+    if not {"r", "l"} <= set(df.columns):
+        raise InputError(f"{path}: a Monitor file needs columns r and l, found {', '.join(df.columns)}")
+    env_steps = pd.to_numeric(df["l"], errors="coerce").cumsum()
+    step = np.arange(len(df))
+    out = []
+    for metric, col in (("episode_return", "r"), ("episode_length", "l")):
+        out.append(pd.DataFrame({"metric": metric, "step": step, "compute": env_steps,
+                                 "value": df[col], "timestamp": df.get("t")}))
+    res = pd.concat(out, ignore_index=True)
+    res.attrs["compute_name"] = "env_steps"
+    if meta.get("env_id"):
+        res["env_id"] = meta["env_id"]
+    return res
+
+
+def _find(columns: list[str], aliases: tuple[str, ...]) -> str | None:
+    lower = {c.lower(): c for c in columns}
+    for a in aliases:
+        if a in lower:
+            return lower[a]
+    return None
+
+
+def _is_wandb(df: pd.DataFrame) -> bool:
+    cols = [str(c) for c in df.columns]
+    hits = [c for c in cols if _WANDB_COL.match(c)]
+    return bool(hits) and len(hits) >= len(cols) - 2 and _find(cols, STEP_ALIASES) is not None
+
+
+def _from_wandb(df: pd.DataFrame) -> pd.DataFrame:
+    step_col = _find(list(map(str, df.columns)), STEP_ALIASES)
+    parts = []
+    for col in df.columns:
+        m = _WANDB_COL.match(str(col))
+        if not m or m.group("agg"):
+            continue
+        parts.append(pd.DataFrame({"run": m.group("run"), "metric": m.group("metric"),
+                                   "step": df[step_col], "value": df[col]}))
+    if not parts:
+        return pd.DataFrame(columns=["run", "metric", "step", "value"])
+    out = pd.concat(parts, ignore_index=True)
+    # W&B leaves a cell empty where a run did not log that metric at that step: not a NaN value.
+    return out[out["value"].notna()]
+
+
+def _is_numeric(col: pd.Series) -> bool:
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+        return True
+    vals = col.dropna()
+    if vals.empty:
+        return False
+    conv = pd.to_numeric(vals.astype(str).str.strip().str.lower().replace(
+        {"nan": "nan", "inf": "inf", "-inf": "-inf"}), errors="coerce")
+    return bool(conv.notna().mean() > 0.9)
+
+
+def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str | None]:
+    """Map aliases to the tidy names; return the frame and the name of the compute axis."""
+    df = df.rename(columns=lambda c: str(c).strip())
+    cols = list(df.columns)
+    ren: dict[str, str] = {}
+    lower = {c.lower(): c for c in cols}
+    for want in ("metric", "value", "compute", "experiment", "run_id", "run_status"):
+        if want in lower and lower[want] != want:
+            ren[lower[want]] = want
+    if "step" not in lower:
+        s = _find(cols, STEP_ALIASES)
+        if s is not None:
+            ren[s] = "step"
+    elif lower["step"] != "step":
+        ren[lower["step"]] = "step"
+    if "run" not in lower:
+        r = _find(cols, RUN_ALIASES)
+        if r is not None and r not in ren:
+            ren[r] = "run"
+    elif lower["run"] != "run":
+        ren[lower["run"]] = "run"
+    if "timestamp" not in lower:
+        t = _find(cols, TIME_ALIASES)
+        if t is not None:
+            ren[t] = "timestamp"
+    df = df.rename(columns=ren)
+    name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
+    return df, name
+
+
+def _long_to_tidy_frame(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Split the extra columns of a long table into run parameters and per-point columns."""
+    core = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
+            "run_status", "source"}
+    extras = [c for c in df.columns if c not in core and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    if "run" not in df.columns and "run_id" not in df.columns:
+        df = df.assign(run=path.name.split(".")[0])
+    run_key = "run_id" if "run_id" in df.columns else "run"
+    ren = {}
+    for c in extras:
+        col = df[c]
+        per_run_constant = bool((col.groupby(df[run_key], sort=False).nunique(dropna=False) <= 1).all())
+        if not _is_numeric(col) or per_run_constant:
+            ren[c] = PARAM_PREFIX + c
+    df = df.rename(columns=ren)
+    return _disambiguate_runs(df)
+
+
+def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), make ids unique."""
+    params = [c for c in df.columns if c.startswith(PARAM_PREFIX)]
+    if not params or "run_id" in df.columns:
+        return df
+    varying = [p for p in params if (df.groupby("run", sort=False)[p].nunique(dropna=False) > 1).any()]
+    if not varying:
+        return df
+    label = df[varying].astype(str).apply(
+        lambda row: ", ".join(f"{k[len(PARAM_PREFIX):]}={v}" for k, v in row.items()), axis=1
+    )
+    df = df.copy()
+    df["run"] = df["run"].astype(str) + " (" + label + ")"
+    return df
+
+
+def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """One column per metric -> long rows; text columns become run parameters."""
+    id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
+               if c in df.columns]
+    params, metrics = [], []
+    for c in df.columns:
+        if c in id_cols:
+            continue
+        (metrics if _is_numeric(df[c]) else params).append(c)
+    if not metrics:
+        raise InputError(
+            f"{path}: no metric columns: expect long columns (metric, value, step) or a step column "
+            f"and one numeric column per metric; found {', '.join(map(str, df.columns))}"
+        )
+    if "run" not in df.columns and "run_id" not in df.columns:
+        df = df.assign(run=path.name.split(".")[0])
+        id_cols.append("run")
+    df = df.rename(columns={p: PARAM_PREFIX + p for p in params})
+    params = [PARAM_PREFIX + p for p in params]
+    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="metric", value_name="value")
+    # A wide table leaves a cell empty where a metric was not logged at that step.
+    long = long[long["value"].notna()]
+    return _disambiguate_runs(long)
+
+
+def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFrame:
+    """Read one file into the tidy table (see module docstring for the layouts)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    kind = sniff(path)
+    raw = _read_raw(path, kind)
+    attrs = dict(raw.attrs)
+    if raw.empty or len(raw.columns) == 0:
+        raise InputError(f"{path}: holds no rows")
+    raw = raw.loc[:, [not str(c).startswith("Unnamed: ") for c in raw.columns]]
+    raw.attrs = attrs
+    if _is_wandb(raw):
+        frame = _from_wandb(raw)
+        name = None
+    else:
+        frame, name = _normalise_columns(raw, path)
+        if "metric" in frame.columns and "value" in frame.columns:
+            frame = _long_to_tidy_frame(frame, path)
+        elif "value" in frame.columns and "step" in frame.columns and "metric" not in frame.columns:
+            frame = _long_to_tidy_frame(frame.assign(metric="value"), path)
+        else:
+            if "step" not in frame.columns and "compute" not in frame.columns:
+                raise InputError(
+                    f"{path}: missing column(s) step (or metric and value); "
+                    f"found {', '.join(map(str, frame.columns))}"
+                )
+            frame = _wide_to_long(frame, path)
+    frame = frame.assign(source=source or str(path))
+    return tidy(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))

@@ -1,0 +1,270 @@
+"""Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe) and ``summary()``.
+
+Formatting lives in :mod:`saturate.report`; these classes only hold numbers and say what they mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive"]
+Direction = Literal["higher", "lower"]
+Stage = Literal["initial", "transition", "knee", "saturation", "negative", "unknown"]
+
+VERDICTS: tuple[str, ...] = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
+PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
+
+
+def jsonable(x: Any) -> Any:
+    """Plain, JSON-safe Python: numpy scalars converted, NaN/inf as None, tuples as lists."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if hasattr(x, "to_dict") and not isinstance(x, pd.DataFrame):
+        return x.to_dict()
+    return x
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its interval; ``identified`` is False when the data cannot pin it down."""
+
+    value: float
+    lo: float = math.nan
+    hi: float = math.nan
+    identified: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {"value": self.value, "lo": self.lo, "hi": self.hi, "identified": self.identified}
+        )
+
+    def __str__(self) -> str:
+        return format_estimate(self)
+
+
+def format_estimate(e: Estimate | None, digits: int = 3) -> str:
+    """``0.12 [0.08, 0.15]``; ``n/a`` for a missing value; ``?`` marks a not-identified one."""
+    if e is None or e.value is None or not math.isfinite(e.value):
+        return "n/a"
+    text = f"{e.value:.{digits}g}"
+    if math.isfinite(e.lo) and math.isfinite(e.hi):
+        text += f" [{e.lo:.{digits}g}, {e.hi:.{digits}g}]"
+    if not e.identified:
+        text += " (not identified)"
+    return text
+
+
+@dataclass(frozen=True)
+class ForecastPoint:
+    """The model-averaged forecast at one compute, with its interval."""
+
+    at: str | float
+    compute: float
+    value: float
+    lo: float
+    hi: float
+    identified: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "at": self.at,
+                "compute": self.compute,
+                "value": self.value,
+                "lo": self.lo,
+                "hi": self.hi,
+                "identified": self.identified,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class LawSummary:
+    """One fitted law as reported: parameters with intervals and the weight it got."""
+
+    name: str
+    params: dict[str, Estimate]
+    weight: float
+    aicc: float = math.nan
+    cv_error: float = math.nan
+    converged: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "name": self.name,
+                "params": {k: v.to_dict() for k, v in self.params.items()},
+                "weight": self.weight,
+                "aicc": self.aicc,
+                "cv_error": self.cv_error,
+                "converged": self.converged,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Slope of the recent stretch per doubling of compute, from a test robust to autocorrelation."""
+
+    slope_per_doubling: Estimate
+    p_value: float
+    method: str
+    compute_from: float
+    compute_to: float
+    n_points: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "slope_per_doubling": self.slope_per_doubling.to_dict(),
+                "p_value": self.p_value,
+                "method": self.method,
+                "compute_from": self.compute_from,
+                "compute_to": self.compute_to,
+                "n_points": self.n_points,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """A sudden drop after a good stretch: where it happened and how far it fell."""
+
+    compute: float
+    step: int
+    level_before: float
+    level_after: float
+    drop: float
+    drop_fraction: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CurveAnalysis:
+    """Everything saturate says about one (run, metric) curve."""
+
+    source: str
+    experiment: str
+    run_id: str
+    run: str
+    metric: str
+    direction: Direction
+    n_points: int
+    compute_first: float
+    compute_last: float
+    value_last: float
+    threshold: float
+    verdict: Verdict
+    reasons: tuple[str, ...]
+    gain_per_doubling: Estimate
+    asymptote: Estimate
+    headroom: Estimate
+    roi: float
+    roi_stage: Stage
+    knee: float | None = None
+    stop_point: Estimate | None = None
+    forecast: tuple[ForecastPoint, ...] = ()
+    laws: tuple[LawSummary, ...] = ()
+    trend: Trend | None = None
+    collapse: Collapse | None = None
+    flags: tuple[str, ...] = ()
+    run_status: str | None = None
+    group: dict[str, Any] | None = None
+    compute_name: str = "step"
+    fit: Any = field(default=None, repr=False, compare=False)
+    points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def passes(self) -> bool:
+        """True when the curve still gains at least the threshold per doubling."""
+        return self.verdict in PASSING_VERDICTS
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON entry for this curve (see ``saturate/report/schema.json``)."""
+        return jsonable(
+            {
+                "source": self.source,
+                "experiment": self.experiment,
+                "run": self.run,
+                "run_id": self.run_id,
+                "metric": self.metric,
+                "verdict": self.verdict,
+                "reasons": list(self.reasons),
+                "n_points": self.n_points,
+                "compute_name": self.compute_name,
+                "compute_first": self.compute_first,
+                "compute_last": self.compute_last,
+                "value_last": self.value_last,
+                "direction": self.direction,
+                "threshold": self.threshold,
+                "gain_per_doubling": {
+                    k: v
+                    for k, v in self.gain_per_doubling.to_dict().items()
+                    if k != "identified"
+                },
+                "asymptote": self.asymptote.to_dict(),
+                "headroom": self.headroom.to_dict(),
+                "roi": {"value": self.roi, "stage": self.roi_stage},
+                "knee": self.knee,
+                "stop_point": None if self.stop_point is None else self.stop_point.to_dict(),
+                "model": {"laws": [law.to_dict() for law in self.laws]},
+                "forecast": [f.to_dict() for f in self.forecast],
+                "trend": None if self.trend is None else self.trend.to_dict(),
+                "collapse": None if self.collapse is None else self.collapse.to_dict(),
+                "flags": list(self.flags),
+                "run_status": self.run_status,
+                "group": self.group,
+            }
+        )
+
+    def summary(self) -> str:
+        """A short plain-text report of this curve."""
+        lines = [
+            f"{self.run} / {self.metric}: {self.verdict.upper()}",
+            f"  points {self.n_points}, {self.compute_name} {self.compute_first:.4g} .. "
+            f"{self.compute_last:.4g}, last value {self.value_last:.4g} ({self.direction} is better)",
+            f"  gain per doubling {format_estimate(self.gain_per_doubling)} "
+            f"(threshold {self.threshold:.3g})",
+            f"  asymptote {format_estimate(self.asymptote)}; headroom {format_estimate(self.headroom)}",
+            f"  ROI {self.roi:.3g} ({self.roi_stage}); knee "
+            f"{'none' if self.knee is None else f'{self.knee:.4g}'}; stop point "
+            f"{format_estimate(self.stop_point) if self.stop_point else 'none'}",
+        ]
+        for f in self.forecast:
+            lines.append(
+                f"  forecast at {f.at} ({f.compute:.4g}): {f.value:.4g} [{f.lo:.4g}, {f.hi:.4g}]"
+            )
+        if self.laws:
+            weights = ", ".join(f"{law.name} {law.weight:.2f}" for law in self.laws)
+            lines.append(f"  model weights: {weights}")
+        lines += [f"  - {r}" for r in self.reasons]
+        if self.flags:
+            lines.append(f"  flags: {', '.join(self.flags)}")
+        return "\n".join(lines)
+
+
+def verdict_counts(curves: tuple[CurveAnalysis, ...] | list[CurveAnalysis]) -> str:
+    """``12 curves: 7 scaling, 3 slowing, 1 saturated, 1 regressing``."""
+    counts = Counter(c.verdict for c in curves)
+    parts = [f"{counts[v]} {v}" for v in VERDICTS if counts[v]]
+    noun = "curve" if len(curves) == 1 else "curves"
+    return f"{len(curves)} {noun}: " + (", ".join(parts) if parts else "none")
