@@ -1,18 +1,26 @@
-"""saturate: is RL still scaling, or has it saturated?"""
+"""saturate: is RL still scaling, or has it saturated?
+
+>>> import saturate
+>>> df = saturate.load("sample_runs/")          # doctest: +SKIP
+>>> analysis = saturate.analyze(df)             # doctest: +SKIP
+>>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
+"""
 
 from __future__ import annotations
 
+from saturate.api import Analysis, analyze
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
+from saturate.ingest import load
 
 __version__ = "0.1.0"
 
-__all__ = ["load", "SaturateError", "InputError", "SourceError", "SettingsError", "__version__"]
-
-
-def load(source, **selection):  # noqa: ANN001, ANN201 - re-exported with full signature below
-    from saturate.ingest import load as _load
-
-    return _load(source, **selection)
-
-
-load.__doc__ = "See :func:`saturate.ingest.load`."
+__all__ = [
+    "Analysis",
+    "InputError",
+    "SaturateError",
+    "SettingsError",
+    "SourceError",
+    "__version__",
+    "analyze",
+    "load",
+]

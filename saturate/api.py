@@ -1,0 +1,219 @@
+"""The Python API: ``saturate.analyze`` and the :class:`Analysis` it returns.
+
+The command line is a thin layer over this module; options have the same names (underscored).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from saturate.errors import SettingsError
+from saturate.ingest import Source, load
+from saturate.results import CurveAnalysis, jsonable, verdict_counts
+
+__all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+# Columns of Analysis.to_frame(), in the order of the JSON entries.
+_FRAME_FIELDS = (
+    "run", "run_id", "metric", "verdict", "reasons", "n_points", "compute_first", "compute_last",
+    "value_last", "direction", "threshold",
+)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per curve.
+
+    Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
+    same fields as the JSON report; ``to_dict()`` is the JSON document itself.
+    """
+
+    curves: tuple[CurveAnalysis, ...]
+    settings: dict[str, Any]
+    diagnostics: tuple[Any, ...] = ()
+    data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.curves)
+
+    def __iter__(self):
+        return iter(self.curves)
+
+    def __getitem__(self, key: int | tuple[str, str]) -> CurveAnalysis:
+        """``analysis[0]`` or ``analysis["run", "metric"]``."""
+        if isinstance(key, tuple):
+            run, metric = key
+            for c in self.curves:
+                if (c.run == run or c.run_id == run) and c.metric == metric:
+                    return c
+            raise KeyError(f"no curve for run {run!r} and metric {metric!r}")
+        return self.curves[key]
+
+    def select(self, run: str | None = None, metric: str | None = None) -> tuple[CurveAnalysis, ...]:
+        """The curves whose run (name or id) and metric match the glob patterns."""
+        import fnmatch
+
+        def ok(value: str, pattern: str | None) -> bool:
+            return pattern is None or fnmatch.fnmatchcase(value, pattern)
+
+        return tuple(
+            c for c in self.curves
+            if (ok(c.run, run) or ok(c.run_id, run)) and ok(c.metric, metric)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: ``schema_version``, the settings used, the curves and diagnostics."""
+        return jsonable(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "settings": self.settings,
+                "summary": verdict_counts(self.curves),
+                "curves": [c.to_dict() for c in self.curves],
+                "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per curve with the fields of the JSON entries, nested ones flattened."""
+        rows = []
+        for c in self.curves:
+            d = c.to_dict()
+            row = {k: d[k] for k in _FRAME_FIELDS}
+            row["reasons"] = "; ".join(d["reasons"])
+            for name in ("gain_per_doubling", "asymptote", "headroom"):
+                for part, v in d[name].items():
+                    row[name if part == "value" else f"{name}_{part}"] = v
+            row["roi"] = d["roi"]["value"]
+            row["roi_stage"] = d["roi"]["stage"]
+            row["knee"] = d["knee"]
+            row["stop_point"] = None if d["stop_point"] is None else d["stop_point"]["value"]
+            for f in d["forecast"]:
+                row[f"forecast_{f['at']}"] = f["value"]
+                row[f"forecast_{f['at']}_lo"] = f["lo"]
+                row[f"forecast_{f['at']}_hi"] = f["hi"]
+            row["collapse"] = None if d["collapse"] is None else d["collapse"]["compute"]
+            row["flags"] = ", ".join(d["flags"])
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self) -> str:
+        """A plain-text report: the verdict counts, then each curve's summary."""
+        parts = [verdict_counts(self.curves)]
+        parts += [c.summary() for c in self.curves]
+        return "\n\n".join(parts)
+
+    def plot(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
+        """A matplotlib Figure of the selected curves (all when no run/metric is given)."""
+        from saturate.report.plots import plot_analysis
+
+        return plot_analysis(self, run=run, metric=metric)
+
+    def _repr_html_(self) -> str:
+        from saturate.report.html import notebook_html
+
+        return notebook_html(self)
+
+    def __repr__(self) -> str:
+        return f"<Analysis {verdict_counts(self.curves)}>"
+
+
+def analyze(
+    source: Source | Sequence[Source] | pd.DataFrame | None = None,
+    *,
+    experiment: Sequence[str] | str | None = None,
+    filter: str | None = None,
+    metric: Sequence[str] | str | None = None,
+    run: Sequence[str] | str | None = None,
+    compute: str | None = None,
+    min_gain: float | str | None = None,
+    confidence: float | None = None,
+    forecast_at: Sequence[str | float] | None = None,
+    lower_is_better: Sequence[str] | str | None = None,
+    higher_is_better: Sequence[str] | str | None = None,
+    thresholds: dict[str, float | str] | None = None,
+    group_by: str | None = None,
+    n_boot: int | None = None,
+    seed: int | None = None,
+    laws: Sequence[str] | None = None,
+    config: str | os.PathLike | bool | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Analysis:
+    """Read the runs and analyse every (run, metric) curve: fits, gain per doubling, knee, verdict.
+
+    Args:
+        source: anything :func:`saturate.load` reads, or a tidy DataFrame it returned.
+        experiment, filter, metric, run, compute: selection, as in :func:`saturate.load`.
+        min_gain: the least gain per doubling of compute that still "pays": metric units
+            (``0.01``) or a share of the curve's observed range (``"3%"``).
+        confidence: level of every interval (default 0.9).
+        forecast_at: compute values to forecast at: multiples of the last one (``"2x"``) or
+            absolute values.
+        lower_is_better / higher_is_better: metric globs overriding the direction rules.
+        thresholds: per metric glob, its own ``min_gain``.
+        group_by: a run parameter (``"recipe"`` or ``"params.recipe"``) whose runs are pooled as seeds.
+        n_boot, seed, laws: bootstrap resamples, random seed, and the laws to fit.
+        config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
+            ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
+            Arguments given here win over the file.
+        progress: called as ``progress(done, total)`` while curves are analysed.
+
+    Example:
+        >>> a = saturate.analyze("sample_runs/", metric="eval/*")  # doctest: +SKIP
+        >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
+    """
+    from saturate.analysis import AnalysisSettings, analyze_table
+
+    given = {
+        "compute": compute, "min_gain": min_gain, "confidence": confidence,
+        "forecast_at": forecast_at, "lower_is_better": lower_is_better,
+        "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
+        "n_boot": n_boot, "seed": seed, "laws": laws, "metric": metric, "experiment": experiment,
+    }
+    options: dict[str, Any] = {}
+    if config:
+        from saturate.config import read_config
+
+        options.update(read_config(None if config is True else config))
+    options.update({k: v for k, v in given.items() if v is not None})
+
+    if isinstance(source, pd.DataFrame) and {"run_id", "metric", "compute"} <= set(source.columns):
+        from saturate import curves
+
+        df = curves.set_compute(source, options.get("compute"))
+        df = curves.select(df, metric=options.get("metric"), run=run)
+    else:
+        df = load(source, experiment=options.get("experiment"), filter=filter,
+                  metric=options.get("metric"), run=run, compute=options.get("compute"))
+
+    settings_kwargs: dict[str, Any] = {}
+    for name in ("min_gain", "confidence", "group_by", "n_boot", "seed"):
+        if name in options:
+            settings_kwargs[name] = options[name]
+    for name in ("forecast_at", "lower_is_better", "higher_is_better", "laws"):
+        if name in options:
+            value = options[name]
+            settings_kwargs[name] = (value,) if isinstance(value, (str, float, int)) else tuple(value)
+    if "thresholds" in options:
+        settings_kwargs["thresholds"] = dict(options["thresholds"])
+    try:
+        settings = AnalysisSettings(**settings_kwargs)
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(str(exc)) from None
+    results = analyze_table(df, settings, progress=progress)
+    used = {"compute": df.attrs.get("compute_name", "step"), **_settings_dict(settings)}
+    if options.get("metric"):
+        used["metric"] = options["metric"]
+    return Analysis(curves=tuple(results), settings=jsonable(used), data=df)
+
+
+def _settings_dict(settings: Any) -> dict[str, Any]:
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(settings) if is_dataclass(settings) else dict(vars(settings))
