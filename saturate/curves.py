@@ -32,6 +32,8 @@ __all__ = [
     "empty_table",
     "select",
     "set_compute",
+    "auto_compute",
+    "AXIS_METRICS",
     "iter_curves",
     "curve_table",
     "run_columns",
@@ -52,6 +54,8 @@ KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
 _STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
+#: Metrics taken as a run's compute axis when no other is given (``compute/gpu_hours``, ...).
+AXIS_METRICS: tuple[str, ...] = ("compute", "compute/*")
 
 
 class DataWarning(UserWarning):
@@ -230,20 +234,7 @@ def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
         x = pd.to_numeric(df[name], errors="coerce")
         out = df.assign(compute=x.astype(float))
     elif (df["metric"] == name).any():
-        axis = df[df["metric"] == name]
-        rest = df[df["metric"] != name]
-        parts = []
-        for run_id, g in rest.groupby(["source", "run_id"], sort=False):
-            a = axis[(axis["source"] == run_id[0]) & (axis["run_id"] == run_id[1])]
-            if a.empty:
-                parts.append(g.assign(compute=np.nan))
-                continue
-            a = a.sort_values("step")
-            xs, ys = a["step"].to_numpy(float), a["value"].to_numpy(float)
-            steps = g["step"].to_numpy(float)
-            c = np.interp(steps, xs, ys, left=np.nan, right=np.nan)
-            parts.append(g.assign(compute=c))
-        out = pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
+        out = _join_axis(df, name)
     else:
         metrics = ", ".join(sorted(map(str, df["metric"].unique()))[:10])
         raise InputError(
@@ -260,6 +251,65 @@ def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
         )
     out = out.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
     out.attrs = {**df.attrs, "compute_name": name}
+    return out
+
+
+def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.DataFrame:
+    """Interpolate metric ``name`` on step as the compute of the other metrics of each run.
+
+    Runs outside ``only_runs`` (keys ``(source, run_id)``) keep their compute; with
+    ``only_runs=None`` a run without the metric gets NaN compute (dropped by the caller).
+    """
+    axis = df[df["metric"] == name]
+    rest = df[df["metric"] != name]
+    parts = []
+    for key, g in rest.groupby(["source", "run_id"], sort=False):
+        if only_runs is not None and key not in only_runs:
+            parts.append(g)
+            continue
+        a = axis[(axis["source"] == key[0]) & (axis["run_id"] == key[1])].sort_values("step")
+        if a.empty:
+            parts.append(g.assign(compute=np.nan))
+            continue
+        xs, ys = a["step"].to_numpy(float), a["value"].to_numpy(float)
+        c = np.interp(g["step"].to_numpy(float), xs, ys, left=np.nan, right=np.nan)
+        parts.append(g.assign(compute=c))
+    return pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
+
+
+def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
+    """Use a logged ``compute`` or ``compute/<unit>`` metric as the x axis of runs that have no other.
+
+    Runs whose compute is still their step and that log exactly one such metric get it joined on
+    step (as with ``--compute``); other runs keep their axis. Points past the last logged compute
+    are dropped with a warning.
+    """
+    axis_rows = _match(df["metric"], AXIS_METRICS)
+    if not axis_rows.any():
+        return df
+    names: dict[tuple[str, str], str] = {}
+    for key, g in df[axis_rows].groupby(["source", "run_id"], sort=False):
+        metrics = sorted(g["metric"].unique())
+        run_rows = df[(df["source"] == key[0]) & (df["run_id"] == key[1])]
+        if len(metrics) == 1 and (run_rows["compute"] == run_rows["step"]).all():
+            names[key] = metrics[0]
+    if not names:
+        return df
+    out = df
+    for name in sorted(set(names.values())):
+        out = _join_axis(out, name, only_runs={k for k, v in names.items() if v == name})
+    bad = ~np.isfinite(out["compute"].to_numpy(float))
+    if bad.any():
+        warnings.warn(
+            f"dropped {int(bad.sum())} point(s) logged after the last compute value of their run",
+            DataWarning,
+            stacklevel=2,
+        )
+    out = out.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    all_runs = set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy().tolist()))
+    used = set(names.values())
+    same = len(used) == 1 and set(names) == all_runs
+    out.attrs = {**df.attrs, "compute_name": used.pop() if same else "compute"}
     return out
 
 

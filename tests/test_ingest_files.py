@@ -288,3 +288,20 @@ def test_input_frame_not_modified() -> None:
     copy = src.copy(deep=True)
     saturate.load(src)
     pd.testing.assert_frame_equal(src, copy)
+
+
+def test_logged_compute_metric_becomes_the_axis(tmp_path: Path) -> None:
+    rows = [{"run": "a", "metric": "eval/acc", "step": s, "value": s / 100} for s in range(0, 100, 10)]
+    rows += [{"run": "a", "metric": "compute/gpu_hours", "step": s, "value": 4.0 * s} for s in range(100)]
+    pd.DataFrame(rows).to_csv(tmp_path / "with_axis.csv", index=False)
+    other = [{"run": "b", "metric": "eval/acc", "step": s, "compute": s * 7.0, "value": s / 50}
+             for s in range(5)]
+    pd.DataFrame(other).to_csv(tmp_path / "native.csv", index=False)
+    one = saturate.load(tmp_path / "with_axis.csv", metric="eval/*")
+    assert one.attrs["compute_name"] == "compute/gpu_hours"
+    assert set(one["metric"]) == {"eval/acc"}
+    assert one["compute"].tolist() == [4.0 * s for s in range(0, 100, 10)]
+    both = saturate.load(tmp_path)
+    assert both.attrs["compute_name"] == "compute"
+    assert both.loc[both["run"] == "b", "compute"].tolist() == [s * 7.0 for s in range(5)]
+    assert "compute/gpu_hours" not in set(both["metric"])

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from saturate import curves
+from saturate.curves import AXIS_METRICS
 from saturate.errors import InputError, SettingsError
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.tensorboard import is_event_file, read_event_files
@@ -32,15 +33,16 @@ def _as_list(x: Sequence[str] | str | None) -> list[str] | None:
     return [x] if isinstance(x, str) else list(x)
 
 
-def _is_mlflow(source: str | Path) -> bool:
-    text = str(source)
-    if text.startswith(_URI_SCHEMES):
-        return True
-    try:
-        from saturate.ingest.mlflow import is_mlflow_source
-    except ModuleNotFoundError:  # TEMP until the MLflow reader lands
-        return False
-    return is_mlflow_source(source)
+def _is_store_dir(path: Path) -> bool:
+    from saturate.ingest.mlflow import is_legacy_store
+
+    return is_legacy_store(path)
+
+
+def _is_store_file(path: Path) -> bool:
+    from saturate.ingest.mlflow import is_mlflow_sqlite
+
+    return is_mlflow_sqlite(path)
 
 
 def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
@@ -51,14 +53,15 @@ def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        if here != root and _is_mlflow(here):
+        if _is_store_dir(here):
             stores.append(here)
             dirnames.clear()
             continue
-        if "mlflow.db" in filenames and _is_mlflow(here / "mlflow.db"):
+        if "mlflow.db" in filenames and _is_store_file(here / "mlflow.db"):
             stores.append(here / "mlflow.db")
+            filenames = [f for f in filenames if f != "mlflow.db"]
             # MLflow 3's default local layout keeps artifacts (not curves) in mlruns/ beside the db.
-            if "mlruns" in dirnames and not _is_mlflow(here / "mlruns"):
+            if "mlruns" in dirnames and not _is_store_dir(here / "mlruns"):
                 dirnames.remove("mlruns")
         for name in sorted(filenames):
             p = here / name
@@ -90,7 +93,7 @@ def _load_one(
     path = Path(text).expanduser()
     if not path.exists():
         raise InputError(f"{text}: no such file or directory")
-    if _is_mlflow(path):
+    if _is_store_dir(path) if path.is_dir() else _is_store_file(path):
         from saturate.ingest.mlflow import load_mlflow
 
         return load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast), True
@@ -157,9 +160,11 @@ def load(
     if not sources:
         raise InputError("no source given")
     experiments, metrics = _as_list(experiment), _as_list(metric)
+    # The compute axis may be a metric: fetch it along with the selected metrics.
+    fetch = None if metrics is None else [*metrics, *([compute] if compute else []), *AXIS_METRICS]
     parts, any_mlflow = [], False
     for s in sources:
-        df, used = _load_one(s, experiment=experiments, filter=filter, metric=metrics, fast=fast)
+        df, used = _load_one(s, experiment=experiments, filter=filter, metric=fetch, fast=fast)
         parts.append(df)
         any_mlflow |= used
     if filter and not any_mlflow:
@@ -167,6 +172,7 @@ def load(
     df = curves.concat(parts)
     if experiments and not any_mlflow:
         df = curves.select(df, experiment=experiments)
+    df = curves.set_compute(df, compute) if compute else curves.auto_compute(df)
     df = curves.select(df, metric=metrics, run=_as_list(run))
     if df.empty:
         what = []
@@ -179,4 +185,4 @@ def load(
         detail = f" matching {'; '.join(what)}" if what else ""
         names = ", ".join(map(str, sources))
         raise InputError(f"{names}: no curves{detail}")
-    return curves.set_compute(df, compute)
+    return df

@@ -1,0 +1,144 @@
+"""Fit 1,000 curves of 500 points with 200 bootstrap resamples; compare with a curve_fit loop.
+
+Baseline: ``scipy.optimize.curve_fit`` per law and per resample, in a loop (same laws, same
+normalised data, same analytic Jacobians and starting points, so it is a generous baseline). It is
+measured on a few curves and scaled per curve, as printed. Both are timed in this run.
+
+    .venv/bin/python benchmarks/bench_fit.py                 # full job
+    .venv/bin/python benchmarks/bench_fit.py --curves 100    # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import curve_fit
+
+from saturate.fit import FitSettings, fit_curve
+from saturate.fit_prep import normalisation
+from saturate.laws import LAWS
+
+REALCURVES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
+
+
+def make_curves(n_curves: int, n_points: int, seed: int = 0) -> list[tuple[np.ndarray, ...]]:
+    """Synthetic RL-like curves: saturating, power-law, still-scaling and broken, AR(1) noise."""
+    rng = np.random.default_rng(seed)
+    c = np.arange(n_points) * 100.0
+    x = (c + 100.0) / (c[-1] + 100.0)
+    curves = []
+    for i in range(n_curves):
+        kind = i % 4
+        if kind == 0:
+            y = 0.2 + 0.6 / (1 + (rng.uniform(0.05, 0.8) / x) ** rng.uniform(0.8, 2.5))
+        elif kind == 1:
+            y = 0.9 - rng.uniform(0.1, 0.4) * x ** -rng.uniform(0.2, 0.8)
+        elif kind == 2:
+            y = 0.5 + rng.uniform(0.02, 0.1) * np.log(x)
+        else:
+            xb = rng.uniform(0.2, 0.7)
+            y = 0.9 - 0.2 * x**-0.05 * ((1 + (x / xb) ** 3) / (1 + xb**-3)) ** -0.5
+        noise = np.empty(n_points)
+        noise[0] = rng.standard_normal()
+        for t in range(1, n_points):
+            noise[t] = 0.5 * noise[t - 1] + rng.standard_normal() * np.sqrt(0.75)
+        curves.append((c, y + rng.uniform(0.01, 0.04) * noise))
+    return curves
+
+
+def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> float:
+    c, y, n_boot = args
+    t = time.perf_counter()
+    fit_curve(c, y, settings=FitSettings(n_boot=n_boot))
+    return time.perf_counter() - t
+
+
+def baseline_one(c: np.ndarray, y: np.ndarray, n_boot: int, seed: int = 0) -> float:
+    """curve_fit for every law and every resample (iid residual bootstrap), in a loop."""
+    t = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    norm, _ = normalisation(c, y, "higher")
+    x, yn = norm.x(c), norm.y(y)
+    for law in LAWS.values():
+        lo, hi = law.lower, law.upper
+        p0 = np.clip(law.starts(x, yn, m=1)[0], lo + 1e-9 * (hi - lo), hi - 1e-9 * (hi - lo))
+
+        def f(xx, *th, law=law):
+            return law(xx, np.array(th))
+
+        def jac(xx, *th, law=law):
+            return law.jacobian(xx, np.array(th))
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                popt, _ = curve_fit(f, x, yn, p0=p0, bounds=(lo, hi), jac=jac, maxfev=2000)
+            except RuntimeError:
+                popt = p0
+            resid = yn - f(x, *popt)
+            for _ in range(n_boot):
+                ystar = f(x, *popt) + rng.choice(resid, size=resid.size)
+                with contextlib.suppress(RuntimeError):
+                    curve_fit(f, x, ystar, p0=popt, bounds=(lo, hi), jac=jac, maxfev=2000)
+    return time.perf_counter() - t
+
+
+def bnsl_line() -> str:
+    path = REALCURVES / "bnsl" / "four_digit_addition_dataset_size.csv"
+    if not path.exists():
+        return f"BNSL check: skipped (no shared data at {path})"
+    data = np.genfromtxt(path, delimiter=",", skip_header=1, usecols=(0, 1))
+    x, y = data[:, 0], data[:, 1]
+    fit = fit_curve(x[:14], y[:14], direction="lower")
+    rmsle = np.sqrt(np.mean((np.log(fit.predict(x[14:])) - np.log(y[14:])) ** 2))
+    return (f"BNSL 4-digit addition, fit on 14 points, forecast the last 3: RMSE(log) "
+            f"{rmsle:.5f} (published broken-power-law fit: 0.01092); bnsl weight "
+            f"{fit.weights()['bnsl']:.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--curves", type=int, default=1000)
+    ap.add_argument("--points", type=int, default=500)
+    ap.add_argument("--boot", type=int, default=200)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--baseline-curves", type=int, default=2)
+    args = ap.parse_args()
+
+    curves = make_curves(args.curves, args.points)
+    print(f"{args.curves} curves x {args.points} points, {args.boot} bootstrap resamples, "
+          f"{len(LAWS)} laws, {args.workers} worker process(es)")
+    _fit_one((*curves[0], args.boot))  # import/warm-up
+    t0 = time.perf_counter()
+    jobs = [(c, y, args.boot) for c, y in curves]
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            per = list(pool.map(_fit_one, jobs, chunksize=8))
+    else:
+        per = [_fit_one(j) for j in jobs]
+    wall = time.perf_counter() - t0
+    per_arr = np.array(per)
+    print(f"saturate: total wall {wall:.1f} s; per curve {1e3 * per_arr.mean():.0f} ms CPU "
+          f"(median {1e3 * np.median(per_arr):.0f}, max {1e3 * per_arr.max():.0f})")
+
+    nb = min(args.baseline_curves, len(curves))
+    picks = [curves[i * len(curves) // nb] for i in range(nb)]
+    base = [baseline_one(c, y, args.boot) for c, y in picks]
+    base_per = float(np.mean(base))
+    base_total = base_per * args.curves
+    print(f"baseline (curve_fit loop, 1 process): measured on {nb} curves, "
+          f"{base_per:.1f} s per curve -> scaled to {args.curves} curves: {base_total:.0f} s")
+    print(f"ratio per curve (single core each): {base_per / per_arr.mean():.0f}x; "
+          f"ratio of whole-job wall times: {base_total / wall:.0f}x")
+    print(bnsl_line())
+
+
+if __name__ == "__main__":
+    main()

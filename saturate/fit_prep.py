@@ -1,0 +1,196 @@
+"""Getting one curve ready for fitting: cleaning, normalised axes, thinning, noise and resampling.
+
+All pure functions of their inputs (the bootstrap takes the caller's ``numpy`` Generator).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.linalg import solve_toeplitz
+from scipy.signal import lfilter
+
+from saturate.curves import DataWarning
+from saturate.errors import InputError
+
+__all__ = [
+    "Normalisation",
+    "Bins",
+    "clean_curve",
+    "normalisation",
+    "bin_points",
+    "noise_level",
+    "ar_fit",
+    "sieve_noise",
+    "bootstrap_signs",
+]
+
+Array = NDArray[np.float64]
+_X_MIN = 1e-12
+
+
+@dataclass(frozen=True)
+class Normalisation:
+    """Maps user units to the fitting coordinates and back.
+
+    ``x = (compute + offset) / c_ref`` (``offset`` > 0 only when the curve has compute <= 0, e.g.
+    step 0: the axis is then shifted by one compute gap so a log scale can hold it), and
+    ``y = sign * (value - loc) / scale`` with ``sign = -1`` for lower-is-better metrics.
+    """
+
+    loc: float
+    scale: float
+    sign: float
+    c_ref: float
+    offset: float
+
+    def x(self, compute: ArrayLike) -> Array:
+        """Normalised compute; values at or below ``-offset`` are clipped to a tiny positive x."""
+        c = np.asarray(compute, dtype=float)
+        return np.maximum((c + self.offset) / self.c_ref, _X_MIN)
+
+    def y(self, value: ArrayLike) -> Array:
+        return self.sign * (np.asarray(value, dtype=float) - self.loc) / self.scale
+
+    def value(self, y: ArrayLike) -> Array:
+        return self.loc + self.sign * self.scale * np.asarray(y, dtype=float)
+
+    def to_dict(self) -> dict[str, float]:
+        return {k: float(v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Bins:
+    """Consecutive points averaged into narrow bins of log compute (identity for short curves)."""
+
+    x: Array  # mean x per bin
+    counts: Array  # points per bin
+    starts: NDArray[np.intp]  # index of each bin's first point (points are sorted by x)
+
+    def mean(self, values: Array) -> Array:
+        """Bin means of ``values`` (..., n) -> (..., n_bins)."""
+        if self.starts.shape[0] == values.shape[-1]:
+            return values
+        return np.add.reduceat(values, self.starts, axis=-1) / self.counts
+
+
+def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tuple[str, ...]]:
+    """Finite points sorted by compute; warns about what was dropped."""
+    try:
+        c = np.asarray(compute, dtype=float).ravel()
+        v = np.asarray(value, dtype=float).ravel()
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"compute/value: expected numbers, got {exc}") from None
+    if c.shape != v.shape:
+        raise InputError(
+            f"compute/value: lengths differ ({c.shape[0]} compute vs {v.shape[0]} values)"
+        )
+    flags: list[str] = []
+    ok = np.isfinite(c) & np.isfinite(v)
+    if not ok.all():
+        dropped = int((~ok).sum())
+        warnings.warn(
+            f"fit_curve: dropped {dropped} of {c.shape[0]} points with non-finite compute or value",
+            DataWarning,
+            stacklevel=3,
+        )
+        flags.append("dropped_nonfinite")
+        c, v = c[ok], v[ok]
+    if c.shape[0] < 2:
+        raise InputError(f"compute/value: need at least 2 finite points, got {c.shape[0]}")
+    order = np.argsort(c, kind="stable")
+    c, v = c[order], v[order]
+    if c[-1] <= c[0]:
+        raise InputError(f"compute: all {c.shape[0]} points have the same compute ({c[0]:g})")
+    return c, v, tuple(flags)
+
+
+def normalisation(c: Array, v: Array, direction: str) -> tuple[Normalisation, tuple[str, ...]]:
+    """Axes for fitting: compute shifted off zero if needed, values standardised and oriented."""
+    flags: list[str] = []
+    offset = 0.0
+    if c[0] <= 0:
+        gaps = np.diff(np.unique(c))
+        offset = float(-c[0] + gaps[0])
+        flags.append("compute_shifted")
+    loc = float(np.mean(v))
+    scale = float(np.std(v))
+    if not scale > 1e-12 * max(1.0, abs(loc)):
+        scale = 1.0
+        flags.append("constant")
+    sign = -1.0 if direction == "lower" else 1.0
+    return Normalisation(loc, scale, sign, float(c[-1] + offset), offset), tuple(flags)
+
+
+def bin_points(x: Array, max_points: int) -> Bins:
+    """Bins of equal width in log x, so the sparse early points stay single and the dense late
+    ones are averaged. Curvature inside a bin is negligible, which keeps the fit unbiased."""
+    n = x.shape[0]
+    if n <= max_points:
+        return Bins(x=x, counts=np.ones(n), starts=np.arange(n))
+    u = np.log(x)
+    edges = np.linspace(u[0], u[-1], max_points + 1)
+    idx = np.clip(np.searchsorted(edges, u, side="right") - 1, 0, max_points - 1)
+    starts = np.flatnonzero(np.r_[True, idx[1:] != idx[:-1]])
+    counts = np.diff(np.r_[starts, n]).astype(float)
+    return Bins(x=np.add.reduceat(x, starts) / counts, counts=counts, starts=starts)
+
+
+def noise_level(y: Array) -> float:
+    """Point-to-point noise (robust, from first differences): scale of the robust loss."""
+    if y.shape[0] < 3:
+        return float(np.std(y)) or 1.0
+    d = np.diff(y)
+    mad = float(np.median(np.abs(d - np.median(d))))
+    return 1.4826 * mad / math.sqrt(2.0)
+
+
+def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
+    """AR(p) model of residuals by Yule-Walker, p <= max_order chosen by AIC.
+
+    Returns the coefficients, the innovations (n,) and the long-run variance ratio (how much the
+    autocorrelation inflates the variance of averages; 1 for white noise)."""
+    n = r.shape[0]
+    r = r - r.mean()
+    var = float(np.dot(r, r)) / n
+    if var <= 0 or n < 8:
+        return np.zeros(0), r.copy(), 1.0
+    acov = np.array([np.dot(r[: n - j], r[j:]) / n for j in range(max_order + 1)])
+    best = (n * math.log(var), np.zeros(0), var)
+    for p in range(1, min(max_order, n // 4) + 1):
+        phi = solve_toeplitz(acov[:p], acov[1 : p + 1])
+        s2 = float(acov[0] - np.dot(phi, acov[1 : p + 1]))
+        if s2 <= 0 or not np.all(np.isfinite(phi)):
+            break
+        aic = n * math.log(s2) + 2 * p
+        if aic < best[0]:
+            best = (aic, phi, s2)
+    _, phi, s2 = best
+    innov = lfilter(np.r_[1.0, -phi], [1.0], r)
+    ratio = s2 / max(1.0 - float(phi.sum()), 1e-3) ** 2 / var
+    return phi, innov, float(np.clip(ratio, 1.0, 100.0))
+
+
+def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) -> Array:
+    """Bootstrap noise (b, n): the AR model driven by the innovations with random signs.
+
+    The innovations keep their positions (a wild bootstrap), so uneven noise along the curve
+    survives; the AR filter restores the autocorrelation. ``burn`` (b, m) indexes innovations
+    used to warm the filter up; ``signs`` is (b, m + n)."""
+    if phi.shape[0] == 0:
+        return signs[:, burn.shape[1]:] * innov
+    drive = np.concatenate([innov[burn], np.broadcast_to(innov, (signs.shape[0], innov.shape[0]))],
+                           axis=1) * signs
+    return lfilter([1.0], np.r_[1.0, -phi], drive, axis=1)[:, burn.shape[1]:]
+
+
+def bootstrap_signs(n: int, n_boot: int, rng: np.random.Generator) -> tuple[Array, NDArray[np.intp]]:
+    """Rademacher signs and warm-up indices shared by every law (common random numbers)."""
+    burn_len = min(n, 50)
+    burn = rng.integers(0, n, size=(n_boot, burn_len))
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_boot, burn_len + n))
+    return signs, burn

@@ -1,0 +1,267 @@
+"""What a curve fit returns: per-law fits and the model-averaged curve with its bootstrap draws.
+
+Parameters are kept in the fitting coordinates (see :class:`saturate.fit_prep.Normalisation`);
+everything a method returns (predictions, intervals, forecasts, parameter estimates) is in the
+user's units.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from saturate.errors import SettingsError
+from saturate.fit_prep import Normalisation
+from saturate.laws import LAWS, Law
+from saturate.results import Estimate, ForecastPoint, LawSummary, format_estimate, jsonable
+
+__all__ = ["LawFit", "CurveFit", "parse_at"]
+
+Array = NDArray[np.float64]
+_MULTIPLE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*[xX]\s*$")
+
+
+@dataclass(frozen=True, eq=False)
+class LawFit:
+    """One law fitted to one curve.
+
+    ``theta`` and ``theta_boot`` (n_boot, k) are in the fitting coordinates (normalised compute,
+    standardised values oriented so that up is better, compute scales as logs); ``params`` holds
+    the same parameters in the user's units with bootstrap intervals. ``rss`` is in value units
+    squared, ``cv_error`` the root-mean-square rolling-origin forecast error in value units.
+    """
+
+    name: str
+    theta: Array
+    params: dict[str, Estimate]
+    rss: float
+    aicc: float
+    cv_error: float
+    weight: float
+    converged: bool
+    theta_boot: Array = field(repr=False)
+    flags: tuple[str, ...] = ()
+
+    @property
+    def law(self) -> Law:
+        return LAWS[self.name]
+
+    @property
+    def fitted(self) -> bool:
+        return bool(np.all(np.isfinite(self.theta)))
+
+    @property
+    def identified(self) -> bool:
+        """True when every parameter is pinned down by the data."""
+        return self.fitted and all(e.identified for e in self.params.values())
+
+    def summary_row(self) -> LawSummary:
+        return LawSummary(
+            name=self.name,
+            params=dict(self.params),
+            weight=self.weight,
+            aicc=self.aicc,
+            cv_error=self.cv_error,
+            converged=self.converged,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.summary_row().to_dict()
+        out.update(formula=self.law.formula, rss=jsonable(self.rss), flags=list(self.flags))
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class CurveFit:
+    """All laws fitted to one curve, their weights, and the model-averaged forecast.
+
+    Bootstrap draw ``i`` of the averaged curve is draw ``i`` of law ``laws[draw_law[i]]``: draws
+    are allotted to laws in proportion to their weights, so intervals carry both the parameter
+    uncertainty of each law and the disagreement between laws.
+    """
+
+    laws: tuple[LawFit, ...]
+    flags: tuple[str, ...]
+    direction: str
+    confidence: float
+    n_points: int
+    compute_first: float
+    compute_last: float
+    norm: Normalisation
+    draw_law: NDArray[np.intp] = field(repr=False)
+    asymptote: Estimate = Estimate(math.nan, identified=False)
+    start_level: Estimate = Estimate(math.nan, identified=False)
+    noise: float = math.nan
+    ar_order: int = 0
+
+    # ---- evaluation -------------------------------------------------------------------------
+    def weights(self) -> dict[str, float]:
+        return {lf.name: lf.weight for lf in self.laws}
+
+    def law_fit(self, name: str) -> LawFit:
+        for lf in self.laws:
+            if lf.name == name:
+                return lf
+        raise SettingsError(f"law: {name!r} was not fitted; fitted: {', '.join(self.names)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(lf.name for lf in self.laws)
+
+    def _x(self, compute: ArrayLike) -> Array:
+        return self.norm.x(np.atleast_1d(np.asarray(compute, dtype=float)))
+
+    def predict(self, compute: ArrayLike) -> Array:
+        """Model-averaged point prediction at ``compute`` (user's units)."""
+        x = self._x(compute)
+        y = np.zeros(x.shape)
+        with np.errstate(all="ignore"):
+            for lf in self.laws:
+                if lf.weight > 0:
+                    y += lf.weight * lf.law(x, lf.theta)
+        return self.norm.value(y)
+
+    def predict_law(self, name: str, compute: ArrayLike) -> Array:
+        """Prediction of one law at ``compute`` (user's units)."""
+        lf = self.law_fit(name)
+        with np.errstate(all="ignore"):
+            return self.norm.value(lf.law(self._x(compute), lf.theta))
+
+    def predict_samples(self, compute: ArrayLike) -> Array:
+        """Bootstrap draws of the averaged curve, (n_boot, n), user's units."""
+        x = self._x(compute)
+        out = np.full((self.draw_law.shape[0], x.shape[0]), np.nan)
+        with np.errstate(all="ignore"):
+            for i, lf in enumerate(self.laws):
+                rows = np.flatnonzero(self.draw_law == i)
+                if rows.size:
+                    out[rows] = lf.law(x, lf.theta_boot[rows])
+        return self.norm.value(out)
+
+    def interval(
+        self, compute: ArrayLike, confidence: float | None = None
+    ) -> tuple[Array, Array]:
+        """Equal-tailed bootstrap interval (lo, hi) of the averaged curve at ``compute``."""
+        conf = self._confidence(confidence)
+        samples = self.predict_samples(compute)
+        if samples.shape[0] == 0:
+            nan = np.full(samples.shape[1], np.nan)
+            return nan, nan.copy()
+        lo, hi = np.nanquantile(samples, [(1 - conf) / 2, (1 + conf) / 2], axis=0)
+        return lo, hi
+
+    def forecast(
+        self, at: Sequence[str | float] = ("2x", "4x"), confidence: float | None = None
+    ) -> tuple[ForecastPoint, ...]:
+        """Forecasts at multiples of the last compute (``"2x"``) or at absolute compute values."""
+        if isinstance(at, (str, float, int)):
+            at = [at]
+        computes = np.array([parse_at(a, self.compute_last) for a in at], dtype=float)
+        value = self.predict(computes)
+        lo, hi = self.interval(computes, confidence)
+        trusted = self.identified_share() >= 0.5
+        points = []
+        for i, a in enumerate(at):
+            inside = computes[i] <= self.compute_last
+            ok = bool(inside or (trusted and math.isfinite(lo[i]) and math.isfinite(hi[i])))
+            points.append(
+                ForecastPoint(
+                    at=a, compute=float(computes[i]), value=float(value[i]), lo=float(lo[i]),
+                    hi=float(hi[i]), identified=ok,
+                )
+            )
+        return tuple(points)
+
+    def identified_share(self) -> float:
+        """Total weight of laws whose parameters are all identified."""
+        return float(sum(lf.weight for lf in self.laws if lf.identified))
+
+    def _confidence(self, confidence: float | None) -> float:
+        conf = self.confidence if confidence is None else float(confidence)
+        if not 0 < conf < 1:
+            raise SettingsError(f"confidence: must be between 0 and 1, got {confidence!r}")
+        return conf
+
+    # ---- reporting --------------------------------------------------------------------------
+    def law_summaries(self) -> tuple[LawSummary, ...]:
+        return tuple(lf.summary_row() for lf in self.laws)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "direction": self.direction,
+                "confidence": self.confidence,
+                "n_points": self.n_points,
+                "compute_first": self.compute_first,
+                "compute_last": self.compute_last,
+                "asymptote": self.asymptote.to_dict(),
+                "start_level": self.start_level.to_dict(),
+                "laws": [lf.to_dict() for lf in self.laws],
+                "forecast": [f.to_dict() for f in self.forecast()],
+                "flags": list(self.flags),
+                "noise": self.noise,
+                "ar_order": self.ar_order,
+                "n_boot": int(self.draw_law.shape[0]),
+                "normalisation": self.norm.to_dict(),
+            }
+        )
+
+    def summary(self) -> str:
+        """A statsmodels-like text table."""
+        pct = f"{self.confidence:.0%}"
+        lines = [
+            "Curve fit".center(78, "="),
+            f"points: {self.n_points}   compute: {self.compute_first:.4g} .. "
+            f"{self.compute_last:.4g}   direction: {self.direction} is better",
+            f"asymptote: {format_estimate(self.asymptote)}   start level: "
+            f"{format_estimate(self.start_level)}",
+            f"noise (sd): {self.noise:.3g}   bootstrap: {self.draw_law.shape[0]} draws, "
+            f"AR({self.ar_order}) residual noise",
+            "-" * 78,
+            f"{'law':<14}{'weight':>8}{'AICc':>11}{'CV rmse':>11}  converged",
+        ]
+        for lf in sorted(self.laws, key=lambda lf: -lf.weight):
+            lines.append(
+                f"{lf.name:<14}{lf.weight:>8.3f}{lf.aicc:>11.4g}{lf.cv_error:>11.3g}  "
+                f"{'yes' if lf.converged else 'no'}"
+            )
+        for lf in sorted(self.laws, key=lambda lf: -lf.weight):
+            lines += ["-" * 78, f"{lf.name}: {lf.law.formula}   ({pct} intervals)"]
+            for name, est in lf.params.items():
+                lines.append(f"    {name:<8} {format_estimate(est, 4)}")
+            if lf.flags:
+                lines.append(f"    flags: {', '.join(lf.flags)}")
+        lines.append("-" * 78)
+        for f in self.forecast():
+            mark = "" if f.identified else "  (not identified)"
+            lines.append(
+                f"forecast {f.at} (compute {f.compute:.4g}): {f.value:.4g} "
+                f"[{f.lo:.4g}, {f.hi:.4g}]{mark}"
+            )
+        if self.flags:
+            lines.append(f"flags: {', '.join(self.flags)}")
+        lines.append("=" * 78)
+        return "\n".join(lines)
+
+
+def parse_at(at: str | float, compute_last: float) -> float:
+    """``"2x"`` -> 2 * compute_last; a number (or numeric string) -> that compute."""
+    if isinstance(at, str):
+        m = _MULTIPLE.match(at)
+        if m:
+            return float(m.group(1)) * compute_last
+        try:
+            return float(at)
+        except ValueError:
+            raise SettingsError(
+                f"forecast at: expected a multiple like '2x' or a compute value, got {at!r}"
+            ) from None
+    if isinstance(at, (int, float, np.integer, np.floating)) and math.isfinite(float(at)):
+        return float(at)
+    raise SettingsError(f"forecast at: expected a multiple like '2x' or a number, got {at!r}")

@@ -1,0 +1,253 @@
+"""fit_curve: recovery, direction, edge cases, determinism, calibration, and the BNSL check."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from saturate.curves import DataWarning
+from saturate.errors import InputError, SettingsError
+from saturate.fit import CurveFit, FitSettings, fit_curve
+
+REALCURVES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
+FAST = FitSettings(n_boot=60)
+
+
+def sigmoid(c, a=0.8, r0=0.2, b=1.5, cmid=1500.0):
+    return r0 + (a - r0) / (1 + (cmid / c) ** b)
+
+
+def ar1(n, phi, sigma, rng):
+    out = np.empty(n)
+    out[0] = rng.standard_normal() * sigma
+    e = rng.standard_normal(n) * sigma * np.sqrt(1 - phi**2)
+    for i in range(1, n):
+        out[i] = phi * out[i - 1] + e[i]
+    return out
+
+
+@pytest.fixture(scope="module")
+def saturating():
+    rng = np.random.default_rng(0)
+    c = np.linspace(0, 5000, 300)
+    y = sigmoid(np.maximum(c, 1e-9)) + ar1(c.size, 0.3, 0.02, rng)
+    return c, y, fit_curve(c, y, settings=FitSettings(n_boot=100))
+
+
+def test_saturating_curve_finds_its_asymptote(saturating):
+    c, y, fit = saturating
+    assert "compute_shifted" in fit.flags  # step 0 is held explicitly
+    assert fit.asymptote.identified
+    assert fit.asymptote.lo <= 0.8 <= fit.asymptote.hi
+    assert abs(fit.asymptote.value - 0.8) < 0.05
+    assert abs(fit.start_level.value - 0.2) < 0.05
+    assert sum(fit.weights().values()) == pytest.approx(1.0)
+    assert fit.weights()["loglinear"] < 0.05
+    pred = fit.predict(c)
+    assert np.sqrt(np.mean((pred - sigmoid(np.maximum(c, 1e-9))) ** 2)) < 0.01
+    assert np.all(np.isfinite(fit.predict([0.0, 1.0, 1e6])))
+
+
+def test_samples_intervals_and_forecasts(saturating):
+    c, _, fit = saturating
+    at = np.array([1000.0, 5000.0, 20000.0])
+    samples = fit.predict_samples(at)
+    assert samples.shape == (100, 3) and np.all(np.isfinite(samples))
+    lo, hi = fit.interval(at)
+    assert np.all(lo <= fit.predict(at) + 1e-9) and np.all(fit.predict(at) <= hi + 1e-9)
+    lo80, hi80 = fit.interval(at, confidence=0.5)
+    assert np.all(hi80 - lo80 <= hi - lo + 1e-12)
+    fc = fit.forecast(["2x", "4x", 7500])
+    assert [f.compute for f in fc] == [10000.0, 20000.0, 7500.0]
+    assert all(f.lo <= f.value <= f.hi for f in fc)
+    with pytest.raises(SettingsError, match="forecast at"):
+        fit.forecast(["twice"])
+    with pytest.raises(SettingsError, match="law"):
+        fit.predict_law("nope", [1.0])
+
+
+def test_results_serialise_and_pickle(saturating):
+    _, _, fit = saturating
+    d = fit.to_dict()
+    json.dumps(d, allow_nan=False)
+    assert {law["name"] for law in d["laws"]} == set(fit.names)
+    assert "sigmoid" in fit.summary() and "asymptote" in fit.summary()
+    assert len(fit.law_summaries()) == len(fit.laws)
+    back = pickle.loads(pickle.dumps(fit))
+    np.testing.assert_array_equal(back.predict_samples([9000.0]), fit.predict_samples([9000.0]))
+
+
+def test_deterministic_for_a_seed():
+    rng = np.random.default_rng(1)
+    c = np.arange(1, 120) * 10.0
+    y = sigmoid(c) + 0.02 * rng.standard_normal(c.size)
+    a = fit_curve(c, y, settings=FAST).predict_samples([2000.0])
+    b = fit_curve(c, y, settings=FAST).predict_samples([2000.0])
+    other = fit_curve(c, y, settings=FitSettings(n_boot=60, seed=1)).predict_samples([2000.0])
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, other)
+
+
+def test_lower_is_better_mirrors_higher():
+    rng = np.random.default_rng(2)
+    c = np.arange(1, 200) * 5.0
+    loss = 2.0 + 3.0 * (c / 1000) ** -0.5 + 0.02 * rng.standard_normal(c.size)
+    low = fit_curve(c, loss, direction="lower", settings=FAST)
+    high = fit_curve(c, -loss, direction="higher", settings=FAST)
+    at = [500.0, 2000.0, 8000.0]
+    np.testing.assert_allclose(low.predict(at), -high.predict(at), rtol=1e-6)
+    assert low.asymptote.value == pytest.approx(-high.asymptote.value, rel=1e-6)
+    assert low.predict([8000.0])[0] < low.predict([1000.0])[0]  # the loss keeps falling
+    assert low.forecast(["4x"])[0].value < loss[-20:].mean()
+
+
+def test_loglinear_data_is_not_called_saturated():
+    rng = np.random.default_rng(3)
+    c = np.arange(1, 300) * 3.0
+    y = 0.1 + 0.05 * np.log(c) + 0.01 * rng.standard_normal(c.size)
+    fit = fit_curve(c, y, settings=FAST)
+    assert not fit.asymptote.identified
+    gain = fit.predict([4 * c[-1]])[0] - fit.predict([2 * c[-1]])[0]
+    assert gain == pytest.approx(0.05 * np.log(2), rel=0.3)
+
+
+def test_huge_offsets_give_the_same_shape():
+    rng = np.random.default_rng(4)
+    c = np.arange(1, 150) * 1e20
+    y = sigmoid(c / 1e20 * 30) + 0.02 * rng.standard_normal(c.size)
+    base = fit_curve(c, y, settings=FAST)
+    shifted = fit_curve(c, y + 1e9, settings=FAST)
+    at = [c[-1], 2 * c[-1]]
+    np.testing.assert_allclose(shifted.predict(at) - 1e9, base.predict(at), atol=1e-4)
+
+
+def test_long_curves_are_binned_and_still_accurate():
+    rng = np.random.default_rng(5)
+    c = np.arange(0, 10_000) * 1.0
+    y = sigmoid(np.maximum(c, 1e-9), cmid=3000.0) + ar1(c.size, 0.5, 0.03, rng)
+    fit = fit_curve(c, y, settings=FAST)
+    assert any(f.startswith("binned:10000->") for f in fit.flags)
+    truth = sigmoid(np.array([5000.0, 20000.0]), cmid=3000.0)
+    assert np.max(np.abs(fit.predict([5000.0, 20000.0]) - truth)) < 0.03
+
+
+def test_constant_curve_degrades_to_flags():
+    fit = fit_curve(np.arange(20.0), np.full(20, 0.5), settings=FAST)
+    assert "constant" in fit.flags
+    np.testing.assert_allclose(fit.predict([5.0, 100.0]), 0.5, atol=1e-9)
+    lo, hi = fit.interval([100.0])
+    assert lo[0] == pytest.approx(0.5) and hi[0] == pytest.approx(0.5)
+    assert not any(lf.identified for lf in fit.laws if lf.fitted)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_very_short_curves_do_not_crash(n):
+    c = np.arange(1, n + 1) * 10.0
+    y = np.log(c) + np.array([0.0, 0.01, -0.01, 0.02, 0.0])[:n]
+    fit = fit_curve(c, y, settings=FAST)
+    assert np.all(np.isfinite(fit.predict([c[-1], 2 * c[-1]])))
+    assert "loglinear" in fit.names
+    not_fitted = [lf for lf in fit.laws if not lf.fitted]
+    assert all(lf.weight == 0 and any("not_fitted" in f for f in lf.flags) for lf in not_fitted)
+    if n < 4:
+        assert "too_few_points" in fit.flags
+
+
+def test_dirty_input_is_repaired_with_a_warning():
+    rng = np.random.default_rng(6)
+    c = np.arange(1, 80) * 2.0
+    y = sigmoid(c, cmid=60.0) + 0.01 * rng.standard_normal(c.size)
+    y[[5, 30]] = np.nan
+    order = rng.permutation(c.size)
+    with pytest.warns(DataWarning, match="dropped 2 of 79"):
+        fit = fit_curve(c[order], y[order], settings=FAST)
+    assert fit.n_points == 77 and "dropped_nonfinite" in fit.flags
+    assert fit.compute_first == 2.0 and fit.compute_last == 158.0
+
+
+def test_bad_input_and_settings_raise_clear_errors():
+    with pytest.raises(InputError, match="lengths differ"):
+        fit_curve([1, 2, 3], [1, 2])
+    with pytest.raises(InputError, match="at least 2"):
+        fit_curve([1.0], [1.0])
+    with pytest.raises(InputError, match="same compute"):
+        fit_curve([3.0, 3.0, 3.0], [1.0, 2.0, 3.0])
+    with pytest.raises(SettingsError, match="direction"):
+        fit_curve([1, 2, 3], [1, 2, 3], direction="up")
+    with pytest.raises(SettingsError, match="laws"):
+        FitSettings(laws=("sigmoid", "cubic"))
+    with pytest.raises(SettingsError, match="confidence"):
+        FitSettings(confidence=1.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit_curve(np.arange(1.0, 30.0), np.log(np.arange(1.0, 30.0)), settings=FAST)
+
+
+# ---- calibration --------------------------------------------------------------------------------
+TRUE = {
+    "sigmoid": dict(A=0.8, R0=0.2, B=1.5, Cmid=1500.0),
+    "power": dict(A=0.9, D=0.25, b=0.6),
+    "power_shifted": dict(A=0.9, G=0.2, b=1.2, Cs=800.0),
+    "weibull": dict(A=0.85, R0=0.1, d=1.3, s=1200.0),
+    "loglinear": dict(a=0.7, b=0.1),
+}
+
+
+def _truth(name, c, c_last):
+    p, x = TRUE[name], c / c_last
+    if name == "sigmoid":
+        return sigmoid(c, p["A"], p["R0"], p["B"], p["Cmid"])
+    if name == "power":
+        return p["A"] - p["D"] * x ** -p["b"]
+    if name == "power_shifted":
+        return p["A"] - p["G"] * ((c + p["Cs"]) / (c_last + p["Cs"])) ** -p["b"]
+    if name == "weibull":
+        return p["A"] - (p["A"] - p["R0"]) * np.exp(-((c / p["s"]) ** p["d"]))
+    return p["a"] + p["b"] * np.log(x)
+
+
+def test_parameter_intervals_cover_the_truth_about_90_percent():
+    """Curves of 40-300 points from each law with AR(1) noise (phi 0.4): the 90% intervals of
+    the identified parameters hold the true values 80-97% of the time (measured ~0.86).
+    Intervals that were too narrow by a quarter or twice too wide would fail."""
+    rng = np.random.default_rng(11)
+    hits = total = 0
+    for name in TRUE:
+        for rep in range(14):
+            n = int(rng.integers(40, 300))
+            c = np.linspace(5000 / n, 5000, n)
+            y = _truth(name, c, 5000.0) + ar1(n, 0.4, 0.02, rng)
+            lf = fit_curve(c, y, settings=FitSettings(laws=(name,), seed=rep)).laws[0]
+            for pname, true in TRUE[name].items():
+                est = lf.params[pname]
+                if est.identified:
+                    hits += est.lo <= true <= est.hi
+                    total += 1
+    assert total >= 0.9 * 14 * sum(len(p) for p in TRUE.values())
+    assert 0.80 <= hits / total <= 0.97, f"coverage {hits / total:.3f} over {total}"
+
+
+# ---- the published broken-power-law check -------------------------------------------------------
+PUBLISHED_RMSLE = 0.010916  # Caballero et al.'s own fit (reproduced from their script)
+
+
+def test_bnsl_four_digit_addition_forecast():
+    path = REALCURVES / "bnsl" / "four_digit_addition_dataset_size.csv"
+    if not path.exists():
+        pytest.skip(f"shared real curves not found at {path}")
+    data = np.genfromtxt(path, delimiter=",", skip_header=1, usecols=(0, 1))
+    x, y = data[:, 0], data[:, 1]
+    fit = fit_curve(x[:14], y[:14], direction="lower")
+    rmsle = np.sqrt(np.mean((np.log(fit.predict(x[14:])) - np.log(y[14:])) ** 2))
+    # ~0.0113 vs the published 0.0109: equal at the precision the issue states (~0.011)
+    assert rmsle <= 1.05 * PUBLISHED_RMSLE, rmsle
+    assert fit.weights()["bnsl"] > 0.5
+    # a plain power law fitted to the same points misses badly (the adversarial part)
+    power = fit_curve(x[:14], y[:14], direction="lower", settings=FitSettings(laws=("power",)))
+    assert np.sqrt(np.mean((np.log(power.predict(x[14:])) - np.log(y[14:])) ** 2)) > 5 * rmsle
+    assert isinstance(fit, CurveFit)
