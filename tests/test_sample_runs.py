@@ -1,0 +1,191 @@
+"""sample_runs/: reproducible from its generator, documented curve by curve, verdicts as documented.
+
+The expected verdicts are read from the table in ``sample_runs/README.md``, so the documentation
+and the test cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import saturate
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_runs"
+README = SAMPLES / "README.md"
+NOT_DATA = {"generate.py", "README.md"}
+VERDICTS = {"scaling", "slowing", "saturated", "regressing", "inconclusive", "-"}
+
+
+def _documented() -> list[dict[str, str]]:
+    """Rows of the 'Expected verdicts' table: file, run (glob), metric, verdict."""
+    text = README.read_text(encoding="utf-8").split("## Expected verdicts", 1)[1]
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[0] in ("file", "") or set(cells[0]) <= {"-"}:
+            continue
+        rows.append(dict(zip(("file", "run", "metric", "verdict"), cells, strict=True)))
+    return rows
+
+
+DOCUMENTED = _documented()
+ASSERTED = [r for r in DOCUMENTED if r["verdict"] != "-"]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("sample_runs_generate", SAMPLES / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+def _data_files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name not in NOT_DATA and "__pycache__" not in p.parts
+    }
+
+
+def _row_for(run: str, metric: str, file: str | None = None) -> list[dict[str, str]]:
+    return [
+        r for r in DOCUMENTED
+        if fnmatch.fnmatchcase(run, r["run"]) and r["metric"] == metric
+        and (file is None or r["file"] == file)
+    ]
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, object]:
+    """Each scenario's file (or folder) loaded on its own: {README file name: tidy table}."""
+    return {name: saturate.load(SAMPLES / name) for name in sorted({r["file"] for r in DOCUMENTED})}
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    """The whole folder analysed with default settings, as ``saturate analyze sample_runs/``."""
+    return saturate.analyze(SAMPLES)
+
+
+def test_readme_table_is_well_formed():
+    assert len(DOCUMENTED) >= 30
+    assert {r["verdict"] for r in DOCUMENTED} <= VERDICTS
+    # Every verdict is shown by at least one scenario.
+    assert {r["verdict"] for r in ASSERTED} == VERDICTS - {"-"}
+    for r in DOCUMENTED:
+        assert (SAMPLES / r["file"]).exists(), r
+
+
+def test_generator_reproduces_every_file_byte_for_byte(tmp_path):
+    written = _generator().generate(tmp_path)
+    assert {p.relative_to(tmp_path).as_posix().split("/")[0] for p in written} == {
+        r["file"].split("/")[0] for r in DOCUMENTED
+    }
+    fresh, committed = _data_files(tmp_path), _data_files(SAMPLES)
+    assert sorted(fresh) == sorted(committed)
+    changed = [name for name in fresh if fresh[name] != committed[name]]
+    assert not changed, f"regenerate sample_runs/ (python sample_runs/generate.py): {changed}"
+
+
+def test_mlflow_store_holds_no_machine_paths():
+    store = SAMPLES / "04_collapse_mlflow" / "mlruns"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in store.rglob("meta.yaml"))
+    assert "artifact_location: artifacts" in text
+    assert str(ROOT) not in text and "/tmp" not in text and "file://" not in text
+
+
+def test_small_enough_to_commit():
+    total = sum(len(b) for b in _data_files(SAMPLES).values())
+    assert total < 1_500_000, f"sample_runs/ data is {total} bytes"
+
+
+def test_every_curve_is_documented_once(tables):
+    seen_runs: dict[str, str] = {}
+    for file, df in tables.items():
+        for (run, metric), _ in df.groupby(["run", "metric"]):
+            rows = _row_for(run, metric, file)
+            assert len(rows) == 1, f"{file}: {run} / {metric} is documented {len(rows)} times"
+            assert seen_runs.setdefault(run, file) == file, f"run name {run} is used twice"
+    for r in DOCUMENTED:
+        df = tables[r["file"]]
+        hits = df[(df["metric"] == r["metric"]) & df["run"].map(
+            lambda x, pat=r["run"]: fnmatch.fnmatchcase(x, pat))]
+        assert not hits.empty, f"README row matches no curve: {r}"
+
+
+def test_curves_look_like_rl_logs(tables):
+    """GPU-hours axis, realistic cadence, sane values, seeds and run parameters for grouping."""
+    for file, df in tables.items():
+        assert {"params.seed", "params.recipe", "params.base_model"} <= set(df.columns), file
+        if "mlruns" in file or "mlflow" in file:
+            gpu = df[df["metric"] == "compute/gpu_hours"]
+            assert len(gpu) > 0 and (np.diff(gpu["value"].to_numpy()) > 0).all()
+            continue
+        assert df.attrs["compute_name"] == "compute", file
+        for (run, metric), g in df.groupby(["run", "metric"]):
+            g = g.sort_values("step")
+            assert 4 <= len(g) <= 400, (run, metric, len(g))
+            assert (np.diff(g["compute"].to_numpy()) > 0).all(), (run, metric)
+            assert (g["compute"] > 0).all()
+            if metric.startswith("eval/"):
+                assert g["value"].between(0.0, 1.0).all(), (run, metric)
+    # Seeds where a team would run them: the scale-up and its baseline have three each.
+    scale = tables["02_scaleup_20x.csv"]
+    runs = scale.groupby("params.budget")["run"].nunique()
+    assert runs.to_dict() == {"1x": 3, "20x": 3}
+    last = scale.groupby("params.budget")["compute"].max()
+    assert 18 <= last["20x"] / last["1x"] <= 24
+
+
+@pytest.mark.parametrize(
+    "row", ASSERTED, ids=[f"{r['run']}|{r['metric']}" for r in ASSERTED]
+)
+def test_documented_verdict(analysis, row):
+    curves = [
+        c for c in analysis.curves
+        if fnmatch.fnmatchcase(c.run, row["run"]) and c.metric == row["metric"]
+    ]
+    assert curves, f"no analysed curve for {row}"
+    wrong = {c.run: (c.verdict, "; ".join(c.reasons)) for c in curves if c.verdict != row["verdict"]}
+    assert not wrong, f"expected {row['verdict']}: {wrong}"
+
+
+def test_collapse_is_located(analysis):
+    for c in analysis.select(run="*collapse", metric="t*/reward"):
+        if "entropy" in c.run:
+            continue
+        assert c.collapse is not None
+        # The generator drops the run at 70% of its budget.
+        assert 0.6 * c.compute_last <= c.collapse.compute <= 0.8 * c.compute_last
+
+
+def test_scaleup_benchmark_has_a_knee_near_the_baseline_budget(analysis):
+    baseline = max(c.compute_last for c in analysis.select(run="*baseline*"))
+    for c in analysis.select(run="*scaleup-20x*", metric="eval/*"):
+        assert c.knee is not None and baseline <= c.knee <= 5 * baseline, c.knee
+        assert c.roi_stage in ("knee", "saturation")
+
+
+def test_recipes_pool_by_group_by():
+    a = saturate.analyze(SAMPLES / "08_recipe_comparison.csv", group_by="recipe")
+    by = {(c.group["value"], c.metric): c for c in a.curves}
+    assert {k[0] for k in by} == {"dapo", "cispo"}
+    dapo, cispo = by["dapo", "eval/heldout/pass_rate"], by["cispo", "eval/heldout/pass_rate"]
+    assert dapo.group["n_seeds"] == cispo.group["n_seeds"] == 3
+    assert dapo.verdict == "saturated" and cispo.verdict == "slowing"
+    assert dapo.asymptote.value < cispo.asymptote.value
+
+
+def test_readme_mentions_every_file():
+    text = README.read_text(encoding="utf-8")
+    for name in {r["file"] for r in DOCUMENTED}:
+        assert re.search(re.escape(name.split("/")[0]), text.split("## Expected verdicts")[0]), name
