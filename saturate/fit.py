@@ -8,12 +8,16 @@
    one batched Levenberg-Marquardt call (:mod:`saturate.fit_solver`), the whole-curve fit polished
    by ``scipy.optimize.least_squares``;
 3. weights from AICc (with the sample size discounted for autocorrelated residuals) plus the
-   predictive score of the rolling-origin forecasts;
+   predictive score of the rolling-origin forecasts (one unit of evidence per origin), averaged
+   over a Bayesian bootstrap of the in-sample fit (pseudo-BMA+), so laws that the data cannot
+   tell apart share the weight and the averaged forecast carries their disagreement;
 4. a sieve bootstrap of each law's residuals: an AR(p) model of the residuals driven by its own
    innovations with random signs (a wild bootstrap), so autocorrelation and uneven noise along the
    curve survive; all resamples refitted in one batch warm-started from the point estimate.
    (Block bootstraps of residuals were tried and under-cover: residuals of a fitted curve are
-   negatively correlated at the low frequencies that drive parameter uncertainty.)
+   negatively correlated at the low frequencies that drive parameter uncertainty.) Where the
+   refits stall (spread far below the linearised standard error, typical of BNSL's flat
+   directions) the parameter's interval takes in the Wald interval and the law is flagged.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import least_squares
+from scipy.special import ndtri
 
 from saturate.errors import SettingsError
 from saturate.fit_prep import (
@@ -68,7 +73,7 @@ class FitSettings:
     f_scale: float = 2.0
     n_starts: int = 4
     cv_origins: tuple[float, ...] = (0.5, 0.65, 0.8)
-    cv_weight: float = 1.0
+    cv_weight: float = 3.0
     max_ar_order: int = 5
     max_points: int = 128
     max_iter: int = 50
@@ -159,8 +164,10 @@ def fit_curve(
         for name, r in resid.items()
     }
     infl = noise_models[best][2] if noise_models[best] is not None else 1.0
-    aicc, cv_score, cv_rmse = _scores(points, rss, bins, yb, origins, infl, n, k_max)
-    weights = _weights(aicc, cv_score, settings.cv_weight, rss)
+    scores = _scores(points, raw, bins, yb, origins, infl, n, k_max)
+    weights = _weights(scores, settings.cv_weight,
+                       {k: math.isfinite(v) for k, v in rss.items()}, rng)
+    aicc, cv_rmse = scores.aicc, scores.cv_rmse
 
     signs, burn = bootstrap_signs(n, settings.n_boot, rng)
     boot = {}
@@ -172,7 +179,10 @@ def fit_curve(
     draw_law_names = _allot_draws(weights, boot, settings.n_boot, rng)
     law_fits = tuple(
         _law_fit(law, points.get(law.name), boot.get(law.name), rss, aicc, cv_rmse, weights,
-                 norm, settings, n, flags)
+                 norm, settings, n, flags,
+                 _linear_se(law, x, points[law.name].theta, rss[law.name] / n,
+                            noise_models[law.name][2])
+                 if law.name in boot and noise_models[law.name] is not None else None)
         for law in laws
     )
     names = [lf.name for lf in law_fits]
@@ -275,55 +285,103 @@ def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
 
 
 # ---- step 3: scores and weights -----------------------------------------------------------------
+@dataclass(frozen=True)
+class _Scores:
+    """What the weights are made of (internal). ``mse`` (laws, n_bins): mean squared residual of
+    each bin; ``penalty``: AICc's parameter penalty; ``cv``: rolling-origin predictive score
+    (-2 log likelihood scale); ``n_eff``: effective sample size."""
+
+    names: tuple[str, ...]
+    aicc: dict[str, float]
+    cv_rmse: dict[str, float]
+    mse: Array
+    penalty: Array
+    cv: Array
+    counts: Array
+    n_eff: float
+    infl: float
+
+
 def _scores(
-    points: dict[str, _Point], rss: dict[str, float], bins: Bins, yb: Array, origins: Array,
+    points: dict[str, _Point], raw: dict[str, Array], bins: Bins, yb: Array, origins: Array,
     infl: float, n: int, k_max: int,
-) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """AICc with an effective sample size (n over the residuals' long-run variance ratio),
-    predictive score and RMSE of the rolling origins."""
+) -> _Scores:
+    """AICc with an effective sample size (n over the residuals' long-run variance ratio), the
+    per-bin squared residuals behind it, and the rolling-origin predictive scores."""
     n_eff = float(np.clip(n / infl, min(n, k_max + 3), n))
-    sigma2 = max(min(rss.values()) / n, 1e-20)
-    aicc, score, rmse = {}, {}, {}
-    for name, p in points.items():
-        k = LAWS[name].k
-        if not math.isfinite(rss[name]):
-            aicc[name] = score[name] = rmse[name] = math.inf
-            continue
+    names = tuple(points)
+    mse = np.full((len(names), bins.x.shape[0]), np.inf)
+    penalty = np.full(len(names), np.inf)
+    aicc, rmse = {}, {}
+    for j, name in enumerate(names):
+        k, r = LAWS[name].k, raw[name]
         dof = n_eff - k - 1
-        aicc[name] = (
-            n_eff * math.log(max(rss[name] / n, 1e-20)) + 2 * k + 2 * k * (k + 1) / dof
-            if dof > 0 else math.inf
-        )
-        if origins.shape[0] == 0:
-            score[name], rmse[name] = 0.0, math.nan
+        if not np.all(np.isfinite(r)) or dof <= 0:
+            aicc[name] = math.inf
             continue
-        with np.errstate(all="ignore"):
-            pred = LAWS[name](bins.x, p.cv_theta)  # (o, n_bins)
-        test = (1.0 - origins) * bins.counts
-        sq = test * (yb - pred) ** 2
-        per_origin = np.sum(sq, axis=1)
-        if not np.all(np.isfinite(per_origin)):
-            score[name], rmse[name] = math.inf, math.inf
-            continue
-        score[name] = float(np.mean(per_origin)) / (sigma2 * infl)
-        rmse[name] = math.sqrt(float(np.mean(per_origin / np.sum(test, axis=1))))
-    return aicc, score, rmse
+        mse[j] = bins.mean(r**2)
+        penalty[j] = 2 * k + 2 * k * (k + 1) / dof
+        aicc[name] = n_eff * math.log(max(float(np.mean(r**2)), 1e-20)) + float(penalty[j])
+    cv = np.zeros(len(names))
+    for j, name in enumerate(names):
+        cv[j], rmse[name] = _cv_score(LAWS[name], points[name].cv_theta, bins, yb, origins)
+    return _Scores(names, aicc, rmse, mse, penalty, cv, bins.counts, n_eff, infl)
+
+
+def _cv_score(
+    law: Law, cv_theta: Array, bins: Bins, yb: Array, origins: Array
+) -> tuple[float, float]:
+    """Predictive score of the rolling-origin fits (-2 log likelihood scale) and their RMSE.
+
+    The points after an origin share one extrapolation error (the prefix fit's), so each origin
+    is one piece of evidence, not hundreds: it scores the Gaussian deviance ``log(MSE)`` of its
+    forecasts, and the origins' scores are summed. The MSE includes the noise, so laws whose
+    forecasts differ by less than the noise score alike, while a law whose forecasts miss by
+    several noise levels loses a few units per origin."""
+    if origins.shape[0] == 0:
+        return 0.0, math.nan
+    with np.errstate(all="ignore"):
+        err = yb - law(bins.x, cv_theta)  # (o, nb)
+    test = (1.0 - origins) * bins.counts
+    mse = np.sum(test * err**2, axis=1) / np.sum(test, axis=1)
+    if not np.all(np.isfinite(mse)):
+        return math.inf, math.inf
+    return float(np.sum(np.log(np.maximum(mse, 1e-20)))), math.sqrt(float(np.mean(mse)))
+
+
+_N_WEIGHT_DRAWS = 400
 
 
 def _weights(
-    aicc: dict[str, float], score: dict[str, float], cv_weight: float,
-    fitted_rss: dict[str, float],
+    sc: _Scores, cv_weight: float, fitted: dict[str, bool], rng: np.random.Generator
 ) -> dict[str, float]:
-    """Akaike-style weights of AICc + cv_weight * predictive score (both on the -2 log L scale)."""
-    total = {k: aicc[k] + cv_weight * score[k] for k in aicc}
-    finite = {k: t for k, t in total.items() if math.isfinite(t)}
-    if not finite:  # too few points for AICc: share equally among the laws that fitted
-        fitted = [k for k in aicc if math.isfinite(fitted_rss[k])]
-        return {k: (1.0 / len(fitted) if k in fitted else 0.0) for k in aicc}
-    best = min(finite.values())
-    raw = {k: math.exp(-0.5 * (t - best)) if k in finite else 0.0 for k, t in total.items()}
-    s = sum(raw.values())
-    return {k: r / s for k, r in raw.items()}
+    """Pseudo-BMA+ weights: Akaike weights of AICc + cv_weight * predictive score, averaged over
+    a Bayesian bootstrap of the in-sample fit.
+
+    The bootstrap puts Dirichlet weights on the bins with concentration counts / inflation (so
+    the total is the effective sample size under autocorrelation). Laws whose in-sample
+    advantage rests on a few points or is within the noise then share the weight, instead of
+    one taking it all on a small difference in AICc."""
+    names = sc.names
+    total = sc.penalty + cv_weight * sc.cv
+    ok = np.isfinite(total) & np.all(np.isfinite(sc.mse), axis=1)
+    if not ok.any():  # too few points for AICc: share equally among the laws that fitted
+        share = [k for k in names if fitted[k]]
+        return {k: (1.0 / len(share) if k in share else 0.0) for k in names}
+    # Dirichlet(count / inflation): a bin of `count` points holds count / inflation units of
+    # evidence, so the draws total the effective sample size
+    alpha = np.maximum(sc.counts / sc.infl, 1e-3)
+    pi = rng.gamma(np.broadcast_to(alpha, (_N_WEIGHT_DRAWS, alpha.shape[0])))
+    pi /= np.sum(pi, axis=1, keepdims=True)
+    dev = sc.n_eff * np.log(np.maximum(pi @ sc.mse[ok].T, 1e-20)) + total[ok]  # (draws, laws)
+    dev -= dev.min(axis=1, keepdims=True)
+    w = np.exp(-0.5 * dev)
+    w /= np.sum(w, axis=1, keepdims=True)
+    mean_w = np.mean(w, axis=0)
+    out = dict.fromkeys(names, 0.0)
+    for name, wk in zip(np.array(names)[ok], mean_w, strict=True):
+        out[str(name)] = float(wk)
+    return out
 
 
 # ---- step 4: bootstrap --------------------------------------------------------------------------
@@ -365,6 +423,7 @@ def _law_fit(
     law: Law, point: _Point | None, boot: Array | None, rss: dict[str, float],
     aicc: dict[str, float], cv_rmse: dict[str, float], weights: dict[str, float],
     norm: Normalisation, settings: FitSettings, n: int, curve_flags: tuple[str, ...],
+    se_lin: Array | None = None,
 ) -> LawFit:
     flags: list[str] = []
     if point is None:
@@ -377,11 +436,21 @@ def _law_fit(
         flags.append("no_bootstrap: negligible weight")
     degenerate = "constant" in curve_flags or "too_few_points" in curve_flags
     params = {}
+    stalled = []
     for i, p in enumerate(law.params):
-        est = _param_estimate(p, theta[i], draws[:, i], norm, settings.confidence)
+        wald = None
+        if se_lin is not None and draws.shape[0] >= 10:
+            qlo, qhi = np.quantile(draws[:, i], [0.05, 0.95])
+            if (qhi - qlo) / (2 * _Z90) < _STALL * se_lin[i]:
+                stalled.append(p.name)
+                z = float(ndtri((1 + settings.confidence) / 2))
+                wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
+        est = _param_estimate(p, theta[i], draws[:, i], norm, settings.confidence, wald)
         if degenerate and est.identified:
             est = Estimate(est.value, est.lo, est.hi, identified=False)
         params[p.name] = est
+    if stalled:
+        flags.append("bootstrap_stalled: " + ", ".join(stalled) + " (Wald interval used)")
     on_bound = [nm for nm, e in params.items() if not e.identified and point is not None]
     if on_bound and not degenerate:
         flags.append("not_identified: " + ", ".join(on_bound))
@@ -395,9 +464,28 @@ def _law_fit(
     )
 
 
-def _param_estimate(p, value: float, draws: Array, norm: Normalisation, conf: float) -> Estimate:
+_STALL = 0.5  # bootstrap spread below this fraction of the linearised one: refits stalled
+_Z90 = 1.6448536269514722
+
+
+def _linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> Array | None:
+    """Linearised standard errors of the parameters (fitting coordinates): sigma^2 * inflation *
+    (J'J)^-1, the scale the bootstrap spread should reach when refits are not stuck."""
+    with np.errstate(all="ignore"):
+        jac = law.jacobian(x, theta)
+    if not (np.all(np.isfinite(jac)) and math.isfinite(sigma2)):
+        return None
+    cov = np.linalg.pinv(jac.T @ jac, rcond=1e-12, hermitian=True) * sigma2 * infl
+    return np.sqrt(np.maximum(np.diagonal(cov), 0.0))
+
+
+def _param_estimate(
+    p, value: float, draws: Array, norm: Normalisation, conf: float,
+    wald: tuple[float, float] | None = None,
+) -> Estimate:
     """Point value and percentile interval in user units; not identified when the estimate or
-    its interval reaches a bound (the data do not hold the parameter in)."""
+    its interval reaches a bound (the data do not hold the parameter in). ``wald``: a wider
+    interval (fitting coordinates) to take the union with, when the bootstrap stalled."""
     kw = dict(loc=norm.loc, scale=norm.scale, sign=norm.sign, c_ref=norm.c_ref, offset=norm.offset)
     if not math.isfinite(value):
         return Estimate(math.nan, identified=False)
@@ -406,6 +494,8 @@ def _param_estimate(p, value: float, draws: Array, norm: Normalisation, conf: fl
     lo = hi = math.nan
     if draws.size:
         qlo, qhi = np.quantile(draws, [(1 - conf) / 2, (1 + conf) / 2])
+        if wald is not None:
+            qlo, qhi = min(qlo, wald[0]), max(qhi, wald[1])
         on_bound |= bool(qlo <= p.lower + tol or qhi >= p.upper - tol)
         ends = natural_value(p.kind, np.array([qlo, qhi]), **kw)
         lo, hi = float(ends.min()), float(ends.max())

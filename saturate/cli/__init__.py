@@ -38,7 +38,14 @@ def _root(
     STATE["debug"] = debug
 
 
+from saturate.cli import allocate as _allocate  # noqa: E402,F401
 from saturate.cli import analyze as _analyze  # noqa: E402,F401  (registers commands)
+from saturate.cli import compare as _compare  # noqa: E402,F401
+from saturate.cli import gate as _gate  # noqa: E402,F401
+from saturate.cli import history as _history  # noqa: E402,F401
+from saturate.cli import plot as _plot  # noqa: E402,F401
+from saturate.cli import timeline as _timeline  # noqa: E402,F401
+from saturate.cli import watch as _watch  # noqa: E402,F401
 
 
 def main() -> None:

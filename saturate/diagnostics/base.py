@@ -1,0 +1,288 @@
+"""What every diagnostic shares: the :class:`Diagnostic` record, the settings, and curve access.
+
+A diagnostic is a finding that spans metrics or runs (a benchmark that stopped following the
+reward, a collapsing entropy, a recipe that wins). ``kind`` is the word ``gate --fail-on`` matches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from saturate.curves import iter_curves
+from saturate.direction import metric_direction, signed
+from saturate.errors import SettingsError
+from saturate.evidence import MIN_TREND_POINTS, trend_test
+from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
+
+__all__ = [
+    "KINDS",
+    "SEVERITIES",
+    "Severity",
+    "Diagnostic",
+    "DiagnosticSettings",
+    "CurveRef",
+    "collect_curves",
+    "by_run",
+    "edge_level",
+    "window_trend",
+    "threshold",
+    "fmt_est",
+    "parse_pairs",
+]
+
+Severity = Literal["info", "warning", "error"]
+SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
+KINDS: tuple[str, ...] = (
+    "divergence",
+    "sharpening",
+    "slice_saturated",
+    "slices",
+    "entropy_collapse",
+    "kl_blowup",
+    "length_runaway",
+    "gradient_conflict",
+    "recipe",
+    "target",
+    "target_unreachable",
+    "allocation",
+    "cost",
+)
+"""Every ``kind`` a diagnostic can carry (what ``gate --fail-on`` may name)."""
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding across metrics or runs.
+
+    ``metrics`` names the curves involved (the reward first, then the benchmark, ...), ``compute``
+    is where the finding starts on the x axis (``None`` when it has no start), ``message`` says it
+    in words with the numbers, ``details`` holds the numbers themselves (JSON-safe).
+    """
+
+    kind: str
+    severity: Severity
+    run: str
+    run_id: str
+    metrics: tuple[str, ...]
+    message: str
+    compute: float | None = None
+    source: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON entry of the ``diagnostics`` list."""
+        return jsonable(
+            {
+                "kind": self.kind,
+                "severity": self.severity,
+                "source": self.source,
+                "run": self.run,
+                "run_id": self.run_id,
+                "metrics": list(self.metrics),
+                "compute": self.compute,
+                "message": self.message,
+                "details": self.details,
+            }
+        )
+
+    def summary(self) -> str:
+        """``[warning] divergence run-1: <message>``."""
+        return f"[{self.severity}] {self.kind} {self.run}: {self.message}"
+
+
+@dataclass(frozen=True)
+class DiagnosticSettings:
+    """Options of the diagnostics; defaults are documented where they are used.
+
+    ``pairs``: (reward glob, benchmark glob) pairs, from ``pairs`` in ``[tool.saturate]``; empty
+    means the naming conventions decide. ``targets``: metric glob -> value to reach.
+    ``compare_at``: where recipes are compared (``"Nx"`` of the largest observed compute, or a
+    compute value). ``budget`` (GPU-hours) turns on the allocation diagnostic.
+    """
+
+    pairs: tuple[tuple[str, str], ...] = ()
+    targets: Mapping[str, float] = field(default_factory=dict)
+    confidence: float = 0.9
+    seed: int = 0
+    compare_at: tuple[str | float, ...] = ("1x", "4x")
+    budget: float | None = None
+    gpu_hours: str | None = None
+    gpu_hour_cost: float | None = None
+    pretrain_compute: float | None = None
+    entropy_collapse_fraction: float = 0.15
+    kl_blowup_factor: float = 10.0
+    length_runaway_factor: float = 2.0
+    lower_is_better: tuple[str, ...] = ()
+    higher_is_better: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pairs", parse_pairs(self.pairs))
+        if not 0.5 <= self.confidence < 1.0:
+            raise SettingsError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
+        for name in ("budget", "gpu_hour_cost", "pretrain_compute"):
+            v = getattr(self, name)
+            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise SettingsError(f"--{name.replace('_', '-')} must be a number > 0, got {v!r}")
+        if not 0 < self.entropy_collapse_fraction < 1:
+            raise SettingsError(
+                f"entropy_collapse_fraction must be in (0, 1), got {self.entropy_collapse_fraction!r}"
+            )
+        if not self.kl_blowup_factor > 1 or not self.length_runaway_factor > 1:
+            raise SettingsError("kl_blowup_factor and length_runaway_factor must be > 1")
+        for glob, value in dict(self.targets).items():
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SettingsError(f"targets[{glob!r}] must be a finite number, got {value!r}")
+
+    def direction(self, metric: str) -> Direction:
+        return metric_direction(metric, self.lower_is_better, self.higher_is_better)
+
+
+def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    """Reward/benchmark pairs from the config: ``{"train/reward" = ["eval/*"]}``,
+    ``[["train/reward", "eval/*"], ...]`` or ``[{reward = "...", benchmark = "..."}]``."""
+    if value is None:
+        return ()
+    out: list[tuple[str, str]] = []
+
+    def bad() -> SettingsError:
+        return SettingsError(
+            "pairs: expected a table {reward = [benchmark globs]} or a list of "
+            f"[reward, benchmark] pairs, got {value!r}"
+        )
+
+    if isinstance(value, Mapping):
+        for reward, benches in value.items():
+            benches = [benches] if isinstance(benches, str) else benches
+            if not isinstance(benches, Sequence) or not all(isinstance(b, str) for b in benches):
+                raise bad()
+            out += [(str(reward), b) for b in benches]
+        return tuple(out)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise bad()
+    for item in value:
+        if isinstance(item, Mapping) and {"reward", "benchmark"} <= set(item):
+            benches = item["benchmark"]
+            for b in [benches] if isinstance(benches, str) else benches:
+                out.append((str(item["reward"]), str(b)))
+        elif (
+            isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2
+            and all(isinstance(x, str) for x in item)
+        ):
+            out.append((item[0], item[1]))
+        else:
+            raise bad()
+    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class CurveRef:
+    """One curve as the diagnostics see it: points sorted by compute and its analysis, if any."""
+
+    source: str
+    run_id: str
+    run: str
+    metric: str
+    compute: np.ndarray
+    value: np.ndarray
+    direction: Direction
+    analysis: CurveAnalysis | None = None
+
+    @property
+    def signed(self) -> np.ndarray:
+        """Values on the larger-is-better scale."""
+        return np.asarray(signed(self.value, self.direction), dtype=float)
+
+
+def collect_curves(
+    curves: Sequence[CurveAnalysis] = (),
+    data: pd.DataFrame | None = None,
+    settings: DiagnosticSettings | None = None,
+) -> list[CurveRef]:
+    """Every curve once: from the analyses (their points) and any curve of ``data`` they lack."""
+    settings = settings or DiagnosticSettings()
+    out: list[CurveRef] = []
+    seen: set[tuple[str, str, str]] = set()
+    for ca in curves:
+        key = (ca.source, ca.run_id, ca.metric)
+        if ca.points is None or key in seen:
+            continue
+        pts = ca.points.sort_values(["compute", "step"], kind="stable")
+        out.append(
+            CurveRef(ca.source, ca.run_id, ca.run, ca.metric, pts["compute"].to_numpy(float),
+                     pts["value"].to_numpy(float), ca.direction, ca)
+        )
+        seen.add(key)
+    grouped = any(ca.group and ca.group.get("by") for ca in curves)
+    if data is not None and not data.empty and not grouped:
+        for key, pts in iter_curves(data):
+            if key in seen:
+                continue
+            out.append(
+                CurveRef(key[0], key[1], str(pts["run"].iloc[0]), key[2],
+                         pts["compute"].to_numpy(float), pts["value"].to_numpy(float),
+                         settings.direction(key[2]))
+            )
+            seen.add(key)
+    return out
+
+
+def by_run(refs: Iterable[CurveRef]) -> dict[tuple[str, str], dict[str, CurveRef]]:
+    """``{(source, run_id): {metric: curve}}`` in the order first seen."""
+    out: dict[tuple[str, str], dict[str, CurveRef]] = {}
+    for r in refs:
+        out.setdefault((r.source, r.run_id), {})[r.metric] = r
+    return out
+
+
+def edge_level(values: np.ndarray, share: float = 0.1, minimum: int = 3, end: bool = True) -> float:
+    """Median of the last (``end``) or first share of the points, at least ``minimum`` of them.
+
+    A median of a few points, not one point, so that a single noisy evaluation does not decide.
+    """
+    y = np.asarray(values, dtype=float)
+    if y.size == 0:
+        return math.nan
+    k = min(y.size, max(minimum, int(math.ceil(share * y.size))))
+    return float(np.median(y[-k:] if end else y[:k]))
+
+
+def window_trend(
+    ref: CurveRef, lo: float, hi: float = math.inf, confidence: float = 0.9
+) -> Trend | None:
+    """Slope per doubling of ``ref`` (larger-is-better) over compute in ``[lo, hi]``, HAC interval.
+
+    The same test as the per-curve verdict (:func:`saturate.evidence.trend_test`), on a window
+    chosen by the caller so that two metrics can be compared over the same stretch of compute.
+    """
+    c = ref.compute
+    mask = (c >= lo) & (c <= hi) & (c > 0)
+    n = int(mask.sum())
+    if n < MIN_TREND_POINTS:
+        return None
+    return trend_test(c[mask], ref.signed[mask], confidence=confidence, min_points=n)
+
+
+def threshold(ref: CurveRef) -> float:
+    """The curve's minimum gain per doubling: the analysis's, else the default ``3%`` rule."""
+    if ref.analysis is not None and math.isfinite(ref.analysis.threshold):
+        return float(ref.analysis.threshold)
+    from saturate.analysis import AnalysisSettings, threshold_for
+
+    return float(threshold_for(ref.metric, ref.value, AnalysisSettings())[0])
+
+
+def fmt_est(e: Estimate, digits: int = 3) -> str:
+    """``0.05 [0.03, 0.07]`` (the interval only when it is known)."""
+    if math.isfinite(e.lo) and math.isfinite(e.hi):
+        return f"{e.value:.{digits}g} [{e.lo:.{digits}g}, {e.hi:.{digits}g}]"
+    return f"{e.value:.{digits}g}"

@@ -1,0 +1,129 @@
+"""Money and compute shares: what a point of metric costs, and RL compute against pre-training.
+
+* cost per point: the GPU-hours a gain takes times ``--gpu-hour-cost``, over the gain in points. A
+  point is 0.01 for metrics that live in [0, 1] (accuracies, pass rates: a percentage point) and
+  one metric unit otherwise. The interval follows from the gain's interval (a gain whose interval
+  reaches zero has no upper bound on its cost).
+* RL share: the last observed compute over ``--pretrain-compute``; both must be in the same unit
+  (FLOPs, GPU-hours), which only the user knows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
+from saturate.diagnostics.naming import is_instability
+from saturate.results import Estimate
+
+__all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics"]
+
+
+def point_size(values: np.ndarray) -> float:
+    """0.01 (a percentage point) for metrics within [0, 1], else 1."""
+    v = np.asarray(values, dtype=float)
+    return 0.01 if v.size and float(v.min()) >= 0.0 and float(v.max()) <= 1.0 else 1.0
+
+
+def cost_per_point(gain: Estimate, gpu_hours: float, gpu_hour_cost: float,
+                   point: float = 1.0) -> Estimate:
+    """Cost of one point of metric when ``gpu_hours`` buy ``gain`` (larger-is-better units)."""
+    money = gpu_hours * gpu_hour_cost
+
+    def per(g: float) -> float:
+        return money / (g / point) if math.isfinite(g) and g > 0 else math.inf
+
+    value = per(gain.value)
+    lo = per(gain.hi) if math.isfinite(gain.hi) else math.nan
+    hi = per(gain.lo) if math.isfinite(gain.lo) else math.nan
+    return Estimate(value, lo, hi, identified=math.isfinite(value) and math.isfinite(hi))
+
+
+def rl_share(rl_compute: float, pretrain_compute: float) -> float:
+    """RL compute as a share of pre-training compute (same unit)."""
+    return float(rl_compute) / float(pretrain_compute)
+
+
+def cost_diagnostics(
+    refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
+    hours_per_compute: dict[tuple[str, str], float] | None = None,
+) -> list[Diagnostic]:
+    """One ``cost`` line per analysed task curve when a price or pre-training compute is given.
+
+    The next doubling costs as much compute as the run has used so far, and buys the curve's gain
+    per doubling; ``hours_per_compute`` converts the x axis to GPU-hours per run (1 when absent).
+    """
+    settings = settings or DiagnosticSettings()
+    if settings.gpu_hour_cost is None and settings.pretrain_compute is None:
+        return []
+    out = []
+    for ref in refs:
+        ca = ref.analysis
+        if ca is None or is_instability(ref.metric):
+            continue
+        parts, details = [], {}
+        last = float(ca.compute_last)
+        if settings.gpu_hour_cost is not None:
+            rate = (hours_per_compute or {}).get((ref.source, ref.run_id), 1.0)
+            hours = last * rate
+            pt = point_size(ref.value)
+            cpp = cost_per_point(ca.gain_per_doubling, hours, settings.gpu_hour_cost, pt)
+            unit = "percentage point" if pt == 0.01 else "point"
+            if math.isfinite(cpp.value):
+                rng = f" [{cpp.lo:.3g}, {cpp.hi:.3g}]" if math.isfinite(cpp.hi) else \
+                    " (no upper bound: the gain may be zero)"
+                parts.append(f"the next doubling ({hours:.4g} GPU-hours) costs "
+                             f"{cpp.value:.3g}{rng} per {unit}")
+            else:
+                parts.append(f"the next doubling ({hours:.4g} GPU-hours) buys no gain")
+            details.update({"gpu_hours_next_doubling": hours, "cost_per_point": cpp.to_dict(),
+                            "point": pt, "gpu_hour_cost": settings.gpu_hour_cost})
+        if settings.pretrain_compute is not None:
+            share = rl_share(last, settings.pretrain_compute)
+            parts.append(f"RL compute {last:.4g} ({ca.compute_name}) is {share:.3g} of "
+                         f"pre-training compute {settings.pretrain_compute:.4g}")
+            details.update({"rl_share": share, "pretrain_compute": settings.pretrain_compute})
+        out.append(Diagnostic(
+            kind="cost", severity="info", run=ref.run, run_id=ref.run_id, source=ref.source,
+            metrics=(ref.metric,), message=f"{ref.metric}: " + "; ".join(parts), compute=last,
+            details=details,
+        ))
+    return out
+
+
+def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], float]:
+    """GPU-hours per unit of the x axis, per (source, run_id), from a metric or column
+    ``gpu_hours`` of the tidy table (the marginal rate over the last fifth of the run).
+
+    Empty (meaning 1 everywhere) when ``gpu_hours`` is not given or is the x axis itself.
+    """
+    if data is None or gpu_hours is None or data.attrs.get("compute_name") == gpu_hours:
+        return {}
+    out: dict[tuple[str, str], float] = {}
+    is_metric = (data["metric"] == gpu_hours).any()
+    if not is_metric and gpu_hours not in data.columns:
+        from saturate.errors import SettingsError
+
+        raise SettingsError(f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")
+    for (source, run_id), g in data.groupby(["source", "run_id"], sort=False):
+        if is_metric:
+            h = g[g["metric"] == gpu_hours].sort_values("step")
+            rest = g[g["metric"] != gpu_hours].drop_duplicates("step").sort_values("step")
+            if h.empty or rest.empty:
+                continue
+            hours = np.interp(rest["step"].to_numpy(float), h["step"].to_numpy(float),
+                              h["value"].to_numpy(float))
+            comp = rest["compute"].to_numpy(float)
+        else:
+            g = g.sort_values("compute")
+            hours = g[gpu_hours].to_numpy(float)
+            comp = g["compute"].to_numpy(float)
+        k = max(2, len(comp) // 5)
+        dc = comp[-1] - comp[-k]
+        dh = hours[-1] - hours[-k]
+        if dc > 0 and dh > 0:
+            out[(str(source), str(run_id))] = float(dh / dc)
+    return out

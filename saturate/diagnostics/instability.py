@@ -1,0 +1,259 @@
+"""Training instability read from the health metrics of one run.
+
+* **entropy collapse** (``*entropy*``): the policy entropy falls towards zero; flagged when the
+  level at the end (median of the last 10% of points) is at most ``entropy_collapse_fraction``
+  (default 15%) of the level at the start (median of the first 5%); ``error`` below a third of it.
+  Reasoning-RL runs whose entropy collapses this far typically stop improving (Cui et al. 2025).
+* **KL blow-up** (``*kl*``): the KL to the reference (smoothed by a rolling median) multiplies
+  by ``kl_blowup_factor`` (default 10x) over one doubling of compute and stays up. A KL that grows
+  steadily, as in healthy runs, multiplies by about 2 per doubling (4 if it grows quadratically).
+* **length runaway** (``response_length``...): the response length at least doubles
+  (``length_runaway_factor``), still grows significantly, and either the reward has stopped
+  scaling or the growth is accelerating (more tokens per unit of compute in the recent stretch
+  than before, at the chosen confidence: convex, as in exponential growth). Long
+  chains of thought that grow with the reward are not flagged.
+* **gradient conflict**: task metrics that should move together (slices, ``eval/<task>``,
+  ``reward/<task>``) move in opposite directions: one gains more than its threshold per doubling
+  while another loses more than its own, both at the chosen confidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+from saturate.diagnostics.base import (
+    CurveRef,
+    Diagnostic,
+    DiagnosticSettings,
+    by_run,
+    edge_level,
+    fmt_est,
+    threshold,
+)
+from saturate.diagnostics.naming import (
+    is_entropy,
+    is_kl,
+    is_length,
+    is_reward,
+    reward_rank,
+    subtask_families,
+)
+from saturate.evidence import recent_window, trend_test
+from saturate.results import PASSING_VERDICTS, Trend
+
+__all__ = [
+    "entropy_collapse",
+    "kl_blowup",
+    "length_runaway",
+    "gradient_conflict",
+    "instability_diagnostics",
+]
+
+MIN_POINTS = 12
+
+
+def _positive(y: np.ndarray) -> np.ndarray:
+    """Health metrics logged as negatives (an entropy bonus as a loss) read as magnitudes."""
+    return -y if np.median(y) < 0 else y
+
+
+def _smooth(y: np.ndarray) -> np.ndarray:
+    w = max(3, y.size // 25)
+    return pd.Series(y).rolling(w, center=True, min_periods=1).median().to_numpy(float)
+
+
+def _diag(ref: CurveRef, kind: str, severity: str, message: str, compute: float | None,
+          details: dict, metrics: tuple[str, ...] | None = None) -> Diagnostic:
+    return Diagnostic(kind=kind, severity=severity, run=ref.run, run_id=ref.run_id,
+                      source=ref.source, metrics=metrics or (ref.metric,), message=message,
+                      compute=compute, details=details)
+
+
+def entropy_collapse(ref: CurveRef, settings: DiagnosticSettings) -> Diagnostic | None:
+    """The entropy-collapse diagnostic of one entropy curve, or ``None``."""
+    y = _positive(ref.value)
+    if y.size < MIN_POINTS:
+        return None
+    start, end = edge_level(y, 0.05, 3, end=False), edge_level(y, 0.1, 3, end=True)
+    if not start > 0:
+        return None
+    ratio = end / start
+    frac = settings.entropy_collapse_fraction
+    if ratio > frac:
+        return None
+    below = np.nonzero(_smooth(y) <= frac * start)[0]
+    at = float(ref.compute[below[0]]) if below.size else float(ref.compute[-1])
+    message = (
+        f"entropy collapse: {ref.metric} fell from {start:.3g} to {end:.3g} "
+        f"({ratio:.0%} of its start), below {frac:.0%} of it from compute {at:.4g}; "
+        f"the policy has stopped exploring"
+    )
+    return _diag(ref, "entropy_collapse", "error" if ratio <= frac / 3 else "warning", message,
+                 at, {"start": start, "end": end, "ratio": ratio, "fraction": frac})
+
+
+def kl_blowup(ref: CurveRef, settings: DiagnosticSettings) -> Diagnostic | None:
+    """The KL blow-up diagnostic of one KL curve, or ``None``."""
+    c, y = ref.compute, np.abs(ref.value)
+    n = y.size
+    if n < MIN_POINTS or not (c > 0).all():
+        return None
+    factor = settings.kl_blowup_factor
+    floor = 1e-3 * float(np.max(y)) + 1e-12
+    sm = _smooth(y)
+    for j in range(max(n // 4, 4), n):
+        if c[j] / 2.0 < c[0]:
+            continue
+        base = max(float(np.interp(c[j] / 2.0, c, sm)), floor)
+        if sm[j] > factor * base:
+            end = edge_level(y, 0.1, 3, end=True)
+            if end < factor / 2 * base:
+                return None  # a spike it came back from
+            message = (
+                f"KL blow-up: {ref.metric} multiplied by {sm[j] / base:.3g} over one doubling "
+                f"of compute (from {base:.3g} at {c[j] / 2:.4g} to {sm[j]:.3g} at {c[j]:.4g}; "
+                f"more than {factor:g}x) and ends at {end:.3g}"
+            )
+            return _diag(ref, "kl_blowup", "error" if end >= factor * base else "warning",
+                         message, float(c[j]),
+                         {"base": base, "jump_to": float(sm[j]), "end": end, "factor": factor})
+    return None
+
+
+def _log_trend(c: np.ndarray, y: np.ndarray, conf: float) -> Trend | None:
+    pos = (c > 0) & (y > 0)
+    if pos.sum() < 6:
+        return None
+    return trend_test(c[pos], np.log(y[pos]), confidence=conf, min_points=int(pos.sum()))
+
+
+def _linear_slope(c: np.ndarray, y: np.ndarray, conf: float) -> tuple[float, float, float]:
+    """Slope per unit of compute with a Newey-West interval: (value, lo, hi)."""
+    if c.size < 6 or np.ptp(c) == 0:
+        return math.nan, math.nan, math.nan
+    lags = max(1, int(4.0 * (c.size / 100.0) ** (2.0 / 9.0)))
+    res = sm.OLS(y, sm.add_constant(c - c.mean())).fit(
+        cov_type="HAC", cov_kwds={"maxlags": lags}, use_t=True)
+    lo, hi = res.conf_int(alpha=1.0 - conf)[1]
+    return float(res.params[1]), float(lo), float(hi)
+
+
+def length_runaway(
+    ref: CurveRef, reward: CurveRef | None, settings: DiagnosticSettings
+) -> Diagnostic | None:
+    """The length-runaway diagnostic of one response-length curve, or ``None``."""
+    c, y = ref.compute, _positive(ref.value)
+    if y.size < MIN_POINTS:
+        return None
+    start, end = edge_level(y, 0.1, 3, end=False), edge_level(y, 0.1, 3, end=True)
+    if not (start > 0 and end / start >= settings.length_runaway_factor):
+        return None
+    conf = settings.confidence
+    recent = recent_window(c, 8)
+    now = _log_trend(c[recent], y[recent], conf)
+    if now is None or not now.slope_per_doubling.lo > 0:
+        return None
+    # Accelerating: more tokens per unit of compute now than before (convex in compute), which
+    # a steady linear growth is not, however it looks on a log-compute axis.
+    before = _linear_slope(c[~recent], y[~recent], conf)
+    after = _linear_slope(c[recent], y[recent], conf)
+    accelerating = math.isfinite(before[2]) and after[1] > before[2] and after[0] > 0
+    reward_stalled = falls = False
+    if reward is not None:
+        rt = (reward.analysis.trend if reward.analysis is not None else None) or trend_test(
+            reward.compute, reward.signed, confidence=conf
+        )
+        if rt is not None:
+            reward_stalled = not rt.slope_per_doubling.lo > threshold(reward)
+            falls = rt.slope_per_doubling.hi < 0
+        if reward.analysis is not None:
+            reward_stalled = reward_stalled or reward.analysis.verdict not in PASSING_VERDICTS
+    if not (accelerating or reward_stalled):
+        return None
+    why = []
+    if accelerating:
+        why.append(
+            f"growth is accelerating ({after[0]:.3g} [{after[1]:.3g}, {after[2]:.3g}] per unit "
+            f"of compute now vs {before[0]:.3g} [{before[1]:.3g}, {before[2]:.3g}] before)"
+        )
+    if reward_stalled and reward is not None:
+        why.append(f"{reward.metric} has stopped scaling" + (" and falls" if falls else ""))
+    message = (
+        f"length runaway: {ref.metric} grew {end / start:.2g}x ({start:.4g} -> {end:.4g}) and "
+        f"still grows; " + "; ".join(why)
+    )
+    metrics = (ref.metric,) if reward is None else (ref.metric, reward.metric)
+    return _diag(ref, "length_runaway", "error" if falls else "warning", message,
+                 now.compute_from,
+                 {"start": start, "end": end, "ratio": end / start, "accelerating": accelerating,
+                  "reward_stalled": reward_stalled,
+                  "log_growth_per_doubling": now.slope_per_doubling.to_dict()},
+                 metrics)
+
+
+def gradient_conflict(
+    curves: dict[str, CurveRef], settings: DiagnosticSettings
+) -> list[Diagnostic]:
+    """Task metrics of one run that move in opposite directions, one diagnostic per family."""
+    out = []
+    for family, members in subtask_families(list(curves)).items():
+        up, down = [], []
+        for _, metric in members:
+            ref = curves[metric]
+            tr = (ref.analysis.trend if ref.analysis is not None else None) or trend_test(
+                ref.compute, ref.signed, confidence=settings.confidence
+            )
+            if tr is None:
+                continue
+            s, t = tr.slope_per_doubling, threshold(ref)
+            if s.lo > t:
+                up.append((ref, tr))
+            elif s.hi < -t:
+                down.append((ref, tr))
+        if not (up and down):
+            continue
+        first = up[0][0]
+        since = max(tr.compute_from for _, tr in down)
+        message = (
+            f"{family}: tasks move in opposite directions: "
+            + ", ".join(f"{r.metric} gains {fmt_est(t.slope_per_doubling)}" for r, t in up)
+            + " per doubling while "
+            + ", ".join(f"{r.metric} loses {fmt_est(t.slope_per_doubling)}" for r, t in down)
+            + f" (recent stretch from compute {since:.4g})"
+        )
+        out.append(_diag(
+            first, "gradient_conflict", "warning", message, since,
+            {"family": family,
+             "improving": {r.metric: t.slope_per_doubling.to_dict() for r, t in up},
+             "degrading": {r.metric: t.slope_per_doubling.to_dict() for r, t in down}},
+            tuple(r.metric for r, _ in up + down),
+        ))
+    return out
+
+
+def instability_diagnostics(
+    refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None
+) -> list[Diagnostic]:
+    """Entropy collapse, KL blow-up, length runaway and gradient conflict for every run."""
+    settings = settings or DiagnosticSettings()
+    out: list[Diagnostic] = []
+    for curves in by_run(refs).values():
+        rewards = sorted((m for m in curves if is_reward(m)), key=reward_rank)
+        reward = curves[rewards[0]] if rewards else None
+        for metric, ref in curves.items():
+            d = None
+            if is_entropy(metric):
+                d = entropy_collapse(ref, settings)
+            elif is_kl(metric):
+                d = kl_blowup(ref, settings)
+            elif is_length(metric):
+                d = length_runaway(ref, reward, settings)
+            if d is not None:
+                out.append(d)
+        out += gradient_conflict(curves, settings)
+    return out

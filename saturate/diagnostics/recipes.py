@@ -1,0 +1,254 @@
+"""Recipe comparison in the ScaleRL manner (Khatri et al. 2025): per group of runs (a recipe, its
+seeds pooled by ``--group-by``), the asymptote ``A`` and efficiency ``B`` of the sigmoid
+``R0 + (A - R0) / (1 + (Cmid / C)^B)`` with their intervals, the bootstrap probability that one
+recipe beats another at a given compute, and the compute at which their forecasts cross.
+
+* ``P(X beats Y at C)``: the share of pairs of bootstrap draws (one from each recipe's fit; the
+  fits are independent) in which X's forecast at ``C`` is better than Y's.
+* crossing: the last compute, on a log grid from the later of the two first computes up to
+  ``64x`` the larger last compute, where the two forecasts change order (after it the leader
+  stays ahead); its interval from the same search on paired draws, and the share of draws that
+  cross at all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from saturate.config import parse_forecast_at
+from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
+from saturate.direction import signed
+from saturate.results import Estimate, format_estimate, jsonable
+
+__all__ = [
+    "RecipeSummary",
+    "RecipePair",
+    "RecipeComparison",
+    "prob_better",
+    "forecast_crossing",
+    "compare_recipes",
+    "recipe_diagnostics",
+]
+
+HORIZON = 64.0
+_NAN = Estimate(math.nan, identified=False)
+
+
+@dataclass(frozen=True)
+class RecipeSummary:
+    """One recipe on one metric: its sigmoid A and B, the averaged asymptote, where it stands."""
+
+    label: str
+    run_id: str
+    n_seeds: int
+    compute_last: float
+    value_last: float
+    A: Estimate
+    B: Estimate
+    asymptote: Estimate
+    verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "label": self.label, "run_id": self.run_id, "n_seeds": self.n_seeds,
+            "compute_last": self.compute_last, "value_last": self.value_last,
+            "A": self.A.to_dict(), "B": self.B.to_dict(), "asymptote": self.asymptote.to_dict(),
+            "verdict": self.verdict,
+        })
+
+
+@dataclass(frozen=True)
+class RecipePair:
+    """X vs Y: the probability X is better at each compute, and where the forecasts cross."""
+
+    first: str
+    second: str
+    prob_first_better: dict[float, float]
+    crossing: Estimate | None
+    crossing_share: float
+    leader_at_horizon: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "first": self.first, "second": self.second,
+            "prob_first_better": [{"compute": c, "prob": p}
+                                  for c, p in self.prob_first_better.items()],
+            "crossing": None if self.crossing is None else self.crossing.to_dict(),
+            "crossing_share": self.crossing_share, "leader_at_horizon": self.leader_at_horizon,
+        })
+
+    def summary(self) -> str:
+        probs = "; ".join(f"P({self.first} beats {self.second} at {c:.4g}) = {p:.2f}"
+                          for c, p in self.prob_first_better.items())
+        cross = (f"forecasts cross at compute {format_estimate(self.crossing)} "
+                 f"({self.crossing_share:.0%} of draws cross)" if self.crossing is not None
+                 else f"forecasts do not cross ({self.crossing_share:.0%} of draws do)")
+        lead = f"; {self.leader_at_horizon} leads at the horizon" if self.leader_at_horizon else ""
+        return f"{probs}; {cross}{lead}"
+
+
+@dataclass(frozen=True)
+class RecipeComparison:
+    """All recipes of one metric, and every pair of them."""
+
+    metric: str
+    group_by: str | None
+    recipes: tuple[RecipeSummary, ...]
+    pairs: tuple[RecipePair, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({"metric": self.metric, "group_by": self.group_by,
+                         "recipes": [r.to_dict() for r in self.recipes],
+                         "pairs": [p.to_dict() for p in self.pairs]})
+
+    def summary(self) -> str:
+        lines = [f"{self.metric}: {len(self.recipes)} recipes"
+                 + (f" by {self.group_by}" if self.group_by else "")]
+        for r in self.recipes:
+            lines.append(f"  {r.label} ({r.n_seeds} seed{'s' if r.n_seeds != 1 else ''}): "
+                         f"A {format_estimate(r.A)}, B {format_estimate(r.B)}, "
+                         f"last {r.value_last:.4g} at {r.compute_last:.4g} ({r.verdict})")
+        lines += [f"  {p.first} vs {p.second}: {p.summary()}" for p in self.pairs]
+        return "\n".join(lines)
+
+
+def prob_better(a: np.ndarray, b: np.ndarray) -> float:
+    """P(A > B) over all pairs of independent draws (ties count half); larger is better."""
+    a = np.sort(np.asarray(a, dtype=float)[np.isfinite(a)])
+    b = np.sort(np.asarray(b, dtype=float)[np.isfinite(b)])
+    if a.size == 0 or b.size == 0:
+        return math.nan
+    below = np.searchsorted(b, a, side="left")
+    at_or_below = np.searchsorted(b, a, side="right")
+    return float(np.mean((below + at_or_below) / 2.0) / b.size)
+
+
+def _last_change(diff: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Per row, the grid compute just after the last change of sign (NaN when none)."""
+    s = np.sign(diff)
+    change = (s[..., 1:] * s[..., :-1]) < 0
+    any_change = change.any(axis=-1)
+    last = change.shape[-1] - 1 - np.argmax(change[..., ::-1], axis=-1)
+    return np.where(any_change, grid[last + 1], np.nan)
+
+
+def forecast_crossing(
+    f1: np.ndarray, f2: np.ndarray, s1: np.ndarray | None, s2: np.ndarray | None,
+    grid: np.ndarray, confidence: float = 0.9,
+) -> tuple[Estimate | None, float]:
+    """Where the forecasts ``f1``/``f2`` on ``grid`` last change order; draws give the interval."""
+    point = float(_last_change(np.asarray(f1) - np.asarray(f2), grid))
+    share, lo, hi = 0.0, math.nan, math.nan
+    if s1 is not None and s2 is not None:
+        k = min(s1.shape[0], s2.shape[0])
+        if k >= 2:
+            cross = _last_change(s1[:k] - s2[:k], grid)
+            share = float(np.mean(np.isfinite(cross)))
+            if share > 0:
+                q = (1.0 - confidence) / 2.0
+                lo, hi = (float(v) for v in np.nanquantile(cross, [q, 1.0 - q]))
+    if not math.isfinite(point):
+        return None, share
+    return Estimate(point, lo, hi, identified=math.isfinite(lo) and share >= 0.5), share
+
+
+def _sigmoid_params(ref: CurveRef) -> tuple[Estimate, Estimate]:
+    ca = ref.analysis
+    for law in () if ca is None else ca.laws:
+        if law.name == "sigmoid":
+            return law.params.get("A", _NAN), law.params.get("B", _NAN)
+    return _NAN, _NAN
+
+
+def _label(ref: CurveRef) -> tuple[str, int]:
+    g = ref.analysis.group if ref.analysis is not None else None
+    if g and g.get("by") is not None:
+        return str(g.get("value")), int(g.get("n_seeds", 1))
+    return ref.run, int(g.get("n_seeds", 1)) if g else 1
+
+
+def _at(spec: str | float, last: float) -> float:
+    v = parse_forecast_at(spec, "compare_at")
+    return float(v[:-1]) * last if isinstance(v, str) else float(v)
+
+
+def compare_recipes(
+    refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
+    group_by: str | None = None,
+) -> RecipeComparison:
+    """Compare the recipes (one analysed curve each, all of the same metric)."""
+    settings = settings or DiagnosticSettings()
+    refs = [r for r in refs if r.analysis is not None]
+    if not refs:
+        raise ValueError("compare_recipes needs analysed curves")
+    metric = refs[0].metric
+    direction = refs[0].direction
+    recipes = []
+    for r in refs:
+        label, n = _label(r)
+        a, b = _sigmoid_params(r)
+        ca = r.analysis
+        recipes.append(RecipeSummary(label, r.run_id, n, ca.compute_last, ca.value_last, a, b,
+                                     ca.asymptote, ca.verdict))
+    last = max(r.compute_last for r in recipes)
+    at = sorted({_at(s, last) for s in settings.compare_at})
+    fitted = [(s, r) for s, r in zip(recipes, refs, strict=True) if r.analysis.fit is not None]
+    pairs = []
+    for (s1, r1), (s2, r2) in itertools.combinations(fitted, 2):
+        fit1, fit2 = r1.analysis.fit, r2.analysis.fit
+        x = np.asarray(at, dtype=float)
+        d1 = signed(np.asarray(fit1.predict_samples(x), float), direction)
+        d2 = signed(np.asarray(fit2.predict_samples(x), float), direction)
+        probs = {c: prob_better(d1[:, i], d2[:, i]) for i, c in enumerate(at)}
+        start = max(float(r1.compute[r1.compute > 0][0]), float(r2.compute[r2.compute > 0][0]))
+        grid = np.geomspace(start, HORIZON * last, 300)
+        f1 = signed(np.asarray(fit1.predict(grid), float), direction)
+        f2 = signed(np.asarray(fit2.predict(grid), float), direction)
+        cross, share = forecast_crossing(
+            f1, f2, signed(np.asarray(fit1.predict_samples(grid), float), direction),
+            signed(np.asarray(fit2.predict_samples(grid), float), direction), grid,
+            settings.confidence,
+        )
+        lead = None if f1[-1] == f2[-1] else (s1.label if f1[-1] > f2[-1] else s2.label)
+        pairs.append(RecipePair(s1.label, s2.label, probs, cross, share, lead))
+    return RecipeComparison(metric, group_by, tuple(recipes), tuple(pairs))
+
+
+def recipe_diagnostics(
+    refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None
+) -> list[Diagnostic]:
+    """One ``recipe`` diagnostic per metric and pair of recipes, when the runs were grouped."""
+    settings = settings or DiagnosticSettings()
+    per_metric: dict[tuple[str, str], list[CurveRef]] = {}
+    group_by = None
+    for r in refs:
+        g = r.analysis.group if r.analysis is not None else None
+        if g and g.get("by") is not None:
+            group_by = str(g["by"])
+            per_metric.setdefault((r.source, r.metric), []).append(r)
+    out = []
+    for (source, metric), members in per_metric.items():
+        if len(members) < 2:
+            continue
+        comp = compare_recipes(members, settings, group_by)
+        by_label = {s.label: s for s in comp.recipes}
+        for p in comp.pairs:
+            a, b = by_label[p.first], by_label[p.second]
+            message = (
+                f"{metric}: {p.first} (A {format_estimate(a.A)}, B {format_estimate(a.B)}) vs "
+                f"{p.second} (A {format_estimate(b.A)}, B {format_estimate(b.B)}): {p.summary()}"
+            )
+            out.append(Diagnostic(
+                kind="recipe", severity="info", run=f"{p.first} vs {p.second}",
+                run_id=f"{a.run_id} vs {b.run_id}", source=source, metrics=(metric,),
+                message=message, compute=None if p.crossing is None else p.crossing.value,
+                details={"group_by": group_by, "recipes": [a.to_dict(), b.to_dict()],
+                         "pair": p.to_dict()},
+            ))
+    return out

@@ -1,0 +1,106 @@
+"""Which way is better for a metric: decided from its name, overridable by glob patterns.
+
+The direction is never inferred from the trend of the curve: a collapsing reward falls without being
+a loss, and calling it "lower is better" would turn a collapse into progress.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from saturate.errors import SettingsError
+from saturate.results import Direction
+
+__all__ = ["LOWER_IS_BETTER_WORDS", "metric_direction", "signed", "unsigned"]
+
+# Words that make a metric lower-is-better when they appear as a whole token of its name
+# (tokens are split on anything that is not a letter or digit, and on camelCase boundaries).
+LOWER_IS_BETTER_WORDS: frozenset[str] = frozenset(
+    {
+        "loss",
+        "losses",
+        "error",
+        "errors",
+        "err",
+        "perplexity",
+        "ppl",
+        "regret",
+        "latency",
+        "nll",
+        "mse",
+        "mae",
+        "rmse",
+        "wer",
+        "cer",
+        "bpb",
+        "bpc",
+        "cost",
+        "violation",
+        "violations",
+    }
+)
+# Words that keep a metric higher-is-better even when a lower-is-better word is in its name:
+# "error_free_rate" or "loss_reduction" are things one wants more of.
+_HIGHER_OVERRIDES: frozenset[str] = frozenset(
+    {"reduction", "improvement", "accuracy", "acc", "reward", "return", "score", "success", "free"}
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _tokens(name: str) -> list[str]:
+    return [t.lower() for t in _SPLIT.split(_CAMEL.sub("_", name)) if t]
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def metric_direction(
+    metric: str,
+    lower_is_better: Sequence[str] = (),
+    higher_is_better: Sequence[str] = (),
+) -> Direction:
+    """``"lower"`` or ``"higher"``: explicit glob patterns first, then the name rules.
+
+    A metric matched by both pattern lists is a settings error. The name rules: a whole-word token
+    among :data:`LOWER_IS_BETTER_WORDS` (``loss``, ``error``, ``perplexity``, ``regret``,
+    ``latency``...) makes it lower-is-better unless a word such as ``reduction``, ``accuracy`` or
+    ``reward`` says otherwise; everything else (rewards, returns, scores, accuracies) is
+    higher-is-better.
+    """
+    if isinstance(lower_is_better, str):
+        lower_is_better = (lower_is_better,)
+    if isinstance(higher_is_better, str):
+        higher_is_better = (higher_is_better,)
+    low = _matches(metric, lower_is_better)
+    high = _matches(metric, higher_is_better)
+    if low and high:
+        raise SettingsError(
+            f"metric {metric!r} matches both --lower-is-better {list(lower_is_better)} and "
+            f"--higher-is-better {list(higher_is_better)}; make the patterns exclusive"
+        )
+    if low:
+        return "lower"
+    if high:
+        return "higher"
+    tokens = _tokens(metric)
+    if any(t in LOWER_IS_BETTER_WORDS for t in tokens) and not any(
+        t in _HIGHER_OVERRIDES for t in tokens
+    ):
+        return "lower"
+    return "higher"
+
+
+def signed(values: np.ndarray | float, direction: Direction) -> np.ndarray | float:
+    """Values flipped so that larger is better (the identity for higher-is-better metrics)."""
+    return -values if direction == "lower" else values
+
+
+def unsigned(values: np.ndarray | float, direction: Direction) -> np.ndarray | float:
+    """Back from the better-is-larger scale to the metric's own units (``signed`` is its own inverse)."""
+    return -values if direction == "lower" else values

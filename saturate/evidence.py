@@ -1,0 +1,219 @@
+"""Evidence about a curve that does not depend on any fitted law.
+
+* :func:`trend_test`: the slope per doubling of compute over the recent stretch of the curve, from an
+  OLS fit on log2 compute. Consecutive points of an RL curve are strongly autocorrelated, so plain
+  OLS errors would be far too confident; the standard error is the larger of Newey-West (HAC) and
+  the AR(1) inflation ``sqrt((1 + phi) / (1 - phi))`` with a bias-corrected phi, and the t
+  quantile uses the effective number of points ``n (1 - phi) / (1 + phi)``. (Newey-West alone
+  covers a nominal 90% only ~60% of the time on 50 points with phi = 0.8.)
+* :func:`detect_collapse`: a sudden drop after a good stretch that the curve has not recovered from,
+  found as a change in mean with ``ruptures`` (PELT, penalty scaled by the point-to-point noise).
+
+All values handed in are on the "larger is better" scale (see :func:`saturate.direction.signed`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import ruptures as rpt
+import statsmodels.api as sm
+from scipy import stats
+
+from saturate.results import Collapse, Estimate, Trend
+
+__all__ = [
+    "noise_sd",
+    "recent_window",
+    "trend_test",
+    "detect_collapse",
+    "MIN_TREND_POINTS",
+]
+
+MIN_TREND_POINTS = 6
+
+
+def noise_sd(values: np.ndarray) -> float:
+    """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).
+
+    First differences remove the slow trend, so this measures the jitter around it, not the trend.
+    """
+    y = np.asarray(values, dtype=float)
+    if y.size < 3:
+        return math.nan
+    d = np.diff(y)
+    mad = float(np.median(np.abs(d - np.median(d))))
+    sd = 1.4826 * mad / math.sqrt(2.0)
+    if sd == 0.0:
+        # Curves logged with a few distinct values (accuracies on tiny eval sets): fall back on the
+        # plain standard deviation of the differences.
+        sd = float(np.std(d)) / math.sqrt(2.0)
+    return sd
+
+
+def recent_window(compute: np.ndarray, min_points: int = 8) -> np.ndarray:
+    """Boolean mask of the recent stretch: the last doubling of compute, widened to the last
+    2^k-fold until it holds ``min_points`` points (or the whole curve)."""
+    c = np.asarray(compute, dtype=float)
+    last = float(np.max(c))
+    positive = c > 0
+    factor = 2.0
+    while True:
+        mask = positive & (c >= last / factor)
+        if mask.sum() >= min_points or mask.sum() == positive.sum():
+            return mask
+        factor *= 2.0
+
+
+def trend_test(
+    compute: np.ndarray,
+    values: np.ndarray,
+    *,
+    confidence: float = 0.9,
+    min_points: int = 8,
+    extra_se: float = 0.0,
+) -> Trend | None:
+    """Slope per doubling of compute over the recent stretch, with a HAC interval and p-value.
+
+    ``values`` are on the larger-is-better scale. ``extra_se`` (for example the spread of the
+    slope across seeds) is added in quadrature to the HAC standard error. Returns ``None`` when
+    fewer than :data:`MIN_TREND_POINTS` points with positive compute are available.
+    """
+    c = np.asarray(compute, dtype=float)
+    y = np.asarray(values, dtype=float)
+    mask = recent_window(c, min_points)
+    n = int(mask.sum())
+    if n < MIN_TREND_POINTS:
+        return None
+    x = np.log2(c[mask])
+    yy = y[mask]
+    if np.ptp(x) == 0:
+        return None
+    design = sm.add_constant(x - x.mean())
+    # Newey-West's rule of thumb for the number of lags, at least one.
+    lags = max(1, int(math.floor(4.0 * (n / 100.0) ** (2.0 / 9.0))))
+    phi = 0.0
+    if np.ptp(yy) == 0:
+        slope, se = 0.0, 0.0
+    else:
+        ols = sm.OLS(yy, design).fit()
+        hac = ols.get_robustcov_results(cov_type="HAC", maxlags=lags, use_t=True)
+        slope = float(ols.params[1])
+        phi = _ar1(ols.resid)
+        # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
+        # AR(1) variance inflation of a trend slope, (1 + phi) / (1 - phi), is not.
+        se = max(float(hac.bse[1]), float(ols.bse[1]) * math.sqrt((1 + phi) / (1 - phi)))
+    se = math.sqrt(se**2 + float(extra_se) ** 2)
+    df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
+    if se > 0:
+        t_crit = float(stats.t.ppf(0.5 + confidence / 2.0, df))
+        p = float(2.0 * stats.t.sf(abs(slope) / se, df))
+        lo, hi = slope - t_crit * se, slope + t_crit * se
+    else:
+        p = 0.0 if slope != 0 else 1.0
+        lo = hi = slope
+    return Trend(
+        slope_per_doubling=Estimate(slope, lo, hi),
+        p_value=p,
+        method=(
+            f"OLS on log2 compute; errors the larger of Newey-West HAC ({lags} lags) and "
+            f"AR(1)-corrected (phi {phi:.2f}, effective n {n * (1 - phi) / (1 + phi):.0f})"
+        ),
+        compute_from=float(c[mask].min()),
+        compute_to=float(c[mask].max()),
+        n_points=n,
+    )
+
+
+def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:
+    """True when two adjacent segments ``[a, m)`` and ``[m, b)`` are better described by a jump
+    between two levels than by one straight line (on compute or on log compute): a sudden drop,
+    not a gradual decline that the segmentation happened to cut in two."""
+    ya, yb = y[a:m], y[m:b]
+    sse_step = float(np.sum((ya - ya.mean()) ** 2) + np.sum((yb - yb.mean()) ** 2))
+    yy = y[a:b]
+    sse_line = math.inf
+    for x in (c[a:b], np.log(np.maximum(c[a:b], 1e-300))):
+        if np.ptp(x) > 0:
+            coef = np.polyfit(x, yy, 1)
+            sse_line = min(sse_line, float(np.sum((yy - np.polyval(coef, x)) ** 2)))
+    return sse_step < sse_line
+
+
+def _ar1(resid: np.ndarray) -> float:
+    """Lag-1 autocorrelation of residuals with Kendall's small-sample bias correction, in [0, 0.98]."""
+    e = np.asarray(resid, dtype=float)
+    denom = float(np.sum(e * e))
+    if e.size < 3 or denom == 0:
+        return 0.0
+    phi = float(np.sum(e[1:] * e[:-1])) / denom
+    phi += (1.0 + 3.0 * phi) / e.size
+    return float(np.clip(phi, 0.0, 0.98))
+
+
+def detect_collapse(
+    compute: np.ndarray,
+    values: np.ndarray,
+    *,
+    steps: np.ndarray | None = None,
+    scale: float | None = None,
+    min_drop_fraction: float = 0.2,
+    z: float = 4.0,
+) -> Collapse | None:
+    """A sudden, unrecovered drop after a good stretch, or ``None``.
+
+    The curve (larger-is-better scale) is cut into segments of constant mean by PELT with a
+    BIC-like penalty ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`). A collapse is a change
+    point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
+    curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
+    best reached so far, with the last segment still well below that level (not recovered), and
+    where a jump between the two segments fits better than one straight line through both (so a
+    gradual decline is not called a collapse).
+    Levels in the result are on the larger-is-better scale; ``drop`` is positive.
+    """
+    c = np.asarray(compute, dtype=float)
+    y = np.asarray(values, dtype=float)
+    n = y.size
+    if n < 12:
+        return None
+    sigma = noise_sd(y)
+    span = float(np.ptp(y)) if scale is None else float(scale)
+    if not (span > 0) or not math.isfinite(sigma):
+        return None
+    sigma = max(sigma, 1e-12 * span)
+    min_size = max(3, n // 25)
+    algo = rpt.Pelt(model="l2", min_size=min_size, jump=max(1, n // 200)).fit(y.reshape(-1, 1))
+    bkps = algo.predict(pen=3.0 * sigma**2 * math.log(n))
+    edges = [0, *bkps]
+    if len(edges) < 3:
+        return None
+    means = [float(np.mean(y[a:b])) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    sizes = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    final = means[-1]
+    best: Collapse | None = None
+    for j in range(len(means) - 1):
+        before, after = means[j], means[j + 1]
+        drop = before - after
+        if drop <= 0:
+            continue
+        best_so_far = max(means[: j + 1])
+        se = sigma * math.sqrt(1.0 / sizes[j] + 1.0 / sizes[j + 1])
+        if (
+            drop >= min_drop_fraction * span
+            and drop >= z * se
+            and before >= best_so_far - 0.5 * drop
+            and final <= before - 0.5 * drop
+            and (best is None or drop > best.drop)
+            and _is_step(c, y, edges[j], edges[j + 1], edges[j + 2])
+        ):
+            at = edges[j + 1]
+            best = Collapse(
+                compute=float(c[at]),
+                step=int(steps[at]) if steps is not None else int(at),
+                level_before=before,
+                level_after=after,
+                drop=drop,
+                drop_fraction=drop / span,
+            )
+    return best

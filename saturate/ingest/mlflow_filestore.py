@@ -1,0 +1,216 @@
+"""Legacy MLflow file store (``mlruns/``) read directly, without MLflow's FileStore.
+
+Layout: ``<root>/<exp_id>/meta.yaml`` per experiment (deleted ones under ``.trash``),
+``<exp_id>/<run_id>/meta.yaml`` per run, and ``metrics/``, ``params/``, ``tags/`` folders in
+which a key containing ``/`` is a nested path. A metric file holds one point per line,
+``timestamp value [step [extra fields...]]``; a param or tag file holds the value. MLflow 3
+refuses to open this store unless ``MLFLOW_ALLOW_FILE_STORE=true``; reading the files needs no
+such switch and never writes.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from saturate.curves import DataWarning
+from saturate.errors import InputError
+from saturate.ingest.mlflow import (
+    Experiment,
+    RunMeta,
+    Selection,
+    empty_points,
+    filter_runs,
+    filter_uses_metrics,
+    pick_experiments,
+    points_frame,
+)
+
+__all__ = ["read_filestore", "read_metric_file"]
+
+_TRASH = ".trash"
+_META = "meta.yaml"
+_STATUS = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}
+_COLS = ["timestamp", "value", "step", "x1", "x2", "x3"]
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _meta(folder: Path) -> dict | None:
+    try:
+        with open(folder / _META, encoding="utf-8") as fh:
+            data = yaml.load(fh, Loader=_Loader)  # noqa: S506 - a safe loader
+    except (OSError, yaml.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _experiments(root: Path) -> list[tuple[Experiment, Path]]:
+    found = []
+    for parent, active in ((root, True), (root / _TRASH, False)):
+        if not parent.is_dir():
+            continue
+        for child in sorted(parent.iterdir()):
+            if child.name.startswith(".") or not child.is_dir():
+                continue
+            meta = _meta(child)
+            if not meta or "experiment_id" not in meta:
+                continue
+            alive = active and meta.get("lifecycle_stage", "active") != "deleted"
+            exp = Experiment(str(meta["experiment_id"]), str(meta.get("name", "")), alive)
+            found.append((exp, child))
+    return found
+
+
+def _key_files(folder: Path) -> dict[str, Path]:
+    """{key: file} under a metrics/params/tags folder; nested folders are '/' in the key."""
+    out: dict[str, Path] = {}
+    if not folder.is_dir():
+        return out
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(dirpath) / name
+            out[path.relative_to(folder).as_posix()] = path
+    return out
+
+
+def _values(folder: Path) -> dict[str, str]:
+    out = {}
+    for key, path in _key_files(folder).items():
+        try:
+            out[key] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def _status(raw: object) -> str:
+    if isinstance(raw, int):
+        return _STATUS.get(raw, str(raw))
+    return str(raw or "")
+
+
+def _runs(exp: Experiment, folder: Path) -> list[tuple[RunMeta, Path]]:
+    runs = []
+    for child in sorted(folder.iterdir()):
+        if not child.is_dir() or not (child / _META).is_file():
+            continue
+        meta = _meta(child)
+        if not meta or not (meta.get("run_id") or meta.get("run_uuid")):
+            continue
+        if meta.get("lifecycle_stage", "active") == "deleted":
+            continue
+        run_id = str(meta.get("run_id") or meta.get("run_uuid"))
+        end = meta.get("end_time")
+        run = RunMeta(
+            run_id=run_id, experiment_id=exp.id, name=str(meta.get("run_name") or ""),
+            status=_status(meta.get("status")), params=_values(child / "params"),
+            tags=_values(child / "tags"), start_time=int(meta.get("start_time") or 0),
+            end_time=None if end is None else int(end), user_id=str(meta.get("user_id") or ""),
+            artifact_uri=str(meta.get("artifact_uri") or ""),
+        )  # fmt: skip
+        runs.append((run, child))
+    return runs
+
+
+def read_metric_file(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(steps, values, timestamps, malformed line count) of one metric file.
+
+    A line with only ``timestamp value`` has step 0 (as MLflow reads it); fields after the step
+    (run id, dataset name/digest) are ignored.
+    """
+    try:
+        df = pd.read_csv(
+            path, sep=" ", header=None, names=_COLS, usecols=[0, 1, 2], engine="c",
+            skip_blank_lines=True, dtype=str, keep_default_na=False,
+        )  # fmt: skip
+    except pd.errors.EmptyDataError:
+        return np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64), 0
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError):
+        df = _read_lines(path)
+    ts = pd.to_numeric(df["timestamp"], errors="coerce")
+    value = pd.to_numeric(df["value"].str.strip(), errors="coerce")
+    step_text = df["step"].fillna("").astype(str).str.strip()
+    step = pd.to_numeric(step_text.where(step_text != "", "0"), errors="coerce")
+    bad = ts.isna() | step.isna() | df["value"].isna()
+    ok = ~bad.to_numpy()
+    return (
+        step.to_numpy()[ok].astype(np.int64),
+        value.to_numpy(dtype=float)[ok],
+        ts.to_numpy()[ok].astype(np.int64),
+        int(bad.sum()),
+    )
+
+
+def _read_lines(path: Path) -> pd.DataFrame:
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            if parts:
+                rows.append((parts + [None, None, None])[:3])
+    return pd.DataFrame(rows, columns=_COLS[:3], dtype=object)
+
+
+def _run_points(run: RunMeta, folder: Path, selection: Selection) -> tuple[pd.DataFrame, int]:
+    parts, malformed = [], 0
+    for key, path in sorted(_key_files(folder / "metrics").items()):
+        if not selection.wants_metric(key):
+            continue
+        steps, values, stamps, bad = read_metric_file(path)
+        malformed += bad
+        n = len(steps)
+        parts.append(points_frame([run.run_id] * n, [key] * n, steps, values, stamps))
+    if not parts:
+        return empty_points(), malformed
+    return pd.concat(parts, ignore_index=True), malformed
+
+
+def _latest(points: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """MLflow's 'latest' metric value: the point with the largest (step, timestamp, value)."""
+    if points.empty:
+        return {}
+    last = points.sort_values(["step", "timestamp", "value"]).groupby(["run_id", "metric"]).tail(1)
+    out: dict[str, dict[str, float]] = {}
+    for run_id, key, value in last[["run_id", "metric", "value"]].itertuples(index=False):
+        out.setdefault(run_id, {})[key] = float(value)
+    return out
+
+
+def read_filestore(
+    root: Path, selection: Selection, *, label: str, max_workers: int = 8
+) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+    """Experiments, selected active runs and their points from an ``mlruns/`` folder."""
+    found = _experiments(Path(root))
+    if not found:
+        raise InputError(f"MLflow file store {label!r} holds no experiments")
+    exps = pick_experiments([e for e, _ in found], selection.experiment, label)
+    folders = {e.id: f for e, f in found if e.active}
+    runs = [pair for e in exps for pair in _runs(e, folders[e.id])]
+    uses_metrics = filter_uses_metrics(selection.filter)
+    # A metrics clause needs latest values of every candidate run, so read before filtering.
+    wanted = Selection(None, None, None) if uses_metrics else selection
+    if not uses_metrics:
+        kept = {r.run_id for r in filter_runs([r for r, _ in runs], selection.filter)}
+        runs = [(r, f) for r, f in runs if r.run_id in kept]
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs) or 1))) as pool:
+        results = list(pool.map(lambda rf: _run_points(rf[0], rf[1], wanted), runs))
+    malformed = sum(bad for _, bad in results)
+    if malformed:
+        warnings.warn(
+            f"{label}: skipped {malformed} malformed metric line(s)", DataWarning, stacklevel=3
+        )
+    frames = [p for p, _ in results if not p.empty]
+    points = pd.concat(frames, ignore_index=True) if frames else empty_points()
+    metas = [r for r, _ in runs]
+    if uses_metrics:
+        metas = filter_runs(metas, selection.filter, _latest(points))
+        keep_ids = {r.run_id for r in metas}
+        keep = points["run_id"].isin(keep_ids) & points["metric"].map(selection.wants_metric)
+        points = points.loc[keep.astype(bool)].reset_index(drop=True)
+    return exps, metas, points

@@ -1,0 +1,44 @@
+"""Reports over an analysis: terminal table, JSON, Markdown, HTML, and plots.
+
+Each format has its own module; :func:`render` picks one by name and returns the text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from saturate.errors import SettingsError
+
+__all__ = ["FORMATS", "render"]
+
+FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
+
+
+def render(analysis: Any, fmt: str = "table", *, width: int = 160) -> str:
+    """The report in format ``fmt`` (one of :data:`FORMATS`) as text.
+
+    ``table`` is rendered without colours at ``width`` columns (the CLI prints it live instead).
+    """
+    if fmt == "json":
+        from saturate.report.json import render_json
+
+        return render_json(analysis)
+    if fmt == "markdown":
+        from saturate.report.markdown import render_markdown
+
+        return render_markdown(analysis)
+    if fmt == "html":
+        from saturate.report.html import render_html
+
+        return render_html(analysis)
+    if fmt == "table":
+        import io
+
+        from rich.console import Console
+
+        from saturate.report.table import render_table
+
+        console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
+        render_table(analysis, console, reasons=True)
+        return console.file.getvalue()
+    raise SettingsError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")

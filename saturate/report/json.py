@@ -1,0 +1,46 @@
+"""The JSON report: one document (``schema_version`` 1) described by ``schema.json`` beside this file."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+from saturate.report.rows import curves_and_settings
+from saturate.results import jsonable, verdict_counts
+
+__all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
+
+SCHEMA_VERSION = 1
+
+
+def document(analysis: Any) -> dict[str, Any]:
+    """The JSON document as Python data: the Analysis's own ``to_dict()``, or one built from curves."""
+    if hasattr(analysis, "to_dict") and hasattr(analysis, "curves"):
+        return jsonable(analysis.to_dict())
+    curves, settings = curves_and_settings(analysis)
+    return jsonable(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "settings": settings,
+            "summary": verdict_counts(curves),
+            "curves": [c.to_dict() for c in curves],
+            "diagnostics": [],
+        }
+    )
+
+
+def render_json(analysis: Any, *, indent: int | None = 2) -> str:
+    """The document as JSON text (strict: no NaN, which many parsers reject; missing is ``null``)."""
+    return json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("saturate.report").joinpath("schema.json").read_text(encoding="utf-8")
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the document, as a fresh dict."""
+    return json.loads(_schema_text())

@@ -1,0 +1,123 @@
+"""The Markdown report: the summary table, the diagnostics across metrics and runs, and each curve's
+reasons, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
+
+Text from the data is escaped twice over: HTML-significant characters become entities (GitHub
+renders inline HTML) and Markdown punctuation is backslash-escaped, so a run name can neither break
+the table nor inject markup or links.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from saturate.report.rows import (
+    COLUMNS,
+    DIAGNOSTIC_COLUMNS,
+    curves_and_settings,
+    diagnostic_row,
+    diagnostics_of,
+    settings_items,
+    summary_row,
+)
+from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
+
+__all__ = ["render_markdown", "diagnostics_markdown", "escape_md", "VERDICT_ICONS",
+           "SEVERITY_ICONS"]
+
+VERDICT_ICONS: dict[str, str] = {
+    "scaling": "🟢",
+    "slowing": "🟡",
+    "saturated": "🔴",
+    "regressing": "🟣",
+    "inconclusive": "⚪",
+}
+SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+def escape_md(text: Any) -> str:
+    """Text safe inside a Markdown table cell or paragraph: no markup, links, HTML or line breaks."""
+    s = re.sub(r"[\r\n\t]+", " ", str(text))
+    s = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "", s)
+    s = "".join(_HTML.get(ch, ch) for ch in s)
+    # Entities made above must keep their '&...;' intact, so escape punctuation outside them only.
+    parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
+    return "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
+                   for p in parts)
+
+
+def _verdict(v: str) -> str:
+    return f"{VERDICT_ICONS.get(v, '')} **{v}**".strip()
+
+
+def _table(curves: tuple[CurveAnalysis, ...]) -> list[str]:
+    lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |"]
+    lines.append("|" + "|".join(":---" if k in ("run", "metric", "verdict", "roi") else "---:"
+                                for k, _ in COLUMNS) + "|")
+    for c in curves:
+        row = summary_row(c)
+        cells = [_verdict(c.verdict) if k == "verdict" else escape_md(row[k]) for k, _ in COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def diagnostics_markdown(diagnostics: Any) -> list[str]:
+    """The ``### Diagnostics`` section of an Analysis or a list of diagnostics, as lines (none
+    when there are no diagnostics)."""
+    found = diagnostics_of(diagnostics)
+    if not found:
+        return []
+    lines = ["### Diagnostics", ""]
+    lines.append("| " + " | ".join(h for _, h in DIAGNOSTIC_COLUMNS) + " |")
+    lines.append("|" + "|".join("---:" if k == "compute" else ":---"
+                                for k, _ in DIAGNOSTIC_COLUMNS) + "|")
+    for d in found:
+        row = diagnostic_row(d)
+        cells = []
+        for key, _ in DIAGNOSTIC_COLUMNS:
+            if key == "severity":
+                cells.append(f"{SEVERITY_ICONS.get(d.severity, '')} {escape_md(row[key])}".strip())
+            elif key == "kind":
+                cells.append(f"**{escape_md(row[key])}**")
+            else:
+                cells.append(escape_md(row[key]))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    return lines
+
+
+def _order(curves: tuple[CurveAnalysis, ...]) -> list[CurveAnalysis]:
+    """Failing verdicts first, so the reasons a reviewer needs are at the top."""
+    rank = {v: i for i, v in enumerate(("regressing", "saturated", "inconclusive", "slowing",
+                                        "scaling"))}
+    return sorted(curves, key=lambda c: rank.get(c.verdict, len(VERDICTS)))
+
+
+def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True) -> str:
+    """The report as GitHub-flavoured Markdown: heading, counts, table, diagnostics, reasons,
+    settings."""
+    curves, settings = curves_and_settings(analysis)
+    out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", ""]
+    if curves:
+        out += _table(curves)
+        out.append("")
+    out += diagnostics_markdown(analysis)
+    if reasons and curves:
+        out += ["### Reasons", ""]
+        for c in _order(curves):
+            out.append(f"- {_verdict(c.verdict)}: {escape_md(c.run)} / {escape_md(c.metric)}")
+            out += [f"  - {escape_md(r)}" for r in c.reasons]
+            if c.flags:
+                out.append(f"  - flags: {escape_md(', '.join(c.flags))}")
+        out.append("")
+    items = settings_items(settings)
+    if items:
+        out += ["<details><summary>Settings used</summary>", ""]
+        out += [f"- {escape_md(k)}: {escape_md(v)}" for k, v in items]
+        out += ["", "</details>", ""]
+    out.append("Gain per doubling: the fitted change of the metric (better is positive) when compute "
+               "doubles from the last point, with its interval; `?` marks a value the data cannot "
+               "pin down.")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,196 @@
+"""What changed between two analyses of the same curve, as events worth a line.
+
+:func:`detect_events` is pure: the previous analysis (None the first time a curve is seen) and the
+new one in, a tuple of :class:`Event` out. The event line is stable and parseable::
+
+    2026-11-29T17:03:12Z EVENT verdict_changed run=ppo-1 metric=eval/reward from=scaling to=slowing compute=1234
+
+Values holding spaces, quotes or ``=`` are double-quoted with backslash escapes;
+:func:`parse_event_line` reads a line back.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time as _time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from saturate.results import CurveAnalysis, jsonable
+
+__all__ = [
+    "EVENT_KINDS",
+    "FINISHED_STATUSES",
+    "STOP_MOVE_FRACTION",
+    "Event",
+    "detect_events",
+    "format_time",
+    "parse_event_line",
+]
+
+EVENT_KINDS: tuple[str, ...] = (
+    "verdict_changed",
+    "knee_crossed",
+    "collapse_detected",
+    "stop_point_reached",
+    "stop_point_moved",
+    "run_finished",
+)
+FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
+# A stop point without an interval "moved" when it shifts by more than this share of its value.
+STOP_MOVE_FRACTION = 0.25
+_NONE = "none"
+
+
+def format_time(t: float) -> str:
+    """Epoch seconds as ``2026-11-29T17:03:12Z`` (UTC)."""
+    return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(t))
+
+
+def _fmt(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return _NONE
+    return f"{x:.6g}"
+
+
+def _quote(text: str) -> str:
+    if text and not re.search(r'[\s"=\\]', text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change that matters on one curve, at the compute where it was seen."""
+
+    kind: str
+    source: str
+    run_id: str
+    run: str
+    metric: str
+    compute: float
+    before: str | None = None
+    after: str | None = None
+    time: float = 0.0
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "time": format_time(self.time), "event": self.kind, "source": self.source,
+            "run_id": self.run_id, "run": self.run, "metric": self.metric, "from": self.before,
+            "to": self.after, "compute": self.compute, "detail": self.detail,
+        })  # fmt: skip
+
+    def line(self) -> str:
+        """The stable one-line text form (see the module docstring)."""
+        parts = [format_time(self.time), "EVENT", self.kind, f"run={_quote(self.run)}",
+                 f"metric={_quote(self.metric)}"]
+        if self.before is not None or self.after is not None:
+            parts += [f"from={_quote(self.before or _NONE)}", f"to={_quote(self.after or _NONE)}"]
+        parts += [f"compute={_fmt(self.compute)}", f"run_id={_quote(self.run_id)}"]
+        if self.detail:
+            parts.append(f"detail={_quote(self.detail)}")
+        return " ".join(parts)
+
+    def json_line(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=False)
+
+    def summary(self) -> str:
+        return self.line()
+
+
+_TOKEN = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+
+def parse_event_line(line: str) -> dict[str, str]:
+    """The fields of an event line: ``time``, ``event`` and each ``key=value``; {} if not one."""
+    head = line.strip().split(" ", 3)
+    if len(head) < 4 or head[1] != "EVENT":
+        return {}
+    out = {"time": head[0], "event": head[2]}
+    for key, raw in _TOKEN.findall(head[3]):
+        if raw.startswith('"'):
+            raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
+        out[key] = raw
+    return out
+
+
+def _stop(c: CurveAnalysis) -> float | None:
+    if c.stop_point is None or not math.isfinite(c.stop_point.value):
+        return None
+    return float(c.stop_point.value)
+
+
+def _knee_crossed(c: CurveAnalysis) -> bool:
+    return c.knee is not None and math.isfinite(c.knee) and c.knee <= c.compute_last
+
+
+def _stop_moved(prev: CurveAnalysis, new: CurveAnalysis) -> bool:
+    a, b = _stop(prev), _stop(new)
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    sp = prev.stop_point
+    if sp is not None and math.isfinite(sp.lo) and math.isfinite(sp.hi) and sp.hi > sp.lo:
+        return not sp.lo <= b <= sp.hi
+    return abs(b - a) > STOP_MOVE_FRACTION * abs(a)
+
+
+def detect_events(
+    prev: CurveAnalysis | None, new: CurveAnalysis, *, at: float = 0.0
+) -> tuple[Event, ...]:
+    """The events between two analyses of one curve (``prev`` None: first time seen).
+
+    * ``verdict_changed``: the verdict differs (from ``none`` the first time);
+    * ``knee_crossed``: a knee at or before the last compute, where there was none before;
+    * ``collapse_detected``: a collapse, none before (or one at another step);
+    * ``stop_point_reached``: the last compute passed the stop point;
+    * ``stop_point_moved``: the stop point left the previous one's interval (or appeared/vanished;
+      without an interval, moved by more than :data:`STOP_MOVE_FRACTION`);
+    * ``run_finished``: the run's status became FINISHED/FAILED/KILLED since the last analysis.
+
+    ``at`` stamps the events (epoch seconds); the function itself reads no clock.
+    """
+
+    def ev(kind: str, before: str | None = None, after: str | None = None, detail: str = "",
+           compute: float | None = None) -> Event:
+        return Event(kind=kind, source=new.source, run_id=new.run_id, run=new.run,
+                     metric=new.metric, compute=new.compute_last if compute is None else compute,
+                     before=before, after=after, time=at, detail=detail)  # fmt: skip
+
+    out: list[Event] = []
+    if prev is None or prev.verdict != new.verdict:
+        out.append(ev("verdict_changed", _NONE if prev is None else prev.verdict, new.verdict,
+                      detail=new.reasons[0] if new.reasons else ""))
+    if _knee_crossed(new) and (prev is None or not _knee_crossed(prev)):
+        out.append(ev("knee_crossed", after=_fmt(new.knee), detail=f"roi {_fmt(new.roi)}"))
+    if new.collapse is not None and (
+        prev is None or prev.collapse is None or prev.collapse.step != new.collapse.step
+    ):
+        c = new.collapse
+        out.append(ev("collapse_detected", _fmt(c.level_before), _fmt(c.level_after),
+                      detail=f"drop {_fmt(c.drop)} ({c.drop_fraction:.0%}) at step {c.step}",
+                      compute=c.compute))  # fmt: skip
+    stop = _stop(new)
+    reached = stop is not None and stop <= new.compute_last
+    was_reached = prev is not None and _stop(prev) is not None and _stop(prev) <= prev.compute_last
+    if reached and not was_reached:
+        out.append(ev("stop_point_reached", after=_fmt(stop)))
+    elif not reached and prev is not None and _stop_moved(prev, new):
+        out.append(ev("stop_point_moved", _fmt(_stop(prev)), _fmt(stop)))
+    elif not reached and prev is None and stop is not None:
+        out.append(ev("stop_point_moved", _NONE, _fmt(stop)))
+    status = (new.run_status or "").upper()
+    if (
+        prev is not None
+        and status in FINISHED_STATUSES
+        and (prev.run_status or "").upper() not in FINISHED_STATUSES
+    ):
+        out.append(ev("run_finished", prev.run_status or _NONE, status))
+    return tuple(out)
+
+
+def stamp(events: tuple[Event, ...], at: float) -> tuple[Event, ...]:
+    """The same events with their time set to ``at``."""
+    return tuple(replace(e, time=at) for e in events)

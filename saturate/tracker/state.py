@@ -1,0 +1,525 @@
+"""The watch history: a small local SQLite file (default ``.saturate/history.db``).
+
+It holds what ``saturate watch`` needs to resume after a restart without fetching anything twice
+(the points seen so far, the last seen step per curve, file sizes and times, run statuses) and what
+it found (every analysis with its time and compute, every event, every poll). The schema version is
+kept in ``PRAGMA user_version``; the file uses WAL so ``history``/``timeline`` can read while a
+watcher writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from saturate.errors import InputError, SettingsError
+from saturate.results import (
+    Collapse,
+    CurveAnalysis,
+    Estimate,
+    ForecastPoint,
+    LawSummary,
+    Trend,
+    jsonable,
+)
+from saturate.tracker.events import Event
+
+__all__ = [
+    "DEFAULT_STATE",
+    "SCHEMA_VERSION",
+    "HistoryStore",
+    "RunRecord",
+    "PollRecord",
+    "curve_from_dict",
+]
+
+DEFAULT_STATE = Path(".saturate") / "history.db"
+SCHEMA_VERSION = 1
+CurveKey = tuple[str, str, str]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, run TEXT NOT NULL, experiment TEXT NOT NULL,
+    status TEXT, params TEXT NOT NULL DEFAULT '{}', tags TEXT NOT NULL DEFAULT '{}',
+    updated REAL NOT NULL, PRIMARY KEY (source, run_id));
+CREATE TABLE IF NOT EXISTS cursors (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
+    last_step INTEGER NOT NULL, n_points INTEGER NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (source, run_id, metric));
+CREATE TABLE IF NOT EXISTS points (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL, step INTEGER NOT NULL,
+    compute REAL NOT NULL, value REAL NOT NULL, timestamp REAL,
+    PRIMARY KEY (source, run_id, metric, step)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS polls (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, fetched INTEGER NOT NULL,
+    new_points INTEGER NOT NULL, curves_changed INTEGER NOT NULL, analysed INTEGER NOT NULL,
+    events INTEGER NOT NULL, error TEXT);
+CREATE TABLE IF NOT EXISTS analyses (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, compute_name TEXT NOT NULL, compute_last REAL,
+    n_points INTEGER NOT NULL, verdict TEXT NOT NULL, gain REAL, gain_lo REAL, gain_hi REAL,
+    asymptote REAL, asymptote_lo REAL, asymptote_hi REAL, asymptote_identified INTEGER,
+    knee REAL, stop_point REAL, stop_lo REAL, stop_hi REAL, collapse REAL, run_status TEXT,
+    payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS analyses_curve ON analyses (source, run_id, metric, id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, kind TEXT NOT NULL, before TEXT, after TEXT,
+    compute REAL, detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
+"""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Run-level facts kept between polls: name, experiment, status, params and tags."""
+
+    source: str
+    run_id: str
+    run: str
+    experiment: str
+    status: str | None = None
+    params: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
+
+
+@dataclass(frozen=True)
+class PollRecord:
+    """One pass of the watcher: points received, points new, curves changed and re-analysed."""
+
+    time: float
+    source: str
+    fetched: int
+    new_points: int
+    curves_changed: int
+    analysed: int
+    events: int
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+    def summary(self) -> str:
+        text = (
+            f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
+            f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)"
+        )
+        return f"{text}; error: {self.error}" if self.error else text
+
+
+class HistoryStore:
+    """The watch state and history in one SQLite file; use as a context manager or ``close()``.
+
+    ``readonly=True`` opens an existing file without creating or changing it (for ``history`` and
+    ``timeline``).
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_STATE, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly:
+            if not self.path.is_file():
+                raise InputError(f"--state {self.path}: no watch history there (run `saturate "
+                                 "watch` first or pass --state)")
+            uri = f"file:{self.path.resolve()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, timeout=30)
+        else:
+            if self.path.exists() and self.path.is_dir():
+                raise SettingsError(f"--state {self.path}: is a folder, expected a file path")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise InputError(f"--state {self.path}: not a saturate history file ({exc})") from None
+        if version > SCHEMA_VERSION:
+            self._db.close()
+            raise InputError(
+                f"--state {self.path}: written by a newer saturate (schema {version}, this one "
+                f"reads up to {SCHEMA_VERSION})"
+            )
+        if readonly:
+            if version == 0:
+                self._db.close()
+                raise InputError(f"--state {self.path}: not a saturate history file")
+            return
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._db:
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ meta
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # ------------------------------------------------------------------ cursors and points
+
+    def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
+        """The last seen step per (source, run_id, metric)."""
+        sql = "SELECT source, run_id, metric, last_step FROM cursors"
+        rows = self._db.execute(sql + (" WHERE source = ?" if source else ""),
+                                (source,) if source else ())
+        return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
+
+    def add_points(self, points: pd.DataFrame) -> dict[CurveKey, int]:
+        """Store new points (tidy rows) and move the cursors; returns new points per curve.
+
+        Points at or before a curve's last seen step are ignored, so a re-read never duplicates.
+        """
+        if points.empty:
+            return {}
+        known = self.cursors()
+        now = time.time()
+        ts = points["timestamp"] if "timestamp" in points.columns else None
+        added: dict[CurveKey, int] = {}
+        rows = []
+        keys = zip(points["source"], points["run_id"], points["metric"], strict=True)
+        for i, key in enumerate(keys):
+            step = int(points["step"].iat[i])
+            if key in known and step <= known[key]:
+                continue
+            t = None if ts is None else ts.iat[i]
+            rows.append((
+                *key, step, float(points["compute"].iat[i]), float(points["value"].iat[i]),
+                None if t is None or pd.isna(t) else float(t),
+            ))  # fmt: skip
+            added[key] = added.get(key, 0) + 1
+        if not rows:
+            return {}
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO points (source, run_id, metric, step, compute, value, "
+                "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            for key in added:
+                self._db.execute(
+                    "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
+                    "SELECT source, run_id, metric, MAX(step), COUNT(*), ? FROM points "
+                    "WHERE source = ? AND run_id = ? AND metric = ? "
+                    "ON CONFLICT(source, run_id, metric) DO UPDATE SET "
+                    "last_step = MAX(cursors.last_step, excluded.last_step), "
+                    "n_points = excluded.n_points, "
+                    "updated = excluded.updated",
+                    (now, *key),
+                )
+        return added
+
+    def advance(self, seen: dict[CurveKey, int]) -> None:
+        """Move cursors to the last step received even when its points were dropped (NaN)."""
+        if not seen:
+            return
+        now = time.time()
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
+                "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(source, run_id, metric) DO UPDATE SET "
+                "last_step = MAX(cursors.last_step, excluded.last_step)",
+                [(*k, int(step), now) for k, step in seen.items()],
+            )
+
+    def points(
+        self, runs: Iterable[tuple[str, str]] | None = None, compute_name: str = "step"
+    ) -> pd.DataFrame:
+        """The stored points of the given (source, run_id) runs (all when None) as a tidy table."""
+        from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
+
+        sql = (
+            "SELECT p.source, COALESCE(r.experiment, '') AS experiment, p.run_id, "
+            "COALESCE(r.run, p.run_id) AS run, p.metric, p.step, p.compute, p.value, p.timestamp, "
+            "r.status AS run_status, r.params, r.tags FROM points p LEFT JOIN runs r "
+            "ON r.source = p.source AND r.run_id = p.run_id"
+        )
+        if runs is None:
+            frames = [pd.read_sql_query(sql, self._db)]
+        else:
+            frames = [
+                pd.read_sql_query(sql + " WHERE p.source = ? AND p.run_id = ?", self._db,
+                                  params=(s, r))
+                for s, r in dict.fromkeys(runs)
+            ]
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        if df.empty:
+            out = empty_table()
+            out.attrs["compute_name"] = compute_name
+            return out
+        extra: dict[str, list[Any]] = {}
+        for col, prefix in (("params", PARAM_PREFIX), ("tags", TAG_PREFIX)):
+            decoded = [json.loads(x) if isinstance(x, str) else {} for x in df[col]]
+            for i, d in enumerate(decoded):
+                for k, v in d.items():
+                    extra.setdefault(prefix + k, [None] * len(df))[i] = v
+        df = df.drop(columns=["params", "tags"])
+        for col, values in sorted(extra.items()):
+            df[col] = pd.Series(values, dtype=object)
+        if df["run_status"].isna().all():
+            df = df.drop(columns=["run_status"])
+        return tidy(df, compute_name=compute_name, origin=str(self.path))
+
+    # ------------------------------------------------------------------ runs
+
+    def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
+        sql = "SELECT * FROM runs" + (" WHERE source = ?" if source else "")
+        out = {}
+        for r in self._db.execute(sql, (source,) if source else ()):
+            out[(r["source"], r["run_id"])] = RunRecord(
+                source=r["source"], run_id=r["run_id"], run=r["run"], experiment=r["experiment"],
+                status=r["status"], params=tuple(sorted(json.loads(r["params"]).items())),
+                tags=tuple(sorted(json.loads(r["tags"]).items())),
+            )  # fmt: skip
+        return out
+
+    def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
+        """Store run facts; returns the runs whose status changed from a known earlier one."""
+        known = self.runs()
+        changed = []
+        now = time.time()
+        with self._db:
+            for rec in records:
+                old = known.get((rec.source, rec.run_id))
+                if old is not None and old.status is not None and old.status != rec.status:
+                    changed.append(rec)
+                if old == rec:
+                    continue
+                self._db.execute(
+                    "INSERT OR REPLACE INTO runs (source, run_id, run, experiment, status, params, "
+                    "tags, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (rec.source, rec.run_id, rec.run, rec.experiment, rec.status,
+                     json.dumps(dict(rec.params)), json.dumps(dict(rec.tags)), now),
+                )  # fmt: skip
+        return changed
+
+    # ------------------------------------------------------------------ files
+
+    def file_stamps(self) -> dict[str, tuple[int, int]]:
+        return {r[0]: (int(r[1]), int(r[2]))
+                for r in self._db.execute("SELECT path, mtime_ns, size FROM files")}
+
+    def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
+                [(p, m, s) for p, (m, s) in stamps.items()],
+            )
+
+    # ------------------------------------------------------------------ analyses
+
+    def record_analysis(self, curve: CurveAnalysis, at: float | None = None) -> int:
+        """Store one analysis (its JSON entry plus the headline numbers as columns)."""
+        at = time.time() if at is None else at
+        stop = curve.stop_point
+        row = (
+            at, curve.source, curve.run_id, curve.run, curve.metric, curve.compute_name,
+            _num(curve.compute_last), int(curve.n_points), curve.verdict,
+            _num(curve.gain_per_doubling.value), _num(curve.gain_per_doubling.lo),
+            _num(curve.gain_per_doubling.hi), _num(curve.asymptote.value),
+            _num(curve.asymptote.lo), _num(curve.asymptote.hi), int(bool(curve.asymptote.identified)),
+            _num(curve.knee), None if stop is None else _num(stop.value),
+            None if stop is None else _num(stop.lo), None if stop is None else _num(stop.hi),
+            None if curve.collapse is None else _num(curve.collapse.compute), curve.run_status,
+            json.dumps(curve.to_dict(), allow_nan=False),
+        )  # fmt: skip
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO analyses (time, source, run_id, run, metric, compute_name, "
+                "compute_last, n_points, verdict, gain, gain_lo, gain_hi, asymptote, asymptote_lo, "
+                "asymptote_hi, asymptote_identified, knee, stop_point, stop_lo, stop_hi, collapse, "
+                "run_status, payload) VALUES (" + ", ".join("?" * len(row)) + ")",
+                row,
+            )
+        return int(cur.lastrowid)
+
+    def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
+        """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
+        row = self._db.execute(
+            "SELECT payload FROM analyses WHERE source = ? AND run_id = ? AND metric = ? "
+            "ORDER BY id DESC LIMIT 1",
+            key,
+        ).fetchone()
+        return None if row is None else curve_from_dict(json.loads(row[0]))
+
+    def latest_analyses(self) -> list[CurveAnalysis]:
+        """The latest analysis of every curve the watcher analysed."""
+        rows = self._db.execute(
+            "SELECT payload FROM analyses WHERE id IN (SELECT MAX(id) FROM analyses "
+            "GROUP BY source, run_id, metric) ORDER BY run, metric"
+        )
+        return [curve_from_dict(json.loads(r[0])) for r in rows]
+
+    def analyses(
+        self, run: str | None = None, metric: str | None = None, source: str | None = None
+    ) -> pd.DataFrame:
+        """Every recorded analysis (headline columns), oldest first; run matches name or id."""
+        where, params = _where(run=run, metric=metric, source=source)
+        return pd.read_sql_query(
+            "SELECT id, time, source, run_id, run, metric, compute_name, compute_last, n_points, "
+            "verdict, gain, gain_lo, gain_hi, asymptote, asymptote_lo, asymptote_hi, "
+            "asymptote_identified, knee, stop_point, stop_lo, stop_hi, collapse, run_status, "
+            f"payload FROM analyses{where} ORDER BY id",
+            self._db,
+            params=params,
+        )
+
+    # ------------------------------------------------------------------ events and polls
+
+    def record_events(self, events: Sequence[Event]) -> None:
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO events (time, source, run_id, run, metric, kind, before, after, "
+                "compute, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(e.time, e.source, e.run_id, e.run, e.metric, e.kind, e.before, e.after,
+                  _num(e.compute), e.detail) for e in events],
+            )  # fmt: skip
+
+    def events(
+        self,
+        run: str | None = None,
+        metric: str | None = None,
+        kind: Sequence[str] | None = None,
+        source: str | None = None,
+    ) -> list[Event]:
+        """Recorded events, oldest first; ``run`` matches the run name or id."""
+        where, params = _where(run=run, metric=metric, source=source)
+        if kind:
+            where += (" AND " if where else " WHERE ") + f"kind IN ({', '.join('?' * len(kind))})"
+            params = (*params, *kind)
+        rows = self._db.execute(f"SELECT * FROM events{where} ORDER BY id", params)
+        return [
+            Event(kind=r["kind"], source=r["source"], run_id=r["run_id"], run=r["run"],
+                  metric=r["metric"], compute=math.nan if r["compute"] is None else r["compute"],
+                  before=r["before"], after=r["after"], time=r["time"], detail=r["detail"])
+            for r in rows
+        ]  # fmt: skip
+
+    def record_poll(self, poll: PollRecord) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT INTO polls (time, source, fetched, new_points, curves_changed, analysed, "
+                "events, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (poll.time, poll.source, poll.fetched, poll.new_points, poll.curves_changed,
+                 poll.analysed, poll.events, poll.error),
+            )  # fmt: skip
+
+    def polls(self) -> list[PollRecord]:
+        rows = self._db.execute(
+            "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "
+            "FROM polls ORDER BY id"
+        )
+        return [PollRecord(*tuple(r)) for r in rows]
+
+
+def _where(**filters: str | None) -> tuple[str, tuple[str, ...]]:
+    clauses: list[str] = []
+    params: list[str] = []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "run":
+            clauses.append("(run = ? OR run_id = ?)")
+            params += [value, value]
+        else:
+            clauses.append(f"{name} = ?")
+            params.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+# ---------------------------------------------------------------------- JSON -> CurveAnalysis
+
+
+def _f(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _estimate(d: dict[str, Any] | None) -> Estimate:
+    if not d:
+        return Estimate(math.nan, identified=False)
+    return Estimate(_f(d.get("value")), _f(d.get("lo")), _f(d.get("hi")),
+                    bool(d.get("identified", True)))
+
+
+def curve_from_dict(d: dict[str, Any]) -> CurveAnalysis:
+    """Rebuild a :class:`CurveAnalysis` from its ``to_dict()`` entry (fit and points are gone)."""
+    trend = d.get("trend")
+    collapse = d.get("collapse")
+    roi = d.get("roi") or {}
+    gain = d.get("gain_per_doubling") or {}
+    return CurveAnalysis(
+        source=d["source"], experiment=d.get("experiment", ""), run_id=d["run_id"], run=d["run"],
+        metric=d["metric"], direction=d.get("direction", "higher"), n_points=int(d["n_points"]),
+        compute_first=_f(d.get("compute_first")), compute_last=_f(d.get("compute_last")),
+        value_last=_f(d.get("value_last")), threshold=_f(d.get("threshold")),
+        verdict=d["verdict"], reasons=tuple(d.get("reasons", ())),
+        gain_per_doubling=Estimate(_f(gain.get("value")), _f(gain.get("lo")), _f(gain.get("hi")),
+                                   gain.get("value") is not None),
+        asymptote=_estimate(d.get("asymptote")), headroom=_estimate(d.get("headroom")),
+        roi=_f(roi.get("value")), roi_stage=roi.get("stage", "unknown"),
+        knee=None if d.get("knee") is None else float(d["knee"]),
+        stop_point=None if d.get("stop_point") is None else _estimate(d["stop_point"]),
+        forecast=tuple(
+            ForecastPoint(f["at"], _f(f["compute"]), _f(f["value"]), _f(f["lo"]), _f(f["hi"]),
+                          bool(f.get("identified", True)))
+            for f in d.get("forecast", ())
+        ),
+        laws=tuple(
+            LawSummary(law["name"], {k: _estimate(v) for k, v in law.get("params", {}).items()},
+                       _f(law.get("weight")), _f(law.get("aicc")), _f(law.get("cv_error")),
+                       bool(law.get("converged", True)))
+            for law in (d.get("model") or {}).get("laws", ())
+        ),
+        trend=None if not trend else Trend(
+            _estimate(trend.get("slope_per_doubling")), _f(trend.get("p_value")),
+            str(trend.get("method", "")), _f(trend.get("compute_from")),
+            _f(trend.get("compute_to")), int(trend.get("n_points", 0)),
+        ),
+        collapse=None if not collapse else Collapse(
+            _f(collapse["compute"]), int(collapse["step"]), _f(collapse["level_before"]),
+            _f(collapse["level_after"]), _f(collapse["drop"]), _f(collapse["drop_fraction"]),
+        ),
+        flags=tuple(d.get("flags", ())), run_status=d.get("run_status"), group=d.get("group"),
+        compute_name=d.get("compute_name", "step"),
+    )  # fmt: skip
+

@@ -1,0 +1,213 @@
+"""The watch loop: poll, re-analyse only the curves that changed, record, emit events.
+
+:class:`Watcher` does one pass (:meth:`Watcher.poll_once`); :func:`run_watch` repeats it every
+``interval`` seconds, retrying with exponential backoff while the source is unreachable (and saying
+so through ``on_status``). All output goes through callbacks, so the CLI decides how it looks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from saturate import curves
+from saturate.errors import SaturateError, SettingsError, SourceError
+from saturate.results import CurveAnalysis, jsonable
+from saturate.tracker.events import Event, detect_events
+from saturate.tracker.poll import Poller
+from saturate.tracker.state import HistoryStore, PollRecord
+
+__all__ = ["Backoff", "PassResult", "Watcher", "run_watch"]
+
+Analyzer = Callable[[pd.DataFrame, Any], CurveAnalysis]
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """One watch pass: counters, the curves re-analysed and the events they raised."""
+
+    time: float
+    fetched: int
+    new_points: int
+    curves_changed: int
+    analyses: tuple[CurveAnalysis, ...] = ()
+    events: tuple[Event, ...] = ()
+    writeback: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "time": self.time, "fetched": self.fetched, "new_points": self.new_points,
+            "curves_changed": self.curves_changed, "analysed": len(self.analyses),
+            "events": [e.to_dict() for e in self.events],
+        })  # fmt: skip
+
+    def summary(self) -> str:
+        return (
+            f"fetched {self.fetched} point(s), {self.new_points} new in {self.curves_changed} "
+            f"curve(s); analysed {len(self.analyses)}; {len(self.events)} event(s)"
+        )
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff: ``initial * 2**(n-1)`` seconds after the n-th failure, at most ``max``."""
+
+    initial: float = 1.0
+    maximum: float = 60.0
+
+    def delay(self, failures: int) -> float:
+        return float(min(self.maximum, self.initial * 2.0 ** max(0, failures - 1)))
+
+
+@dataclass
+class Watcher:
+    """Polls a source into a :class:`HistoryStore` and re-analyses the curves that changed.
+
+    ``settings`` is an :class:`~saturate.analysis.AnalysisSettings`; ``analyze`` the per-curve
+    analysis (default :func:`saturate.analysis.analyze_curve`); ``compute``/``metric``/``run`` the
+    same selection as ``saturate analyze``; ``on_analysed`` is called with the curves analysed in a
+    pass (``--log-back`` hooks in there) and its return value kept in :attr:`PassResult.writeback`.
+    """
+
+    poller: Poller
+    store: HistoryStore
+    settings: Any = None
+    compute: str | None = None
+    metric: Sequence[str] | str | None = None
+    run: Sequence[str] | str | None = None
+    analyze: Analyzer | None = None
+    on_analysed: Callable[[tuple[CurveAnalysis, ...]], Any] | None = None
+    clock: Callable[[], float] = field(default=time.time)
+
+    def __post_init__(self) -> None:
+        if self.settings is None:
+            from saturate.analysis import AnalysisSettings
+
+            self.settings = AnalysisSettings()
+        if getattr(self.settings, "group_by", None):
+            raise SettingsError("watch analyses runs one by one; --group-by is not supported here")
+        if self.analyze is None:
+            from saturate.analysis import analyze_curve
+
+            self.analyze = analyze_curve
+
+    def poll_once(self) -> PassResult:
+        """Fetch what is new, store it, re-analyse the changed curves, record analyses and events.
+
+        Raises :class:`SourceError` when the source cannot be read; nothing is stored then.
+        """
+        store = self.store
+        result = self.poller.poll(store.cursors(), store.file_stamps())
+        now = self.clock()
+        finished = store.upsert_runs(result.runs)
+        added = store.add_points(result.points)
+        store.advance(dict(result.seen))
+        store.set_file_stamps(dict(result.file_stamps))
+        status_runs = {(r.source, r.run_id) for r in finished}
+        changed_runs = {(s, r) for s, r, _ in added} | status_runs
+        axis_runs = {(s, r) for s, r, m in added if self._is_axis(m)}
+        analyses: list[CurveAnalysis] = []
+        events: list[Event] = []
+        if changed_runs:
+            table = store.points(sorted(changed_runs))
+            table = self._prepare(table)
+            for key, pts in curves.iter_curves(table):
+                run_key = (key[0], key[1])
+                moved = key in added or run_key in status_runs or run_key in axis_runs
+                if not moved:
+                    continue
+                pts = pts.copy()
+                pts.attrs = dict(table.attrs)
+                try:
+                    new = self.analyze(pts, self.settings)
+                except SaturateError as exc:
+                    warnings.warn(f"{key[1]} / {key[2]}: not analysed ({exc})", stacklevel=2)
+                    continue
+                prev = store.last_analysis(key)
+                found = detect_events(prev, new, at=now)
+                store.record_analysis(new, at=now)
+                store.record_events(found)
+                analyses.append(new)
+                events.extend(found)
+        writeback = self.on_analysed(tuple(analyses)) if self.on_analysed and analyses else None
+        store.record_poll(PollRecord(now, self.poller.label, result.fetched,
+                                     sum(added.values()), len(added), len(analyses), len(events)))
+        return PassResult(now, result.fetched, sum(added.values()), len(added), tuple(analyses),
+                          tuple(events), writeback)  # fmt: skip
+
+    def _is_axis(self, metric: str) -> bool:
+        """True for a metric other curves of its run use as their x axis."""
+        if self.compute:
+            return metric == self.compute
+        return any(fnmatch.fnmatchcase(metric, p) for p in curves.AXIS_METRICS)
+
+    def _prepare(self, table: pd.DataFrame) -> pd.DataFrame:
+        if table.empty:
+            return table
+        with warnings.catch_warnings():
+            # A run whose compute metric has not caught up yet loses its newest points until it does.
+            warnings.simplefilter("ignore", curves.DataWarning)
+            try:
+                if self.compute:
+                    table = curves.set_compute(table, self.compute)
+                else:
+                    table = curves.auto_compute(table)
+            except SaturateError:
+                if self.compute and not (table["metric"] == self.compute).any():
+                    return table.iloc[0:0]
+                raise
+        return curves.select(table, metric=self.metric, run=self.run)
+
+
+def run_watch(
+    watcher: Watcher,
+    *,
+    interval: float = 60.0,
+    once: bool = False,
+    max_passes: int | None = None,
+    retries: int | None = None,
+    backoff: Backoff = Backoff(),
+    on_pass: Callable[[PassResult], None] | None = None,
+    on_status: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Repeat :meth:`Watcher.poll_once` every ``interval`` seconds; returns the passes made.
+
+    When the source is unreachable, ``on_status`` hears about it and the pass is retried after
+    :class:`Backoff` delays; when it answers again, ``on_status`` hears that too. ``retries``
+    bounds the consecutive failures (default: unbounded, or 3 with ``once``) before the
+    :class:`SourceError` is raised. ``once`` stops after one successful pass, ``max_passes`` after
+    that many. Ctrl-C (KeyboardInterrupt) propagates; every pass is committed as it ends.
+    """
+    if interval < 0:
+        raise SettingsError(f"--interval must be >= 0 seconds, got {interval!r}")
+    if retries is None and once:
+        retries = 3
+    say = on_status or (lambda _msg: None)
+    passes = failures = 0
+    while True:
+        try:
+            result = watcher.poll_once()
+        except SourceError as exc:
+            failures += 1
+            if retries is not None and failures > retries:
+                raise
+            delay = backoff.delay(failures)
+            say(f"source unreachable ({exc}); retry {failures} in {delay:g}s")
+            sleep(delay)
+            continue
+        if failures:
+            say(f"source reachable again after {failures} failed attempt(s)")
+            failures = 0
+        passes += 1
+        if on_pass is not None:
+            on_pass(result)
+        if once or (max_passes is not None and passes >= max_passes):
+            return passes
+        sleep(interval)

@@ -1,0 +1,177 @@
+"""``--log-back``: write the verdicts to the MLflow runs they are about, only when asked.
+
+Per analysed MLflow run: the tags ``saturate.<metric>.verdict``, ``.gain_per_doubling``,
+``.asymptote`` and ``.knee`` (``set_tag`` replaces, so re-running updates them), and under the
+artifact folder ``saturate/`` the HTML report of the run's curves (``saturate/report.html``) and
+one figure per curve (``saturate/figures/<metric>.png``), always at the same paths so a re-run
+overwrites rather than adds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from saturate.errors import SettingsError, SourceError
+from saturate.results import CurveAnalysis, jsonable
+
+__all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "figure_name", "log_back"]
+
+TAG_PREFIX = "saturate."
+ARTIFACT_DIR = "saturate"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class WritebackResult:
+    """What was written: run ids, number of tags, artifact paths; curves skipped and why."""
+
+    runs: tuple[str, ...]
+    tags: int
+    artifacts: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+    def summary(self) -> str:
+        text = (f"wrote {self.tags} tag(s) and {len(self.artifacts)} artifact(s) to "
+                f"{len(self.runs)} MLflow run(s)")
+        return text + (f"; skipped {len(self.skipped)} curve(s)" if self.skipped else "")
+
+
+def _num(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "none"
+    return f"{x:.6g}"
+
+
+def tags_for(curve: CurveAnalysis) -> dict[str, str]:
+    """The tags for one curve (pure); missing numbers are ``none``."""
+    p = f"{TAG_PREFIX}{curve.metric}."
+    asym = curve.asymptote.value if curve.asymptote.identified else None
+    return {
+        p + "verdict": curve.verdict,
+        p + "gain_per_doubling": _num(curve.gain_per_doubling.value),
+        p + "asymptote": _num(asym),
+        p + "knee": _num(curve.knee),
+    }
+
+
+def figure_name(metric: str) -> str:
+    """The artifact file name of a curve's figure: the metric made path-safe."""
+    return (_UNSAFE.sub("_", metric).strip("._") or "metric") + ".png"
+
+
+def _tracking_uri(source: str) -> str | None:
+    from saturate.errors import InputError
+    from saturate.ingest.mlflow import resolve_source
+
+    try:
+        if not _is_mlflow(source):
+            return None
+        return resolve_source(source).target
+    except InputError:
+        return None
+
+
+def _is_mlflow(source: str) -> bool:
+    from saturate.ingest.mlflow import is_mlflow_source
+
+    return is_mlflow_source(source)
+
+
+def log_back(
+    analysis: Any,
+    *,
+    tracking_uri: str | None = None,
+    report: bool = True,
+    figures: bool = True,
+    settings: dict[str, Any] | None = None,
+) -> WritebackResult:
+    """Write tags (and the report and figures) to each analysed MLflow run of ``analysis``.
+
+    ``analysis``: a :class:`saturate.Analysis` or an iterable of :class:`CurveAnalysis`.
+    ``tracking_uri``: where to write (default: each curve's own MLflow source). Curves that do not
+    come from MLflow, or pool several runs (``--group-by``), are skipped with a warning.
+    """
+    curves: Iterable[CurveAnalysis] = getattr(analysis, "curves", analysis)
+    settings = settings if settings is not None else getattr(analysis, "settings", {}) or {}
+    by_run: dict[tuple[str, str], list[CurveAnalysis]] = {}
+    skipped: list[str] = []
+    uris: dict[str, str | None] = {}
+    for c in curves:
+        if c.group:
+            skipped.append(f"{c.run} / {c.metric}: pools several runs")
+            continue
+        if c.source not in uris:
+            uris[c.source] = tracking_uri or _tracking_uri(c.source)
+        uri = uris[c.source]
+        if uri is None:
+            skipped.append(f"{c.run} / {c.metric}: {c.source} is not an MLflow source")
+            continue
+        by_run.setdefault((uri, c.run_id), []).append(c)
+    if not by_run:
+        if skipped:
+            raise SettingsError(f"--log-back writes to MLflow runs; none of the analysed curves "
+                                f"comes from one ({skipped[0]})")
+        return WritebackResult((), 0, ())
+    if skipped:
+        warnings.warn(f"--log-back skipped {len(skipped)} curve(s): {skipped[0]}", stacklevel=2)
+    from mlflow import MlflowClient
+
+    clients: dict[str, Any] = {}
+    n_tags = 0
+    artifacts: list[str] = []
+    for (uri, run_id), run_curves in by_run.items():
+        client = clients.setdefault(uri, MlflowClient(tracking_uri=uri))
+        try:
+            for c in run_curves:
+                for key, value in tags_for(c).items():
+                    client.set_tag(run_id, key, value)
+                    n_tags += 1
+            if report or figures:
+                artifacts += _log_artifacts(client, run_id, run_curves, settings, report, figures)
+        except Exception as exc:  # noqa: BLE001 - client/transport failures become SourceError
+            from mlflow.exceptions import MlflowException
+
+            if isinstance(exc, MlflowException) and exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+                skipped.append(f"run {run_id}: not in {uri}")
+                continue
+            raise SourceError(f"--log-back: cannot write to run {run_id} at {uri} ({exc})") from exc
+    runs = tuple(dict.fromkeys(r for _, r in by_run))
+    return WritebackResult(runs, n_tags, tuple(artifacts), tuple(skipped))
+
+
+def _log_artifacts(client: Any, run_id: str, curves: list[CurveAnalysis], settings: dict[str, Any],
+                   report: bool, figures: bool) -> list[str]:  # fmt: skip
+    """Render the run's report and figures into a temporary folder and upload it as ``saturate/``."""
+    written: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="saturate-logback-") as tmp:
+        root = Path(tmp)
+        if report:
+            from saturate.api import Analysis
+            from saturate.report.html import render_html
+
+            sub = Analysis(curves=tuple(curves), settings=settings)
+            title = f"saturate report: {curves[0].run}"
+            (root / "report.html").write_text(render_html(sub, title=title), encoding="utf-8")
+            written.append(f"{ARTIFACT_DIR}/report.html")
+        if figures:
+            from saturate.report.plots import curve_figure, figure_bytes
+
+            level = settings.get("confidence", 0.9) if isinstance(settings, dict) else 0.9
+            (root / "figures").mkdir()
+            for c in curves:
+                name = figure_name(c.metric)
+                fig = curve_figure(c, confidence=float(level or 0.9))
+                (root / "figures" / name).write_bytes(figure_bytes(fig, "png"))
+                written.append(f"{ARTIFACT_DIR}/figures/{name}")
+        client.log_artifacts(run_id, str(root), artifact_path=ARTIFACT_DIR)
+    return written

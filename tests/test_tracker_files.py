@@ -1,0 +1,155 @@
+"""Watching files: incremental reads, restarts, backoff, and the watch/history/timeline commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from saturate.analysis import AnalysisSettings
+from saturate.cli import app
+from saturate.errors import SourceError
+from saturate.tracker import HistoryStore, Watcher, make_poller, parse_event_line, run_watch
+from saturate.tracker.watch import Backoff
+
+STEPS = np.arange(1, 121) * 10
+VALUES = 0.8 * (1 - np.exp(-STEPS / 150)) + np.random.default_rng(1).normal(0, 0.005, STEPS.size)
+SETTINGS = AnalysisSettings(n_boot=40)
+
+
+def write(path, n, run="ppo", values=VALUES):
+    pd.DataFrame({"run": run, "metric": "reward", "step": STEPS[:n], "value": values[:n]}).to_csv(
+        path, index=False)
+
+
+def test_watcher_reads_only_changed_files_and_resumes(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write(runs / "a.csv", 8)
+    write(runs / "b.csv", 8, run="sac")
+    state = tmp_path / "h.db"
+    with HistoryStore(state) as st:
+        w = Watcher(make_poller(str(runs)), st, SETTINGS)
+        first = w.poll_once()
+        assert (first.fetched, first.new_points, first.curves_changed) == (16, 16, 2)
+        write(runs / "a.csv", 12)  # only a.csv changes: b.csv is not read again
+        second = w.poll_once()
+        assert (second.fetched, second.new_points, second.curves_changed) == (12, 4, 1)
+        assert [c.run for c in second.analyses] == ["ppo"]
+    # restart: nothing new, nothing read
+    with HistoryStore(state) as st:
+        w = Watcher(make_poller(str(runs)), st, SETTINGS)
+        again = w.poll_once()
+        assert (again.fetched, again.new_points, again.analyses) == (0, 0, ())
+        write(runs / "c.csv", 10, run="grpo")  # a new run appears
+        new_run = w.poll_once()
+        assert [c.run for c in new_run.analyses] == ["grpo"]
+        assert new_run.events[0].kind == "verdict_changed" and new_run.events[0].before == "none"
+        assert [p.new_points for p in st.polls()] == [16, 4, 0, 10]
+
+
+def test_events_follow_a_growing_curve_in_order(tmp_path):
+    path = tmp_path / "run.csv"
+    with HistoryStore(tmp_path / "h.db") as st:
+        w = Watcher(make_poller(str(path.parent)), st, SETTINGS)
+        for n in (4, 8, 16, 32, 64, 120):
+            write(path, n)
+            w.poll_once()
+        events = st.events()
+        changes = [(e.before, e.after) for e in events if e.kind == "verdict_changed"]
+        # each change starts where the previous one ended; the run goes from scaling to saturated
+        assert changes[0] == ("none", "inconclusive")
+        assert all(a[1] == b[0] for a, b in zip(changes, changes[1:], strict=False))
+        verdicts = [to for _, to in changes]
+        assert verdicts.index("scaling") < verdicts.index("saturated")
+        assert verdicts[-1] == "saturated"
+        assert sum(e.kind == "knee_crossed" for e in events) == 1
+        computes = [e.compute for e in events]
+        assert computes == sorted(computes)
+        assert len(st.analyses()) == 6
+
+
+class _Sleeps(list):
+    def __call__(self, seconds):
+        self.append(seconds)
+
+
+def test_unreachable_source_is_retried_with_backoff_and_recovers(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write(runs / "a.csv", 10)
+    away = tmp_path / "away"
+    messages: list[str] = []
+    sleeps = _Sleeps()
+
+    with HistoryStore(tmp_path / "h.db") as st:
+        w = Watcher(make_poller(str(runs)), st, SETTINGS)
+        runs.rename(away)  # the source goes away ...
+
+        def sleep(seconds):
+            sleeps(seconds)
+            if len(sleeps) == 3:
+                away.rename(runs)  # ... and comes back after the third retry
+
+        passes = run_watch(w, interval=5, max_passes=2, backoff=Backoff(1.0, 3.0),
+                           on_status=messages.append, sleep=sleep)
+    assert passes == 2
+    assert sleeps == [1.0, 2.0, 3.0, 5.0]
+    assert sum("unreachable" in m for m in messages) == 3
+    assert "reachable again after 3" in messages[-1]
+
+    with HistoryStore(tmp_path / "h2.db") as st:
+        w = Watcher(make_poller(str(runs)), st, SETTINGS)
+        runs.rename(away)
+        with pytest.raises(SourceError, match="no such file"):
+            run_watch(w, once=True, retries=1, sleep=sleeps)
+
+
+def test_watch_history_and_timeline_commands(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    write(tmp_path / "run.csv", 16)
+    args = ["watch", "run.csv", "--once", "--n-boot", "30"]
+    res = runner.invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert lines[0]["event"] == "verdict_changed" and lines[0]["from"] == "none"
+    assert "pass 1: fetched 16 point(s), 16 new" in res.stderr
+    write(tmp_path / "run.csv", 120)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    fields = [parse_event_line(x) for x in res.stdout.splitlines()]
+    assert all(f["run"] == "ppo" and f["metric"] == "reward" for f in fields)
+    assert {"event": "verdict_changed", "to": "saturated"}.items() <= fields[0].items()
+    assert (tmp_path / ".saturate" / "history.db").is_file()
+
+    res = runner.invoke(app, ["history", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [e["to"] for e in doc["events"]][-1] == "saturated"
+    assert doc["current"] == [{"run": "ppo", "run_id": "ppo", "metric": "reward",
+                               "verdict": "saturated", "compute": 1200.0}]
+    res = runner.invoke(app, ["history", "--all", "--format", "lines", "--run", "ppo"])
+    assert len(res.stdout.splitlines()) >= 2
+
+    res = runner.invoke(app, ["timeline", "run.csv", "--run", "ppo", "--metric", "reward",
+                              "--from", "refit", "--points", "5", "--n-boot", "30", "--format",
+                              "json", "--at", "2400", "--plot", "tl.png"])
+    assert res.exit_code == 0, res.output
+    tl = json.loads(res.stdout)
+    assert tl["origin"] == "refit" and tl["target"] == 2400
+    assert len(tl["points"]) == 5 and tl["points"][-1]["n_points"] == 120
+    assert tl["points"][-1]["verdict"] == "saturated"
+    assert tl["first_saturated"] is not None and tl["saturated_since"] >= tl["first_saturated"]
+    assert all(p["forecast"]["compute"] == 2400 for p in tl["points"])
+    assert (tmp_path / "tl.png").stat().st_size > 1000
+
+    res = runner.invoke(app, ["timeline", "--run", "ppo", "--metric", "reward"])
+    assert res.exit_code == 0, res.output
+    assert "2 analyses from history" in res.stdout
+
+    res = runner.invoke(app, ["history", "--state", "nope.db"])
+    assert res.exit_code == 2 and "no watch history" in res.stderr
