@@ -657,6 +657,9 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
             *reasons,
             f"spread across seeds adds {seed_se:.3g} (standard error) per doubling",
         )
+    if base["run_status"] == "RUNNING":
+        flags.append("run_in_progress")
+        reasons = (*reasons, "the run is still RUNNING: its curve is partial and this may change")
     if collapse is not None:
         flags.append("collapse")
         collapse = Collapse(

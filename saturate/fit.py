@@ -62,7 +62,7 @@ class FitSettings:
     prefix is fitted and scored on the rest). ``cv_weight`` scales the predictive score against
     AICc. ``max_ar_order``: highest AR order of the residual noise model (chosen by AIC).
     ``max_points``: bins used for long curves. ``boot_min_weight``: laws with
-    less weight are not bootstrapped (their parameters get no interval).
+    less weight get none (they are not bootstrapped and their parameters get no interval).
     """
 
     laws: tuple[str, ...] = tuple(LAWS)
@@ -73,7 +73,7 @@ class FitSettings:
     f_scale: float = 2.0
     n_starts: int = 4
     cv_origins: tuple[float, ...] = (0.5, 0.65, 0.8)
-    cv_weight: float = 3.0
+    cv_weight: float = 1.0
     max_ar_order: int = 5
     max_points: int = 128
     max_iter: int = 50
@@ -166,7 +166,8 @@ def fit_curve(
     infl = noise_models[best][2] if noise_models[best] is not None else 1.0
     scores = _scores(points, raw, bins, yb, origins, infl, n, k_max)
     weights = _weights(scores, settings.cv_weight,
-                       {k: math.isfinite(v) for k, v in rss.items()}, rng)
+                       {k: math.isfinite(v) for k, v in rss.items()}, rng,
+                       settings.boot_min_weight)
     aicc, cv_rmse = scores.aicc, scores.cv_rmse
 
     signs, burn = bootstrap_signs(n, settings.n_boot, rng)
@@ -353,7 +354,8 @@ _N_WEIGHT_DRAWS = 400
 
 
 def _weights(
-    sc: _Scores, cv_weight: float, fitted: dict[str, bool], rng: np.random.Generator
+    sc: _Scores, cv_weight: float, fitted: dict[str, bool], rng: np.random.Generator,
+    min_weight: float = 0.0,
 ) -> dict[str, float]:
     """Pseudo-BMA+ weights: Akaike weights of AICc + cv_weight * predictive score, averaged over
     a Bayesian bootstrap of the in-sample fit.
@@ -378,6 +380,10 @@ def _weights(
     w = np.exp(-0.5 * dev)
     w /= np.sum(w, axis=1, keepdims=True)
     mean_w = np.mean(w, axis=0)
+    # laws below min_weight are dropped (they are not bootstrapped, so they would move the
+    # averaged point forecast without appearing in its interval)
+    mean_w = np.where((mean_w >= min_weight) | (mean_w == mean_w.max()), mean_w, 0.0)
+    mean_w /= mean_w.sum()
     out = dict.fromkeys(names, 0.0)
     for name, wk in zip(np.array(names)[ok], mean_w, strict=True):
         out[str(name)] = float(wk)
