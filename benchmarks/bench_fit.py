@@ -6,6 +6,11 @@ measured on a few curves and scaled per curve, as printed. Both are timed in thi
 
     .venv/bin/python benchmarks/bench_fit.py                 # full job
     .venv/bin/python benchmarks/bench_fit.py --curves 100    # quick
+    .venv/bin/python benchmarks/bench_fit.py --calibration 40   # coverage of the 2x bands only
+
+``--calibration N`` fits N synthetic curves per generating law (random parameters, AR(1) noise)
+and prints how often the 90% band at 2x the last compute holds the true value, with all laws
+fitted and with the generating law left out of the fit (misspecification).
 """
 
 from __future__ import annotations
@@ -103,6 +108,60 @@ def bnsl_line() -> str:
             f"{fit.weights()['bnsl']:.2f}")
 
 
+def _ar1(n: int, phi: float, sd: float, rng: np.random.Generator) -> np.ndarray:
+    e = rng.normal(0.0, sd * np.sqrt(1 - phi**2), n)
+    out = np.empty(n)
+    out[0] = rng.normal(0.0, sd)
+    for i in range(1, n):
+        out[i] = phi * out[i - 1] + e[i]
+    return out
+
+
+def _calibration_curve(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """60-400 points up to compute 1000; returns compute, values, true value at 2x."""
+    n = int(rng.integers(60, 400))
+    c = np.linspace(1000 / n, 1000, n)
+    u = rng.uniform
+    if kind == "sigmoid":
+        a, r0, b, cm = u(0.6, 0.9), u(0.05, 0.3), u(1.0, 2.5), u(150, 800)
+        def f(c): return r0 + (a - r0) / (1 + (cm / c) ** b)
+    elif kind == "power":
+        a, d, b = u(0.7, 0.95), u(0.1, 0.3), u(0.3, 1.0)
+        def f(c): return a - d * (c / 1000) ** -b
+    elif kind == "weibull":
+        a, r0, d, s = u(0.6, 0.9), u(0.05, 0.3), u(0.8, 2.0), u(200, 700)
+        def f(c): return a - (a - r0) * np.exp(-((c / s) ** d))
+    else:
+        b = u(0.03, 0.1)
+        def f(c): return 0.6 + b * np.log(c / 1000)
+    y = f(c) + _ar1(n, u(0.2, 0.6), u(0.01, 0.03), rng)
+    return c, y, float(f(np.array([2000.0]))[0])
+
+
+def calibration(reps: int, seed: int = 0) -> None:
+    """Coverage of the 90% forecast band at 2x, per generating law, and the effective number of
+    laws sharing the weight (exp of the weights' entropy)."""
+    rng = np.random.default_rng(seed)
+    every = tuple(LAWS)
+    cases = [(k, every) for k in ("sigmoid", "power", "weibull", "loglinear")]
+    cases += [(k, tuple(n for n in every if n != k)) for k in ("sigmoid", "weibull")]
+    total = []
+    print(f"90% band at 2x the last compute, {reps} curves per row (AR(1) noise, phi 0.2-0.6)")
+    for kind, laws in cases:
+        hits, eff = [], []
+        for rep in range(reps):
+            c, y, truth = _calibration_curve(kind, rng)
+            fit = fit_curve(c, y, settings=FitSettings(n_boot=100, seed=rep, laws=laws))
+            lo, hi = fit.interval([2000.0])
+            hits.append(bool(lo[0] <= truth <= hi[0]))
+            w = np.array([v for v in fit.weights().values() if v > 0])
+            eff.append(float(np.exp(-np.sum(w * np.log(w)))))
+        total += hits
+        label = kind if len(laws) == len(every) else f"{kind} (not fitted)"
+        print(f"  {label:<22} coverage {np.mean(hits):.2f}   effective laws {np.mean(eff):.2f}")
+    print(f"  {'all':<22} coverage {np.mean(total):.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--curves", type=int, default=1000)
@@ -110,7 +169,12 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=200)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--baseline-curves", type=int, default=2)
+    ap.add_argument("--calibration", type=int, default=0, metavar="N",
+                    help="only measure forecast-band coverage on N curves per law")
     args = ap.parse_args()
+    if args.calibration:
+        calibration(args.calibration)
+        return
 
     curves = make_curves(args.curves, args.points)
     print(f"{args.curves} curves x {args.points} points, {args.boot} bootstrap resamples, "

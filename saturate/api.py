@@ -164,6 +164,7 @@ def analyze(
     budget: float | None = None,
     gpu_hours: str | None = None,
     diagnostics: bool = True,
+    fast: bool = True,
     config: str | os.PathLike | bool | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Analysis:
@@ -190,6 +191,7 @@ def analyze(
         budget: GPU-hours to spend: ranks the runs worth extending (the allocation diagnostic).
         gpu_hours: metric or column of cumulative GPU-hours when the x axis is not GPU-hours.
         diagnostics: ``False`` skips the diagnostics across metrics and runs.
+        fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
             ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
             Arguments given here win over the file.
@@ -222,7 +224,7 @@ def analyze(
     if all_targets:
         options["targets"] = all_targets
 
-    df, axis_only = _load_table(source, options)
+    df, axis_only = _load_table(source, options, fast=fast)
 
     settings_kwargs: dict[str, Any] = {}
     for name in ("min_gain", "confidence", "group_by", "n_boot", "seed"):
@@ -255,7 +257,9 @@ def analyze(
     return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df)
 
 
-def _load_table(source: Any, options: dict[str, Any]) -> tuple[pd.DataFrame, str | None]:
+def _load_table(
+    source: Any, options: dict[str, Any], *, fast: bool = True
+) -> tuple[pd.DataFrame, str | None]:
     """The tidy table, and the ``gpu_hours`` metric when it was read only for the diagnostics.
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
@@ -278,7 +282,8 @@ def _load_table(source: Any, options: dict[str, Any]) -> tuple[pd.DataFrame, str
                            experiment=options.get("experiment"))
     else:
         df = load(source, experiment=options.get("experiment"), filter=options.get("filter"),
-                  metric=metric, run=options.get("run"), compute=options.get("compute"))
+                  metric=metric, run=options.get("run"), compute=options.get("compute"),
+                  fast=fast)
     if extra is not None and not (df["metric"] == extra).any():
         extra = None  # a column, or absent: the diagnostics say so
     return df, extra

@@ -108,7 +108,7 @@ def tidy(
     df["source"] = df["source"] if "source" in df.columns else origin
     df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
     for col in _STRING_COLUMNS:
-        df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
+        df[col] = _as_text(df[col])
 
     value = _numeric(df["value"], "value", origin)
     if "step" in df.columns:
@@ -156,16 +156,34 @@ def tidy(
 
     if "timestamp" in df.columns:
         df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
-        df = df.sort_values("timestamp", kind="stable", na_position="first")
-    df = df.drop_duplicates(subset=[*KEY_COLUMNS, "step"], keep="last")
+    keys = [*KEY_COLUMNS, "step"]
+    index = pd.MultiIndex.from_frame(df[keys])
+    in_order = index.is_monotonic_increasing and index.is_unique
+    if not in_order:  # readers that already deliver sorted, unique points skip this work
+        if "timestamp" in df.columns:
+            df = df.sort_values("timestamp", kind="stable", na_position="first")
+        df = df.drop_duplicates(subset=keys, keep="last")
     extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
     ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
     ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
-    df = df[ordered].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    df = df[ordered]
+    if not in_order:
+        df = df.sort_values(keys, kind="stable")
+    df = df.reset_index(drop=True)
     if df.empty and not allow_empty:
         raise InputError(f"{origin}: holds no curves (no finite points)")
     df.attrs["compute_name"] = name
     return df
+
+
+def _as_text(col: pd.Series) -> pd.Series:
+    """Text column with missing values as ``""``; converts each distinct value once."""
+    if isinstance(col.dtype, pd.StringDtype) and not col.hasnans:
+        return col
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    names = pd.array([str(u) for u in uniques] + [""], dtype=str)
+    codes = np.where(codes < 0, len(uniques), codes)
+    return pd.Series(names.take(codes), index=col.index)
 
 
 def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

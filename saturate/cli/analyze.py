@@ -20,6 +20,7 @@ from saturate.cli.common import (
     Confidence,
     ConfigPath,
     Experiment,
+    Fast,
     Filter,
     ForecastAt,
     GpuHourCost,
@@ -80,6 +81,7 @@ def analyze(
     config: ConfigPath = None,
     n_boot: NBoot = None,
     seed: Seed = None,
+    fast: Fast = True,
     log_back: Annotated[
         bool,
         typer.Option(
@@ -103,7 +105,7 @@ def analyze(
         group_by=group_by, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
         min_gain=min_gain, forecast_at=forecast_at, confidence=confidence, n_boot=n_boot,
         seed=seed, config=config, target=target, pair=pair, gpu_hour_cost=gpu_hour_cost,
-        pretrain_compute=pretrain_compute, gpu_hours=gpu_hours, budget=budget,
+        pretrain_compute=pretrain_compute, gpu_hours=gpu_hours, budget=budget, fast=fast,
     )
     if log_back:
         from saturate.tracker.writeback import log_back as write_back

@@ -61,6 +61,13 @@ Compute = Annotated[
         show_default=False,
     ),
 ]
+Fast = Annotated[
+    bool,
+    typer.Option(
+        "--fast/--no-fast",
+        help="Read MLflow databases through the read-only fast path (--no-fast: MLflow's client).",
+    ),
+]
 Out = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Write the report to this file instead of stdout.", show_default=False),
@@ -196,6 +203,7 @@ def run_analysis(
     budget: str | float | None = None,
     diagnostics: bool = True,
     require_min_gain: bool = False,
+    fast: bool = True,
 ) -> tuple[Analysis, Config]:
     """Merge the settings file with the options, analyse, and return (Analysis, Config).
 
@@ -247,7 +255,7 @@ def run_analysis(
         if bar is not None:
             bar.start()
         analysis = analyze(sources or None, progress=hook, config=None, targets=targets or None,
-                           diagnostics=diagnostics, **kwargs)
+                           diagnostics=diagnostics, fast=fast, **kwargs)
     finally:
         if bar is not None:
             bar.stop()

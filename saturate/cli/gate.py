@@ -24,6 +24,7 @@ from saturate.cli.common import (
     Confidence,
     ConfigPath,
     Experiment,
+    Fast,
     Filter,
     ForecastAt,
     GpuHourCost,
@@ -85,6 +86,7 @@ def gate(
     config: ConfigPath = None,
     n_boot: NBoot = None,
     seed: Seed = None,
+    fast: Fast = True,
 ) -> None:
     """CI gate: fail (exit 1) when a curve has saturated or regresses, or a diagnostic named in
     --fail-on is found; 0 when all pass."""
@@ -106,7 +108,7 @@ def gate(
         group_by=group_by, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
         min_gain=min_gain, forecast_at=forecast_at, confidence=confidence, n_boot=n_boot,
         seed=seed, config=config, target=target, pair=pair, gpu_hour_cost=gpu_hour_cost,
-        pretrain_compute=pretrain_compute, gpu_hours=gpu_hours, budget=budget,
+        pretrain_compute=pretrain_compute, gpu_hours=gpu_hours, budget=budget, fast=fast,
         require_min_gain=True,
     )
     result = decide(analysis.curves, fail_on=kinds, diagnostics=analysis.diagnostics)
