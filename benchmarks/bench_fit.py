@@ -58,11 +58,12 @@ def make_curves(n_curves: int, n_points: int, seed: int = 0) -> list[tuple[np.nd
     return curves
 
 
-def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> float:
+def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> tuple[float, float]:
+    """Wall and CPU seconds of one fit (wall includes waiting for a core on a busy machine)."""
     c, y, n_boot = args
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     fit_curve(c, y, settings=FitSettings(n_boot=n_boot))
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - cpu
 
 
 def baseline_one(c: np.ndarray, y: np.ndarray, n_boot: int, seed: int = 0) -> float:
@@ -188,9 +189,11 @@ def main() -> None:
     else:
         per = [_fit_one(j) for j in jobs]
     wall = time.perf_counter() - t0
-    per_arr = np.array(per)
-    print(f"saturate: total wall {wall:.1f} s; per curve {1e3 * per_arr.mean():.0f} ms CPU "
-          f"(median {1e3 * np.median(per_arr):.0f}, max {1e3 * per_arr.max():.0f})")
+    per_arr = np.array([p[0] for p in per])
+    cpu_arr = np.array([p[1] for p in per])
+    print(f"saturate: total wall {wall:.1f} s; per curve {1e3 * per_arr.mean():.0f} ms wall in its "
+          f"worker (median {1e3 * np.median(per_arr):.0f}, max {1e3 * per_arr.max():.0f}), "
+          f"{1e3 * cpu_arr.mean():.0f} ms CPU; load average {os.getloadavg()[0]:.1f}")
 
     nb = min(args.baseline_curves, len(curves))
     picks = [curves[i * len(curves) // nb] for i in range(nb)]
