@@ -20,33 +20,26 @@ from typing import Annotated, Any
 import typer
 
 from saturate.cli import app
-from saturate.cli.common import Compute, Experiment, Filter, Metric, Run, Sources, handle_errors
+from saturate.cli.common import (
+    Compute,
+    Confidence,
+    Experiment,
+    Filter,
+    Metric,
+    MinGain,
+    NBoot,
+    Run,
+    Seed,
+    Sources,
+    handle_errors,
+)
+from saturate.cli.common import ConfigPath as Config
 from saturate.errors import SettingsError
 
 State = Annotated[
     Path,
     typer.Option("--state", help="The watch history file (SQLite).", show_default=True),
 ]
-Config = Annotated[
-    Path | None,
-    typer.Option("--config", help="Settings file (default: saturate.toml or pyproject.toml found "
-                 "upward).", show_default=False),
-]
-MinGain = Annotated[
-    str | None,
-    typer.Option("--min-gain", help="Least gain per doubling that pays: metric units or 'N%'.",
-                 show_default=False),
-]
-Confidence = Annotated[
-    float | None, typer.Option("--confidence", help="Level of every interval (default 0.9).",
-                               show_default=False),
-]
-NBoot = Annotated[
-    int | None, typer.Option("--n-boot", help="Bootstrap resamples per fit (default 200).",
-                             show_default=False),
-]
-Seed = Annotated[int | None, typer.Option("--seed", help="Random seed.", show_default=False)]
-
 _HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15",
                   "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}  # fmt: skip
 
@@ -59,6 +52,10 @@ def analysis_options(config: Path | None, **given: Any) -> tuple[dict[str, Any],
         from saturate.config import parse_gain
 
         given["min_gain"] = parse_gain(given["min_gain"])
+    if given.get("confidence") is not None:
+        from saturate.config import parse_confidence
+
+        given["confidence"] = parse_confidence(given["confidence"])
     return resolve_options(config if config is not None else True, **given)
 
 
