@@ -23,7 +23,8 @@ __all__ = ["load", "Source"]
 
 Source = str | os.PathLike | pd.DataFrame
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
-_URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "mysql://",
+_URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
+                "postgres+", "mysql://",
                 "mysql+", "mssql", "file:", "databricks")
 
 
@@ -92,6 +93,11 @@ def _load_one(
         return load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast), True
     path = Path(text).expanduser()
     if not path.exists():
+        if "://" in text:
+            from saturate.ingest.mlflow import redact
+
+            raise InputError(f"{redact(text)}: not a source saturate knows (no such file, and not "
+                             "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
         raise InputError(f"{text}: no such file or directory")
     if _is_store_dir(path) if path.is_dir() else _is_store_file(path):
         from saturate.ingest.mlflow import load_mlflow

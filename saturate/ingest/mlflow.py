@@ -105,13 +105,20 @@ class Selection:
 
 def redact(uri: str) -> str:
     """The URI without user:password@ (it goes into messages and the ``source`` column)."""
-    parts = urllib.parse.urlsplit(uri)
-    if parts.username is None and parts.password is None:
+    try:
+        parts = urllib.parse.urlsplit(uri)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//***@", uri)
+    query = parts.query
+    if query:
+        # libpq and friends also take the password as a query parameter.
+        query = re.sub(r"(?i)((?:^|&)(?:password|passwd|pwd)=)[^&]*", r"\1***", query)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    if netloc == parts.netloc and query == parts.query:
         return uri
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"***@{host}"))
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 def _scheme(text: str) -> str:

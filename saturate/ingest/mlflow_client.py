@@ -340,6 +340,7 @@ def read_with_client(
     from mlflow.exceptions import MlflowException
     from sqlalchemy.exc import SQLAlchemyError
 
+    client = None
     try:
         client = MlflowClient(tracking_uri=tracking_uri)
         available, token = [], None
@@ -372,7 +373,19 @@ def read_with_client(
     except SQLAlchemyError as err:
         reason = str(getattr(err, "orig", err)).strip().splitlines()[0][:200]
         raise SourceError(f"{label}: MLflow could not read the store ({reason})") from None
+    finally:
+        _release(client)
     return exps, runs, points
+
+
+def _release(client: object) -> None:
+    """Close the pooled connections of MLflow's engine: MLflow caches one engine per database
+    URI for the life of the process, which would keep idle sessions open on the user's server
+    (or a handle on a deleted snapshot). The engine stays usable; it reconnects on demand."""
+    store = getattr(getattr(client, "_tracking_client", None), "store", None)
+    engine = getattr(store, "engine", None)
+    if engine is not None and callable(getattr(engine, "dispose", None)):
+        engine.dispose()
 
 
 def _client_runs(

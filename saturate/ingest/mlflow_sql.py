@@ -3,16 +3,18 @@
 MLflow's client costs one request per (run, metric); here the ``metrics`` table is read with two
 queries per batch of runs (curve sizes, then bare numbers), through ADBC's Arrow columns for
 sqlite when ``adbc-driver-sqlite`` is installed. Connections are read-only (sqlite
-``mode=ro``; a read-only transaction on PostgreSQL) and only SELECTs are issued. The tables and
-columns needed are checked first; if they are not what this code expects, or ``fast=False``,
-the MlflowClient route is taken instead, and it never touches the user's store: for sqlite it
-runs on a private snapshot (migrated there if old), for a server database only when its schema
-is already current (MLflow's store would otherwise migrate it or create rows).
+``mode=ro``; a read-only REPEATABLE READ transaction on PostgreSQL, so one snapshot serves every
+query) and only SELECTs are issued. The tables and columns needed are checked first; if they are
+not what this code expects, or ``fast=False``, the MlflowClient route is taken instead, and it
+never touches the user's store: for sqlite it runs on a private snapshot (migrated there if
+old), for a server database only when its schema is already current (MLflow's store would
+otherwise migrate it or create rows), and on PostgreSQL in sessions the server keeps read-only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import sqlite3
 import subprocess
 import sys
@@ -44,9 +46,10 @@ from saturate.ingest.mlflow import (
     restore_values,
 )
 
-__all__ = ["read_database", "schema_problem", "RUN_BATCH"]
+__all__ = ["read_database", "schema_problem", "database_url", "client_uri", "RUN_BATCH"]
 
 RUN_BATCH = 400  # runs per metrics query: IN lists stay far below sqlite's parameter limit
+POINT_CHUNK = 250_000  # points per numbers query (their rows are Python tuples until converted)
 
 _REQUIRED: dict[str, frozenset[str]] = {
     "experiments": frozenset({"experiment_id", "name", "lifecycle_stage"}),
@@ -70,6 +73,68 @@ class _Unsupported(Exception):
 # ----------------------------------------------------------------------------- connection
 
 
+# URIs without a driver get the dialect's default one (psycopg 3 for PostgreSQL since SQLAlchemy
+# 2.1, psycopg2 before); when that is not installed, the first installed one of these is used.
+_DRIVERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "postgresql": (("psycopg", "psycopg"), ("psycopg2", "psycopg2"), ("pg8000", "pg8000")),
+    "mysql": (("mysqldb", "MySQLdb"), ("pymysql", "pymysql")),
+}
+_INSTALL_HINT = {
+    "postgresql": "pip install 'psycopg[binary]' (or psycopg2-binary)",
+    "mysql": "pip install pymysql (or mysqlclient)",
+}
+_LIBPQ = frozenset({"psycopg", "psycopg2"})  # drivers taking libpq's connect_timeout and options
+CONNECT_TIMEOUT = 10  # seconds; a black-holed host otherwise hangs for the OS's TCP timeout
+
+
+def database_url(target: str, label: str) -> sa.URL:
+    """The backend URI as SQLAlchemy should open it.
+
+    ``postgres://`` (Heroku's spelling, refused by SQLAlchemy) becomes ``postgresql://``; a URI
+    naming no driver gets an installed one when the dialect's default is missing, so either
+    psycopg or psycopg2 serves a plain ``postgresql://`` URI.
+    """
+    try:
+        url = sa.engine.make_url(target)
+    except (sa.exc.ArgumentError, ValueError) as err:
+        raise InputError(f"{label}: not a valid database URI ({err})") from None
+    backend = url.get_backend_name()
+    if backend == "postgres":
+        backend = "postgresql"
+        url = url.set(drivername="postgresql" + url.drivername[len("postgres") :])
+    if "+" in url.drivername or backend not in _DRIVERS:
+        return url
+    installed = [d for d, module in _DRIVERS[backend] if importlib.util.find_spec(module)]
+    try:
+        default = url.get_dialect().driver
+    except sa.exc.NoSuchModuleError:
+        return url
+    if installed and default not in installed:
+        url = url.set(drivername=f"{backend}+{installed[0]}")
+    return url
+
+
+def _connect_args(url: sa.URL) -> dict[str, object]:
+    if url.get_driver_name() in _LIBPQ | {"mysqldb", "pymysql"} and "connect_timeout" not in url.query:
+        return {"connect_timeout": CONNECT_TIMEOUT}
+    return {}
+
+
+def client_uri(src: MlflowSource) -> str:
+    """The URI handed to MlflowClient for a server database: on PostgreSQL every transaction of
+    its sessions is read-only (``default_transaction_read_only``), so the server refuses any
+    write MLflow might attempt instead of performing it."""
+    url = database_url(src.target, src.label)
+    query: dict[str, str | Sequence[str]] = {}
+    if url.get_driver_name() in _LIBPQ:
+        options = url.query.get("options", "")
+        if not isinstance(options, str):
+            options = " ".join(options)
+        query["options"] = f"{options} -c default_transaction_read_only=on".strip()
+    query.update({k: str(v) for k, v in _connect_args(url).items()})
+    return url.update_query_dict(query).render_as_string(hide_password=False)
+
+
 def _engine(src: MlflowSource) -> sa.Engine:
     if src.sqlite_path is not None:
         path = Path(src.sqlite_path).resolve()
@@ -79,11 +144,13 @@ def _engine(src: MlflowSource) -> sa.Engine:
             return sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
 
         return sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
+    url = database_url(src.target, src.label)
     try:
-        return sa.create_engine(src.target, poolclass=NullPool)
+        return sa.create_engine(url, poolclass=NullPool, connect_args=_connect_args(url))
     except (ImportError, ModuleNotFoundError) as err:
+        hint = _INSTALL_HINT.get(url.get_backend_name(), "install it")
         raise SourceError(
-            f"{src.label}: the database driver {err.name or err} is not installed; install it "
+            f"{src.label}: the database driver {err.name or err} is not installed; {hint} "
             "or read the runs through a tracking server"
         ) from None
     except sa.exc.ArgumentError as err:
@@ -100,7 +167,11 @@ def _connect(engine: sa.Engine, label: str) -> Iterator[sa.Connection]:
         raise SourceError(f"{label}: cannot open the database ({reason})") from None
     try:
         if engine.dialect.name == "postgresql":
-            conn = conn.execution_options(postgresql_readonly=True)
+            # One read-only snapshot for every query on this connection: runs, curve sizes and
+            # points agree even while runs keep logging.
+            conn = conn.execution_options(
+                isolation_level="REPEATABLE READ", postgresql_readonly=True
+            )
         yield conn
     finally:
         conn.rollback()
@@ -306,36 +377,58 @@ def _reader(conn: sa.Connection, src: MlflowSource, arrow: bool) -> _Rows:
 
 
 def _points(reader: _Rows, run_ids: list[str], selection: Selection) -> pd.DataFrame:
-    """All points of a batch of runs: two queries (curve sizes, then the numbers), no per-row text.
+    """All points of a batch of runs: curve sizes, then bare numbers, no per-row text.
 
     Curve sizes come from the (run_uuid, key, step) index; the point rows carry only numbers in
-    the same (run_uuid, key) order, so run ids and keys are expanded from the sizes. A writer
-    committing between the two queries shows up as a size mismatch, and the batch is re-read.
+    the same (run_uuid, key) order, so run ids and keys are expanded from the sizes. The numbers
+    are read for consecutive runs holding at most ``POINT_CHUNK`` points together (a longer run
+    alone), so memory stays bounded however long the runs are. A writer committing between the
+    queries shows up as a size mismatch, and the batch is re-read.
     """
     keys = _metric_keys(reader.conn, run_ids, selection)
     if keys is not None and not keys:
         return empty_points()
     m = _T["metrics"].c
-    where = [m.run_uuid.in_(run_ids)]
-    if keys is not None:
-        where.append(m.key.in_(keys))
-    sizes = sa.select(m.run_uuid, m.key, sa.func.count()).where(*where)
+    key_filter = [] if keys is None else [m.key.in_(keys)]
+    sizes = sa.select(m.run_uuid, m.key, sa.func.count()).where(m.run_uuid.in_(run_ids), *key_filter)
     sizes = sizes.group_by(m.run_uuid, m.key).order_by(m.run_uuid, m.key)
-    rows = sa.select(m.step, m.value, m.is_nan, m.timestamp).where(*where)
-    rows = rows.order_by(m.run_uuid, m.key)
     for _attempt in range(3):
         groups = reader.rows(sizes)
-        step, value, is_nan, ts = reader.numbers(rows)
         counts = np.array([g[2] for g in groups], dtype=np.int64)
-        if int(counts.sum()) == len(step):
+        parts = []
+        for lo, hi in _chunks(groups, counts):
+            sub = sorted({g[0] for g in groups[lo:hi]})
+            rows = sa.select(m.step, m.value, m.is_nan, m.timestamp)
+            rows = rows.where(m.run_uuid.in_(sub), *key_filter).order_by(m.run_uuid, m.key)
+            part = reader.numbers(rows)
+            if len(part[0]) != int(counts[lo:hi].sum()):
+                break
+            parts.append(part)
+        else:
             break
     else:
         raise SourceError("the store kept changing while it was read; try again")
-    if not len(step):
+    if not parts or not counts.sum():
         return empty_points()
+    step, value, is_nan, ts = (np.concatenate(cols) for cols in zip(*parts, strict=True))
     uid = np.repeat(np.array([g[0] for g in groups], dtype=object), counts)
     key = np.repeat(np.array([g[1] for g in groups], dtype=object), counts)
     return points_frame(uid, key, step, restore_values(value, is_nan), ts)
+
+
+def _chunks(groups: list[tuple], counts: np.ndarray) -> Iterator[tuple[int, int]]:
+    """[lo, hi) slices of the ordered (run, key, count) groups: whole runs packed up to
+    POINT_CHUNK points (a longer run alone)."""
+    starts = [i for i in range(len(groups)) if i == 0 or groups[i][0] != groups[i - 1][0]]
+    lo, total = 0, 0
+    for a, b in zip(starts, [*starts[1:], len(groups)], strict=True):
+        size = int(counts[a:b].sum())
+        if a > lo and total + size > POINT_CHUNK:
+            yield lo, a
+            lo, total = a, 0
+        total += size
+    if lo < len(groups):
+        yield lo, len(groups)
 
 
 def _read_fast(
@@ -429,7 +522,9 @@ def _read_via_client(
                 f"(schema {rev or problem}, installed MLflow expects {head}); use the fast path "
                 "or read it through a tracking server of the matching MLflow version"
             )
-        return read_with_client(src.target, selection, label=src.label, max_workers=max_workers)
+        return read_with_client(
+            client_uri(src), selection, label=src.label, max_workers=max_workers
+        )
     with tempfile.TemporaryDirectory(prefix="saturate-mlflow-") as tmp:
         copy = Path(tmp) / "mlflow.db"
         try:
