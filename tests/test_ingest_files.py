@@ -305,3 +305,14 @@ def test_logged_compute_metric_becomes_the_axis(tmp_path: Path) -> None:
     assert both.attrs["compute_name"] == "compute"
     assert both.loc[both["run"] == "b", "compute"].tolist() == [s * 7.0 for s in range(5)]
     assert "compute/gpu_hours" not in set(both["metric"])
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["foo://user:s3cret@host/db", "postgresql://user:s3cret@host:notaport/db",
+     "postgresql://host/db?user=u&password=s3cret"],
+)
+def test_bad_uris_never_print_the_password(uri: str) -> None:
+    with pytest.raises(saturate.SaturateError) as info:
+        saturate.load(uri)
+    assert "s3cret" not in str(info.value) and "\n" not in str(info.value)
