@@ -11,6 +11,10 @@ measured on a few curves and scaled per curve, as printed. Both are timed in thi
 ``--calibration N`` fits N synthetic curves per generating law (random parameters, AR(1) noise)
 and prints how often the 90% band at 2x the last compute holds the true value, with all laws
 fitted and with the generating law left out of the fit (misspecification).
+
+Each worker process runs its BLAS with one thread (two processes on two cores; more threads would
+only oversubscribe them, the matrices are tiny). The machine may be shared: the load average is
+printed before and after, and the ratio to the baseline measured in the same run is what counts.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import curve_fit
+
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:  # optional: without it BLAS keeps its default threads
+    threadpool_limits = None
 
 from saturate.fit import FitSettings, fit_curve
 from saturate.fit_prep import normalisation
@@ -58,6 +67,12 @@ def make_curves(n_curves: int, n_points: int, seed: int = 0) -> list[tuple[np.nd
     return curves
 
 
+def _one_blas_thread() -> None:
+    """Worker initialiser: one BLAS thread per process."""
+    if threadpool_limits is not None:
+        threadpool_limits(1)
+
+
 def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> tuple[float, float]:
     """Wall and CPU seconds of one fit (wall includes waiting for a core on a busy machine)."""
     c, y, n_boot = args
@@ -66,9 +81,10 @@ def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> tuple[float, float]:
     return time.perf_counter() - t, time.process_time() - cpu
 
 
-def baseline_one(c: np.ndarray, y: np.ndarray, n_boot: int, seed: int = 0) -> float:
-    """curve_fit for every law and every resample (iid residual bootstrap), in a loop."""
-    t = time.perf_counter()
+def baseline_one(c: np.ndarray, y: np.ndarray, n_boot: int, seed: int = 0) -> tuple[float, float]:
+    """curve_fit for every law and every resample (iid residual bootstrap), in a loop; wall and
+    CPU seconds."""
+    t, cpu = time.perf_counter(), time.process_time()
     rng = np.random.default_rng(seed)
     norm, _ = normalisation(c, y, "higher")
     x, yn = norm.x(c), norm.y(y)
@@ -93,7 +109,7 @@ def baseline_one(c: np.ndarray, y: np.ndarray, n_boot: int, seed: int = 0) -> fl
                 ystar = f(x, *popt) + rng.choice(resid, size=resid.size)
                 with contextlib.suppress(RuntimeError):
                     curve_fit(f, x, ystar, p0=popt, bounds=(lo, hi), jac=jac, maxfev=2000)
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - cpu
 
 
 def bnsl_line() -> str:
@@ -179,12 +195,14 @@ def main() -> None:
 
     curves = make_curves(args.curves, args.points)
     print(f"{args.curves} curves x {args.points} points, {args.boot} bootstrap resamples, "
-          f"{len(LAWS)} laws, {args.workers} worker process(es)")
+          f"{len(LAWS)} laws, {args.workers} worker process(es); load average before "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    _one_blas_thread()
     _fit_one((*curves[0], args.boot))  # import/warm-up
     t0 = time.perf_counter()
     jobs = [(c, y, args.boot) for c, y in curves]
     if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
+        with ProcessPoolExecutor(args.workers, initializer=_one_blas_thread) as pool:
             per = list(pool.map(_fit_one, jobs, chunksize=8))
     else:
         per = [_fit_one(j) for j in jobs]
@@ -197,13 +215,15 @@ def main() -> None:
 
     nb = min(args.baseline_curves, len(curves))
     picks = [curves[i * len(curves) // nb] for i in range(nb)]
-    base = [baseline_one(c, y, args.boot) for c, y in picks]
-    base_per = float(np.mean(base))
+    base = np.array([baseline_one(c, y, args.boot) for c, y in picks])
+    base_per, base_cpu = float(np.mean(base[:, 0])), float(np.mean(base[:, 1]))
     base_total = base_per * args.curves
     print(f"baseline (curve_fit loop, 1 process): measured on {nb} curves, "
-          f"{base_per:.1f} s per curve -> scaled to {args.curves} curves: {base_total:.0f} s")
-    print(f"ratio per curve (single core each): {base_per / per_arr.mean():.0f}x; "
-          f"ratio of whole-job wall times: {base_total / wall:.0f}x")
+          f"{base_per:.1f} s per curve ({base_cpu:.1f} s CPU) -> scaled to {args.curves} curves: "
+          f"{base_total:.0f} s")
+    print(f"ratio per curve (single core each): {base_per / per_arr.mean():.0f}x wall, "
+          f"{base_cpu / cpu_arr.mean():.0f}x CPU; ratio of whole-job wall times: "
+          f"{base_total / wall:.0f}x; load average after {os.getloadavg()[0]:.1f}")
     print(bnsl_line())
 
 

@@ -1,23 +1,33 @@
-"""Batched robust Levenberg-Marquardt: many fits of one law, solved together in numpy.
+"""Batched robust Levenberg-Marquardt: many fits of one or several laws, solved together in numpy.
 
 A batch holds one parameter vector per row (multi-start points, rolling-origin fits, bootstrap
-resamples). Each iteration does one model-and-Jacobian evaluation for the whole batch and one batched
-k-by-k solve, so 200 resamples cost little more than a few single fits. The robust loss is handled
-by iteratively re-weighted least squares with scipy's loss conventions (``cost = 0.5 * f_scale^2 *
-sum(rho((r / f_scale)^2))``); bounds by projecting each trial step onto the box. Rows that have
-converged leave the batch.
+resamples). Each iteration does one model-and-Jacobian evaluation per law for all of its rows and one
+batched k-by-k solve, so 200 resamples cost little more than a few single fits. The robust loss is
+handled by iteratively re-weighted least squares with scipy's loss conventions (``cost = 0.5 *
+f_scale^2 * sum(rho((r / f_scale)^2))``); bounds by projecting each trial step onto the box.
+
+:func:`solve_laws` runs the batches of several laws in one loop, which turns six small per-law loops
+(dominated by Python overhead, not arithmetic) into one. The per-row state is padded to the largest
+number of parameters (padding has fixed bounds at 0, so it never moves); the normal equations are
+formed per law and solved per group of laws with the same k on unpadded blocks, so every row's
+iterates are bit for bit those of :func:`solve_batch` on its law alone.
+
+Per iteration only the trial point is evaluated; the normal equations (J'WJ, J'Wr) are kept per row
+and rebuilt only for rows whose step was accepted (a rejected step changes only the damping), and
+converged rows leave the batch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from saturate.laws import Law
 
-__all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch"]
+__all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
 
 Array = NDArray[np.float64]
 LOSSES = ("linear", "soft_l1", "huber", "cauchy")
@@ -71,57 +81,198 @@ def solve_batch(
 
     ``y`` and ``w`` are (n,) or (b, n); weight 0 removes a point (rolling-origin fits).
     """
-    lower, upper = law.lower, law.upper
-    theta = np.clip(np.array(theta0, dtype=float), lower, upper)
-    b, k = theta.shape
-    y = np.broadcast_to(np.asarray(y, dtype=float), (b, x.shape[0]))
-    w = np.broadcast_to(np.asarray(w, dtype=float), (b, x.shape[0]))
+    return solve_laws(
+        [(law, y, w, theta0)], x, loss=loss, f_scale=f_scale, max_iter=max_iter, tol=tol
+    )[0]
+
+
+def solve_laws(
+    problems: Sequence[tuple[Law, ArrayLike, ArrayLike, ArrayLike]],
+    x: Array,
+    *,
+    loss: str = "soft_l1",
+    f_scale: float = 1.0,
+    max_iter: int = 50,
+    tol: float = 1e-8,
+) -> list[BatchResult]:
+    """:func:`solve_batch` for several ``(law, y, w, theta0)`` batches on one ``x``, in one loop.
+
+    Returns one result per problem, each as :func:`solve_batch` would give it (``n_iter`` is the
+    shared loop's count).
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"unknown loss {loss!r}")
+    if not problems:
+        return []
+    x = np.asarray(x, dtype=float)
+    # rows grouped by number of parameters, so each group's k-by-k solves are one batched call
+    order = sorted(range(len(problems)), key=lambda i: problems[i][0].k)
+    laws = [problems[i][0] for i in order]
+    sizes = [np.shape(problems[i][3])[0] for i in order]
+    bounds = np.cumsum([0, *sizes])
+    kk = max(law.k for law in laws)
+    rows, n = int(bounds[-1]), x.shape[0]
+    theta, lower, upper = np.zeros((rows, kk)), np.zeros((rows, kk)), np.zeros((rows, kk))
+    yy, ww = np.empty((rows, n)), np.empty((rows, n))
+    for i, law, s, e in zip(order, laws, bounds[:-1], bounds[1:], strict=True):
+        _, y, w, theta0 = problems[i]
+        theta[s:e, : law.k] = np.clip(np.asarray(theta0, dtype=float), law.lower, law.upper)
+        lower[s:e, : law.k], upper[s:e, : law.k] = law.lower, law.upper
+        yy[s:e], ww[s:e] = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
+    st = _State(x, theta, lower, upper, yy, ww, laws, bounds)
+    cost = np.full(rows, np.inf)
+    converged = np.zeros(rows, dtype=bool)
     with np.errstate(all="ignore"):
-        f, jac = law.value_and_jacobian(x, theta)
-        r = y - f
-        cost = robust_cost(r, w, loss, f_scale)
-    bad = ~np.isfinite(cost)
-    cost[bad] = np.inf
-    lam = np.full(b, 1e-3)
-    converged = np.zeros(b, dtype=bool)
-    active = np.flatnonzero(~bad)
-    eye = np.eye(k)
-    span = 1e-9 * (upper - lower)
+        it = _iterate(st, cost, converged, loss, f_scale**2, max_iter, tol)
+    out: list[BatchResult | None] = [None] * len(problems)
+    for i, law, s, e in zip(order, laws, bounds[:-1], bounds[1:], strict=True):
+        out[i] = BatchResult(theta=st.theta_out[s:e, : law.k].copy(), cost=cost[s:e].copy(),
+                             converged=converged[s:e].copy(), n_iter=it)
+    return out  # type: ignore[return-value]
+
+
+class _State:
+    """The active rows' working arrays, compacted as rows finish (internal).
+
+    Rows are in blocks, one per law, and the laws are sorted by their number of parameters k;
+    ``seg`` and ``kseg`` are the law blocks' and the k groups' boundaries among the active rows.
+    """
+
+    def __init__(self, x: Array, theta: Array, lower: Array, upper: Array, y: Array, w: Array,
+                 laws: list[Law], bounds: NDArray[np.intp]) -> None:
+        self.x, self.laws, self.bounds = x, laws, bounds
+        self.theta_out = theta.copy()
+        self.idx = np.arange(theta.shape[0])
+        self.theta, self.lower, self.upper, self.y, self.w = theta, lower, upper, y, w
+        span = 1e-9 * (upper - lower)
+        self.lo_held, self.hi_held = lower + span, upper - span
+        ks = [law.k for law in laws]
+        first = [i for i in range(len(ks)) if i == 0 or ks[i] != ks[i - 1]]
+        self.ks = [ks[i] for i in first]
+        self.kbounds = np.r_[bounds[first], bounds[-1]]
+        self.eyes = {k: np.eye(k) for k in self.ks}
+        self.seg, self.kseg = bounds.copy(), self.kbounds.copy()
+
+    def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
+        """Drop the rows not in ``mask`` from the state and from ``extra`` arrays."""
+        for name in ("idx", "theta", "lower", "upper", "y", "w", "lo_held", "hi_held"):
+            setattr(self, name, getattr(self, name)[mask])
+        self.seg = np.searchsorted(self.idx, self.bounds)
+        self.kseg = np.searchsorted(self.idx, self.kbounds)
+        return [a[mask] for a in extra]
+
+    def model(self, theta: Array) -> tuple[Array, list[tuple[Law, int, int, Array]]]:
+        """Values (b, n) of every row's law at ``theta`` and each law block's Jacobian."""
+        live = [(law, int(s), int(e)) for law, s, e
+                in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True) if e > s]
+        if len(live) == 1:
+            law, s, e = live[0]
+            f, jac = law.value_and_jacobian(self.x, theta[:, : law.k])
+            return f, [(law, s, e, jac)]
+        f = np.empty(self.y.shape)
+        jacs = []
+        for law, s, e in live:
+            f[s:e], jac = law.value_and_jacobian(self.x, theta[s:e, : law.k])
+            jacs.append((law, s, e, jac))
+        return f, jacs
+
+    def normal(self, lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, Array]],
+               om: Array, r: Array, ok: NDArray[np.bool_] | None = None) -> None:
+        """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all)."""
+        for law, s, e, jac in jacs:
+            k = law.k
+            if ok is None or ok[s:e].all():
+                lhs[s:e, :k, :k], grad[s:e, :k] = _normal(jac, om[s:e], r[s:e])
+                continue
+            sel = np.flatnonzero(ok[s:e])
+            if sel.size:
+                rows = s + sel
+                lhs[rows, :k, :k], grad[rows, :k] = _normal(jac[sel], om[rows], r[rows])
+
+    def solve(self, a: Array, damp: Array, g: Array) -> Array:
+        """Damped steps, one batched k-by-k solve per group of laws with the same k."""
+        if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
+            return np.linalg.solve(a + damp[..., None] * self.eyes[self.ks[0]], g[..., None])[..., 0]
+        step = np.zeros(g.shape)
+        for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
+            if e > s:
+                ak = a[s:e, :k, :k] + damp[s:e, :k, None] * self.eyes[k]
+                step[s:e, :k] = np.linalg.solve(ak, g[s:e, :k, None])[..., 0]
+        return step
+
+
+def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
+    """J'WJ and J'Wr per row, W the IRLS weights ``om``."""
+    jw = jac * om[..., None]
+    jwt = jw.transpose(0, 2, 1)
+    return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
+
+
+def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str,
+             f2: float, max_iter: int, tol: float) -> int:
+    """The LM loop; writes final parameters, costs and convergence into the output arrays."""
+    f, jacs = st.model(st.theta)
+    r = st.y - f
+    z = st.w * r**2 / f2
+    rho, drho = _rho(z, loss)
+    cost = 0.5 * f2 * np.sum(rho, axis=-1)
+    good = np.isfinite(cost)
+    cost_out[good] = cost[good]
+    lhs, grad = np.zeros(st.theta.shape + st.theta.shape[1:]), np.zeros(st.theta.shape)
+    st.normal(lhs, grad, jacs, st.w * drho, r)
+    if not good.all():
+        lhs, grad, cost = st.keep(good, [lhs, grad, cost])
+    lam = np.full(cost.shape[0], 1e-3)
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 - reported below
-        if active.size == 0:
+        if cost.shape[0] == 0:
             break
-        ra, wa, ja = r[active], w[active], jac[active]
-        with np.errstate(all="ignore"):
-            om = wa * _rho(wa * ra**2 / f_scale**2, loss)[1]
-            jw = ja * om[..., None]
-            lhs = np.matmul(jw.transpose(0, 2, 1), ja)
-            grad = np.matmul(jw.transpose(0, 2, 1), ra[..., None])[..., 0]
-            # parameters on a bound whose descent direction points outside are held there
-            th_a = theta[active]
-            held = ((th_a <= lower + span) & (grad < 0)) | ((th_a >= upper - span) & (grad > 0))
-            lhs = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
-            grad = np.where(held, 0.0, grad)
-            diag = np.diagonal(lhs, axis1=1, axis2=2) + held
-            damp = lam[active, None] * diag + 1e-12 * (diag.max(axis=1, keepdims=True) + 1e-30)
-            step = np.linalg.solve(lhs + damp[..., None] * eye, grad[..., None])[..., 0]
+        th = st.theta
+        held = ((th <= st.lo_held) & (grad < 0)) | ((th >= st.hi_held) & (grad > 0))
+        any_held = held.any()
+        if any_held:
+            a = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
+            g = np.where(held, 0.0, grad)
+            diag = np.diagonal(a, axis1=1, axis2=2) + held
+        else:
+            a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
+        damp = lam[:, None] * diag + 1e-12 * (diag.max(axis=1, keepdims=True) + 1e-30)
+        step = st.solve(a, damp, g)
+        if any_held:
             step = np.where(held, 0.0, step)
-            trial = np.clip(th_a + step, lower, upper)
-            f_t, j_t = law.value_and_jacobian(x, trial)
-            r_t = y[active] - f_t
-            cost_t = robust_cost(r_t, wa, loss, f_scale)
-        old = cost[active]
-        ok = np.isfinite(cost_t) & (cost_t <= old)
-        acc = active[ok]
-        theta[acc], r[acc], jac[acc], cost[acc] = trial[ok], r_t[ok], j_t[ok], cost_t[ok]
-        lam[acc] = np.maximum(lam[acc] / 5.0, 1e-9)
-        lam[active[~ok]] *= 8.0
-        with np.errstate(all="ignore"):
-            rel = (old - cost_t) / np.maximum(old, 1e-300)
-            moved = np.max(np.abs(trial - th_a) / (np.abs(th_a) + 1e-3), axis=1)
-        small = ok & ((rel < tol) | (old <= 1e-28) | (moved < 1e-8))
+        trial = np.clip(th + step, st.lower, st.upper)
+        f_t, jacs = st.model(trial)
+        r_t = st.y - f_t
+        z = st.w * r_t**2 / f2
+        rho, drho = _rho(z, loss)
+        cost_t = 0.5 * f2 * np.sum(rho, axis=-1)
+        ok = np.isfinite(cost_t) & (cost_t <= cost)
+        rel = (cost - cost_t) / np.maximum(cost, 1e-300)
+        moved = np.max(np.abs(trial - th) / (np.abs(th) + 1e-3), axis=1)
+        small = ok & ((rel < tol) | (cost <= 1e-28) | (moved < 1e-8))
         small |= ~ok & (moved < 1e-10)
-        done = small | (lam[active] > 1e10)
-        converged[active[done]] = True
-        active = active[~done]
-    return BatchResult(theta=theta, cost=cost, converged=converged, n_iter=it)
+        if ok.all():
+            st.theta, cost = trial, cost_t
+            lam = np.maximum(lam / 5.0, 1e-9)
+        elif ok.any():
+            th[ok], cost[ok] = trial[ok], cost_t[ok]
+            lam[ok] = np.maximum(lam[ok] / 5.0, 1e-9)
+            lam[~ok] *= 8.0
+        else:
+            lam *= 8.0
+        if ok.any():
+            st.normal(lhs, grad, jacs, st.w * drho, r_t, ok)
+        done = small | (lam > 1e10)
+        if done.any():
+            _finish(st, done, cost, cost_out, conv_out, True)
+            lhs, grad, cost, lam = st.keep(~done, [lhs, grad, cost, lam])
+    _finish(st, np.ones(cost.shape[0], dtype=bool), cost, cost_out, conv_out, False)
+    return it
+
+
+def _finish(st: _State, rows: NDArray[np.bool_], cost: Array, cost_out: Array,
+            conv_out: NDArray[np.bool_], converged: bool) -> None:
+    ids = st.idx[rows]
+    st.theta_out[ids] = st.theta[rows]
+    cost_out[ids] = cost[rows]
+    conv_out[ids] = converged
