@@ -36,7 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realcurves import DATA_DIR, RealCurve, available, load_all  # noqa: E402
 
-from saturate.analysis import AnalysisSettings, analyze_curve, smoothed_range  # noqa: E402
+from saturate.analysis import (  # noqa: E402
+    AnalysisSettings,
+    analyze_curve,
+    recent_slope,
+    smoothed_range,
+)
+from saturate.evidence import noise_sd, trend_test  # noqa: E402
 
 CUTS = (1 / 8, 1 / 4, 1 / 2)
 PAYS, FLAT = 0.06, 0.03
@@ -137,11 +143,10 @@ def run_saturate(
         "scale": case.scale,
         "p_trend": tr.p_value if tr else math.nan,
         "flags": ";".join(res.flags),
+        "reason": res.reasons[0][:160] if res.reasons else "",
     }
     fit = res.fit
     if fit is not None and tr is not None:
-        from saturate.analysis import recent_slope
-
         extra["fit_recent"] = (
             recent_slope(lambda x: fit.predict(x), tr.compute_from, tr.compute_to, case.compute) / t
         )
@@ -149,6 +154,15 @@ def run_saturate(
         last = case.compute[-1]
         smp = fit.predict_samples(np.array([last, 2 * last]))
         extra["p_above"] = float(np.nanmean((smp[:, 1] - smp[:, 0]) > t))
+        extra["extrap_se"] = fit.extrapolation_se() / t
+        d = smp[:, 1] - smp[:, 0]
+        extra["boot_sd"] = float(np.nanstd(d)) / t
+        extra["above_r0"] = (float(fit.predict(np.array([last]))[0]) - fit.start_level.value) / t
+    extra["noise"] = noise_sd(case.value) / t
+    whole = trend_test(case.compute, case.value, min_points=case.compute.size)
+    if whole is not None:
+        extra["whole"] = whole.slope_per_doubling.value / t
+        extra["whole_p"] = whole.p_value
     return pays, fc, res.verdict, extra
 
 

@@ -4,7 +4,9 @@ Everything here works on the "larger is better" scale (see :mod:`saturate.direct
 positive when the metric improves, whichever way the metric points. Quantities (``C`` the last
 observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
 
-* gain per doubling ``G = f(2C) - f(C)``, interval from the fit's bootstrap draws;
+* gain per doubling ``G = f(2C) - f(C)``, interval from the fit's bootstrap draws widened in
+  quadrature by the fit's rolling-origin extrapolation error per doubling (how far the fits of
+  the curve's own prefixes missed the gain that followed) and the seed spread;
 * threshold ``T``: ``--min-gain`` in metric units per doubling or ``N%`` of the range of the
   smoothed observed curve (default ``3%``);
 * ROI, the elasticity ``d ln(f(C) - R0) / d ln C``, and its stage (initial > 1.5, transition
@@ -15,6 +17,8 @@ observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
 
 The verdict weighs the fit's gain against a model-free trend test and collapse detection
 (:mod:`saturate.evidence`); :func:`decide_verdict` holds the rules and writes the reasons.
+Forecasts beyond the data carry the same extrapolation error and are shrunk toward the current
+level when they cannot be told from "no change" (:func:`honest_forecast`).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from scipy.stats import norm
 from saturate.curves import iter_curves
 from saturate.direction import metric_direction, signed
 from saturate.errors import SaturateError, SettingsError
-from saturate.evidence import detect_collapse, trend_test
+from saturate.evidence import detect_collapse, noise_sd, trend_test
 from saturate.results import (
     Collapse,
     CurveAnalysis,
@@ -56,6 +60,7 @@ __all__ = [
     "Evidence",
     "parse_min_gain",
     "smoothed_range",
+    "noise_range",
     "threshold_for",
     "gain_per_doubling",
     "share_above",
@@ -64,6 +69,7 @@ __all__ = [
     "find_knee",
     "find_stop_point",
     "headroom",
+    "honest_forecast",
     "KNEE_ROI",
 ]
 
@@ -147,6 +153,20 @@ def smoothed_range(values: np.ndarray) -> float:
     window = min(y.size, max(3, y.size // 10))
     sm = pd.Series(y).rolling(window, center=True, min_periods=window // 2 + 1).mean()
     return float(np.nanmax(sm) - np.nanmin(sm))
+
+
+def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
+    """The median :func:`smoothed_range` of ``n`` points of pure Gaussian noise with standard
+    deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
+    smoothing's overlapping windows and partial edges have no simple closed form) with its own
+    seeded generator, so it is deterministic; the range is proportional to ``sigma``."""
+    if n < 2 or not math.isfinite(sigma) or sigma <= 0:
+        return math.nan
+    rng = np.random.default_rng(seed)
+    w = min(n, max(3, n // 10))
+    noise = pd.DataFrame(rng.standard_normal((n, draws)))
+    sm = noise.rolling(w, center=True, min_periods=w // 2 + 1).mean().to_numpy()
+    return float(np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0)) * sigma)
 
 
 def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
@@ -350,6 +370,47 @@ def find_stop_point(
     return Estimate(point, lo, hi, identified=math.isfinite(lo) and math.isfinite(hi))
 
 
+def honest_forecast(
+    points: tuple[ForecastPoint, ...],
+    compute_last: float,
+    level: float,
+    extra_se: float,
+    confidence: float = 0.9,
+) -> tuple[ForecastPoint, ...]:
+    """Forecasts that carry the extrapolation error and do not outrun their own evidence.
+
+    Beyond the data the interval is widened, in quadrature, by ``extra_se`` (the fit's measured
+    error per doubling, see :meth:`saturate.fit_result.CurveFit.extrapolation_se`, and the seed
+    spread) times the number of doublings ahead. The forecast increment ``d = f(kC) - f(C)`` is
+    then shrunk toward the current level by ``d^2 / (d^2 + se^2)`` (``se`` the increment's
+    standard error): the posterior mean under a normal prior on the increment with variance
+    ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
+    forecasts close to the last level, and a well-determined one is barely moved. The interval
+    always holds the point forecast.
+    """
+    if not (math.isfinite(level) and compute_last > 0):
+        return points
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    out = []
+    for fp in points:
+        ahead = math.log2(fp.compute / compute_last) if fp.compute > compute_last else 0.0
+        if ahead <= 0 or not math.isfinite(fp.value):
+            out.append(fp)
+            continue
+        d = fp.value - level
+        se_boot = (fp.hi - fp.lo) / (2.0 * z) if math.isfinite(fp.hi - fp.lo) else 0.0
+        se_extra = max(extra_se, 0.0) * ahead if math.isfinite(extra_se) else 0.0
+        se = math.hypot(se_boot, se_extra)
+        value = level + d * (d * d / (d * d + se * se)) if se > 0 else fp.value
+        lo0 = min(value, fp.lo) if math.isfinite(fp.lo) else value
+        hi0 = max(value, fp.hi) if math.isfinite(fp.hi) else value
+        lo = value - math.hypot(value - lo0, z * se_extra)
+        hi = value + math.hypot(hi0 - value, z * se_extra)
+        out.append(ForecastPoint(fp.at, fp.compute, float(value), float(lo), float(hi),
+                                 fp.identified))
+    return tuple(out)
+
+
 def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estimate:
     """Distance from the current level to the asymptote, on the larger-is-better scale."""
     if asymptote is None or not math.isfinite(asymptote.value):
@@ -373,6 +434,11 @@ class Evidence:
     it falls outside the trend's interval the fit does not describe the recent data and its
     extrapolation is not trusted. ``scale`` is the observed (smoothed) range of the curve.
     ``p_above`` is the share of the fit's bootstrap draws whose gain exceeds the threshold.
+    ``noise`` is the point-to-point noise of the curve (:func:`saturate.evidence.noise_sd`) and
+    ``level_above_start`` the fitted level at the last compute minus the starting level ``R0``
+    (for the ROI implied by the trend when the trend decides). ``noise_range`` is the range a
+    curve of pure noise would show (:func:`noise_range`): a curve whose ``scale`` is below it has
+    not moved beyond its noise.
     """
 
     threshold: float
@@ -385,6 +451,9 @@ class Evidence:
     fit_recent: float | None = None
     confidence: float = 0.9
     p_above: float | None = None
+    noise: float = math.nan
+    level_above_start: float = math.nan
+    noise_range: float = math.nan
 
 
 def _fmt(e: Estimate) -> str:
@@ -406,16 +475,19 @@ def decide_verdict(ev: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
     1. ``regressing``: a collapse that neither the fit nor the recent trend has made up for, or a
        recent trend below zero at the chosen confidence by more than the threshold.
-    2. The estimate of the next doubling's gain is the fit's (it extrapolates the curvature the
-       trend cannot see); the recent trend stands in when no law could be fitted. A fit whose own
-       recent slope is outside the trend's interval gets a caution in the reasons. (Letting the
-       trend overrule the fit in that case was tried and lowered the accuracy on real curves.)
-    3. Above the threshold at the chosen confidence, or more likely above than not when the
-       interval straddles the threshold (share of bootstrap draws above it, else the point
-       estimate), the curve passes (``scaling`` before the knee, ROI >= 0.8, else ``slowing``);
-       otherwise it is ``saturated``. ``inconclusive`` when there is no estimate, or when the
-       interval straddles the threshold, is wider than the curve's whole observed range and the
-       draws are a coin flip (40-60% above).
+    2. The fit's gain per doubling (its interval carries the bootstrap AND the fit's own
+       rolling-origin extrapolation error, see :func:`analyze_curve`) decides when its interval
+       clears the threshold on either side; the recent trend stands in when no law gave an
+       interval.
+    3. When it straddles the threshold, the fit and the recent trend are two noisy estimates of
+       the next doubling's gain. The one holding :data:`SOLE_SHARE` of their combined precision
+       decides alone (the trend's implied ROI then sets the stage); otherwise the next doubling
+       pays only when both say so (the trend ignores the slowdown ahead, the fit can bend into
+       a plateau too early, so agreement is required before calling it worth paying for).
+    4. ``inconclusive`` when there is nothing to go on, when both estimates straddle and the
+       curve has not moved beyond what its noise alone shows (:func:`noise_range`), or, without a
+       trend, when the fit's interval is wider than the curve's range and a coin flip.
+    Passing curves are ``scaling`` before the knee (ROI >= 0.8), else ``slowing``.
     """
     t = ev.threshold
     pct = f"{int(round(ev.confidence * 100))}%"
@@ -443,9 +515,11 @@ def decide_verdict(ev: Evidence) -> tuple[Verdict, tuple[str, ...]]:
         )
 
     reasons: list[str] = []
+    if col is not None:
+        reasons.append(col_txt + ", but the curve has gained since")
     if g is not None and g.identified:
         est, name = g, "fitted gain per doubling"
-        reasons.append(trend_txt)
+        reasons.insert(0, trend_txt)
         if fit_matches_trend(ev) is False:
             reasons.append(
                 f"caution: the fit's own slope over the recent stretch, {ev.fit_recent:.3g} per "
@@ -453,43 +527,122 @@ def decide_verdict(ev: Evidence) -> tuple[Verdict, tuple[str, ...]]:
             )
     elif s is not None:
         est, name = s, "recent trend per doubling"
-        reasons.append(f"{gain_txt} has no interval; the recent trend decides")
+        reasons.insert(0, f"{gain_txt} has no interval; the recent trend decides")
     elif g is not None:
         est, name = g, "fitted gain per doubling"
     else:
         return "inconclusive", ("no law could be fitted and too few recent points for a trend",)
-    if col is not None:
-        reasons.append(col_txt + ", but the curve has gained since")
 
-    # Inside the interval, decide by the probability of clearing the threshold when the fit's
-    # draws give it (their median, robust to a skewed spread), else by the point estimate.
     prob = ev.p_above if est is g and ev.p_above is not None else None
-    above = est.value > t if prob is None else prob > 0.5
-    width = est.hi - est.lo
     straddles = not (est.lo > t or est.hi < t)
-    coin_flip = prob is not None and abs(prob - 0.5) <= COIN_FLIP
-    if straddles and coin_flip and math.isfinite(width) and width > ev.scale:
+    if est.lo > t:
+        return _passes(ev, f"{name} {_fmt(est)} is above {thr} at {pct} confidence", reasons)
+    if est.hi < t:
+        return "saturated", (f"{name} {_fmt(est)} is below {thr} at {pct} confidence", *reasons)
+
+    # The estimate straddles the threshold.
+    width = est.hi - est.lo
+    trend_straddles = s is None or not (s.lo > t or s.hi < t)
+    if (
+        s is None
+        and prob is not None
+        and abs(prob - 0.5) <= COIN_FLIP
+        and math.isfinite(width)
+        and width > ev.scale
+    ):
         return "inconclusive", (
             f"{name} {_fmt(est)} is too uncertain to say: its {pct} interval straddles {thr}, "
             f"is wider than the curve's whole observed range {ev.scale:.3g}, and "
             f"{prob:.0%} of the bootstrap draws clear the threshold",
             *reasons,
         )
-    if est.lo > t:
-        head = f"{name} {_fmt(est)} is above {thr} at {pct} confidence"
-    elif est.hi < t:
-        head = f"{name} {_fmt(est)} is below {thr} at {pct} confidence"
-        above = False
-    else:
-        chance = "" if prob is None else f" ({prob:.0%} of the bootstrap draws clear it)"
-        side = "above" if above else "below"
+    if straddles and trend_straddles and ev.scale < ev.noise_range:
+        return "inconclusive", (
+            f"too noisy to say: the curve's observed range {ev.scale:.3g} is within what its "
+            f"point-to-point noise {ev.noise:.3g} alone would show ({ev.noise_range:.3g}), and "
+            f"both the {name} {_fmt(est)} and the recent trend straddle {thr}",
+            *reasons,
+        )
+    fit_above = est.value > t if prob is None else prob > 0.5
+    chance = "" if prob is None else f" ({prob:.0%} of the bootstrap draws clear it)"
+    if est is not g or s is None:
+        side = "above" if fit_above else "below"
         head = f"{name} {_fmt(est)} is more likely {side} {thr} than not{chance}"
-    if not above:
-        return "saturated", (head, *reasons)
-    stage = roi_stage(ev.roi)
-    if math.isfinite(ev.roi) and ev.roi >= KNEE_ROI:
-        return "scaling", (head, f"ROI {ev.roi:.2f} ({stage}): before the knee", *reasons)
-    roi_txt = f"ROI {ev.roi:.2f} ({stage})" if math.isfinite(ev.roi) else "ROI unknown"
+        return _passes(ev, head, reasons) if fit_above else ("saturated", (head, *reasons))
+
+    # Two noisy estimates of the next doubling's gain: the fit's extrapolation and the recent
+    # trend (persistence). The more precise decides alone when the other is uninformative;
+    # otherwise the next doubling pays only when both say it does (each errs on the generous
+    # side in its own way: the trend ignores the slowdown ahead, the fit can miss a plateau).
+    share = _precision_share(est, s)
+    trend_above = s.value > t
+    gain_head = f"{name} {_fmt(est)} straddles {thr}{chance}"
+    if share >= SOLE_SHARE:
+        side = "above" if fit_above else "below"
+        head = (
+            f"{gain_head}; the recent trend is far less precise ({1 - share:.0%} of the combined "
+            f"precision), so the fit decides: more likely {side} than not"
+        )
+        return _passes(ev, head, reasons) if fit_above else ("saturated", (head, *reasons))
+    if share <= 1.0 - SOLE_SHARE:
+        side = "above" if trend_above else "below"
+        head = (
+            f"{gain_head}, but the fit's extrapolation is far less precise than the recent trend "
+            f"(which holds {1 - share:.0%} of the combined precision) and the trend decides: it "
+            f"is {side} the threshold"
+        )
+        if not trend_above:
+            return "saturated", (head, *reasons)
+        return _passes(ev, head, reasons, roi=_trend_roi(ev))
+    if fit_above and trend_above:
+        head = f"{gain_head}, and the recent trend agrees: both are above the threshold"
+        return _passes(ev, head, reasons)
+    if not fit_above and not trend_above:
+        head = f"{gain_head}, and the recent trend agrees: both are below the threshold"
+    else:
+        which = "the fit" if trend_above else "the recent trend"
+        other = "the recent trend" if trend_above else "the fit"
+        head = (
+            f"{gain_head}; {other} is above the threshold but {which} is not, and neither is "
+            "precise enough to overrule the other: the next doubling is not shown to pay"
+        )
+    return "saturated", (head, *reasons)
+
+
+SOLE_SHARE = 0.9
+"""An estimate holding this share of the combined precision (inverse variance) of the fit and the
+trend, i.e. a standard error three times smaller than the other's, decides alone."""
+
+
+def _precision_share(fit: Estimate, trend: Estimate) -> float:
+    """The fit's share of the combined precision, from the widths of the two intervals."""
+    wf, wt = fit.hi - fit.lo, trend.hi - trend.lo
+    if not (math.isfinite(wf) and math.isfinite(wt)):
+        return 1.0 if math.isfinite(wf) else 0.0
+    if wf <= 0 or wt <= 0:
+        return 1.0 if wf <= 0 < wt else (0.0 if wt <= 0 < wf else 0.5)
+    pf, pt = 1.0 / wf**2, 1.0 / wt**2
+    return pf / (pf + pt)
+
+
+def _trend_roi(ev: Evidence) -> float:
+    """ROI implied by the recent trend: ``(slope per doubling / ln 2) / (f(C) - R0)``."""
+    if ev.trend is None or not (ev.level_above_start > 0):
+        return math.nan
+    return ev.trend.slope_per_doubling.value / math.log(2.0) / ev.level_above_start
+
+
+def _passes(
+    ev: Evidence, head: str, reasons: list[str], roi: float | None = None
+) -> tuple[Verdict, tuple[str, ...]]:
+    """``scaling`` before the knee (ROI >= 0.8), else ``slowing``."""
+    source = "implied by the recent trend" if roi is not None and math.isfinite(roi) else ""
+    r = roi if roi is not None and math.isfinite(roi) else ev.roi
+    stage = roi_stage(r)
+    label = f"ROI {r:.2f}{' ' + source if source else ''} ({stage})"
+    if math.isfinite(r) and r >= KNEE_ROI:
+        return "scaling", (head, f"{label}: before the knee", *reasons)
+    roi_txt = label if math.isfinite(r) else "ROI unknown"
     return "slowing", (head, f"{roi_txt}: past the knee (ROI < {KNEE_ROI})", *reasons)
 
 
@@ -598,6 +751,7 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     p_above = None
     fit_recent = None
     roi = math.nan
+    level_above = math.nan
     knee = stop = None
     forecast: tuple[ForecastPoint, ...] = ()
     laws: tuple[LawSummary, ...] = ()
@@ -616,8 +770,10 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
                 np.asarray(fit.predict_samples(np.asarray(x, dtype=float)), dtype=float), direction
             )
 
-        gain = gain_per_doubling(f, fs, last, settings.confidence, extra_se=seed_se)
-        p_above = share_above(fs, last, threshold, extra_se=seed_se)
+        extrap = fit.extrapolation_se() if hasattr(fit, "extrapolation_se") else math.nan
+        gain_se = math.hypot(seed_se, extrap if math.isfinite(extrap) else 0.0)
+        gain = gain_per_doubling(f, fs, last, settings.confidence, extra_se=gain_se)
+        p_above = share_above(fs, last, threshold, extra_se=gain_se)
         if trend is not None:
             fit_recent = recent_slope(f, trend.compute_from, trend.compute_to, c)
         r0_est = getattr(fit, "start_level", None)
@@ -628,9 +784,16 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
             else float(f(np.array([first_pos]))[0])
         )
         roi = float(elasticity(f, last, r0)[0])
+        level_above = float(f(np.array([last]))[0]) - r0
         knee = find_knee(f, r0, first_pos, last)
         stop = find_stop_point(f, fs, first_pos, 64.0 * last, threshold, settings.confidence)
-        forecast = tuple(fit.forecast(list(settings.forecast_at)))
+        forecast = honest_forecast(
+            tuple(fit.forecast(list(settings.forecast_at))),
+            last,
+            float(fit.predict(np.array([last]))[0]),
+            gain_se,
+            settings.confidence,
+        )
         laws = tuple(fit.law_summaries())
         asym = fit.asymptote
         head = headroom(asym, float(fit.predict(np.array([last]))[0]), direction)
@@ -646,6 +809,9 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
         fit_recent=fit_recent,
         confidence=settings.confidence,
         p_above=p_above,
+        noise=noise_sd(ys),
+        level_above_start=level_above,
+        noise_range=noise_range(len(ys), noise_sd(ys), seed=settings.seed),
     )
     verdict, reasons = decide_verdict(ev)
     if fit_matches_trend(ev) is False:

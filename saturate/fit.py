@@ -194,11 +194,58 @@ def fit_curve(
         draw_law=draw_law, noise=noise * norm.scale,
         ar_order=0 if noise_models[best] is None else int(noise_models[best][0].shape[0]),
     )
+    backtest = _gain_backtest(points, weights, bins, origins, norm)
+    object.__setattr__(fit, "gain_backtest", backtest)
     asym = _asymptote(fit, float(np.ptp(y)), settings.confidence)
     start = _start_level(fit, settings.confidence)
     object.__setattr__(fit, "asymptote", asym)
     object.__setattr__(fit, "start_level", start)
     return fit
+
+
+def _gain_backtest(
+    points: dict[str, _Point], weights: dict[str, float], bins: Bins, origins: Array,
+    norm: Normalisation,
+) -> tuple[tuple[float, float, float], ...]:
+    """How well the averaged fit of each rolling-origin prefix forecast the gain that followed.
+
+    For each origin ``x_o`` the prefix fits (weighted as the whole-curve laws) forecast the gain
+    from ``x_o`` to ``h x_o`` (``h = min(2, 1 / x_o)``: up to one doubling, inside the data); the
+    whole-curve fit says what the gain was. Their difference, per doubling of horizon, is the
+    curve's own record of extrapolation error, which the bootstrap (noise around ONE law shape)
+    does not carry. Returns ``(compute at origin, horizon in doublings, error per doubling)``
+    with errors on the larger-is-better scale in the user's units.
+    """
+    out = []
+    for o in range(origins.shape[0]):
+        size = int(origins[o].sum())
+        if size < 1 or size > bins.x.shape[0]:
+            continue
+        x_o = float(bins.x[size - 1])
+        h = min(2.0, 1.0 / x_o)
+        if not (x_o > 0 and h > 1.05):
+            continue
+        at = np.array([x_o, h * x_o])
+        pred = real = total = 0.0
+        for name, p in points.items():
+            w = weights.get(name, 0.0)
+            if w <= 0 or not np.all(np.isfinite(p.cv_theta[o])) or not np.all(np.isfinite(p.theta)):
+                continue
+            law = LAWS[name]
+            with np.errstate(all="ignore"):
+                fp, ff = law(at, p.cv_theta[o]), law(at, p.theta)
+            if not (np.all(np.isfinite(fp)) and np.all(np.isfinite(ff))):
+                continue
+            pred += w * float(fp[1] - fp[0])
+            real += w * float(ff[1] - ff[0])
+            total += w
+        if total <= 0:
+            continue
+        doublings = math.log2(h)
+        err = (pred - real) / total / doublings * norm.scale
+        compute = x_o * norm.c_ref - norm.offset
+        out.append((float(compute), float(doublings), float(err)))
+    return tuple(out)
 
 
 # ---- step 2: point and rolling-origin fits ------------------------------------------------------

@@ -99,6 +99,15 @@ class CurveFit:
     start_level: Estimate = Estimate(math.nan, identified=False)
     noise: float = math.nan
     ar_order: int = 0
+    gain_backtest: tuple[tuple[float, float, float], ...] = ()
+
+    def extrapolation_se(self) -> float:
+        """Root-mean-square error per doubling of the rolling-origin gain forecasts (see
+        ``gain_backtest``): the curve's own measure of how far an extrapolated gain can miss.
+        NaN without a backtest."""
+        errs = np.array([e for _, _, e in self.gain_backtest], dtype=float)
+        errs = errs[np.isfinite(errs)]
+        return float(np.sqrt(np.mean(errs**2))) if errs.size else math.nan
 
     # ---- evaluation -------------------------------------------------------------------------
     def weights(self) -> dict[str, float]:
@@ -207,6 +216,11 @@ class CurveFit:
                 "flags": list(self.flags),
                 "noise": self.noise,
                 "ar_order": self.ar_order,
+                "extrapolation_se": self.extrapolation_se(),
+                "gain_backtest": [
+                    {"compute": at, "doublings": h, "error_per_doubling": e}
+                    for at, h, e in self.gain_backtest
+                ],
                 "n_boot": int(self.draw_law.shape[0]),
                 "normalisation": self.norm.to_dict(),
             }
@@ -223,6 +237,8 @@ class CurveFit:
             f"{format_estimate(self.start_level)}",
             f"noise (sd): {self.noise:.3g}   bootstrap: {self.draw_law.shape[0]} draws, "
             f"AR({self.ar_order}) residual noise",
+            f"extrapolation error per doubling (rolling-origin backtest): "
+            f"{self.extrapolation_se():.3g}",
             "-" * 78,
             f"{'law':<14}{'weight':>8}{'AICc':>11}{'CV rmse':>11}  converged",
         ]

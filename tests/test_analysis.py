@@ -24,6 +24,8 @@ from saturate.analysis import (
     find_stop_point,
     gain_per_doubling,
     headroom,
+    honest_forecast,
+    noise_range,
     parse_min_gain,
     roi_stage,
     share_above,
@@ -32,7 +34,7 @@ from saturate.analysis import (
 )
 from saturate.curves import tidy
 from saturate.errors import SettingsError
-from saturate.results import Collapse, Estimate, Trend
+from saturate.results import Collapse, Estimate, ForecastPoint, Trend
 
 FAST = AnalysisSettings(n_boot=60, seed=0)
 
@@ -439,3 +441,120 @@ def test_real_pong_plateau_is_saturated_and_breakout_decline_is_regressing() -> 
     (breakout,) = analyze_table(_dopamine("breakout", "DQN"), settings)
     assert breakout.verdict == "regressing", breakout.summary()
     assert breakout.trend.slope_per_doubling.hi < 0
+
+
+# ---- issue 6: extrapolation uncertainty, fit vs trend, noise --------------------------------------
+
+
+def _ev2(gain, trend, *, scale=1.0, noise=0.01, noise_rng=0.05, level=0.5, p_above=None, roi=0.5):
+    return Evidence(
+        threshold=0.03,
+        threshold_text="0.03",
+        gain=gain,
+        trend=trend,
+        collapse=None,
+        roi=roi,
+        scale=scale,
+        p_above=p_above,
+        noise=noise,
+        level_above_start=level,
+        noise_range=noise_rng,
+    )
+
+
+def test_an_imprecise_fit_defers_to_a_precise_recent_trend() -> None:
+    # The fit calls a plateau right after a steep rise but its own backtest says it cannot tell
+    # (interval +-0.2); the recent trend is +0.07 +- 0.02 per doubling: the trend decides, and the
+    # stage comes from the ROI the trend implies (0.07 / ln 2 / 0.09 = 1.12).
+    g = Estimate(0.003, -0.2, 0.2)
+    v, reasons = decide_verdict(_ev2(g, _trend(0.07, 0.05, 0.09), level=0.09, p_above=0.5, roi=0.1))
+    assert v == "scaling", reasons
+    assert "the trend decides" in reasons[0] and "implied by the recent trend" in reasons[1]
+    # The same imprecise fit with a trend that is precisely flat: saturated.
+    v, _ = decide_verdict(_ev2(g, _trend(0.0, -0.01, 0.01), p_above=0.5))
+    assert v == "saturated"
+
+
+def test_a_precise_fit_is_not_overruled_by_a_vague_trend() -> None:
+    g = Estimate(0.05, 0.02, 0.08)  # 0.02 < threshold 0.03 < 0.08: straddles
+    v, reasons = decide_verdict(_ev2(g, _trend(-0.2, -1.0, 0.6), p_above=0.8))
+    assert v in ("scaling", "slowing") and "the fit decides" in reasons[0]
+
+
+def test_fit_and_trend_of_similar_precision_must_agree_to_pay() -> None:
+    g = Estimate(0.06, -0.02, 0.14)
+    v, reasons = decide_verdict(_ev2(g, _trend(0.0, -0.08, 0.08), p_above=0.7))
+    assert v == "saturated" and "not shown to pay" in reasons[0]
+    v, reasons = decide_verdict(_ev2(g, _trend(0.07, -0.01, 0.15), p_above=0.7))
+    assert v in ("scaling", "slowing") and "both are above" in reasons[0]
+    v, reasons = decide_verdict(_ev2(Estimate(0.0, -0.08, 0.08), _trend(0.0, -0.08, 0.08)))
+    assert v == "saturated" and "both are below" in reasons[0]
+
+
+def test_a_curve_that_has_not_moved_beyond_its_noise_is_inconclusive_when_nothing_is_sure() -> None:
+    g = Estimate(0.05, -0.02, 0.12)
+    tr = _trend(0.04, -0.1, 0.18)
+    v, reasons = decide_verdict(_ev2(g, tr, scale=0.11, noise=0.08, noise_rng=0.15, p_above=0.8))
+    assert v == "inconclusive" and "too noisy to say" in reasons[0] and "0.08" in reasons[0]
+    # The same estimates on a curve that has moved well beyond its noise get a verdict.
+    v, _ = decide_verdict(_ev2(g, tr, scale=1.0, noise=0.08, noise_rng=0.15, p_above=0.8))
+    assert v != "inconclusive"
+    # A confident estimate is never hidden behind the noise.
+    v, _ = decide_verdict(
+        _ev2(Estimate(0.005, 0.0, 0.01), tr, scale=0.11, noise=0.08, noise_rng=0.15)
+    )
+    assert v == "saturated"
+
+
+def test_noise_range_is_the_typical_range_of_pure_noise_after_smoothing() -> None:
+    rng = np.random.default_rng(3)
+    for n in (16, 100, 1000):
+        ranges = np.array([smoothed_range(rng.normal(0, 1.0, n)) for _ in range(200)])
+        share_below = np.mean(ranges < noise_range(n, 1.0))
+        assert 0.35 < share_below < 0.65, (n, share_below)
+    assert noise_range(100, 2.0) == pytest.approx(2 * noise_range(100, 1.0))
+    assert noise_range(100, 1.0) == noise_range(100, 1.0)  # deterministic
+    assert math.isnan(noise_range(1, 1.0)) and math.isnan(noise_range(50, 0.0))
+    # A steady rise of three noise sd over the curve is beyond it.
+    x = np.linspace(0, 3, 100)
+    assert smoothed_range(x + rng.normal(0, 1.0, 100)) > noise_range(100, 1.0)
+
+
+def test_honest_forecast_shrinks_what_cannot_be_told_from_no_change() -> None:
+    wild = ForecastPoint("2x", 200.0, 5.0, 4.0, 6.0)  # +4 over the level, se 0.6 from the draws
+    out = honest_forecast((wild,), 100.0, 1.0, extra_se=20.0)[0]
+    assert abs(out.value - 1.0) < 0.2  # an extrapolation error of 20 per doubling: ~no change
+    assert out.lo <= out.value <= out.hi and out.hi - out.lo > 60
+    firm = honest_forecast((wild,), 100.0, 1.0, extra_se=0.01)[0]
+    assert firm.value == pytest.approx(5.0, abs=0.15) and firm.lo < firm.value < firm.hi
+    # Points inside the data are left alone; a point forecast outside its draws' interval is
+    # brought inside its widened interval.
+    inside = ForecastPoint("0.5x", 50.0, 0.7, 0.6, 0.8)
+    assert honest_forecast((inside,), 100.0, 1.0, extra_se=5.0)[0] == inside
+    odd = ForecastPoint("4x", 400.0, 3.0, 3.2, 3.5)
+    out = honest_forecast((odd,), 100.0, 1.0, extra_se=0.1)[0]
+    assert out.lo <= out.value <= out.hi
+
+
+def test_sigmoid_right_after_its_steep_rise_is_not_called_saturated() -> None:
+    # A hard eval slice early on its sigmoid (midpoint at 1.6x the budget): the laws can bend the
+    # curve into a plateau at the last points, but the fit's rolling-origin record says that
+    # extrapolation is unreliable and the recent trend is clearly up.
+    rng = np.random.default_rng(4)
+    c = np.geomspace(40, 2000, 40)
+    y = 0.03 + 0.37 / (1 + (3200 / c) ** 2.2) + rng.normal(0, 0.01, c.size)
+    res = analyze_curve(_curve(c, y, "eval/olympiad/score"), FAST)
+    assert res.verdict in ("scaling", "slowing"), res.summary()
+    assert res.fit.extrapolation_se() > res.threshold
+    assert "the trend decides" in res.reasons[0]
+
+
+def test_short_noisy_smoke_test_is_inconclusive() -> None:
+    # 16 points of an early sigmoid with reward noise about as large as the whole rise so far
+    # (sample_runs scenario 7): neither the fit nor the trend can tell, the range is noise.
+    rng = np.random.default_rng(1)
+    c = np.linspace(1.25, 24, 16)
+    y = 0.25 + 0.35 / (1 + 72 / c) + rng.normal(0, 0.07, c.size)
+    res = analyze_curve(_curve(c, y), FAST)
+    assert res.verdict == "inconclusive", res.summary()
+    assert any("too noisy to say" in r for r in res.reasons)

@@ -330,3 +330,19 @@ def test_bnsl_four_digit_addition_forecast():
     power = fit_curve(x[:14], y[:14], direction="lower", settings=FitSettings(laws=("power",)))
     assert np.sqrt(np.mean((np.log(power.predict(x[14:])) - np.log(y[14:])) ** 2)) > 5 * rmsle
     assert isinstance(fit, CurveFit)
+
+
+def test_rolling_origin_backtest_measures_the_extrapolation_error():
+    rng = np.random.default_rng(11)
+    c = np.geomspace(1, 1000, 120)
+    # A saturating power law: every prefix already shows the shape, forecasts of the next
+    # doubling hold up.
+    smooth = fit_curve(c, 1 - 0.8 * c**-0.5 + rng.normal(0, 0.005, c.size), settings=FAST)
+    assert smooth.gain_backtest and all(h > 0 for _, h, _ in smooth.gain_backtest)
+    assert all(1 <= at < 1000 for at, _, _ in smooth.gain_backtest)
+    # A sigmoid whose rise comes after the earlier origins: their prefixes cannot see it.
+    turn = fit_curve(c, sigmoid(c, a=1.0, r0=0.0, b=3.0, cmid=500.0)
+                     + rng.normal(0, 0.005, c.size), settings=FAST)
+    assert turn.extrapolation_se() > 5 * smooth.extrapolation_se()
+    assert json.dumps(turn.to_dict())  # still serialisable
+    assert turn.to_dict()["extrapolation_se"] == pytest.approx(turn.extrapolation_se())
