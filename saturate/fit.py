@@ -44,7 +44,7 @@ from saturate.fit_prep import (
     sieve_noise,
 )
 from saturate.fit_result import CurveFit, LawFit, parse_at
-from saturate.fit_solver import LOSSES, robust_cost, solve_batch
+from saturate.fit_solver import LOSSES, BatchResult, robust_cost, solve_laws
 from saturate.laws import LAWS, Law, natural_value
 from saturate.results import Estimate
 
@@ -150,9 +150,7 @@ def fit_curve(
     if origins.shape[0] == 0:
         flags += ("no_cv",)
 
-    points = {
-        law.name: _fit_point(law, bins, yb, origins, settings, f_scale) for law in eligible
-    }
+    points = _fit_points(eligible, bins, yb, origins, settings, f_scale)
     resid = {name: _hc2(LAWS[name], x, y, p.theta) for name, p in points.items()}
     with np.errstate(all="ignore"):
         raw = {name: y - LAWS[name](x, p.theta) for name, p in points.items()}
@@ -171,12 +169,11 @@ def fit_curve(
     aicc, cv_rmse = scores.aicc, scores.cv_rmse
 
     signs, burn = bootstrap_signs(n, settings.n_boot, rng)
-    boot = {}
-    for name, p in points.items():
-        model = noise_models[name]
-        if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight:
-            boot[name] = _bootstrap(LAWS[name], p.theta, x, bins, model, signs, burn, settings,
-                                    f_scale)
+    boot_models = {
+        name: model for name, model in noise_models.items()
+        if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
+    }
+    boot = _bootstrap(points, boot_models, x, bins, signs, burn, settings, f_scale)
     draw_law_names = _allot_draws(weights, boot, settings.n_boot, rng)
     law_fits = tuple(
         _law_fit(law, points.get(law.name), boot.get(law.name), rss, aicc, cv_rmse, weights,
@@ -264,17 +261,29 @@ def _cv_masks(bins: Bins, fractions: tuple[float, ...], k_max: int) -> Array:
     return masks
 
 
-def _fit_point(
-    law: Law, bins: Bins, yb: Array, origins: Array, settings: FitSettings, f_scale: float
-) -> _Point:
+def _fit_points(
+    laws: list[Law], bins: Bins, yb: Array, origins: Array, settings: FitSettings, f_scale: float
+) -> dict[str, _Point]:
+    """Every law's multi-start whole-curve and rolling-origin fits, solved in one batch."""
     weights = np.vstack([bins.counts, origins * bins.counts])  # (1 + n_origins, n_bins)
-    m = settings.n_starts
-    starts = law.starts_batch(bins.x, yb, weights, m)  # (1 + o, m, k)
-    g, m = starts.shape[:2]
-    res = solve_batch(
-        law, bins.x, yb, np.repeat(weights, m, axis=0), starts.reshape(g * m, law.k),
-        loss=settings.loss, f_scale=f_scale, max_iter=settings.max_iter,
+    starts = [law.starts_batch(bins.x, yb, weights, settings.n_starts) for law in laws]
+    results = solve_laws(
+        [(law, yb, np.repeat(weights, s.shape[1], axis=0), s.reshape(-1, law.k))
+         for law, s in zip(laws, starts, strict=True)],
+        bins.x, loss=settings.loss, f_scale=f_scale, max_iter=settings.max_iter,
     )
+    return {
+        law.name: _fit_point(law, s.shape[1], res, bins, yb, settings, f_scale)
+        for law, s, res in zip(laws, starts, results, strict=True)
+    }
+
+
+def _fit_point(
+    law: Law, m: int, res: BatchResult, bins: Bins, yb: Array, settings: FitSettings,
+    f_scale: float,
+) -> _Point:
+    """The best of the ``m`` starts of each fit (the whole curve first, then each origin)."""
+    g = res.cost.shape[0] // m
     cost = res.cost.reshape(g, m)
     pick = np.argmin(cost, axis=1)
     theta = res.theta.reshape(g, m, law.k)[np.arange(g), pick]
@@ -439,21 +448,24 @@ def _weights(
 
 # ---- step 4: bootstrap --------------------------------------------------------------------------
 def _bootstrap(
-    law: Law, theta: Array, x: Array, bins: Bins, model: tuple[Array, Array, float],
-    signs: Array, burn: NDArray[np.intp], settings: FitSettings, f_scale: float,
-) -> Array:
-    """Refit the law to (fit + sieve-bootstrap noise), warm-started from ``theta``."""
+    points: dict[str, _Point], models: dict[str, tuple[Array, Array, float]], x: Array,
+    bins: Bins, signs: Array, burn: NDArray[np.intp], settings: FitSettings, f_scale: float,
+) -> dict[str, Array]:
+    """Refit each law in ``models`` to (its fit + sieve-bootstrap noise), warm-started from its
+    point estimate; all the laws' resamples in one batch."""
     n = x.shape[0]
-    phi, innov, _ = model
-    innov = innov * math.sqrt(n / max(n - phi.shape[0], 1))
-    y_star = bins.mean(law(x, theta) + sieve_noise(phi, innov, signs, burn))
-    res = solve_batch(
-        law, bins.x, y_star, bins.counts, np.tile(theta, (signs.shape[0], 1)),
-        loss=settings.loss, f_scale=f_scale, max_iter=settings.boot_max_iter, tol=1e-6,
-    )
-    out = res.theta
-    failed = ~np.isfinite(res.cost)
-    out[failed] = theta
+    problems = []
+    for name, (phi, innov, _) in models.items():
+        law, theta = LAWS[name], points[name].theta
+        innov = innov * math.sqrt(n / max(n - phi.shape[0], 1))
+        y_star = bins.mean(law(x, theta) + sieve_noise(phi, innov, signs, burn))
+        problems.append((law, y_star, bins.counts, np.tile(theta, (signs.shape[0], 1))))
+    results = solve_laws(problems, bins.x, loss=settings.loss, f_scale=f_scale,
+                         max_iter=settings.boot_max_iter, tol=1e-6)
+    out = {}
+    for name, res in zip(models, results, strict=True):
+        out[name] = res.theta
+        out[name][~np.isfinite(res.cost)] = points[name].theta
     return out
 
 
