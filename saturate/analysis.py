@@ -732,7 +732,7 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     seed_se = _seed_doubling_se(pts)
     trend = trend_test(c, ys, confidence=settings.confidence, extra_se=seed_se)
     span = smoothed_range(y)
-    collapse = detect_collapse(c, ys, steps=steps, scale=span)
+    collapse = detect_collapse(c, ys, steps=steps, scale=span, confidence=settings.confidence)
 
     fit = None
     try:

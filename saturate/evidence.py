@@ -8,6 +8,10 @@
   covers a nominal 90% only ~60% of the time on 50 points with phi = 0.8.)
 * :func:`detect_collapse`: a sudden drop after a good stretch that the curve has not recovered from,
   found as a change in mean with ``ruptures`` (PELT, penalty scaled by the point-to-point noise).
+  Episodic returns dip and recover, so "not recovered" needs evidence: at least
+  :data:`MIN_TREND_POINTS` points after the drop, their mean below the level before it by more
+  than the autocorrelated noise allows, and no significant upward trend since the drop
+  (:func:`post_drop_trend`).
 
 All values handed in are on the "larger is better" scale (see :func:`saturate.direction.signed`).
 """
@@ -28,6 +32,7 @@ __all__ = [
     "recent_window",
     "trend_test",
     "detect_collapse",
+    "post_drop_trend",
     "MIN_TREND_POINTS",
 ]
 
@@ -160,6 +165,7 @@ def detect_collapse(
     scale: float | None = None,
     min_drop_fraction: float = 0.2,
     z: float = 4.0,
+    confidence: float = 0.9,
 ) -> Collapse | None:
     """A sudden, unrecovered drop after a good stretch, or ``None``.
 
@@ -170,6 +176,12 @@ def detect_collapse(
     best reached so far, with the last segment still well below that level (not recovered), and
     where a jump between the two segments fits better than one straight line through both (so a
     gradual decline is not called a collapse).
+
+    Not recovered means, on ALL the points after the drop (at least :data:`MIN_TREND_POINTS`):
+    their mean is below the level before the drop by half the drop and by the ``confidence``
+    quantile of the difference's standard error, inflated for AR(1) noise around the segment
+    means (a slow wander has few independent points); and their trend (:func:`post_drop_trend`)
+    is not significantly upward at ``confidence`` (a dip climbing back is recovering).
     Levels in the result are on the larger-is-better scale; ``drop`` is positive.
     """
     c = np.asarray(compute, dtype=float)
@@ -191,6 +203,8 @@ def detect_collapse(
     means = [float(np.mean(y[a:b])) for a, b in zip(edges[:-1], edges[1:], strict=True)]
     sizes = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
     final = means[-1]
+    fitted = np.repeat(means, sizes)
+    z_level = float(stats.norm.ppf(0.5 + confidence / 2.0))
     best: Collapse | None = None
     for j in range(len(means) - 1):
         before, after = means[j], means[j + 1]
@@ -206,6 +220,8 @@ def detect_collapse(
             and final <= before - 0.5 * drop
             and (best is None or drop > best.drop)
             and _is_step(c, y, edges[j], edges[j + 1], edges[j + 2])
+            and _not_recovered(c, y, fitted, edges[j], edges[j + 1], before, drop, z_level,
+                               confidence)
         ):
             at = edges[j + 1]
             best = Collapse(
@@ -217,3 +233,43 @@ def detect_collapse(
                 drop_fraction=drop / span,
             )
     return best
+
+
+def _not_recovered(
+    c: np.ndarray,
+    y: np.ndarray,
+    fitted: np.ndarray,
+    a: int,
+    at: int,
+    before: float,
+    drop: float,
+    z_level: float,
+    confidence: float,
+) -> bool:
+    """Whether the points from ``at`` on are still, beyond the noise, below the level ``before``
+    of the segment ``[a, at)`` and not climbing back (see :func:`detect_collapse`)."""
+    after = y[at:]
+    n_before, n_after = at - a, after.size
+    if n_after < MIN_TREND_POINTS:
+        return False
+    resid = y[a:] - fitted[a:]
+    phi = _ar1(resid)
+    sd = float(np.std(resid, ddof=1)) if resid.size > 1 else 0.0
+    se = sd * math.sqrt((1 + phi) / (1 - phi)) * math.sqrt(1.0 / n_before + 1.0 / n_after)
+    if before - float(np.mean(after)) < max(0.5 * drop, z_level * se):
+        return False
+    tr = post_drop_trend(c, y, float(c[at]), confidence=confidence)
+    return tr is None or not tr.slope_per_doubling.lo > 0
+
+
+def post_drop_trend(
+    compute: np.ndarray, values: np.ndarray, since: float, *, confidence: float = 0.9
+) -> Trend | None:
+    """The :func:`trend_test` over all points at compute >= ``since`` (the stretch after a drop),
+    or ``None`` with fewer than :data:`MIN_TREND_POINTS` of them."""
+    c = np.asarray(compute, dtype=float)
+    y = np.asarray(values, dtype=float)
+    keep = c >= since
+    if int(keep.sum()) < MIN_TREND_POINTS:
+        return None
+    return trend_test(c[keep], y[keep], confidence=confidence, min_points=int(keep.sum()))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.evidence import detect_collapse, noise_sd, recent_window, trend_test
+from saturate.evidence import (
+    MIN_TREND_POINTS,
+    detect_collapse,
+    noise_sd,
+    post_drop_trend,
+    recent_window,
+    trend_test,
+)
 
 
 def ar1(rng: np.random.Generator, n: int, phi: float, sd: float) -> np.ndarray:
@@ -137,3 +144,35 @@ def test_gradual_decline_is_not_a_sudden_collapse() -> None:
 
 def test_short_curves_have_no_collapse() -> None:
     assert detect_collapse(np.arange(1.0, 8.0), np.array([0, 1, 2, 3, 0, 0, 0.0])) is None
+
+
+def test_drop_in_the_last_few_points_is_not_yet_a_collapse() -> None:
+    # Too few points after the drop to tell a dip from a collapse; with enough, it is one.
+    c = np.arange(1.0, 61.0)
+    for after, found in ((MIN_TREND_POINTS - 2, False), (20, True)):
+        y = 1 - np.exp(-c / 10) + np.random.default_rng(7).normal(0, 0.03, c.size)
+        y[c.size - after :] -= 0.6
+        assert (detect_collapse(c, y) is not None) is found, after
+
+
+def test_dip_climbing_back_is_recovering_not_a_collapse() -> None:
+    # The same drop, once followed by a significant climb back (still below the old level at the
+    # end) and once by a flat stretch: only the flat one is a collapse.
+    c = np.arange(1.0, 201.0)
+    for seed in range(9, 14):
+        base = _saturating(np.random.default_rng(seed), sd=0.02)
+        flat, climbing = base.copy(), base.copy()
+        flat[140:] -= 0.6
+        climbing[140:] -= 0.6 - np.linspace(0.0, 0.3, 60)
+        assert detect_collapse(c, flat) is not None
+        assert detect_collapse(c, climbing) is None
+        tr = post_drop_trend(c, climbing, 141.0)
+        assert tr is not None and tr.n_points == 60 and tr.slope_per_doubling.lo > 0
+
+
+def test_post_drop_trend_needs_enough_points() -> None:
+    c = np.arange(1.0, 51.0)
+    y = np.linspace(0.0, 1.0, 50)
+    assert post_drop_trend(c, y, float(c[-MIN_TREND_POINTS + 1])) is None
+    tr = post_drop_trend(c, y, 30.0)
+    assert tr is not None and tr.n_points == 21 and tr.slope_per_doubling.value > 0
