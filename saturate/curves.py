@@ -258,18 +258,19 @@ def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
         raise InputError(
             f"--compute {name!r} is neither a column nor a metric of the data (metrics: {metrics})"
         )
-    bad = ~np.isfinite(out["compute"].to_numpy(float))
-    if bad.all():
+    if not np.isfinite(out["compute"].to_numpy(float)).any():
         raise InputError(f"--compute {name!r} gives no usable compute values")
-    if bad.any():
-        warnings.warn(
-            f"dropped {int(bad.sum())} point(s) with no {name!r} value at their step",
-            DataWarning,
-            stacklevel=2,
-        )
-    out = out.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    out = _drop_missing_compute(out, f"with no {name!r} value at their step")
     out.attrs = {**df.attrs, "compute_name": name}
     return out
+
+
+def _drop_missing_compute(df: pd.DataFrame, why: str) -> pd.DataFrame:
+    """Drop points whose compute is not finite (with a warning that counts them), re-sorted."""
+    bad = ~np.isfinite(df["compute"].to_numpy(float))
+    if bad.any():
+        warnings.warn(f"dropped {int(bad.sum())} point(s) {why}", DataWarning, stacklevel=3)
+    return df.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
 
 
 def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.DataFrame:
@@ -316,14 +317,7 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
     out = df
     for name in sorted(set(names.values())):
         out = _join_axis(out, name, only_runs={k for k, v in names.items() if v == name})
-    bad = ~np.isfinite(out["compute"].to_numpy(float))
-    if bad.any():
-        warnings.warn(
-            f"dropped {int(bad.sum())} point(s) logged after the last compute value of their run",
-            DataWarning,
-            stacklevel=2,
-        )
-    out = out.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    out = _drop_missing_compute(out, "logged after the last compute value of their run")
     all_runs = set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy().tolist()))
     used = set(names.values())
     same = len(used) == 1 and set(names) == all_runs
