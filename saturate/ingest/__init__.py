@@ -19,7 +19,7 @@ from saturate.errors import InputError, SettingsError
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 
-__all__ = ["load", "Source"]
+__all__ = ["load", "walk", "Source"]
 
 Source = str | os.PathLike | pd.DataFrame
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
@@ -46,7 +46,7 @@ def _is_store_file(path: Path) -> bool:
     return is_mlflow_sqlite(path)
 
 
-def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
+def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     """Find table files, TensorBoard event files and MLflow stores below ``root``."""
     tables: list[Path] = []
     events: list[Path] = []
@@ -107,7 +107,7 @@ def _load_one(
         if is_event_file(path):
             return read_event_files([path], path.parent, source=text), False
         return read_table_file(path, source=text), False
-    tables, events, stores = _walk(path)
+    tables, events, stores = walk(path)
     if not (tables or events or stores):
         raise InputError(f"{text}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
                          "TensorBoard event files or an MLflow store)")

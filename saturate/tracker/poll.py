@@ -369,23 +369,14 @@ class FilesPoller:
         self.selection = _Selection(_tuple(experiment), None, _tuple(metric), _tuple(run), compute)
 
     def _files(self) -> tuple[list[Path], list[Path]]:
-        from saturate.ingest.files import is_table_file
+        from saturate.ingest import walk
         from saturate.ingest.tensorboard import is_event_file
 
         if not self.root.exists():
             raise SourceError(f"{self.label}: no such file or folder (any more)")
         if self.root.is_file():
             return ([], [self.root]) if is_event_file(self.root) else ([self.root], [])
-        tables, events = [], []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                                 and d not in {"__pycache__", "node_modules", "venv"})  # fmt: skip
-            for name in sorted(filenames):
-                p = Path(dirpath) / name
-                if is_event_file(p):
-                    events.append(p)
-                elif is_table_file(p):
-                    tables.append(p)
+        tables, events, _stores = walk(self.root)  # MLflow stores are polled by their own poller
         return tables, events
 
     def poll(self, cursors: Mapping[CurveKey, int],
