@@ -42,7 +42,7 @@ from saturate.analysis import (  # noqa: E402
     recent_slope,
     smoothed_range,
 )
-from saturate.evidence import noise_sd, trend_test  # noqa: E402
+from saturate.analysis.evidence import noise_sd, trend_test  # noqa: E402
 
 CUTS = (1 / 8, 1 / 4, 1 / 2)
 PAYS, FLAT = 0.06, 0.03

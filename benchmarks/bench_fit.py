@@ -36,8 +36,8 @@ except ImportError:  # optional: without it BLAS keeps its default threads
     threadpool_limits = None
 
 from saturate.fit import FitSettings, fit_curve
-from saturate.fit_prep import normalisation
-from saturate.laws import LAWS
+from saturate.fit.laws import LAWS
+from saturate.fit.prep import normalisation
 
 REALCURVES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.direction import metric_direction, signed, unsigned
+from saturate.analysis.direction import metric_direction, signed, unsigned
 from saturate.errors import SettingsError
 
 

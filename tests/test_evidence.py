@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.evidence import (
+from saturate.analysis.evidence import (
     MIN_TREND_POINTS,
     detect_collapse,
     noise_sd,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.fit_solver import robust_cost, solve_batch, solve_laws
-from saturate.laws import LAWS
+from saturate.fit.laws import LAWS
+from saturate.fit.solver import robust_cost, solve_batch, solve_laws
 
 X = np.geomspace(0.01, 1.0, 90)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.laws import LAWS, natural_value
+from saturate.fit.laws import LAWS, natural_value
 
 X = np.geomspace(0.005, 4.0, 60)
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from saturate.analysis.seeds import pool_seeds
 from saturate.curves import DataWarning, tidy
 from saturate.errors import SettingsError
-from saturate.seeds import pool_seeds
 
 
 def _runs(

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from saturate.analysis.direction import signed
 from saturate.diagnostics.base import CurveRef, Diagnostic
 from saturate.diagnostics.cost import cost_per_point, point_size
-from saturate.direction import signed
 from saturate.errors import InputError
 from saturate.results import Estimate, format_estimate, jsonable
 

@@ -14,10 +14,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from saturate.analysis.direction import metric_direction, signed
+from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.curves import iter_curves
-from saturate.direction import metric_direction, signed
 from saturate.errors import SettingsError
-from saturate.evidence import MIN_TREND_POINTS, trend_test
 from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
 
 __all__ = [
@@ -261,7 +261,7 @@ def window_trend(
 ) -> Trend | None:
     """Slope per doubling of ``ref`` (larger-is-better) over compute in ``[lo, hi]``, HAC interval.
 
-    The same test as the per-curve verdict (:func:`saturate.evidence.trend_test`), on a window
+    The same test as the per-curve verdict (:func:`saturate.analysis.evidence.trend_test`), on a window
     chosen by the caller so that two metrics can be compared over the same stretch of compute.
     """
     c = ref.compute

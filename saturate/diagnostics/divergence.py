@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from saturate.analysis.evidence import MIN_TREND_POINTS, noise_sd, trend_test
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -32,7 +33,6 @@ from saturate.diagnostics.base import (
     window_trend,
 )
 from saturate.diagnostics.naming import is_benchmark, is_instability, is_reward, reward_rank
-from saturate.evidence import MIN_TREND_POINTS, noise_sd, trend_test
 
 __all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
 

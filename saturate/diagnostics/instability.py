@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
+from saturate.analysis.evidence import recent_window, trend_test
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -43,7 +44,6 @@ from saturate.diagnostics.naming import (
     reward_rank,
     subtask_families,
 )
-from saturate.evidence import recent_window, trend_test
 from saturate.results import PASSING_VERDICTS, Trend
 
 __all__ = [

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from saturate.analysis.evidence import noise_sd
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -28,7 +29,6 @@ from saturate.diagnostics.base import (
     edge_level,
 )
 from saturate.diagnostics.naming import pass_at_k
-from saturate.evidence import noise_sd
 from saturate.results import Estimate
 
 __all__ = ["PassKChange", "change_from_start", "crossover_k", "passk_diagnostics"]

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from saturate.analysis.direction import signed
 from saturate.config import parse_forecast_at
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
-from saturate.direction import signed
 from saturate.results import Estimate, format_estimate, jsonable
 
 __all__ = [

@@ -18,8 +18,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from saturate.analysis.direction import signed
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
-from saturate.direction import signed
 from saturate.results import Estimate, jsonable
 
 __all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diagnostics"]

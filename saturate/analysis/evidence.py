@@ -13,7 +13,7 @@
   than the autocorrelated noise allows, and no significant upward trend since the drop
   (:func:`post_drop_trend`).
 
-All values handed in are on the "larger is better" scale (see :func:`saturate.direction.signed`).
+All values handed in are on the "larger is better" scale (see :func:`saturate.analysis.direction.signed`).
 """
 
 from __future__ import annotations

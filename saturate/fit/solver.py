@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from saturate.laws import Law
+from saturate.fit.laws import Law
 
 __all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
 

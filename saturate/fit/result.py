@@ -1,6 +1,6 @@
 """What a curve fit returns: per-law fits and the model-averaged curve with its bootstrap draws.
 
-Parameters are kept in the fitting coordinates (see :class:`saturate.fit_prep.Normalisation`);
+Parameters are kept in the fitting coordinates (see :class:`saturate.fit.prep.Normalisation`);
 everything a method returns (predictions, intervals, forecasts, parameter estimates) is in the
 user's units.
 """
@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from saturate.errors import SettingsError
-from saturate.fit_prep import Normalisation
-from saturate.laws import LAWS, Law
+from saturate.fit.laws import LAWS, Law
+from saturate.fit.prep import Normalisation
 from saturate.results import Estimate, ForecastPoint, LawSummary, format_estimate, jsonable
 
 __all__ = ["LawFit", "CurveFit", "parse_at"]

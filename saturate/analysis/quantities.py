@@ -1,0 +1,306 @@
+"""Quantities of one fitted curve on the larger-is-better scale: threshold, gain per doubling, ROI
+and its stage, knee, stop point, forecasts and headroom. Pure functions of a prediction function
+(and its bootstrap draws)."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from saturate.analysis.direction import signed
+from saturate.analysis.settings import AnalysisSettings, parse_min_gain
+from saturate.results import (
+    Direction,
+    Estimate,
+    ForecastPoint,
+    Stage,
+)
+
+KNEE_ROI = 0.8
+
+
+def smoothed_range(values: np.ndarray) -> float:
+    """Range of the curve after a light centred rolling mean (window ``max(3, n // 10)``).
+
+    Smoothing keeps one noisy evaluation from setting the scale the threshold is a share of.
+    """
+    y = np.asarray(values, dtype=float)
+    if y.size == 0:
+        return math.nan
+    window = min(y.size, max(3, y.size // 10))
+    sm = pd.Series(y).rolling(window, center=True, min_periods=window // 2 + 1).mean()
+    return float(np.nanmax(sm) - np.nanmin(sm))
+
+
+def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
+    """The median :func:`smoothed_range` of ``n`` points of pure Gaussian noise with standard
+    deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
+    smoothing's overlapping windows and partial edges have no simple closed form) with its own
+    seeded generator, so it is deterministic; the range is proportional to ``sigma``."""
+    if n < 2 or not math.isfinite(sigma) or sigma <= 0:
+        return math.nan
+    rng = np.random.default_rng(seed)
+    w = min(n, max(3, n // 10))
+    noise = pd.DataFrame(rng.standard_normal((n, draws)))
+    sm = noise.rolling(w, center=True, min_periods=w // 2 + 1).mean().to_numpy()
+    return float(np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0)) * sigma)
+
+
+def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
+    """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
+    spec: float | str = settings.min_gain
+    for pattern, s in settings.thresholds.items():
+        if fnmatch.fnmatchcase(metric, pattern):
+            spec = s
+            break
+    value, pct = parse_min_gain(spec)
+    if not pct:
+        return value, f"{value:.3g} per doubling"
+    span = smoothed_range(values)
+    thr = value / 100.0 * span if math.isfinite(span) else math.nan
+    return thr, f"{thr:.3g} ({value:g}% of the observed range {span:.3g})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantities from a prediction function (larger-is-better scale)
+
+Predict = Callable[[np.ndarray], np.ndarray]
+
+
+def _quantiles(x: np.ndarray, confidence: float) -> tuple[float, float]:
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(x, [a, 1.0 - a])
+    return float(lo), float(hi)
+
+
+def gain_per_doubling(
+    predict: Predict,
+    samples: Predict | None,
+    compute: float,
+    confidence: float = 0.9,
+    extra_se: float = 0.0,
+) -> Estimate:
+    """``f(2C) - f(C)`` with an interval from the bootstrap draws.
+
+    ``extra_se`` (the spread of the last-doubling gain across seeds) widens the interval in
+    quadrature, as a normal term with the same confidence.
+    """
+    at = np.array([compute, 2.0 * compute])
+    p = np.asarray(predict(at), dtype=float)
+    g = float(p[1] - p[0])
+    lo = hi = math.nan
+    if samples is not None:
+        s = np.asarray(samples(at), dtype=float)
+        if s.ndim == 2 and s.shape[0] >= 2:
+            d = s[:, 1] - s[:, 0]
+            d = d[np.isfinite(d)]
+            if d.size >= 2:
+                lo, hi = _quantiles(d, confidence)
+                lo, hi = min(lo, g), max(hi, g)
+    if extra_se > 0 and math.isfinite(lo):
+        z = float(norm.ppf(0.5 + confidence / 2.0))
+        lo = g - math.hypot(g - lo, z * extra_se)
+        hi = g + math.hypot(hi - g, z * extra_se)
+    return Estimate(g, lo, hi, identified=math.isfinite(lo))
+
+
+def share_above(
+    samples: Predict | None, compute: float, threshold: float, extra_se: float = 0.0
+) -> float | None:
+    """Share of the bootstrap draws whose gain per doubling ``f(2C) - f(C)`` exceeds the threshold.
+
+    With ``extra_se`` (seed spread) each draw counts by its normal probability of clearing it.
+    ``None`` without at least two finite draws.
+    """
+    if samples is None or not math.isfinite(threshold):
+        return None
+    s = np.asarray(samples(np.array([compute, 2.0 * compute])), dtype=float)
+    if s.ndim != 2 or s.shape[0] < 2:
+        return None
+    d = s[:, 1] - s[:, 0]
+    d = d[np.isfinite(d)]
+    if d.size < 2:
+        return None
+    if extra_se > 0:
+        return float(np.mean(norm.cdf((d - threshold) / extra_se)))
+    return float(np.mean(d > threshold))
+
+
+def elasticity(predict: Predict, compute: float | np.ndarray, r0: float) -> np.ndarray:
+    """ROI ``d ln(f(C) - R0) / d ln C`` by a central difference on log compute.
+
+    NaN where the curve is not above its starting level (the logarithm is undefined there); a
+    falling curve above R0 gives a negative value.
+    """
+    c = np.atleast_1d(np.asarray(compute, dtype=float))
+    h = 0.05
+    slope = (
+        np.asarray(predict(c * math.exp(h)), dtype=float)
+        - np.asarray(predict(c * math.exp(-h)), dtype=float)
+    ) / (2.0 * h)
+    mid = np.asarray(predict(c), dtype=float) - r0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(mid > 0, slope / mid, np.nan)
+        # At or below the start level the logarithm is undefined; a falling curve there is still
+        # negative returns.
+        out = np.where((mid <= 0) & (slope < 0), slope / np.maximum(np.abs(mid), 1e-12), out)
+    return out
+
+
+def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) -> float:
+    """The fitted curve's slope per doubling over the observed points in ``[lo, hi]`` (OLS on
+    log2 compute, the same estimator as the trend test, so the two are comparable)."""
+    c = np.asarray(compute, dtype=float)
+    c = c[(c >= lo) & (c <= hi)]
+    if c.size < 2 or np.ptp(c) == 0:
+        return math.nan
+    return float(np.polyfit(np.log2(c), np.asarray(predict(c), dtype=float), 1)[0])
+
+
+def roi_stage(roi: float) -> Stage:
+    """The practitioners' stage for an ROI value."""
+    if roi is None or not math.isfinite(roi):
+        return "unknown"
+    if roi < 0:
+        return "negative"
+    if roi < 0.3:
+        return "saturation"
+    if roi < KNEE_ROI:
+        return "knee"
+    if roi <= 1.5:
+        return "transition"
+    return "initial"
+
+
+def _grid(first: float, last: float, n: int = 200) -> np.ndarray:
+    return np.geomspace(first, last, n)
+
+
+def find_knee(predict: Predict, r0: float, first: float, last: float) -> float | None:
+    """First compute in ``[first, last]`` where ROI falls below 0.8 after being at or above it."""
+    if not (first > 0 and last > first):
+        return None
+    grid = _grid(first, last)
+    roi = elasticity(predict, grid, r0)
+    above = np.isfinite(roi) & (roi >= KNEE_ROI)
+    if not above.any():
+        return None
+    start = int(np.argmax(above))
+    below = np.isfinite(roi[start:]) & (roi[start:] < KNEE_ROI)
+    if not below.any():
+        return None
+    return float(grid[start + int(np.argmax(below))])
+
+
+def _first_crossing(gains: np.ndarray, grid: np.ndarray, threshold: float) -> np.ndarray:
+    """Per row, the first compute where the gain falls below threshold (inf if never), refined by
+    linear interpolation on log compute between the two grid points around the crossing."""
+    g2 = np.atleast_2d(gains)
+    # Only a fall counts: points before the gain first reaches the threshold are skipped.
+    below = (g2 < threshold) & (np.cumsum(g2 >= threshold, axis=-1) > 0)
+    idx = np.argmax(below, axis=-1)
+    hit = below.any(axis=-1)
+    rows = np.arange(g2.shape[0])
+    prev = np.maximum(idx - 1, 0)
+    g_hi, g_lo = g2[rows, prev], g2[rows, idx]
+    lx = np.log(grid)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.clip((g_hi - threshold) / (g_hi - g_lo), 0.0, 1.0)
+    frac = np.where(np.isfinite(frac) & (idx > 0), frac, 1.0)
+    cross = np.exp(lx[prev] + frac * (lx[idx] - lx[prev]))
+    out = np.where(hit, cross, np.inf)
+    return out if np.ndim(gains) > 1 else out[0]
+
+
+def find_stop_point(
+    predict: Predict,
+    samples: Predict | None,
+    first: float,
+    horizon: float,
+    threshold: float,
+    confidence: float = 0.9,
+) -> Estimate | None:
+    """Compute where ``f(2c) - f(c)`` first falls below the threshold after having reached it,
+    searched up to ``horizon``.
+
+    The interval comes from the same search on each bootstrap draw; a bound beyond the horizon is
+    NaN and marks the estimate as not identified. ``None`` when the fit never falls below the
+    threshold within the horizon, or never reached it.
+    """
+    if not (first > 0 and horizon > first and math.isfinite(threshold)):
+        return None
+    grid = _grid(first, horizon)
+    both = np.concatenate([grid, 2.0 * grid])
+    p = np.asarray(predict(both), dtype=float)
+    point = float(_first_crossing(p[grid.size :] - p[: grid.size], grid, threshold))
+    if not math.isfinite(point):
+        return None
+    lo = hi = math.nan
+    if samples is not None:
+        s = np.asarray(samples(both), dtype=float)
+        if s.ndim == 2 and s.shape[0] >= 2:
+            cross = _first_crossing(s[:, grid.size :] - s[:, : grid.size], grid, threshold)
+            # Draws that never cross count as beyond the horizon (a finite stand-in for inf).
+            lo, hi = _quantiles(np.where(np.isfinite(cross), cross, 2.0 * horizon), confidence)
+            lo = lo if lo <= horizon else math.nan
+            hi = hi if hi <= horizon else math.nan
+    return Estimate(point, lo, hi, identified=math.isfinite(lo) and math.isfinite(hi))
+
+
+def honest_forecast(
+    points: tuple[ForecastPoint, ...],
+    compute_last: float,
+    level: float,
+    extra_se: float,
+    confidence: float = 0.9,
+) -> tuple[ForecastPoint, ...]:
+    """Forecasts that carry the extrapolation error and do not outrun their own evidence.
+
+    Beyond the data the interval is widened, in quadrature, by ``extra_se`` (the fit's measured
+    error per doubling, see :meth:`saturate.fit.result.CurveFit.extrapolation_se`, and the seed
+    spread) times the number of doublings ahead. The forecast increment ``d = f(kC) - f(C)`` is
+    then shrunk toward the current level by ``d^2 / (d^2 + se^2)`` (``se`` the increment's
+    standard error): the posterior mean under a normal prior on the increment with variance
+    ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
+    forecasts close to the last level, and a well-determined one is barely moved. The interval
+    always holds the point forecast.
+    """
+    if not (math.isfinite(level) and compute_last > 0):
+        return points
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    out = []
+    for fp in points:
+        ahead = math.log2(fp.compute / compute_last) if fp.compute > compute_last else 0.0
+        if ahead <= 0 or not math.isfinite(fp.value):
+            out.append(fp)
+            continue
+        d = fp.value - level
+        se_boot = (fp.hi - fp.lo) / (2.0 * z) if math.isfinite(fp.hi - fp.lo) else 0.0
+        se_extra = max(extra_se, 0.0) * ahead if math.isfinite(extra_se) else 0.0
+        se = math.hypot(se_boot, se_extra)
+        value = level + d * (d * d / (d * d + se * se)) if se > 0 else fp.value
+        lo0 = min(value, fp.lo) if math.isfinite(fp.lo) else value
+        hi0 = max(value, fp.hi) if math.isfinite(fp.hi) else value
+        lo = value - math.hypot(value - lo0, z * se_extra)
+        hi = value + math.hypot(hi0 - value, z * se_extra)
+        out.append(ForecastPoint(fp.at, fp.compute, float(value), float(lo), float(hi),
+                                 fp.identified))
+    return tuple(out)
+
+
+def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estimate:
+    """Distance from the current level to the asymptote, on the larger-is-better scale."""
+    if asymptote is None or not math.isfinite(asymptote.value):
+        return Estimate(math.nan, identified=False)
+    a = signed(np.array([asymptote.value, asymptote.lo, asymptote.hi]), direction) - signed(
+        current, direction
+    )
+    lo, hi = (min(a[1], a[2]), max(a[1], a[2])) if np.isfinite(a[1:]).all() else (math.nan,) * 2
+    return Estimate(float(a[0]), float(lo), float(hi), identified=bool(asymptote.identified))
+
+

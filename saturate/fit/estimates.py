@@ -1,0 +1,149 @@
+"""Assembling a fit's results: per-law parameter estimates in the user's units (with the stalled-
+bootstrap check), the averaged asymptote and the start level."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import ndtri
+
+from saturate.fit.laws import Law, natural_value
+from saturate.fit.prep import Normalisation
+from saturate.fit.result import CurveFit, LawFit
+from saturate.fit.settings import FitSettings
+from saturate.fit.weights import PointFit
+from saturate.results import Estimate
+
+Array = NDArray[np.float64]
+
+
+def build_law_fit(
+    law: Law, point: PointFit | None, boot: Array | None, rss: dict[str, float],
+    aicc: dict[str, float], cv_rmse: dict[str, float], weights: dict[str, float],
+    norm: Normalisation, settings: FitSettings, n: int, curve_flags: tuple[str, ...],
+    se_lin: Array | None = None,
+) -> LawFit:
+    flags: list[str] = []
+    if point is None:
+        theta = np.full(law.k, np.nan)
+        flags.append(f"not_fitted: needs at least {law.k + 2} points, got {n}")
+    else:
+        theta = point.theta
+    draws = boot if boot is not None else np.empty((0, law.k))
+    if point is not None and boot is None:
+        flags.append("no_bootstrap: negligible weight")
+    degenerate = "constant" in curve_flags or "too_few_points" in curve_flags
+    params = {}
+    stalled = []
+    for i, p in enumerate(law.params):
+        wald = None
+        if se_lin is not None and draws.shape[0] >= 10:
+            qlo, qhi = np.quantile(draws[:, i], [0.05, 0.95])
+            if (qhi - qlo) / (2 * _Z90) < _STALL * se_lin[i]:
+                stalled.append(p.name)
+                z = float(ndtri((1 + settings.confidence) / 2))
+                wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
+        est = _param_estimate(p, theta[i], draws[:, i], norm, settings.confidence, wald)
+        if degenerate and est.identified:
+            est = Estimate(est.value, est.lo, est.hi, identified=False)
+        params[p.name] = est
+    if stalled:
+        flags.append("bootstrap_stalled: " + ", ".join(stalled) + " (Wald interval used)")
+    on_bound = [nm for nm, e in params.items() if not e.identified and point is not None]
+    if on_bound and not degenerate:
+        flags.append("not_identified: " + ", ".join(on_bound))
+    name = law.name
+    return LawFit(
+        name=name, theta=theta, params=params,
+        rss=rss.get(name, math.nan) * norm.scale**2, aicc=aicc.get(name, math.nan),
+        cv_error=cv_rmse.get(name, math.nan) * norm.scale, weight=weights.get(name, 0.0),
+        converged=bool(point is not None and point.converged), theta_boot=draws,
+        flags=tuple(flags),
+    )
+
+
+_STALL = 0.5  # bootstrap spread below this fraction of the linearised one: refits stalled
+_Z90 = 1.6448536269514722
+
+
+def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> Array | None:
+    """Linearised standard errors of the parameters (fitting coordinates): sigma^2 * inflation *
+    (J'J)^-1, the scale the bootstrap spread should reach when refits are not stuck."""
+    with np.errstate(all="ignore"):
+        jac = law.jacobian(x, theta)
+    if not (np.all(np.isfinite(jac)) and math.isfinite(sigma2)):
+        return None
+    cov = np.linalg.pinv(jac.T @ jac, rcond=1e-12, hermitian=True) * sigma2 * infl
+    return np.sqrt(np.maximum(np.diagonal(cov), 0.0))
+
+
+def _param_estimate(
+    p, value: float, draws: Array, norm: Normalisation, conf: float,
+    wald: tuple[float, float] | None = None,
+) -> Estimate:
+    """Point value and percentile interval in user units; not identified when the estimate or
+    its interval reaches a bound (the data do not hold the parameter in). ``wald``: a wider
+    interval (fitting coordinates) to take the union with, when the bootstrap stalled."""
+    kw = dict(loc=norm.loc, scale=norm.scale, sign=norm.sign, c_ref=norm.c_ref, offset=norm.offset)
+    if not math.isfinite(value):
+        return Estimate(math.nan, identified=False)
+    tol = 1e-3 * (p.upper - p.lower)
+    on_bound = value <= p.lower + tol or value >= p.upper - tol
+    lo = hi = math.nan
+    if draws.size:
+        qlo, qhi = np.quantile(draws, [(1 - conf) / 2, (1 + conf) / 2])
+        if wald is not None:
+            qlo, qhi = min(qlo, wald[0]), max(qhi, wald[1])
+        on_bound |= bool(qlo <= p.lower + tol or qhi >= p.upper - tol)
+        ends = natural_value(p.kind, np.array([qlo, qhi]), **kw)
+        lo, hi = float(ends.min()), float(ends.max())
+    val = float(natural_value(p.kind, value, **kw))
+    return Estimate(val, lo, hi, identified=not on_bound)
+
+
+def averaged_asymptote(fit: CurveFit, y_range: float, conf: float) -> Estimate:
+    """Weighted over laws with a finite asymptote; not identified when most weight is elsewhere,
+    the dominant asymptotes sit on their bounds, or the interval is huge."""
+    cands = []
+    for i, lf in enumerate(fit.laws):
+        if lf.weight <= 0 or not lf.fitted:
+            continue
+        a = float(lf.law.asymptote(lf.theta))
+        if math.isfinite(a):
+            cands.append((i, lf, a))
+    if not cands:
+        return Estimate(math.nan, identified=False)
+    share = sum(lf.weight for _, lf, _ in cands)
+    value = sum(lf.weight * a for _, lf, a in cands) / share
+    held = sum(lf.weight for _, lf, _ in cands if lf.params[lf.law.params[0].name].identified)
+    vals, wts = [], []
+    for _, lf, _ in cands:
+        if lf.theta_boot.shape[0]:
+            vals.append(np.asarray(lf.law.asymptote(lf.theta_boot), dtype=float))
+            wts.append(np.full(lf.theta_boot.shape[0], lf.weight / lf.theta_boot.shape[0]))
+    lo = hi = math.nan
+    if vals:
+        lo_n, hi_n = weighted_quantile(np.concatenate(vals), np.concatenate(wts),
+                                        [(1 - conf) / 2, (1 + conf) / 2])
+        lo, hi = sorted(float(v) for v in fit.norm.value(np.array([lo_n, hi_n])))
+    width_ok = math.isfinite(lo) and math.isfinite(hi) and (
+        (hi - lo) / fit.norm.scale <= 4.0 * y_range + 1e-9
+    )
+    identified = share >= 0.5 and held >= 0.5 * share and width_ok
+    return Estimate(float(fit.norm.value(value)), lo, hi, identified=bool(identified))
+
+
+def start_level(fit: CurveFit, conf: float) -> Estimate:
+    value = float(fit.predict(fit.compute_first)[0])
+    lo, hi = fit.interval(fit.compute_first, conf)
+    return Estimate(value, float(lo[0]), float(hi[0]), identified=True)
+
+
+def weighted_quantile(values: Array, weights: Array, qs: list[float]) -> Array:
+    order = np.argsort(values, kind="stable")
+    v, w = values[order], weights[order]
+    cum = np.cumsum(w) / w.sum()
+    idx = np.minimum(np.searchsorted(cum, qs, side="left"), v.shape[0] - 1)
+    return v[idx]
