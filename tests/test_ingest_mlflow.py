@@ -22,7 +22,8 @@ from mlflow_server import MlflowServer, free_port, unique_name
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow import Selection, is_mlflow_source, load_mlflow, resolve_source
-from saturate.ingest.mlflow_sql import read_database, schema_problem
+from saturate.ingest.mlflow_db import schema_problem
+from saturate.ingest.mlflow_sql import read_database
 
 BASE_TS = 1_700_000_000_000
 RUNS = [

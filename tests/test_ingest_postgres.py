@@ -29,7 +29,7 @@ from saturate.curves import DataWarning
 from saturate.errors import SourceError
 from saturate.ingest import mlflow_sql
 from saturate.ingest.mlflow import load_mlflow, resolve_source
-from saturate.ingest.mlflow_sql import client_uri, database_url
+from saturate.ingest.mlflow_db import client_uri, database_url
 
 DRIVERS = [d for d in ("psycopg", "psycopg2") if importlib.util.find_spec(d)]
 _PG_PROGRAMS = ("initdb", "pg_ctl", "postgres")

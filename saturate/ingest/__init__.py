@@ -17,6 +17,7 @@ from saturate import curves
 from saturate.curves import AXIS_METRICS
 from saturate.errors import InputError, SettingsError
 from saturate.ingest.files import is_table_file, read_table_file
+from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 
 __all__ = ["load", "walk", "Source"]
@@ -34,16 +35,12 @@ def _as_list(x: Sequence[str] | str | None) -> list[str] | None:
     return [x] if isinstance(x, str) else list(x)
 
 
-def _is_store_dir(path: Path) -> bool:
-    from saturate.ingest.mlflow import is_legacy_store
+def _load_mlflow(source: str | Path, **selection: Any) -> pd.DataFrame:
+    # Imported on first use: the MLflow readers pull in SQLAlchemy, which reading files does not
+    # need (it would add about XXX to every start-up).
+    from saturate.ingest.mlflow import load_mlflow
 
-    return is_legacy_store(path)
-
-
-def _is_store_file(path: Path) -> bool:
-    from saturate.ingest.mlflow import is_mlflow_sqlite
-
-    return is_mlflow_sqlite(path)
+    return load_mlflow(source, **selection)
 
 
 def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
@@ -54,15 +51,15 @@ def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        if _is_store_dir(here):
+        if is_legacy_store(here):
             stores.append(here)
             dirnames.clear()
             continue
-        if "mlflow.db" in filenames and _is_store_file(here / "mlflow.db"):
+        if "mlflow.db" in filenames and is_mlflow_sqlite(here / "mlflow.db"):
             stores.append(here / "mlflow.db")
             filenames = [f for f in filenames if f != "mlflow.db"]
             # MLflow 3's default local layout keeps artifacts (not curves) in mlruns/ beside the db.
-            if "mlruns" in dirnames and not _is_store_dir(here / "mlruns"):
+            if "mlruns" in dirnames and not is_legacy_store(here / "mlruns"):
                 dirnames.remove("mlruns")
         for name in sorted(filenames):
             p = here / name
@@ -88,21 +85,15 @@ def _load_one(
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
     if text.startswith(_URI_SCHEMES):
-        from saturate.ingest.mlflow import load_mlflow
-
-        return load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+        return _load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast), True
     path = Path(text).expanduser()
     if not path.exists():
         if "://" in text:
-            from saturate.ingest.mlflow import redact
-
             raise InputError(f"{redact(text)}: not a source saturate knows (no such file, and not "
                              "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
         raise InputError(f"{text}: no such file or directory")
-    if _is_store_dir(path) if path.is_dir() else _is_store_file(path):
-        from saturate.ingest.mlflow import load_mlflow
-
-        return load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+    if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
+        return _load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast), True
     if path.is_file():
         if is_event_file(path):
             return read_event_files([path], path.parent, source=text), False
@@ -117,9 +108,7 @@ def _load_one(
         parts.append(read_event_files(events, by_root, source=text))
     used_mlflow = False
     for store in stores:
-        from saturate.ingest.mlflow import load_mlflow
-
-        parts.append(load_mlflow(store, experiment=experiment, filter=filter, metric=metric, fast=fast))
+        parts.append(_load_mlflow(store, experiment=experiment, filter=filter, metric=metric, fast=fast))
         used_mlflow = True
     return curves.concat(parts), used_mlflow
 

@@ -9,19 +9,15 @@ Four kinds of source, one result::
 
 Nothing here ever writes to the user's store: databases are opened read-only, and the slower
 MlflowClient route (``fast=False`` or an unexpected schema) works on a private sqlite snapshot.
-This module holds the public entry points and the pieces every reader shares; the readers live in
-``mlflow_sql``, ``mlflow_filestore`` and ``mlflow_client``.
+This module picks the reader (``mlflow_sql``, ``mlflow_filestore`` or ``mlflow_client``) for a
+source classified by :mod:`~saturate.ingest.mlflow_sources`, then joins the points it returns
+with the run facts; the types the readers share are in :mod:`~saturate.ingest.mlflow_common`.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
-import sqlite3
-import urllib.parse
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,353 +25,28 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError
+from saturate.ingest.mlflow_client import read_rest
+from saturate.ingest.mlflow_common import (
+    Experiment,
+    MlflowSource,
+    RunMeta,
+    Selection,
+    check_filter,
+    kept_tags,
+)
+from saturate.ingest.mlflow_filestore import read_filestore
+from saturate.ingest.mlflow_sources import (
+    is_legacy_store,
+    is_mlflow_source,
+    is_mlflow_sqlite,
+    resolve_source,
+)
+from saturate.ingest.mlflow_sql import read_database
 
 __all__ = [
     "is_mlflow_source", "load_mlflow", "resolve_source", "is_mlflow_sqlite", "is_legacy_store",
-    "MlflowSource",
+    "MlflowSource", "Selection", "assemble",
 ]
-
-DB_FILE = "mlflow.db"
-LEGACY_FOLDER = "mlruns"
-_DB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mssql")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-# MLflow's SQL stores clamp +-inf to +-DBL_MAX (and keep NaN as value 0 with is_nan set).
-_DBL_MAX = float(np.finfo(np.float64).max)
-# System tags worth keeping; the other mlflow.* tags are bookkeeping noise.
-KEPT_SYSTEM_TAGS = frozenset(
-    {"mlflow.runName", "mlflow.parentRunId", "mlflow.user", "mlflow.source.git.commit"}
-)
-POINT_COLUMNS = ("run_id", "metric", "step", "value", "timestamp")
-
-
-@dataclass(frozen=True)
-class MlflowSource:
-    """A classified source: ``kind`` is 'rest', 'db' or 'files'; ``target`` what readers open."""
-
-    kind: str
-    target: str
-    label: str
-    sqlite_path: Path | None = None
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One MLflow experiment as listed by a store."""
-
-    id: str
-    name: str
-    active: bool = True
-
-
-@dataclass(frozen=True)
-class RunMeta:
-    """Run-level facts every reader returns; times are epoch milliseconds as MLflow keeps them."""
-
-    run_id: str
-    experiment_id: str
-    name: str
-    status: str
-    params: Mapping[str, str] = field(default_factory=dict)
-    tags: Mapping[str, str] = field(default_factory=dict)
-    start_time: int = 0
-    end_time: int | None = None
-    user_id: str = ""
-    artifact_uri: str = ""
-
-    @property
-    def display_name(self) -> str:
-        """tags.mlflow.runName, else the run's name attribute, else its id."""
-        return self.tags.get("mlflow.runName") or self.name or self.run_id
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What to read: experiment names/ids (None = all active), a search filter, metric globs."""
-
-    experiment: tuple[str, ...] | None = None
-    filter: str | None = None
-    metric: tuple[str, ...] | None = None
-
-    def wants_metric(self, key: str) -> bool:
-        return self.metric is None or any(fnmatch.fnmatchcase(key, g) for g in self.metric)
-
-
-# ----------------------------------------------------------------------------- sources
-
-
-def redact(uri: str) -> str:
-    """The URI without user:password@ (it goes into messages and the ``source`` column)."""
-    try:
-        parts = urllib.parse.urlsplit(uri)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//***@", uri)
-    query = parts.query
-    if query:
-        # libpq and friends also take the password as a query parameter.
-        query = re.sub(r"(?i)((?:^|&)(?:password|passwd|pwd)=)[^&]*", r"\1***", query)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    if netloc == parts.netloc and query == parts.query:
-        return uri
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def _scheme(text: str) -> str:
-    match = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*)://", text)
-    return match.group(1).lower() if match else ""
-
-
-def is_mlflow_sqlite(path: Path) -> bool:
-    """True when ``path`` is a sqlite file holding MLflow's tables (opened read-only)."""
-    try:
-        with open(path, "rb") as fh:
-            if fh.read(16) != _SQLITE_MAGIC:
-                return False
-        uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=2)
-        try:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            conn.close()
-    except (OSError, sqlite3.Error):
-        return False
-    return {"experiments", "runs", "metrics"} <= names
-
-
-def is_legacy_store(path: Path) -> bool:
-    """True for an ``mlruns/``-like folder: experiment folders with meta.yaml, or a ``.trash``."""
-    path = Path(path)
-    if not path.is_dir():
-        return False
-    try:
-        children = [c for _, c in zip(range(200), path.iterdir(), strict=False)]
-    except OSError:
-        return False
-    for child in children:
-        if child.name.startswith(".") or not child.is_dir():
-            continue
-        meta = child / "meta.yaml"
-        if meta.is_file():
-            try:
-                head = meta.read_text(errors="replace")[:4000]
-            except OSError:
-                continue
-            if re.search(r"^experiment_id:", head, re.M) and re.search(r"^name:", head, re.M):
-                return True
-    return False
-
-
-def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
-    """Classify ``source`` (None: ``MLFLOW_TRACKING_URI``) or raise InputError naming it."""
-    if source is None or str(source).strip() == "":
-        env = os.environ.get("MLFLOW_TRACKING_URI", "").strip()
-        if not env:
-            raise InputError(
-                "no MLflow source given and MLFLOW_TRACKING_URI is not set; pass a tracking "
-                "server URL, a database URI, an mlflow.db file or an mlruns/ folder"
-            )
-        source = env
-    text = os.fspath(source)
-    scheme = _scheme(text)
-    if scheme in ("http", "https"):
-        return MlflowSource("rest", text.rstrip("/"), redact(text))
-    if scheme.split("+")[0] in _DB_SCHEMES:
-        label = redact(text)
-        if scheme.startswith("sqlite"):
-            db = _sqlite_path(text)
-            if not db.is_file():
-                raise InputError(f"MLflow source {label!r}: database file {db} does not exist")
-            return MlflowSource("db", text, label, sqlite_path=db)
-        return MlflowSource("db", text, label)
-    if scheme == "file":
-        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(text).path))
-        return _resolve_path(path, text)
-    if scheme:
-        raise InputError(
-            f"MLflow source {redact(text)!r}: unsupported scheme {scheme!r} "
-            "(expected http(s)://, sqlite:///, postgresql://, mysql:// or a path)"
-        )
-    return _resolve_path(Path(text).expanduser(), text)
-
-
-def _sqlite_path(uri: str) -> Path:
-    rest = uri.split("://", 1)[1]
-    rest = rest.split("?", 1)[0]
-    if rest.startswith("/"):
-        rest = rest[1:]  # sqlite:///rel.db is relative, sqlite:////abs.db absolute
-    if not rest or rest == ":memory:":
-        raise InputError(f"MLflow source {uri!r}: an in-memory sqlite database holds no runs")
-    return Path(urllib.parse.unquote(rest))
-
-
-def _resolve_path(path: Path, given: str) -> MlflowSource:
-    if not path.exists():
-        raise InputError(f"MLflow source {given!r} does not exist")
-    if path.is_file():
-        if is_mlflow_sqlite(path):
-            return MlflowSource("db", f"sqlite:///{path.resolve()}", given, sqlite_path=path)
-        raise InputError(f"MLflow source {given!r} is not an MLflow sqlite database")
-    db = path / DB_FILE
-    if db.is_file() and is_mlflow_sqlite(db):
-        return MlflowSource("db", f"sqlite:///{db.resolve()}", given, sqlite_path=db)
-    if is_legacy_store(path):
-        return MlflowSource("files", str(path), given)
-    if is_legacy_store(path / LEGACY_FOLDER):
-        return MlflowSource("files", str(path / LEGACY_FOLDER), given)
-    raise InputError(
-        f"MLflow source {given!r} holds no MLflow store (no {DB_FILE}, no mlruns/ experiment "
-        "folders with meta.yaml)"
-    )
-
-
-def is_mlflow_source(source: str | os.PathLike) -> bool:
-    """Cheap check (no network, no full scan) that ``source`` is something MLflow keeps runs in."""
-    try:
-        text = os.fspath(source)
-    except TypeError:
-        return False
-    scheme = _scheme(text)
-    if scheme in ("http", "https") or scheme.split("+")[0] in _DB_SCHEMES:
-        return True
-    if scheme and scheme != "file":
-        return False
-    try:
-        resolve_source(text)
-    except InputError:
-        return False
-    return True
-
-
-# ----------------------------------------------------------------------------- selection
-
-
-def pick_experiments(
-    available: Iterable[Experiment], wanted: Sequence[str] | None, label: str
-) -> list[Experiment]:
-    """The experiments named (by name or id) in ``wanted``, or every active one when None."""
-    available = list(available)
-    if not wanted:
-        return [e for e in available if e.active]
-    by_name = {e.name: e for e in available}
-    by_id = {e.id: e for e in available}
-    picked: dict[str, Experiment] = {}
-    for item in wanted:
-        exp = by_name.get(item) or by_id.get(str(item))
-        if exp is None:
-            names = ", ".join(sorted(e.name for e in available if e.active)[:10]) or "none"
-            raise InputError(
-                f"--experiment {item!r}: no such experiment in {label} (active ones: {names})"
-            )
-        if not exp.active:
-            raise InputError(f"--experiment {item!r}: the experiment is deleted in {label}")
-        picked[exp.id] = exp
-    return list(picked.values())
-
-
-def check_filter(filter_string: str | None) -> list[dict]:
-    """Parse an MLflow search filter (so a typo fails before any reading); [] when empty."""
-    if not filter_string:
-        return []
-    from mlflow.exceptions import MlflowException
-    from mlflow.utils.search_utils import SearchUtils
-
-    try:
-        return list(SearchUtils.parse_search_filter(filter_string))
-    except MlflowException as err:
-        raise InputError(f"--filter {filter_string!r}: {err.message}") from None
-
-
-def filter_runs(
-    runs: Sequence[RunMeta],
-    filter_string: str | None,
-    latest_metrics: Mapping[str, Mapping[str, float]] | None = None,
-) -> list[RunMeta]:
-    """Apply an MLflow search filter locally, with MLflow's own matcher (for SQL and file stores).
-
-    ``latest_metrics`` maps run_id to {key: latest value}; needed only for ``metrics.`` clauses.
-    """
-    clauses = check_filter(filter_string)
-    if not clauses:
-        return list(runs)
-    if any(c.get("type") == "dataset" for c in clauses):
-        raise InputError(
-            f"--filter {filter_string!r}: dataset clauses need a tracking server source"
-        )
-    from mlflow.entities import Metric, Param, Run, RunData, RunInfo, RunTag
-    from mlflow.exceptions import MlflowException
-    from mlflow.utils.search_utils import SearchUtils
-
-    latest_metrics = latest_metrics or {}
-    by_id = {r.run_id: r for r in runs}
-    entities = []
-    for r in runs:
-        info = RunInfo(
-            run_id=r.run_id, experiment_id=r.experiment_id, user_id=r.user_id,
-            status=r.status, start_time=r.start_time, end_time=r.end_time,
-            lifecycle_stage="active", artifact_uri=r.artifact_uri, run_name=r.display_name,
-        )  # fmt: skip
-        data = RunData(
-            metrics=[Metric(k, v, 0, 0) for k, v in latest_metrics.get(r.run_id, {}).items()],
-            params=[Param(k, v) for k, v in r.params.items()],
-            tags=[RunTag(k, v) for k, v in r.tags.items()],
-        )
-        entities.append(Run(info, data))
-    try:
-        kept = SearchUtils.filter(entities, filter_string)
-    except MlflowException as err:
-        raise InputError(f"--filter {filter_string!r}: {err.message}") from None
-    return [by_id[run.info.run_id] for run in kept]
-
-
-def filter_uses_metrics(filter_string: str | None) -> bool:
-    return any(c.get("type") == "metric" for c in check_filter(filter_string))
-
-
-# ----------------------------------------------------------------------------- values
-
-
-def restore_values(value: np.ndarray, is_nan: np.ndarray | None = None) -> np.ndarray:
-    """Map MLflow's stored encodings back: is_nan rows to NaN, +-DBL_MAX to +-inf."""
-    out = np.asarray(value, dtype=float).copy()
-    out[out >= _DBL_MAX] = np.inf
-    out[out <= -_DBL_MAX] = -np.inf
-    if is_nan is not None:
-        out[np.asarray(is_nan, dtype=bool)] = np.nan
-    return out
-
-
-def points_frame(
-    run_id: Sequence[str] | np.ndarray,
-    metric: Sequence[str] | np.ndarray,
-    step: Sequence[int] | np.ndarray,
-    value: Sequence[float] | np.ndarray,
-    timestamp: Sequence[int] | np.ndarray,
-) -> pd.DataFrame:
-    """The readers' common output: one row per stored point, timestamp in epoch milliseconds."""
-    return pd.DataFrame(
-        {
-            "run_id": pd.Series(np.asarray(run_id, dtype=object), dtype=object),
-            "metric": pd.Series(np.asarray(metric, dtype=object), dtype=object),
-            "step": np.asarray(step, dtype=np.int64),
-            "value": np.asarray(value, dtype=float),
-            "timestamp": np.asarray(timestamp, dtype=np.int64),
-        }
-    )
-
-
-def empty_points() -> pd.DataFrame:
-    return points_frame([], [], [], [], [])
-
-
-# ----------------------------------------------------------------------------- assembly
-
-
-def kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
-    """Drop MLflow's bookkeeping tags, keep user tags and a few useful system ones."""
-    return {
-        k: v for k, v in tags.items() if not k.startswith("mlflow.") or k in KEPT_SYSTEM_TAGS
-    }
 
 
 def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
@@ -483,17 +154,11 @@ def load_mlflow(
     check_filter(selection.filter)
     src = resolve_source(source)
     if src.kind == "files":
-        from saturate.ingest.mlflow_filestore import read_filestore
-
         exps, runs, points = read_filestore(
             Path(src.target), selection, label=src.label, max_workers=max_workers
         )
     elif src.kind == "rest":
-        from saturate.ingest.mlflow_client import read_rest
-
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast)
     else:
-        from saturate.ingest.mlflow_sql import read_database
-
         exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     return assemble(src.label, exps, runs, points, selection)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SourceError
-from saturate.ingest.mlflow import (
+from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
     RunMeta,

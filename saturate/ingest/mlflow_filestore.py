@@ -21,7 +21,7 @@ import yaml
 
 from saturate.curves import DataWarning
 from saturate.errors import InputError
-from saturate.ingest.mlflow import (
+from saturate.ingest.mlflow_common import (
     Experiment,
     RunMeta,
     Selection,

@@ -1,0 +1,213 @@
+"""The MLflow types and helpers every reader shares; this module imports none of the readers.
+
+A reader (``mlflow_sql``, ``mlflow_filestore``, ``mlflow_client``) returns the experiments it
+picked, the selected runs as :class:`RunMeta` and their points as :func:`points_frame`;
+:mod:`saturate.ingest.mlflow` picks the reader and turns that into the tidy table. The tracker's
+pollers use the same types and selection rules.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from saturate.errors import InputError
+
+__all__ = [
+    "MlflowSource", "Experiment", "RunMeta", "Selection", "KEPT_SYSTEM_TAGS", "POINT_COLUMNS",
+    "kept_tags", "pick_experiments", "check_filter", "filter_runs", "filter_uses_metrics",
+    "restore_values", "points_frame", "empty_points",
+]
+
+# MLflow's SQL stores clamp +-inf to +-DBL_MAX (and keep NaN as value 0 with is_nan set).
+_DBL_MAX = float(np.finfo(np.float64).max)
+# System tags worth keeping; the other mlflow.* tags are bookkeeping noise.
+KEPT_SYSTEM_TAGS = frozenset(
+    {"mlflow.runName", "mlflow.parentRunId", "mlflow.user", "mlflow.source.git.commit"}
+)
+POINT_COLUMNS = ("run_id", "metric", "step", "value", "timestamp")
+
+
+@dataclass(frozen=True)
+class MlflowSource:
+    """A classified source: ``kind`` is 'rest', 'db' or 'files'; ``target`` what readers open."""
+
+    kind: str
+    target: str
+    label: str
+    sqlite_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One MLflow experiment as listed by a store."""
+
+    id: str
+    name: str
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """Run-level facts every reader returns; times are epoch milliseconds as MLflow keeps them."""
+
+    run_id: str
+    experiment_id: str
+    name: str
+    status: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    tags: Mapping[str, str] = field(default_factory=dict)
+    start_time: int = 0
+    end_time: int | None = None
+    user_id: str = ""
+    artifact_uri: str = ""
+
+    @property
+    def display_name(self) -> str:
+        """tags.mlflow.runName, else the run's name attribute, else its id."""
+        return self.tags.get("mlflow.runName") or self.name or self.run_id
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to read: experiment names/ids (None = all active), a search filter, metric globs."""
+
+    experiment: tuple[str, ...] | None = None
+    filter: str | None = None
+    metric: tuple[str, ...] | None = None
+
+    def wants_metric(self, key: str) -> bool:
+        return self.metric is None or any(fnmatch.fnmatchcase(key, g) for g in self.metric)
+
+
+# ----------------------------------------------------------------------------- selection
+
+
+def kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    """Drop MLflow's bookkeeping tags, keep user tags and a few useful system ones."""
+    return {
+        k: v for k, v in tags.items() if not k.startswith("mlflow.") or k in KEPT_SYSTEM_TAGS
+    }
+
+
+def pick_experiments(
+    available: Iterable[Experiment], wanted: Sequence[str] | None, label: str
+) -> list[Experiment]:
+    """The experiments named (by name or id) in ``wanted``, or every active one when None."""
+    available = list(available)
+    if not wanted:
+        return [e for e in available if e.active]
+    by_name = {e.name: e for e in available}
+    by_id = {e.id: e for e in available}
+    picked: dict[str, Experiment] = {}
+    for item in wanted:
+        exp = by_name.get(item) or by_id.get(str(item))
+        if exp is None:
+            names = ", ".join(sorted(e.name for e in available if e.active)[:10]) or "none"
+            raise InputError(
+                f"--experiment {item!r}: no such experiment in {label} (active ones: {names})"
+            )
+        if not exp.active:
+            raise InputError(f"--experiment {item!r}: the experiment is deleted in {label}")
+        picked[exp.id] = exp
+    return list(picked.values())
+
+
+def check_filter(filter_string: str | None) -> list[dict]:
+    """Parse an MLflow search filter (so a typo fails before any reading); [] when empty."""
+    if not filter_string:
+        return []
+    from mlflow.exceptions import MlflowException
+    from mlflow.utils.search_utils import SearchUtils
+
+    try:
+        return list(SearchUtils.parse_search_filter(filter_string))
+    except MlflowException as err:
+        raise InputError(f"--filter {filter_string!r}: {err.message}") from None
+
+
+def filter_runs(
+    runs: Sequence[RunMeta],
+    filter_string: str | None,
+    latest_metrics: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[RunMeta]:
+    """Apply an MLflow search filter locally, with MLflow's own matcher (for SQL and file stores).
+
+    ``latest_metrics`` maps run_id to {key: latest value}; needed only for ``metrics.`` clauses.
+    """
+    clauses = check_filter(filter_string)
+    if not clauses:
+        return list(runs)
+    if any(c.get("type") == "dataset" for c in clauses):
+        raise InputError(
+            f"--filter {filter_string!r}: dataset clauses need a tracking server source"
+        )
+    from mlflow.entities import Metric, Param, Run, RunData, RunInfo, RunTag
+    from mlflow.exceptions import MlflowException
+    from mlflow.utils.search_utils import SearchUtils
+
+    latest_metrics = latest_metrics or {}
+    by_id = {r.run_id: r for r in runs}
+    entities = []
+    for r in runs:
+        info = RunInfo(
+            run_id=r.run_id, experiment_id=r.experiment_id, user_id=r.user_id,
+            status=r.status, start_time=r.start_time, end_time=r.end_time,
+            lifecycle_stage="active", artifact_uri=r.artifact_uri, run_name=r.display_name,
+        )  # fmt: skip
+        data = RunData(
+            metrics=[Metric(k, v, 0, 0) for k, v in latest_metrics.get(r.run_id, {}).items()],
+            params=[Param(k, v) for k, v in r.params.items()],
+            tags=[RunTag(k, v) for k, v in r.tags.items()],
+        )
+        entities.append(Run(info, data))
+    try:
+        kept = SearchUtils.filter(entities, filter_string)
+    except MlflowException as err:
+        raise InputError(f"--filter {filter_string!r}: {err.message}") from None
+    return [by_id[run.info.run_id] for run in kept]
+
+
+def filter_uses_metrics(filter_string: str | None) -> bool:
+    return any(c.get("type") == "metric" for c in check_filter(filter_string))
+
+
+# ----------------------------------------------------------------------------- values
+
+
+def restore_values(value: np.ndarray, is_nan: np.ndarray | None = None) -> np.ndarray:
+    """Map MLflow's stored encodings back: is_nan rows to NaN, +-DBL_MAX to +-inf."""
+    out = np.asarray(value, dtype=float).copy()
+    out[out >= _DBL_MAX] = np.inf
+    out[out <= -_DBL_MAX] = -np.inf
+    if is_nan is not None:
+        out[np.asarray(is_nan, dtype=bool)] = np.nan
+    return out
+
+
+def points_frame(
+    run_id: Sequence[str] | np.ndarray,
+    metric: Sequence[str] | np.ndarray,
+    step: Sequence[int] | np.ndarray,
+    value: Sequence[float] | np.ndarray,
+    timestamp: Sequence[int] | np.ndarray,
+) -> pd.DataFrame:
+    """The readers' common output: one row per stored point, timestamp in epoch milliseconds."""
+    return pd.DataFrame(
+        {
+            "run_id": pd.Series(np.asarray(run_id, dtype=object), dtype=object),
+            "metric": pd.Series(np.asarray(metric, dtype=object), dtype=object),
+            "step": np.asarray(step, dtype=np.int64),
+            "value": np.asarray(value, dtype=float),
+            "timestamp": np.asarray(timestamp, dtype=np.int64),
+        }
+    )
+
+
+def empty_points() -> pd.DataFrame:
+    return points_frame([], [], [], [], [])
