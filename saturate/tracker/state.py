@@ -14,23 +14,23 @@ import math
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError
-from saturate.results import (
-    Collapse,
-    CurveAnalysis,
-    Estimate,
-    ForecastPoint,
-    LawSummary,
-    Trend,
-    jsonable,
-)
+from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
+from saturate.tracker.records import (
+    ANALYSIS_COLUMNS,
+    CurveKey,
+    PollRecord,
+    RunRecord,
+    analysis_row,
+    curve_from_dict,
+    finite_or_none,
+    points_table,
+)
 
 __all__ = [
     "DEFAULT_STATE",
@@ -43,7 +43,6 @@ __all__ = [
 
 DEFAULT_STATE = Path(".saturate") / "history.db"
 SCHEMA_VERSION = 1
-CurveKey = tuple[str, str, str]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,46 +78,6 @@ CREATE TABLE IF NOT EXISTS events (
     compute REAL, detail TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
 """
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """Run-level facts kept between polls: name, experiment, status, params and tags."""
-
-    source: str
-    run_id: str
-    run: str
-    experiment: str
-    status: str | None = None
-    params: tuple[tuple[str, str], ...] = ()
-    tags: tuple[tuple[str, str], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
-
-
-@dataclass(frozen=True)
-class PollRecord:
-    """One pass of the watcher: points received, points new, curves changed and re-analysed."""
-
-    time: float
-    source: str
-    fetched: int
-    new_points: int
-    curves_changed: int
-    analysed: int
-    events: int
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
-
-    def summary(self) -> str:
-        text = (
-            f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
-            f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)"
-        )
-        return f"{text}; error: {self.error}" if self.error else text
 
 
 class HistoryStore:
@@ -259,8 +218,6 @@ class HistoryStore:
         self, runs: Iterable[tuple[str, str]] | None = None, compute_name: str = "step"
     ) -> pd.DataFrame:
         """The stored points of the given (source, run_id) runs (all when None) as a tidy table."""
-        from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
-
         sql = (
             "SELECT p.source, COALESCE(r.experiment, '') AS experiment, p.run_id, "
             "COALESCE(r.run, p.run_id) AS run, p.metric, p.step, p.compute, p.value, p.timestamp, "
@@ -276,22 +233,7 @@ class HistoryStore:
                 for s, r in dict.fromkeys(runs)
             ]
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        if df.empty:
-            out = empty_table()
-            out.attrs["compute_name"] = compute_name
-            return out
-        extra: dict[str, list[Any]] = {}
-        for col, prefix in (("params", PARAM_PREFIX), ("tags", TAG_PREFIX)):
-            decoded = [json.loads(x) if isinstance(x, str) else {} for x in df[col]]
-            for i, d in enumerate(decoded):
-                for k, v in d.items():
-                    extra.setdefault(prefix + k, [None] * len(df))[i] = v
-        df = df.drop(columns=["params", "tags"])
-        for col, values in sorted(extra.items()):
-            df[col] = pd.Series(values, dtype=object)
-        if df["run_status"].isna().all():
-            df = df.drop(columns=["run_status"])
-        return tidy(df, compute_name=compute_name, origin=str(self.path))
+        return points_table(df, compute_name, origin=str(self.path))
 
     # ------------------------------------------------------------------ runs
 
@@ -343,25 +285,11 @@ class HistoryStore:
 
     def record_analysis(self, curve: CurveAnalysis, at: float | None = None) -> int:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
-        at = time.time() if at is None else at
-        stop = curve.stop_point
-        row = (
-            at, curve.source, curve.run_id, curve.run, curve.metric, curve.compute_name,
-            _num(curve.compute_last), int(curve.n_points), curve.verdict,
-            _num(curve.gain_per_doubling.value), _num(curve.gain_per_doubling.lo),
-            _num(curve.gain_per_doubling.hi), _num(curve.asymptote.value),
-            _num(curve.asymptote.lo), _num(curve.asymptote.hi), int(bool(curve.asymptote.identified)),
-            _num(curve.knee), None if stop is None else _num(stop.value),
-            None if stop is None else _num(stop.lo), None if stop is None else _num(stop.hi),
-            None if curve.collapse is None else _num(curve.collapse.compute), curve.run_status,
-            json.dumps(curve.to_dict(), allow_nan=False),
-        )  # fmt: skip
+        row = analysis_row(curve, time.time() if at is None else at)
         with self._db:
             cur = self._db.execute(
-                "INSERT INTO analyses (time, source, run_id, run, metric, compute_name, "
-                "compute_last, n_points, verdict, gain, gain_lo, gain_hi, asymptote, asymptote_lo, "
-                "asymptote_hi, asymptote_identified, knee, stop_point, stop_lo, stop_hi, collapse, "
-                "run_status, payload) VALUES (" + ", ".join("?" * len(row)) + ")",
+                f"INSERT INTO analyses ({', '.join(ANALYSIS_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(row))})",
                 row,
             )
         return int(cur.lastrowid)
@@ -405,7 +333,7 @@ class HistoryStore:
                 "INSERT INTO events (time, source, run_id, run, metric, kind, before, after, "
                 "compute, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(e.time, e.source, e.run_id, e.run, e.metric, e.kind, e.before, e.after,
-                  _num(e.compute), e.detail) for e in events],
+                  finite_or_none(e.compute), e.detail) for e in events],
             )  # fmt: skip
 
     def events(
@@ -458,68 +386,3 @@ def _where(**filters: str | None) -> tuple[str, tuple[str, ...]]:
             clauses.append(f"{name} = ?")
             params.append(value)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
-
-
-def _num(x: Any) -> float | None:
-    if x is None:
-        return None
-    f = float(x)
-    return f if math.isfinite(f) else None
-
-
-# ---------------------------------------------------------------------- JSON -> CurveAnalysis
-
-
-def _f(x: Any) -> float:
-    return math.nan if x is None else float(x)
-
-
-def _estimate(d: dict[str, Any] | None) -> Estimate:
-    if not d:
-        return Estimate(math.nan, identified=False)
-    return Estimate(_f(d.get("value")), _f(d.get("lo")), _f(d.get("hi")),
-                    bool(d.get("identified", True)))
-
-
-def curve_from_dict(d: dict[str, Any]) -> CurveAnalysis:
-    """Rebuild a :class:`CurveAnalysis` from its ``to_dict()`` entry (fit and points are gone)."""
-    trend = d.get("trend")
-    collapse = d.get("collapse")
-    roi = d.get("roi") or {}
-    gain = d.get("gain_per_doubling") or {}
-    return CurveAnalysis(
-        source=d["source"], experiment=d.get("experiment", ""), run_id=d["run_id"], run=d["run"],
-        metric=d["metric"], direction=d.get("direction", "higher"), n_points=int(d["n_points"]),
-        compute_first=_f(d.get("compute_first")), compute_last=_f(d.get("compute_last")),
-        value_last=_f(d.get("value_last")), threshold=_f(d.get("threshold")),
-        verdict=d["verdict"], reasons=tuple(d.get("reasons", ())),
-        gain_per_doubling=Estimate(_f(gain.get("value")), _f(gain.get("lo")), _f(gain.get("hi")),
-                                   gain.get("value") is not None),
-        asymptote=_estimate(d.get("asymptote")), headroom=_estimate(d.get("headroom")),
-        roi=_f(roi.get("value")), roi_stage=roi.get("stage", "unknown"),
-        knee=None if d.get("knee") is None else float(d["knee"]),
-        stop_point=None if d.get("stop_point") is None else _estimate(d["stop_point"]),
-        forecast=tuple(
-            ForecastPoint(f["at"], _f(f["compute"]), _f(f["value"]), _f(f["lo"]), _f(f["hi"]),
-                          bool(f.get("identified", True)))
-            for f in d.get("forecast", ())
-        ),
-        laws=tuple(
-            LawSummary(law["name"], {k: _estimate(v) for k, v in law.get("params", {}).items()},
-                       _f(law.get("weight")), _f(law.get("aicc")), _f(law.get("cv_error")),
-                       bool(law.get("converged", True)))
-            for law in (d.get("model") or {}).get("laws", ())
-        ),
-        trend=None if not trend else Trend(
-            _estimate(trend.get("slope_per_doubling")), _f(trend.get("p_value")),
-            str(trend.get("method", "")), _f(trend.get("compute_from")),
-            _f(trend.get("compute_to")), int(trend.get("n_points", 0)),
-        ),
-        collapse=None if not collapse else Collapse(
-            _f(collapse["compute"]), int(collapse["step"]), _f(collapse["level_before"]),
-            _f(collapse["level_after"]), _f(collapse["drop"]), _f(collapse["drop_fraction"]),
-        ),
-        flags=tuple(d.get("flags", ())), run_status=d.get("run_status"), group=d.get("group"),
-        compute_name=d.get("compute_name", "step"),
-    )  # fmt: skip
-

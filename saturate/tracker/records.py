@@ -1,0 +1,176 @@
+"""What the watch history stores, and the conversions between those rows and saturate's objects:
+run and poll records, an analysis as a row (headline columns plus its JSON entry) and back, the
+stored points as the tidy table. :mod:`saturate.tracker.state` does the SQLite side.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
+from saturate.results import (
+    Collapse,
+    CurveAnalysis,
+    Estimate,
+    ForecastPoint,
+    LawSummary,
+    Trend,
+    jsonable,
+)
+
+__all__ = [
+    "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",
+    "curve_from_dict", "finite_or_none",
+]
+
+CurveKey = tuple[str, str, str]
+#: The columns of the ``analyses`` table :func:`analysis_row` fills, in its order.
+ANALYSIS_COLUMNS: tuple[str, ...] = (
+    "time", "source", "run_id", "run", "metric", "compute_name", "compute_last", "n_points",
+    "verdict", "gain", "gain_lo", "gain_hi", "asymptote", "asymptote_lo", "asymptote_hi",
+    "asymptote_identified", "knee", "stop_point", "stop_lo", "stop_hi", "collapse", "run_status",
+    "payload",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Run-level facts kept between polls: name, experiment, status, params and tags."""
+
+    source: str
+    run_id: str
+    run: str
+    experiment: str
+    status: str | None = None
+    params: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
+
+
+@dataclass(frozen=True)
+class PollRecord:
+    """One pass of the watcher: points received, points new, curves changed and re-analysed."""
+
+    time: float
+    source: str
+    fetched: int
+    new_points: int
+    curves_changed: int
+    analysed: int
+    events: int
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+    def summary(self) -> str:
+        text = (
+            f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
+            f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)"
+        )
+        return f"{text}; error: {self.error}" if self.error else text
+
+
+def finite_or_none(x: Any) -> float | None:
+    """A number for a REAL column: None for missing or non-finite values."""
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def analysis_row(curve: CurveAnalysis, at: float) -> tuple:
+    """One ``analyses`` row (see :data:`ANALYSIS_COLUMNS`): headline numbers and the JSON entry."""
+    num = finite_or_none
+    stop, gain, asym = curve.stop_point, curve.gain_per_doubling, curve.asymptote
+    return (
+        at, curve.source, curve.run_id, curve.run, curve.metric, curve.compute_name,
+        num(curve.compute_last), int(curve.n_points), curve.verdict,
+        num(gain.value), num(gain.lo), num(gain.hi),
+        num(asym.value), num(asym.lo), num(asym.hi), int(bool(asym.identified)),
+        num(curve.knee), None if stop is None else num(stop.value),
+        None if stop is None else num(stop.lo), None if stop is None else num(stop.hi),
+        None if curve.collapse is None else num(curve.collapse.compute), curve.run_status,
+        json.dumps(curve.to_dict(), allow_nan=False),
+    )  # fmt: skip
+
+
+def points_table(rows: pd.DataFrame, compute_name: str, origin: str) -> pd.DataFrame:
+    """Stored point rows joined with their run (params and tags as JSON) as the tidy table."""
+    if rows.empty:
+        out = empty_table()
+        out.attrs["compute_name"] = compute_name
+        return out
+    extra: dict[str, list[Any]] = {}
+    for col, prefix in (("params", PARAM_PREFIX), ("tags", TAG_PREFIX)):
+        decoded = [json.loads(x) if isinstance(x, str) else {} for x in rows[col]]
+        for i, d in enumerate(decoded):
+            for k, v in d.items():
+                extra.setdefault(prefix + k, [None] * len(rows))[i] = v
+    df = rows.drop(columns=["params", "tags"])
+    for col, values in sorted(extra.items()):
+        df[col] = pd.Series(values, dtype=object)
+    if df["run_status"].isna().all():
+        df = df.drop(columns=["run_status"])
+    return tidy(df, compute_name=compute_name, origin=origin)
+
+
+def _f(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _estimate(d: dict[str, Any] | None) -> Estimate:
+    if not d:
+        return Estimate(math.nan, identified=False)
+    return Estimate(_f(d.get("value")), _f(d.get("lo")), _f(d.get("hi")),
+                    bool(d.get("identified", True)))
+
+
+def curve_from_dict(d: dict[str, Any]) -> CurveAnalysis:
+    """Rebuild a :class:`CurveAnalysis` from its ``to_dict()`` entry (fit and points are gone)."""
+    trend = d.get("trend")
+    collapse = d.get("collapse")
+    roi = d.get("roi") or {}
+    gain = d.get("gain_per_doubling") or {}
+    return CurveAnalysis(
+        source=d["source"], experiment=d.get("experiment", ""), run_id=d["run_id"], run=d["run"],
+        metric=d["metric"], direction=d.get("direction", "higher"), n_points=int(d["n_points"]),
+        compute_first=_f(d.get("compute_first")), compute_last=_f(d.get("compute_last")),
+        value_last=_f(d.get("value_last")), threshold=_f(d.get("threshold")),
+        verdict=d["verdict"], reasons=tuple(d.get("reasons", ())),
+        gain_per_doubling=Estimate(_f(gain.get("value")), _f(gain.get("lo")), _f(gain.get("hi")),
+                                   gain.get("value") is not None),
+        asymptote=_estimate(d.get("asymptote")), headroom=_estimate(d.get("headroom")),
+        roi=_f(roi.get("value")), roi_stage=roi.get("stage", "unknown"),
+        knee=None if d.get("knee") is None else float(d["knee"]),
+        stop_point=None if d.get("stop_point") is None else _estimate(d["stop_point"]),
+        forecast=tuple(
+            ForecastPoint(f["at"], _f(f["compute"]), _f(f["value"]), _f(f["lo"]), _f(f["hi"]),
+                          bool(f.get("identified", True)))
+            for f in d.get("forecast", ())
+        ),
+        laws=tuple(
+            LawSummary(law["name"], {k: _estimate(v) for k, v in law.get("params", {}).items()},
+                       _f(law.get("weight")), _f(law.get("aicc")), _f(law.get("cv_error")),
+                       bool(law.get("converged", True)))
+            for law in (d.get("model") or {}).get("laws", ())
+        ),
+        trend=None if not trend else Trend(
+            _estimate(trend.get("slope_per_doubling")), _f(trend.get("p_value")),
+            str(trend.get("method", "")), _f(trend.get("compute_from")),
+            _f(trend.get("compute_to")), int(trend.get("n_points", 0)),
+        ),
+        collapse=None if not collapse else Collapse(
+            _f(collapse["compute"]), int(collapse["step"]), _f(collapse["level_before"]),
+            _f(collapse["level_after"]), _f(collapse["drop"]), _f(collapse["drop_fraction"]),
+        ),
+        flags=tuple(d.get("flags", ())), run_status=d.get("run_status"), group=d.get("group"),
+        compute_name=d.get("compute_name", "step"),
+    )  # fmt: skip
