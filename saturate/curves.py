@@ -88,9 +88,26 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
+    df = _with_ids(_checked_copy(df, origin), origin)
+    value, step, compute, name = _axes(df, compute_name, origin)
+    keep = _finite_points(value, compute, name, origin)
+    df = df.loc[keep].copy()
+    df["value"] = value[keep].astype(float)
+    df["compute"] = compute[keep].astype(float)
+    df["step"] = _steps(df, step[keep])
+    if "timestamp" in df.columns:
+        df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
+    df = _unique_sorted(df)
+    if df.empty and not allow_empty:
+        raise InputError(f"{origin}: holds no curves (no finite points)")
+    df.attrs["compute_name"] = name
+    return df
+
+
+def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """A copy of ``df`` once it is a frame with a metric, a value and a step or compute column."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"{origin}: expected a pandas DataFrame, got {type(df).__name__}")
-    df = df.copy()
     missing = [c for c in ("metric", "value") if c not in df.columns]
     if "step" not in df.columns and "compute" not in df.columns:
         missing.append("step")
@@ -99,6 +116,11 @@ def tidy(
             f"{origin}: missing column(s) {', '.join(missing)}; "
             f"found {', '.join(map(str, df.columns)) or 'none'}"
         )
+    return df.copy()
+
+
+def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
+    """Fill the missing identifying columns (in place) and make them text."""
     if "run" not in df.columns and "run_id" not in df.columns:
         df["run"] = "run"
     if "run" not in df.columns:
@@ -109,14 +131,25 @@ def tidy(
     df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
     for col in _STRING_COLUMNS:
         df[col] = _as_text(df[col])
+    return df
 
+
+def _axes(
+    df: pd.DataFrame, compute_name: str | None, origin: str
+) -> tuple[pd.Series, pd.Series, pd.Series, str]:
+    """(value, step, compute, name of the x axis) as floats; compute is the step when absent."""
     value = _numeric(df["value"], "value", origin)
     if "step" in df.columns:
         step = _numeric(df["step"], "step", origin)
     else:
         step = pd.Series(np.nan, index=df.index)
-    compute = _numeric(df["compute"], "compute", origin) if "compute" in df.columns else None
+    if "compute" in df.columns:
+        return value, step, _numeric(df["compute"], "compute", origin), compute_name or "compute"
+    return value, step, step.astype(float), compute_name or "step"
 
+
+def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str) -> np.ndarray:
+    """Which points have a finite value and x; warns (at tidy's caller) with counts of the rest."""
     bad_value = ~np.isfinite(value.to_numpy(dtype=float))
     if bad_value.any():
         n_nan = int(value.isna().sum())
@@ -125,37 +158,30 @@ def tidy(
             f"{origin}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
             DataWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    if compute is None:
-        compute = step.astype(float)
-        name = compute_name or "step"
-    else:
-        name = compute_name or "compute"
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
             f"{origin}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
             DataWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    if step.isna().all():
-        step = pd.Series(np.nan, index=df.index)
-    keep = ~(bad_value | bad_x)
-    df = df.loc[keep].copy()
-    df["value"] = value[keep].astype(float)
-    df["compute"] = compute[keep].astype(float)
-    step = step[keep]
+    return ~(bad_value | bad_x)
+
+
+def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
+    """Integer steps; a curve logged without steps is numbered in compute order."""
     if step.isna().any():
-        # No step logged: number the points of each curve in compute order.
         order = df.sort_values("compute", kind="stable").groupby(
             list(KEY_COLUMNS), sort=False
         ).cumcount()
         step = step.fillna(order.astype(float))
-    df["step"] = step.round().astype("int64")
+    return step.round().astype("int64")
 
-    if "timestamp" in df.columns:
-        df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
+
+def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
+    """One point per (curve, step), the last logged winning; sorted; columns in contract order."""
     keys = [*KEY_COLUMNS, "step"]
     index = pd.MultiIndex.from_frame(df[keys])
     in_order = index.is_monotonic_increasing and index.is_unique
@@ -169,11 +195,7 @@ def tidy(
     df = df[ordered]
     if not in_order:
         df = df.sort_values(keys, kind="stable")
-    df = df.reset_index(drop=True)
-    if df.empty and not allow_empty:
-        raise InputError(f"{origin}: holds no curves (no finite points)")
-    df.attrs["compute_name"] = name
-    return df
+    return df.reset_index(drop=True)
 
 
 def _as_text(col: pd.Series) -> pd.Series:

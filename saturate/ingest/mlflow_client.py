@@ -7,7 +7,8 @@ public call (see :class:`_Histories`). Requests run in a bounded thread pool and
 MLflow's ``http_request`` with host credentials from MLflow's environment variables
 (``MLFLOW_TRACKING_USERNAME``/``PASSWORD``/``TOKEN``, TLS settings), but with this module's own
 bounded retries: MLflow's defaults back off for minutes on a dead server. JSON is parsed
-directly rather than into protobuf entities.
+directly rather than into protobuf entities. mlflow (seconds to import) and its HTTP stack are
+imported inside the functions that call them, so loading this module stays cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sqlalchemy.exc import SQLAlchemyError
 
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow_common import (
@@ -338,7 +340,6 @@ def read_with_client(
     from mlflow import MlflowClient
     from mlflow.entities import ViewType
     from mlflow.exceptions import MlflowException
-    from sqlalchemy.exc import SQLAlchemyError
 
     client = None
     try:

@@ -18,6 +18,9 @@ import pandas as pd
 
 from saturate.errors import InputError
 
+# mlflow takes seconds to import, so the functions that use its search-filter parser import it
+# themselves: reading files never pays for it.
+
 __all__ = [
     "MlflowSource", "Experiment", "RunMeta", "Selection", "KEPT_SYSTEM_TAGS", "POINT_COLUMNS",
     "kept_tags", "pick_experiments", "check_filter", "filter_runs", "filter_uses_metrics",

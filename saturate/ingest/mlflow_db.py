@@ -202,7 +202,7 @@ def schema_problem(conn: sa.Connection) -> tuple[str | None, str | None]:
 @lru_cache(maxsize=1)
 def mlflow_revisions() -> tuple[str, frozenset[str]]:
     """(head, all known) schema revisions of the installed MLflow, from its alembic scripts."""
-    import mlflow.store
+    import mlflow.store  # seconds to import: only the MlflowClient route needs it
     from alembic.script import ScriptDirectory
 
     scripts = ScriptDirectory(str(Path(mlflow.store.__file__).parent / "db_migrations"))

@@ -51,7 +51,7 @@ class ArrowRows(Rows):
     Opened with ``mode=ro`` like the sqlite3 connection."""
 
     def __init__(self, conn: sa.Connection, path: Path) -> None:
-        import adbc_driver_sqlite.dbapi as adbc
+        import adbc_driver_sqlite.dbapi as adbc  # only sqlite stores use it; ImportError is handled
 
         super().__init__(conn)
         uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"

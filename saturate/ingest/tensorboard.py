@@ -22,6 +22,7 @@ def is_event_file(path: Path) -> bool:
 
 
 def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
+    # tensorboard pulls in protobuf and more: loaded only when event files are read.
     from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
     from tensorboard.util import tensor_util
 

@@ -12,12 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
-import sqlalchemy as sa
 
 from saturate.errors import SourceError
-from saturate.ingest.mlflow_common import MlflowSource, RunMeta, check_filter
-from saturate.ingest.mlflow_db import UnsupportedSchema, checked_connection
-from saturate.ingest.mlflow_sql import points_after, select_runs
+from saturate.ingest.mlflow_common import Experiment, MlflowSource, RunMeta, check_filter
 from saturate.tracker.poll_base import (
     CurveKey,
     PollResult,
@@ -27,6 +24,9 @@ from saturate.tracker.poll_base import (
 )
 
 __all__ = ["SqlitePoller"]
+
+# {(run_id, metric): last stored step, None for a curve not seen yet}
+Since = dict[tuple[str, str], int | None]
 
 
 class SqlitePoller:
@@ -42,39 +42,57 @@ class SqlitePoller:
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
+        # The SQL readers load SQLAlchemy (about 0.2 s): imported by the first poll of a sqlite
+        # store rather than with the tracker package (``saturate history`` and ``timeline``).
+        from saturate.ingest.mlflow_db import UnsupportedSchema, checked_connection
+        from saturate.ingest.mlflow_sql import points_after, select_runs
+
         if not self.path.is_file():
             raise SourceError(f"{self.label}: database file {self.path} is not there")
         try:
             with checked_connection(self.source) as (_engine, conn):
-                return self._poll(conn, cursors)
+                exps, runs, latest = select_runs(
+                    conn, self.selection.mlflow_runs(), self.label, with_latest=True
+                )
+                runs = [r for r in runs if self.selection.wants_run(r.display_name, r.run_id)]
+                since, checked = self._changed(runs, latest, cursors)
+                points = points_after(conn, since)
         except UnsupportedSchema as why:
             # Raised while MLflow is still creating its tables, too: the watcher retries.
             raise SourceError(f"{self.label}: not an MLflow store saturate can read ({why})") from None
+        return self._result(exps, runs, points, checked)
 
-    def _poll(self, conn: sa.Connection, cursors: Mapping[CurveKey, int]) -> PollResult:
-        sel = self.selection
-        exps, runs, latest = select_runs(conn, sel.mlflow_runs(), self.label, with_latest=True)
-        names = {e.id: e.name for e in exps}
-        kept = [r for r in runs if sel.wants_run(r.display_name, r.run_id)]
-        since: dict[tuple[str, str], int | None] = {}
+    def _changed(
+        self,
+        runs: Sequence[RunMeta],
+        latest: Mapping[str, Mapping[str, tuple[int, float]]],
+        cursors: Mapping[CurveKey, int],
+    ) -> tuple[Since, int]:
+        """The selected curves whose latest step passed their cursor, and how many were checked."""
+        since: Since = {}
         checked = 0
-        for meta in kept:
+        for meta in runs:
             for key, (step, _value) in sorted(latest.get(meta.run_id, {}).items()):
-                if not sel.wants_metric(key):
+                if not self.selection.wants_metric(key):
                     continue
                 checked += 1
                 last = cursors.get((self.label, meta.run_id, key))
                 if last is None or step > last:
                     since[(meta.run_id, key)] = last
-        points = points_after(conn, since)
+        return since, checked
+
+    def _result(
+        self, exps: Sequence[Experiment], runs: Sequence[RunMeta], points: pd.DataFrame, checked: int
+    ) -> PollResult:
+        names = {e.id: e.name for e in exps}
         last_steps = points.groupby(["run_id", "metric"], sort=False)["step"].max()
         seen = {(self.label, r, k): int(s) for (r, k), s in last_steps.items()}
         records = tuple(
             run_record(self.label, r.run_id, r.display_name, names.get(r.experiment_id,
                        r.experiment_id), r.status, r.params, r.tags)
-            for r in kept
+            for r in runs
         )  # fmt: skip
-        table = self._table(points, kept, names)
+        table = self._table(points, runs, names)
         return PollResult(table, records, len(points), checked, seen=seen)
 
     def _table(

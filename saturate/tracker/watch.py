@@ -86,6 +86,8 @@ class Watcher:
     clock: Callable[[], float] = field(default=time.time)
 
     def __post_init__(self) -> None:
+        # saturate.analysis loads scipy and statsmodels (over a second): imported by a watcher,
+        # not by every import of the tracker package (``saturate history``).
         if self.settings is None:
             from saturate.analysis import AnalysisSettings
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from saturate.errors import SettingsError, SourceError
+from saturate.api import Analysis
+from saturate.errors import InputError, SettingsError, SourceError
+from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
 from saturate.results import CurveAnalysis, jsonable
 
 __all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "figure_name", "log_back"]
@@ -70,21 +72,12 @@ def figure_name(metric: str) -> str:
 
 
 def _tracking_uri(source: str) -> str | None:
-    from saturate.errors import InputError
-    from saturate.ingest.mlflow import resolve_source
-
     try:
-        if not _is_mlflow(source):
+        if not is_mlflow_source(source):
             return None
         return resolve_source(source).target
     except InputError:
         return None
-
-
-def _is_mlflow(source: str) -> bool:
-    from saturate.ingest.mlflow import is_mlflow_source
-
-    return is_mlflow_source(source)
 
 
 def log_back(
@@ -155,8 +148,8 @@ def _log_artifacts(client: Any, run_id: str, curves: list[CurveAnalysis], settin
     written: list[str] = []
     with tempfile.TemporaryDirectory(prefix="saturate-logback-") as tmp:
         root = Path(tmp)
+        # The report modules load matplotlib (about half a second): only when something is drawn.
         if report:
-            from saturate.api import Analysis
             from saturate.report.html import render_html
 
             sub = Analysis(curves=tuple(curves), settings=settings)
