@@ -59,15 +59,30 @@ class Estimate:
         return format_estimate(self)
 
 
-def format_estimate(e: Estimate | None, digits: int = 3) -> str:
-    """``0.12 [0.08, 0.15]``; ``n/a`` for a missing value; ``?`` marks a not-identified one."""
-    if e is None or e.value is None or not math.isfinite(e.value):
-        return "n/a"
+def format_estimate(
+    e: Estimate | None,
+    digits: int = 3,
+    *,
+    missing: str | None = "n/a",
+    unidentified: str = " (not identified)",
+    open_interval: bool = False,
+) -> str:
+    """``0.12 [0.08, 0.15]``: the value with ``digits`` significant digits and its interval when
+    both ends are known; the one estimate formatter of saturate, its variants set by keywords.
+
+    ``missing``: the text for an absent estimate or a non-finite value (``None``: format the value
+    as it is, ``nan``). ``unidentified``: appended to a value the data cannot pin down (``""`` for
+    nothing). ``open_interval``: show ``[lo, ∞)`` when only the lower end is known.
+    """
+    if e is None or e.value is None or (missing is not None and not math.isfinite(e.value)):
+        return "n/a" if missing is None else missing
     text = f"{e.value:.{digits}g}"
     if math.isfinite(e.lo) and math.isfinite(e.hi):
         text += f" [{e.lo:.{digits}g}, {e.hi:.{digits}g}]"
+    elif open_interval and math.isfinite(e.lo):
+        text += f" [{e.lo:.{digits}g}, ∞)"
     if not e.identified:
-        text += " (not identified)"
+        text += unidentified
     return text
 
 
