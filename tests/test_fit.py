@@ -343,6 +343,6 @@ def test_rolling_origin_backtest_measures_the_extrapolation_error():
     # A sigmoid whose rise comes after the earlier origins: their prefixes cannot see it.
     turn = fit_curve(c, sigmoid(c, a=1.0, r0=0.0, b=3.0, cmid=500.0)
                      + rng.normal(0, 0.005, c.size), settings=FAST)
-    assert turn.extrapolation_se() > 5 * smooth.extrapolation_se()
+    assert turn.extrapolation_se > 5 * smooth.extrapolation_se
     assert json.dumps(turn.to_dict())  # still serialisable
-    assert turn.to_dict()["extrapolation_se"] == pytest.approx(turn.extrapolation_se())
+    assert turn.to_dict()["extrapolation_se"] == pytest.approx(turn.extrapolation_se)
