@@ -1,5 +1,6 @@
 """Assembling a fit's results: per-law parameter estimates in the user's units (with the stalled-
-bootstrap check), the averaged asymptote and the start level."""
+bootstrap check) and the averaged asymptote. (The start level is derived by
+:attr:`saturate.fit.result.CurveFit.start_level`.)"""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from numpy.typing import NDArray
 from scipy.special import ndtri
 
 from saturate.constants import SPREAD_TAIL, STALL_RATIO
-from saturate.fit.laws import Law, natural_value
+from saturate.fit.laws import Law, Param, natural_value
 from saturate.fit.prep import Normalisation
 from saturate.fit.result import LawFit
 from saturate.fit.settings import FitSettings
@@ -27,6 +28,9 @@ def build_law_fit(
     norm: Normalisation, settings: FitSettings, n: int, curve_flags: tuple[str, ...],
     se_lin: Array | None = None,
 ) -> LawFit:
+    """One law's result in the user's units: its parameters with bootstrap intervals (widened to
+    the Wald interval where the bootstrap stalled, not identified on a bound or on a degenerate
+    curve), its scores and weight, and flags saying why."""
     flags: list[str] = []
     if point is None:
         theta = np.full(law.k, np.nan)
@@ -91,7 +95,7 @@ def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> A
 
 
 def _param_estimate(
-    p, value: float, draws: Array, norm: Normalisation, conf: float,
+    p: Param, value: float, draws: Array, norm: Normalisation, conf: float,
     wald: tuple[float, float] | None = None,
 ) -> Estimate:
     """Point value and percentile interval in user units; not identified when the estimate or
