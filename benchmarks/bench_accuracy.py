@@ -154,7 +154,7 @@ def run_saturate(
         last = case.compute[-1]
         smp = fit.predict_samples(np.array([last, 2 * last]))
         extra["p_above"] = float(np.nanmean((smp[:, 1] - smp[:, 0]) > t))
-        extra["extrap_se"] = fit.extrapolation_se() / t
+        extra["extrap_se"] = fit.extrapolation_se / t
         d = smp[:, 1] - smp[:, 0]
         extra["boot_sd"] = float(np.nanstd(d)) / t
         extra["above_r0"] = (float(fit.predict(np.array([last]))[0]) - fit.start_level.value) / t

@@ -1,17 +1,26 @@
-"""Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe) and ``summary()``.
+"""Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe),
+``from_dict()`` (its inverse) and ``summary()``.
 
 Formatting lives in :mod:`saturate.report`; these classes only hold numbers and say what they mean.
+This module imports neither :mod:`saturate.analysis` nor :mod:`saturate.fit` (the fit's type is
+named for type checkers only).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
+
+from saturate.errors import InputError
+
+if TYPE_CHECKING:
+    from saturate.fit.result import CurveFit
 
 Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive"]
 Direction = Literal["higher", "lower"]
@@ -19,6 +28,17 @@ Stage = Literal["initial", "transition", "knee", "saturation", "negative", "unkn
 
 VERDICTS: tuple[str, ...] = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
 PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
+
+
+def _num(x: Any) -> float:
+    """A float from JSON, where None stands for NaN (see :func:`jsonable`)."""
+    return math.nan if x is None else float(x)
+
+
+def _required(d: Mapping[str, Any], key: str, what: str) -> Any:
+    if key not in d:
+        raise InputError(f"{what}.from_dict: the entry has no {key!r} (keys: {sorted(d)})")
+    return d[key]
 
 
 def jsonable(x: Any) -> Any:
@@ -55,19 +75,44 @@ class Estimate:
             {"value": self.value, "lo": self.lo, "hi": self.hi, "identified": self.identified}
         )
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate:
+        """The estimate of a :meth:`to_dict` entry (None or ``{}``: a missing, unidentified one)."""
+        if not d:
+            return cls(math.nan, identified=False)
+        return cls(
+            _num(d.get("value")), _num(d.get("lo")), _num(d.get("hi")),
+            bool(d.get("identified", True)),
+        )
+
     def __str__(self) -> str:
         return format_estimate(self)
 
 
-def format_estimate(e: Estimate | None, digits: int = 3) -> str:
-    """``0.12 [0.08, 0.15]``; ``n/a`` for a missing value; ``?`` marks a not-identified one."""
-    if e is None or e.value is None or not math.isfinite(e.value):
-        return "n/a"
+def format_estimate(
+    e: Estimate | None,
+    digits: int = 3,
+    *,
+    missing: str | None = "n/a",
+    unidentified: str = " (not identified)",
+    open_interval: bool = False,
+) -> str:
+    """``0.12 [0.08, 0.15]``: the value with ``digits`` significant digits and its interval when
+    both ends are known; the one estimate formatter of saturate, its variants set by keywords.
+
+    ``missing``: the text for an absent estimate or a non-finite value (``None``: format the value
+    as it is, ``nan``). ``unidentified``: appended to a value the data cannot pin down (``""`` for
+    nothing). ``open_interval``: show ``[lo, ∞)`` when only the lower end is known.
+    """
+    if e is None or e.value is None or (missing is not None and not math.isfinite(e.value)):
+        return "n/a" if missing is None else missing
     text = f"{e.value:.{digits}g}"
     if math.isfinite(e.lo) and math.isfinite(e.hi):
         text += f" [{e.lo:.{digits}g}, {e.hi:.{digits}g}]"
+    elif open_interval and math.isfinite(e.lo):
+        text += f" [{e.lo:.{digits}g}, ∞)"
     if not e.identified:
-        text += " (not identified)"
+        text += unidentified
     return text
 
 
@@ -94,6 +139,18 @@ class ForecastPoint:
             }
         )
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ForecastPoint:
+        """The forecast point of a :meth:`to_dict` entry."""
+        return cls(
+            at=_required(d, "at", "ForecastPoint"),
+            compute=_num(_required(d, "compute", "ForecastPoint")),
+            value=_num(d.get("value")),
+            lo=_num(d.get("lo")),
+            hi=_num(d.get("hi")),
+            identified=bool(d.get("identified", True)),
+        )
+
 
 @dataclass(frozen=True)
 class LawSummary:
@@ -116,6 +173,18 @@ class LawSummary:
                 "cv_error": self.cv_error,
                 "converged": self.converged,
             }
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LawSummary:
+        """The law of a :meth:`to_dict` entry (the extra keys of ``LawFit.to_dict`` are ignored)."""
+        return cls(
+            name=str(_required(d, "name", "LawSummary")),
+            params={k: Estimate.from_dict(v) for k, v in (d.get("params") or {}).items()},
+            weight=_num(d.get("weight")),
+            aicc=_num(d.get("aicc")),
+            cv_error=_num(d.get("cv_error")),
+            converged=bool(d.get("converged", True)),
         )
 
 
@@ -142,6 +211,18 @@ class Trend:
             }
         )
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Trend:
+        """The trend of a :meth:`to_dict` entry."""
+        return cls(
+            slope_per_doubling=Estimate.from_dict(_required(d, "slope_per_doubling", "Trend")),
+            p_value=_num(d.get("p_value")),
+            method=str(d.get("method", "")),
+            compute_from=_num(d.get("compute_from")),
+            compute_to=_num(d.get("compute_to")),
+            n_points=int(d.get("n_points", 0)),
+        )
+
 
 @dataclass(frozen=True)
 class Collapse:
@@ -157,10 +238,27 @@ class Collapse:
     def to_dict(self) -> dict[str, Any]:
         return jsonable(self.__dict__)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Collapse:
+        """The collapse of a :meth:`to_dict` entry."""
+        return cls(
+            compute=_num(_required(d, "compute", "Collapse")),
+            step=int(_required(d, "step", "Collapse")),
+            level_before=_num(d.get("level_before")),
+            level_after=_num(d.get("level_after")),
+            drop=_num(d.get("drop")),
+            drop_fraction=_num(d.get("drop_fraction")),
+        )
+
 
 @dataclass(frozen=True)
 class CurveAnalysis:
-    """Everything saturate says about one (run, metric) curve."""
+    """Everything saturate says about one (run, metric) curve.
+
+    ``fit`` (the :class:`~saturate.fit.CurveFit` behind the numbers, None when no law could be
+    fitted) and ``points`` (the curve's tidy rows) are kept for plots and diagnostics; they are
+    not part of ``to_dict()`` and do not take part in comparisons.
+    """
 
     source: str
     experiment: str
@@ -190,7 +288,7 @@ class CurveAnalysis:
     run_status: str | None = None
     group: dict[str, Any] | None = None
     compute_name: str = "step"
-    fit: Any = field(default=None, repr=False, compare=False)
+    fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -234,6 +332,57 @@ class CurveAnalysis:
                 "run_status": self.run_status,
                 "group": self.group,
             }
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CurveAnalysis:
+        """Rebuild a curve's analysis from its :meth:`to_dict` entry, without ``fit`` and
+        ``points`` (which the entry does not hold).
+
+        The entry's gain per doubling has no ``identified`` key: it is identified exactly when it
+        has an interval, as :func:`saturate.analysis.gain_per_doubling` sets it. Keys added after
+        an entry was stored take their defaults; a missing identity key raises
+        :class:`~saturate.errors.InputError`.
+        """
+        def req(key: str) -> Any:
+            return _required(d, key, "CurveAnalysis")
+
+        gain, roi = d.get("gain_per_doubling") or {}, d.get("roi") or {}
+        stop, trend, collapse = d.get("stop_point"), d.get("trend"), d.get("collapse")
+        return cls(
+            source=str(req("source")),
+            experiment=str(d.get("experiment", "")),
+            run_id=str(req("run_id")),
+            run=str(req("run")),
+            metric=str(req("metric")),
+            direction=d.get("direction", "higher"),
+            n_points=int(req("n_points")),
+            compute_first=_num(d.get("compute_first")),
+            compute_last=_num(d.get("compute_last")),
+            value_last=_num(d.get("value_last")),
+            threshold=_num(d.get("threshold")),
+            verdict=req("verdict"),
+            reasons=tuple(d.get("reasons", ())),
+            gain_per_doubling=Estimate(
+                _num(gain.get("value")), _num(gain.get("lo")), _num(gain.get("hi")),
+                identified=gain.get("lo") is not None,
+            ),
+            asymptote=Estimate.from_dict(d.get("asymptote")),
+            headroom=Estimate.from_dict(d.get("headroom")),
+            roi=_num(roi.get("value")),
+            roi_stage=roi.get("stage", "unknown"),
+            knee=None if d.get("knee") is None else float(d["knee"]),
+            stop_point=None if stop is None else Estimate.from_dict(stop),
+            forecast=tuple(ForecastPoint.from_dict(f) for f in d.get("forecast", ())),
+            laws=tuple(
+                LawSummary.from_dict(law) for law in (d.get("model") or {}).get("laws", ())
+            ),
+            trend=None if not trend else Trend.from_dict(trend),
+            collapse=None if not collapse else Collapse.from_dict(collapse),
+            flags=tuple(d.get("flags", ())),
+            run_status=d.get("run_status"),
+            group=d.get("group"),
+            compute_name=str(d.get("compute_name", "step")),
         )
 
     def summary(self) -> str:

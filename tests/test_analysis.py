@@ -545,7 +545,7 @@ def test_sigmoid_right_after_its_steep_rise_is_not_called_saturated() -> None:
     y = 0.03 + 0.37 / (1 + (3200 / c) ** 2.2) + rng.normal(0, 0.01, c.size)
     res = analyze_curve(_curve(c, y, "eval/olympiad/score"), FAST)
     assert res.verdict in ("scaling", "slowing"), res.summary()
-    assert res.fit.extrapolation_se() > res.threshold
+    assert res.fit.extrapolation_se > res.threshold
     assert "the trend decides" in res.reasons[0]
 
 

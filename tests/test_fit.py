@@ -53,6 +53,24 @@ def test_saturating_curve_finds_its_asymptote(saturating):
     assert np.all(np.isfinite(fit.predict([0.0, 1.0, 1e6])))
 
 
+def test_curve_fit_is_built_once_and_caches_what_it_derives(saturating):
+    import dataclasses
+
+    c, _, fit = saturating
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.asymptote = None
+    lo, hi = fit.interval(fit.compute_first)
+    assert fit.start_level.value == pytest.approx(float(fit.predict(fit.compute_first)[0]))
+    assert (fit.start_level.lo, fit.start_level.hi) == (float(lo[0]), float(hi[0]))
+    assert fit.start_level is fit.start_level and fit.forecast() is fit.forecast()
+    assert fit.identified_share == pytest.approx(
+        sum(lf.weight for lf in fit.laws if lf.identified)
+    )
+    assert fit.forecast() == fit.forecast(["2x", "4x"])  # the cached default is the same forecast
+    assert fit.forecast(("2x", "4x"), confidence=0.5) != fit.forecast()
+    assert fit.to_dict()["forecast"] == [f.to_dict() for f in fit.forecast()]
+
+
 def test_samples_intervals_and_forecasts(saturating):
     c, _, fit = saturating
     at = np.array([1000.0, 5000.0, 20000.0])
@@ -343,6 +361,6 @@ def test_rolling_origin_backtest_measures_the_extrapolation_error():
     # A sigmoid whose rise comes after the earlier origins: their prefixes cannot see it.
     turn = fit_curve(c, sigmoid(c, a=1.0, r0=0.0, b=3.0, cmid=500.0)
                      + rng.normal(0, 0.005, c.size), settings=FAST)
-    assert turn.extrapolation_se() > 5 * smooth.extrapolation_se()
+    assert turn.extrapolation_se > 5 * smooth.extrapolation_se
     assert json.dumps(turn.to_dict())  # still serialisable
-    assert turn.to_dict()["extrapolation_se"] == pytest.approx(turn.extrapolation_se())
+    assert turn.to_dict()["extrapolation_se"] == pytest.approx(turn.extrapolation_se)

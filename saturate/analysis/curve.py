@@ -1,8 +1,8 @@
 """Per-curve saturation analysis: gain per doubling, ROI stage, knee, stop point, headroom, verdict.
 
-Everything here works on the "larger is better" scale (see :mod:`saturate.analysis.direction`), so a gain is
-positive when the metric improves, whichever way the metric points. Quantities (``C`` the last
-observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
+Everything here works on the "larger is better" scale (see :mod:`saturate.analysis.direction`),
+so a gain is positive when the metric improves, whichever way the metric points. Quantities (``C``
+the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
 
 * gain per doubling ``G = f(2C) - f(C)``, interval from the fit's bootstrap draws widened in
   quadrature by the fit's rolling-origin extrapolation error per doubling (how far the fits of
@@ -12,7 +12,8 @@ observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
 * ROI, the elasticity ``d ln(f(C) - R0) / d ln C``, and its stage (initial > 1.5, transition
   0.8-1.5, knee 0.3-0.8, saturation < 0.3, negative < 0);
 * knee: first compute where ROI falls below 0.8; stop point: first compute where
-  ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws);
+  ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws), searched up to
+  :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute;
 * headroom: asymptote minus current level, when the asymptote is identified.
 
 The verdict weighs the fit's gain against a model-free trend test and collapse detection
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,6 +35,7 @@ import pandas as pd
 from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
 from saturate.analysis.quantities import (
+    Predict,
     elasticity,
     find_knee,
     find_stop_point,
@@ -48,8 +51,10 @@ from saturate.analysis.quantities import (
 )
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
+from saturate.constants import FORECAST_HORIZON
 from saturate.curves import iter_curves
 from saturate.errors import SaturateError, SettingsError
+from saturate.fit import CurveFit, FitSettings, fit_curve
 from saturate.results import (
     Collapse,
     CurveAnalysis,
@@ -57,21 +62,120 @@ from saturate.results import (
     Estimate,
     ForecastPoint,
     LawSummary,
+    Trend,
 )
 
-# ---------------------------------------------------------------------------------------------
-# One curve
+_NOT_ESTIMATED = Estimate(math.nan, identified=False)
+_FIT_ERRORS = (SaturateError, ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError)
 
 
-def _seed_doubling_se(points: pd.DataFrame) -> float:
-    if "doubling_se" not in points.columns:
-        return 0.0
-    d = pd.to_numeric(points["doubling_se"], errors="coerce").to_numpy(float)
-    d = d[np.isfinite(d)]
-    return float(np.median(d[-3:])) if d.size else 0.0
+def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalysis:
+    """Analyse the tidy rows of ONE curve; a pure function of the points and the settings.
+
+    Curves too short or without variation get ``inconclusive`` with the reason, not an error.
+    Steps: what was observed (:func:`_observe`, :func:`_base_fields`), the degenerate cases
+    (:func:`_degenerate`), the model-free evidence (:func:`_model_free`), the fit and what it says
+    (:func:`_try_fit`, :func:`_fitted`), the verdict (:func:`_evidence`,
+    :func:`~saturate.analysis.verdict.decide_verdict`) and the notes added to it (:func:`_notes`).
+    """
+    if points.empty:
+        raise SettingsError("analyze_curve: got an empty curve")
+    obs = _observe(points, settings)
+    base = _base_fields(obs, points.attrs)
+    degenerate = _degenerate(obs, settings)
+    if degenerate is not None:
+        why, flag = degenerate
+        return CurveAnalysis(
+            verdict="inconclusive", reasons=(why,), flags=(flag,), gain_per_doubling=_NOT_ESTIMATED,
+            asymptote=_NOT_ESTIMATED, headroom=_NOT_ESTIMATED, roi=math.nan, roi_stage="unknown",
+            **base,
+        )
+    free = _model_free(obs, settings)
+    fit, fit_error = _try_fit(obs, settings)
+    fitted = _Fitted() if fit is None else _fitted(fit, obs, free, settings)
+    ev = _evidence(obs, free, fitted, settings)
+    verdict, reasons = decide_verdict(ev)
+    reasons, flags = _notes(reasons, ev, obs, free, fit, fit_error)
+    return CurveAnalysis(
+        verdict=verdict,
+        reasons=reasons,
+        gain_per_doubling=fitted.gain if fitted.gain is not None else _NOT_ESTIMATED,
+        asymptote=fitted.asymptote,
+        headroom=fitted.headroom,
+        roi=fitted.roi,
+        roi_stage=roi_stage(fitted.roi),
+        knee=fitted.knee,
+        stop_point=fitted.stop,
+        forecast=fitted.forecast,
+        laws=fitted.laws,
+        trend=free.trend,
+        collapse=_in_metric_units(free.collapse, obs.direction),
+        flags=flags,
+        fit=fit,
+        **base,
+    )
+
+
+# ---- what was observed --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """One curve's points sorted by compute, and what the analysis reads off them: the values as
+    logged and signed so that larger is better, and the curve's threshold."""
+
+    points: pd.DataFrame
+    metric: str
+    direction: Direction
+    compute: np.ndarray
+    value: np.ndarray
+    signed: np.ndarray
+    steps: np.ndarray
+    threshold: float
+    threshold_text: str
+    run_status: str | None
+
+
+def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
+    pts = points.sort_values(["compute", "step"], kind="stable")
+    metric = str(pts.iloc[0]["metric"])
+    direction = metric_direction(metric, settings.lower_is_better, settings.higher_is_better)
+    y = pts["value"].to_numpy(float)
+    threshold, text = threshold_for(metric, y, settings)
+    status = pts.iloc[0].get("run_status") if "run_status" in pts.columns else None
+    return _Observed(
+        points=pts, metric=metric, direction=direction, compute=pts["compute"].to_numpy(float),
+        value=y, signed=signed(y, direction), steps=pts["step"].to_numpy(),
+        threshold=float(threshold), threshold_text=text,
+        run_status=None if status is None or pd.isna(status) else str(status),
+    )
+
+
+def _base_fields(obs: _Observed, attrs: dict[str, Any]) -> dict[str, Any]:
+    """The fields of the result every curve has, whatever the analysis finds."""
+    pts, c = obs.points, obs.compute
+    first = pts.iloc[0]
+    return {
+        "source": str(first["source"]),
+        "experiment": str(first["experiment"]),
+        "run_id": str(first["run_id"]),
+        "run": str(first["run"]),
+        "metric": obs.metric,
+        "direction": obs.direction,
+        "n_points": int(len(pts)),
+        "compute_first": float(c[0]),
+        "compute_last": float(c[-1]),
+        "value_last": float(obs.value[-1]),
+        "threshold": obs.threshold,
+        "run_status": obs.run_status,
+        "group": _group_info(pts),
+        "compute_name": str(attrs.get("compute_name", "step")),
+        "points": pts,
+    }
 
 
 def _group_info(points: pd.DataFrame) -> dict[str, Any] | None:
+    """The seeds pooled into this curve (see :func:`saturate.analysis.seeds.pool_seeds`)."""
     if "n_seeds" not in points.columns:
         return None
     by = points.attrs.get("group_by")
@@ -84,194 +188,76 @@ def _group_info(points: pd.DataFrame) -> dict[str, Any] | None:
     return info
 
 
-def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalysis:
-    """Analyse the tidy rows of ONE curve; a pure function of the points and the settings.
-
-    Curves too short or without variation get ``inconclusive`` with the reason, not an error.
-    """
-    if points.empty:
-        raise SettingsError("analyze_curve: got an empty curve")
-    pts = points.sort_values(["compute", "step"], kind="stable")
-    first = pts.iloc[0]
-    metric = str(first["metric"])
-    direction = metric_direction(metric, settings.lower_is_better, settings.higher_is_better)
-    c = pts["compute"].to_numpy(float)
-    y = pts["value"].to_numpy(float)
-    steps = pts["step"].to_numpy()
-    ys = signed(y, direction)
-    threshold, thr_text = threshold_for(metric, y, settings)
-    status = first.get("run_status") if "run_status" in pts.columns else None
-    base: dict[str, Any] = {
-        "source": str(first["source"]),
-        "experiment": str(first["experiment"]),
-        "run_id": str(first["run_id"]),
-        "run": str(first["run"]),
-        "metric": metric,
-        "direction": direction,
-        "n_points": int(len(pts)),
-        "compute_first": float(c[0]),
-        "compute_last": float(c[-1]),
-        "value_last": float(y[-1]),
-        "threshold": float(threshold),
-        "run_status": None if status is None or pd.isna(status) else str(status),
-        "group": _group_info(pts),
-        "compute_name": str(points.attrs.get("compute_name", "step")),
-        "points": pts,
-    }
-    nan_est = Estimate(math.nan, identified=False)
-    empty = {
-        "gain_per_doubling": nan_est,
-        "asymptote": nan_est,
-        "headroom": nan_est,
-        "roi": math.nan,
-        "roi_stage": "unknown",
-    }
-    n_pos = int(np.sum(c > 0))
-    if len(pts) < settings.min_points or n_pos < settings.min_points:
+def _degenerate(obs: _Observed, settings: AnalysisSettings) -> tuple[str, str] | None:
+    """The reason and flag of a curve too short or too flat to analyse, else None."""
+    n, n_pos = len(obs.points), int(np.sum(obs.compute > 0))
+    if n < settings.min_points or n_pos < settings.min_points:
         why = (
-            f"only {len(pts)} point(s) ({n_pos} with positive compute); "
+            f"only {n} point(s) ({n_pos} with positive compute); "
             f"at least {settings.min_points} are needed"
         )
-        return CurveAnalysis(
-            verdict="inconclusive", reasons=(why,), flags=("too_few_points",), **base, **empty
+        return why, "too_few_points"
+    if np.ptp(obs.value) == 0:
+        return (
+            f"the metric never changes (constant {obs.value[0]:.4g}); nothing to extrapolate",
+            "constant",
         )
-    if np.ptp(y) == 0:
-        why = f"the metric never changes (constant {y[0]:.4g}); nothing to extrapolate"
-        return CurveAnalysis(
-            verdict="inconclusive", reasons=(why,), flags=("constant",), **base, **empty
-        )
+    return None
 
-    flags: list[str] = []
-    seed_se = _seed_doubling_se(pts)
-    trend = trend_test(c, ys, confidence=settings.confidence, extra_se=seed_se)
-    span = smoothed_range(y)
-    collapse = detect_collapse(c, ys, steps=steps, scale=span, confidence=settings.confidence)
 
-    fit = None
-    try:
-        fit = _fit(c, y, direction, settings)
-    except (
-        SaturateError,
-        ValueError,
-        RuntimeError,
-        FloatingPointError,
-        np.linalg.LinAlgError,
-    ) as e:
-        flags.append("fit_failed")
-        fit_error = f"no law could be fitted ({e}); the verdict rests on the trend test alone"
-    last = float(c[-1])
-    gain = None
-    p_above = None
-    fit_recent = None
-    roi = math.nan
-    level_above = math.nan
-    knee = stop = None
-    forecast: tuple[ForecastPoint, ...] = ()
-    laws: tuple[LawSummary, ...] = ()
-    asym = nan_est
-    head = nan_est
-    if fit is not None:
-        flags.extend(getattr(fit, "flags", ()))
+# ---- model-free evidence ------------------------------------------------------------------------
 
-        def f(x: np.ndarray) -> np.ndarray:
-            return signed(
-                np.asarray(fit.predict(np.asarray(x, dtype=float)), dtype=float), direction
-            )
 
-        def fs(x: np.ndarray) -> np.ndarray:
-            return signed(
-                np.asarray(fit.predict_samples(np.asarray(x, dtype=float)), dtype=float), direction
-            )
+@dataclass(frozen=True)
+class _ModelFree:
+    """What the curve shows without a law: the seed spread of its last doublings' gain, the recent
+    trend, its smoothed range, its noise and a collapse (larger-is-better scale)."""
 
-        extrap = fit.extrapolation_se() if hasattr(fit, "extrapolation_se") else math.nan
-        gain_se = math.hypot(seed_se, extrap if math.isfinite(extrap) else 0.0)
-        gain = gain_per_doubling(f, fs, last, settings.confidence, extra_se=gain_se)
-        p_above = share_above(fs, last, threshold, extra_se=gain_se)
-        if trend is not None:
-            fit_recent = recent_slope(f, trend.compute_from, trend.compute_to, c)
-        r0_est = getattr(fit, "start_level", None)
-        first_pos = float(c[c > 0][0])
-        r0 = (
-            float(signed(r0_est.value, direction))
-            if r0_est is not None and math.isfinite(r0_est.value)
-            else float(f(np.array([first_pos]))[0])
-        )
-        roi = float(elasticity(f, last, r0)[0])
-        level_above = float(f(np.array([last]))[0]) - r0
-        knee = find_knee(f, r0, first_pos, last)
-        stop = find_stop_point(f, fs, first_pos, 64.0 * last, threshold, settings.confidence)
-        forecast = honest_forecast(
-            tuple(fit.forecast(list(settings.forecast_at))),
-            last,
-            float(fit.predict(np.array([last]))[0]),
-            gain_se,
-            settings.confidence,
-        )
-        laws = tuple(fit.law_summaries())
-        asym = fit.asymptote
-        head = headroom(asym, float(fit.predict(np.array([last]))[0]), direction)
+    seed_se: float
+    trend: Trend | None
+    span: float
+    noise: float
+    collapse: Collapse | None
 
-    ev = Evidence(
-        threshold=threshold,
-        threshold_text=thr_text,
-        gain=gain,
-        trend=trend,
-        collapse=collapse,
-        roi=roi,
-        scale=span,
-        fit_recent=fit_recent,
-        confidence=settings.confidence,
-        p_above=p_above,
+
+def _model_free(obs: _Observed, settings: AnalysisSettings) -> _ModelFree:
+    c, ys = obs.compute, obs.signed
+    seed_se = _seed_doubling_se(obs.points)
+    span = smoothed_range(obs.value)
+    return _ModelFree(
+        seed_se=seed_se,
+        trend=trend_test(c, ys, confidence=settings.confidence, extra_se=seed_se),
+        span=span,
         noise=noise_sd(ys),
-        level_above_start=level_above,
-        noise_range=noise_range(len(ys), noise_sd(ys), seed=settings.seed),
-    )
-    verdict, reasons = decide_verdict(ev)
-    if fit_matches_trend(ev) is False:
-        flags.append("fit_misses_recent_trend")
-    if fit is None:
-        reasons = (fit_error, *reasons)
-    if seed_se > 0:
-        reasons = (
-            *reasons,
-            f"spread across seeds adds {seed_se:.3g} (standard error) per doubling",
-        )
-    if base["run_status"] == "RUNNING":
-        flags.append("run_in_progress")
-        reasons = (*reasons, "the run is still RUNNING: its curve is partial and this may change")
-    if collapse is not None:
-        flags.append("collapse")
-        collapse = Collapse(
-            compute=collapse.compute,
-            step=collapse.step,
-            level_before=float(signed(collapse.level_before, direction)),
-            level_after=float(signed(collapse.level_after, direction)),
-            drop=collapse.drop,
-            drop_fraction=collapse.drop_fraction,
-        )
-    return CurveAnalysis(
-        verdict=verdict,
-        reasons=reasons,
-        gain_per_doubling=gain if gain is not None else nan_est,
-        asymptote=asym,
-        headroom=head,
-        roi=roi,
-        roi_stage=roi_stage(roi),
-        knee=knee,
-        stop_point=stop,
-        forecast=forecast,
-        laws=laws,
-        trend=trend,
-        collapse=collapse,
-        flags=tuple(dict.fromkeys(flags)),
-        fit=fit,
-        **base,
+        collapse=detect_collapse(
+            c, ys, steps=obs.steps, scale=span, confidence=settings.confidence
+        ),
     )
 
 
-def _fit(c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings) -> Any:
-    from saturate.fit import FitSettings, fit_curve
+def _seed_doubling_se(points: pd.DataFrame) -> float:
+    """The spread across seeds of the gain per doubling (median of the last three), 0 without."""
+    if "doubling_se" not in points.columns:
+        return 0.0
+    d = pd.to_numeric(points["doubling_se"], errors="coerce").to_numpy(float)
+    d = d[np.isfinite(d)]
+    return float(np.median(d[-3:])) if d.size else 0.0
 
+
+# ---- the fit and what it says -------------------------------------------------------------------
+
+
+def _try_fit(obs: _Observed, settings: AnalysisSettings) -> tuple[CurveFit | None, str]:
+    """The fit, or None and the reason why no law could be fitted."""
+    try:
+        return _fit(obs.compute, obs.value, obs.direction, settings), ""
+    except _FIT_ERRORS as e:
+        return None, f"no law could be fitted ({e}); the verdict rests on the trend test alone"
+
+
+def _fit(
+    c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings
+) -> CurveFit:
     kwargs: dict[str, Any] = {
         "n_boot": int(settings.n_boot),
         "confidence": settings.confidence,
@@ -280,6 +266,135 @@ def _fit(c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisS
     if settings.laws is not None:
         kwargs["laws"] = tuple(settings.laws)
     return fit_curve(c, y, direction=direction, settings=FitSettings(**kwargs))
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """What the fit says about the curve; the defaults stand when no law could be fitted.
+
+    ``gain`` and ``p_above`` (share of draws clearing the threshold), ``fit_recent`` (the fit's
+    slope over the trend's window), ``roi`` and ``level_above`` (``f(C) - R0``) are on the
+    larger-is-better scale; the rest as reported.
+    """
+
+    gain: Estimate | None = None
+    p_above: float | None = None
+    fit_recent: float | None = None
+    roi: float = math.nan
+    level_above: float = math.nan
+    knee: float | None = None
+    stop: Estimate | None = None
+    forecast: tuple[ForecastPoint, ...] = ()
+    laws: tuple[LawSummary, ...] = ()
+    asymptote: Estimate = _NOT_ESTIMATED
+    headroom: Estimate = _NOT_ESTIMATED
+
+
+def _signed_predictions(fit: CurveFit, direction: Direction) -> tuple[Predict, Predict]:
+    """The fit's prediction and its bootstrap draws on the larger-is-better scale."""
+
+    def f(x: np.ndarray) -> np.ndarray:
+        return signed(np.asarray(fit.predict(np.asarray(x, dtype=float)), dtype=float), direction)
+
+    def fs(x: np.ndarray) -> np.ndarray:
+        draws = fit.predict_samples(np.asarray(x, dtype=float))
+        return signed(np.asarray(draws, dtype=float), direction)
+
+    return f, fs
+
+
+def _fitted(
+    fit: CurveFit, obs: _Observed, free: _ModelFree, settings: AnalysisSettings
+) -> _Fitted:
+    """Gain per doubling, ROI, knee, stop point, forecasts and headroom from the fit (the gain's
+    interval widened by the fit's extrapolation error and the seed spread, see module docstring)."""
+    c, direction, conf = obs.compute, obs.direction, settings.confidence
+    last, first_pos = float(c[-1]), float(c[c > 0][0])
+    f, fs = _signed_predictions(fit, direction)
+    extrap = fit.extrapolation_se
+    gain_se = math.hypot(free.seed_se, extrap if math.isfinite(extrap) else 0.0)
+    start = fit.start_level.value
+    r0 = float(signed(start, direction) if math.isfinite(start) else f(np.array([first_pos]))[0])
+    level_last = float(fit.predict(np.array([last]))[0])
+    trend = free.trend
+    return _Fitted(
+        gain=gain_per_doubling(f, fs, last, conf, extra_se=gain_se),
+        p_above=share_above(fs, last, obs.threshold, extra_se=gain_se),
+        fit_recent=None if trend is None else recent_slope(
+            f, trend.compute_from, trend.compute_to, c
+        ),
+        roi=float(elasticity(f, last, r0)[0]),
+        level_above=float(f(np.array([last]))[0]) - r0,
+        knee=find_knee(f, r0, first_pos, last),
+        stop=find_stop_point(f, fs, first_pos, FORECAST_HORIZON * last, obs.threshold, conf),
+        forecast=honest_forecast(
+            fit.forecast(tuple(settings.forecast_at)), last, level_last, gain_se, conf
+        ),
+        laws=fit.law_summaries(),
+        asymptote=fit.asymptote,
+        headroom=headroom(fit.asymptote, level_last, direction),
+    )
+
+
+# ---- the verdict and its notes ------------------------------------------------------------------
+
+
+def _evidence(
+    obs: _Observed, free: _ModelFree, fitted: _Fitted, settings: AnalysisSettings
+) -> Evidence:
+    """What :func:`~saturate.analysis.verdict.decide_verdict` weighs."""
+    return Evidence(
+        threshold=obs.threshold,
+        threshold_text=obs.threshold_text,
+        gain=fitted.gain,
+        trend=free.trend,
+        collapse=free.collapse,
+        roi=fitted.roi,
+        scale=free.span,
+        fit_recent=fitted.fit_recent,
+        confidence=settings.confidence,
+        p_above=fitted.p_above,
+        noise=free.noise,
+        level_above_start=fitted.level_above,
+        noise_range=noise_range(len(obs.signed), free.noise, seed=settings.seed),
+    )
+
+
+def _notes(
+    reasons: tuple[str, ...], ev: Evidence, obs: _Observed, free: _ModelFree,
+    fit: CurveFit | None, fit_error: str,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The verdict's reasons with what else the reader should know, and the curve's flags."""
+    flags: list[str] = ["fit_failed"] if fit is None else list(fit.flags)
+    if fit_matches_trend(ev) is False:
+        flags.append("fit_misses_recent_trend")
+    if fit is None:
+        reasons = (fit_error, *reasons)
+    if free.seed_se > 0:
+        reasons = (
+            *reasons,
+            f"spread across seeds adds {free.seed_se:.3g} (standard error) per doubling",
+        )
+    if obs.run_status == "RUNNING":
+        flags.append("run_in_progress")
+        reasons = (*reasons, "the run is still RUNNING: its curve is partial and this may change")
+    if free.collapse is not None:
+        flags.append("collapse")
+    return reasons, tuple(dict.fromkeys(flags))
+
+
+def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collapse | None:
+    """The collapse with its levels back in the metric's own units (the drop stays positive)."""
+    if collapse is None:
+        return None
+    return Collapse(
+        compute=collapse.compute,
+        step=collapse.step,
+        level_before=float(signed(collapse.level_before, direction)),
+        level_after=float(signed(collapse.level_after, direction)),
+        drop=collapse.drop,
+        drop_fraction=collapse.drop_fraction,
+    )
 
 
 def analyze_table(

@@ -25,6 +25,18 @@ import ruptures as rpt
 import statsmodels.api as sm
 from scipy import stats
 
+from saturate.constants import (
+    COLLAPSE_DROP_SHARE,
+    COLLAPSE_JUMP_DIVISOR,
+    COLLAPSE_MIN_DROP_FRACTION,
+    COLLAPSE_MIN_POINTS,
+    COLLAPSE_MIN_SEGMENT,
+    COLLAPSE_PENALTY,
+    COLLAPSE_SEGMENT_DIVISOR,
+    COLLAPSE_Z,
+    MIN_TREND_POINTS,
+    TREND_WINDOW_POINTS,
+)
 from saturate.results import Collapse, Estimate, Trend
 
 __all__ = [
@@ -35,8 +47,6 @@ __all__ = [
     "post_drop_trend",
     "MIN_TREND_POINTS",
 ]
-
-MIN_TREND_POINTS = 6
 
 
 def noise_sd(values: np.ndarray) -> float:
@@ -57,7 +67,7 @@ def noise_sd(values: np.ndarray) -> float:
     return sd
 
 
-def recent_window(compute: np.ndarray, min_points: int = 8) -> np.ndarray:
+def recent_window(compute: np.ndarray, min_points: int = TREND_WINDOW_POINTS) -> np.ndarray:
     """Boolean mask of the recent stretch: the last doubling of compute, widened to the last
     2^k-fold until it holds ``min_points`` points (or the whole curve)."""
     c = np.asarray(compute, dtype=float)
@@ -76,7 +86,7 @@ def trend_test(
     values: np.ndarray,
     *,
     confidence: float = 0.9,
-    min_points: int = 8,
+    min_points: int = TREND_WINDOW_POINTS,
     extra_se: float = 0.0,
 ) -> Trend | None:
     """Slope per doubling of compute over the recent stretch, with a HAC interval and p-value.
@@ -163,14 +173,15 @@ def detect_collapse(
     *,
     steps: np.ndarray | None = None,
     scale: float | None = None,
-    min_drop_fraction: float = 0.2,
-    z: float = 4.0,
+    min_drop_fraction: float = COLLAPSE_MIN_DROP_FRACTION,
+    z: float = COLLAPSE_Z,
     confidence: float = 0.9,
 ) -> Collapse | None:
     """A sudden, unrecovered drop after a good stretch, or ``None``.
 
     The curve (larger-is-better scale) is cut into segments of constant mean by PELT with a
-    BIC-like penalty ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`). A collapse is a change
+    BIC-like penalty ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
+    :mod:`saturate.constants`). A collapse is a change
     point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
     curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
     best reached so far, with the last segment still well below that level (not recovered), and
@@ -187,16 +198,17 @@ def detect_collapse(
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
     n = y.size
-    if n < 12:
+    if n < COLLAPSE_MIN_POINTS:
         return None
     sigma = noise_sd(y)
     span = float(np.ptp(y)) if scale is None else float(scale)
     if not (span > 0) or not math.isfinite(sigma):
         return None
     sigma = max(sigma, 1e-12 * span)
-    min_size = max(3, n // 25)
-    algo = rpt.Pelt(model="l2", min_size=min_size, jump=max(1, n // 200)).fit(y.reshape(-1, 1))
-    bkps = algo.predict(pen=3.0 * sigma**2 * math.log(n))
+    min_size = max(COLLAPSE_MIN_SEGMENT, n // COLLAPSE_SEGMENT_DIVISOR)
+    jump = max(1, n // COLLAPSE_JUMP_DIVISOR)
+    algo = rpt.Pelt(model="l2", min_size=min_size, jump=jump).fit(y.reshape(-1, 1))
+    bkps = algo.predict(pen=COLLAPSE_PENALTY * sigma**2 * math.log(n))
     edges = [0, *bkps]
     if len(edges) < 3:
         return None
@@ -216,8 +228,8 @@ def detect_collapse(
         if (
             drop >= min_drop_fraction * span
             and drop >= z * se
-            and before >= best_so_far - 0.5 * drop
-            and final <= before - 0.5 * drop
+            and before >= best_so_far - COLLAPSE_DROP_SHARE * drop
+            and final <= before - COLLAPSE_DROP_SHARE * drop
             and (best is None or drop > best.drop)
             and _is_step(c, y, edges[j], edges[j + 1], edges[j + 2])
             and _not_recovered(c, y, fitted, edges[j], edges[j + 1], before, drop, z_level,
@@ -256,7 +268,7 @@ def _not_recovered(
     phi = _ar1(resid)
     sd = float(np.std(resid, ddof=1)) if resid.size > 1 else 0.0
     se = sd * math.sqrt((1 + phi) / (1 - phi)) * math.sqrt(1.0 / n_before + 1.0 / n_after)
-    if before - float(np.mean(after)) < max(0.5 * drop, z_level * se):
+    if before - float(np.mean(after)) < max(COLLAPSE_DROP_SHARE * drop, z_level * se):
         return False
     tr = post_drop_trend(c, y, float(c[at]), confidence=confidence)
     return tr is None or not tr.slope_per_doubling.lo > 0

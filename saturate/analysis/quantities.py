@@ -14,14 +14,13 @@ from scipy.stats import norm
 
 from saturate.analysis.direction import signed
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
+from saturate.constants import KNEE_ROI, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
     Direction,
     Estimate,
     ForecastPoint,
     Stage,
 )
-
-KNEE_ROI = 0.8
 
 
 def smoothed_range(values: np.ndarray) -> float:
@@ -163,16 +162,16 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
 
 
 def roi_stage(roi: float) -> Stage:
-    """The practitioners' stage for an ROI value."""
+    """The practitioners' stage for an ROI value (limits in :mod:`saturate.constants`)."""
     if roi is None or not math.isfinite(roi):
         return "unknown"
     if roi < 0:
         return "negative"
-    if roi < 0.3:
+    if roi < ROI_SATURATION:
         return "saturation"
     if roi < KNEE_ROI:
         return "knee"
-    if roi <= 1.5:
+    if roi <= ROI_INITIAL:
         return "transition"
     return "initial"
 
@@ -182,7 +181,8 @@ def _grid(first: float, last: float, n: int = 200) -> np.ndarray:
 
 
 def find_knee(predict: Predict, r0: float, first: float, last: float) -> float | None:
-    """First compute in ``[first, last]`` where ROI falls below 0.8 after being at or above it."""
+    """First compute in ``[first, last]`` where ROI falls below :data:`KNEE_ROI` after being at or
+    above it."""
     if not (first > 0 and last > first):
         return None
     grid = _grid(first, last)
@@ -262,7 +262,7 @@ def honest_forecast(
     """Forecasts that carry the extrapolation error and do not outrun their own evidence.
 
     Beyond the data the interval is widened, in quadrature, by ``extra_se`` (the fit's measured
-    error per doubling, see :meth:`saturate.fit.result.CurveFit.extrapolation_se`, and the seed
+    error per doubling, see :attr:`saturate.fit.result.CurveFit.extrapolation_se`, and the seed
     spread) times the number of doublings ahead. The forecast increment ``d = f(kC) - f(C)`` is
     then shrunk toward the current level by ``d^2 / (d^2 + se^2)`` (``se`` the increment's
     standard error): the posterior mean under a normal prior on the increment with variance

@@ -1,24 +1,56 @@
-"""The verdict rules: from the evidence about one curve to a verdict and its reasons in words."""
+"""The verdict rules: from the evidence about one curve to a verdict and its reasons in words.
+
+:data:`VERDICT_RULES` is the table of rules, in the order they are tried: each rule takes the
+:class:`Evidence` and returns ``(verdict, reasons)`` when it applies, else ``None``; the first that
+applies decides (so a rule may take for granted that the rules before it did not apply). The
+rules follow the README's "Verdicts" section one to one:
+
+* ``regressing``: :func:`unrecovered_collapse`, :func:`falling_trend`;
+* ``inconclusive`` with nothing to go on: :func:`nothing_to_go_on`;
+* the deciding estimate (the fit's gain, or the recent trend when the fit has no interval) clears
+  the threshold or lies below it: :func:`clears_threshold`, :func:`below_threshold`;
+* it straddles the threshold and the curve gives no answer (``inconclusive``):
+  :func:`coin_flip_wider_than_range`, :func:`within_noise`;
+* it straddles with only one estimate to go on: :func:`one_estimate_leans`;
+* the fit and the trend are two noisy estimates of the next doubling's gain: the far more precise
+  one decides alone (:func:`fit_decides_alone`, :func:`trend_decides_alone`), otherwise the next
+  doubling pays only when both say so (:func:`both_above`, :func:`not_shown_to_pay`).
+
+Passing curves are ``scaling`` before the knee and ``slowing`` after it (:func:`_passes`).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
 
-from saturate.analysis.quantities import KNEE_ROI, roi_stage
+from saturate.analysis.quantities import roi_stage
+from saturate.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
 from saturate.results import (
     Collapse,
     Estimate,
     Trend,
     Verdict,
+    format_estimate,
 )
 
-COIN_FLIP = 0.1
-"""A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
+__all__ = [
+    "Evidence",
+    "Outcome",
+    "Rule",
+    "VERDICT_RULES",
+    "decide_verdict",
+    "fit_matches_trend",
+]
 
+Outcome = tuple[Verdict, tuple[str, ...]]
+"""A verdict and its reasons, in the order a reader needs them."""
 
-# ---------------------------------------------------------------------------------------------
-# Verdict
+Rule = Callable[["Evidence"], "Outcome | None"]
+"""A verdict rule: the outcome when the rule applies to the evidence, else None."""
 
 
 @dataclass(frozen=True)
@@ -29,10 +61,11 @@ class Evidence:
     it falls outside the trend's interval the fit does not describe the recent data and its
     extrapolation is not trusted. ``scale`` is the observed (smoothed) range of the curve.
     ``p_above`` is the share of the fit's bootstrap draws whose gain exceeds the threshold.
-    ``noise`` is the point-to-point noise of the curve (:func:`saturate.analysis.evidence.noise_sd`) and
-    ``level_above_start`` the fitted level at the last compute minus the starting level ``R0``
-    (for the ROI implied by the trend when the trend decides). ``noise_range`` is the range a
-    curve of pure noise would show (:func:`noise_range`): a curve whose ``scale`` is below it has
+    ``noise`` is the point-to-point noise of the curve
+    (:func:`~saturate.analysis.evidence.noise_sd`) and ``level_above_start`` the fitted level at
+    the last compute minus the starting level ``R0`` (for the ROI implied by the trend when the
+    trend decides). ``noise_range`` is the range a curve of pure noise would show
+    (:func:`~saturate.analysis.quantities.noise_range`): a curve whose ``scale`` is below it has
     not moved beyond its noise.
     """
 
@@ -51,162 +84,138 @@ class Evidence:
     noise_range: float = math.nan
 
 
-def _fmt(e: Estimate) -> str:
-    if math.isfinite(e.lo) and math.isfinite(e.hi):
-        return f"{e.value:.3g} [{e.lo:.3g}, {e.hi:.3g}]"
-    return f"{e.value:.3g}"
+_fmt = partial(format_estimate, missing=None, unidentified="")
+"""Estimates in the reasons: ``0.05 [0.03, 0.07]``, the interval only when it is known."""
 
 
 def fit_matches_trend(ev: Evidence) -> bool | None:
-    """Whether the fit's recent slope lies inside the trend's interval (None: nothing to compare)."""
+    """Whether the fit's recent slope lies inside the trend's interval (None: none to compare)."""
     if ev.fit_recent is None or ev.trend is None or not math.isfinite(ev.fit_recent):
         return None
     s = ev.trend.slope_per_doubling
     return bool(s.lo <= ev.fit_recent <= s.hi)
 
 
-def decide_verdict(ev: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    """The verdict and its reasons from the evidence.
+def decide_verdict(ev: Evidence) -> Outcome:
+    """The verdict and its reasons from the evidence: the first of :data:`VERDICT_RULES` that
+    applies (see the module docstring for the rules and the README for their rationale).
 
-    1. ``regressing``: a collapse that neither the fit nor the recent trend has made up for, or a
-       recent trend below zero at the chosen confidence by more than the threshold.
-    2. The fit's gain per doubling (its interval carries the bootstrap AND the fit's own
-       rolling-origin extrapolation error, see :func:`analyze_curve`) decides when its interval
-       clears the threshold on either side; the recent trend stands in when no law gave an
-       interval.
-    3. When it straddles the threshold, the fit and the recent trend are two noisy estimates of
-       the next doubling's gain. The one holding :data:`SOLE_SHARE` of their combined precision
-       decides alone (the trend's implied ROI then sets the stage); otherwise the next doubling
-       pays only when both say so (the trend ignores the slowdown ahead, the fit can bend into
-       a plateau too early, so agreement is required before calling it worth paying for).
-    4. ``inconclusive`` when there is nothing to go on, when both estimates straddle and the
-       curve has not moved beyond what its noise alone shows (:func:`noise_range`), or, without a
-       trend, when the fit's interval is wider than the curve's range and a coin flip.
-    Passing curves are ``scaling`` before the knee (ROI >= 0.8), else ``slowing``.
+    The fit's gain per doubling carries in its interval the bootstrap AND the fit's own
+    rolling-origin extrapolation error (see :func:`saturate.analysis.analyze_curve`).
     """
-    t = ev.threshold
-    pct = f"{int(round(ev.confidence * 100))}%"
-    g, tr, col = ev.gain, ev.trend, ev.collapse
-    s = tr.slope_per_doubling if tr is not None else None
-    trend_txt = (
-        f"recent trend per doubling {_fmt(s)} (p={tr.p_value:.2g}, {tr.n_points} points)"
-        if s is not None
-        else "no trend test (too few recent points)"
+    for rule in VERDICT_RULES:
+        outcome = rule(ev)
+        if outcome is not None:
+            return outcome
+    raise AssertionError("the verdict rules cover every case; none applied")  # pragma: no cover
+
+
+# ---- what the rules read off the evidence -------------------------------------------------------
+
+
+def _slope(ev: Evidence) -> Estimate | None:
+    """The recent trend's slope per doubling, None without a trend test."""
+    return ev.trend.slope_per_doubling if ev.trend is not None else None
+
+
+def _pct(ev: Evidence) -> str:
+    return f"{int(round(ev.confidence * 100))}%"
+
+
+def _thr(ev: Evidence) -> str:
+    return f"the threshold {ev.threshold_text}"
+
+
+def _trend_txt(ev: Evidence) -> str:
+    s, tr = _slope(ev), ev.trend
+    if s is None or tr is None:
+        return "no trend test (too few recent points)"
+    return f"recent trend per doubling {_fmt(s)} (p={tr.p_value:.2g}, {tr.n_points} points)"
+
+
+def _gain_txt(ev: Evidence) -> str:
+    return f"fitted gain per doubling {_fmt(ev.gain)}" if ev.gain is not None else "no fitted gain"
+
+
+def _collapse_txt(col: Collapse) -> str:
+    return (
+        f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
+        f"({col.drop_fraction:.0%} of the range) and has not recovered"
     )
-    gain_txt = f"fitted gain per doubling {_fmt(g)}" if g is not None else "no fitted gain"
-    thr = f"the threshold {ev.threshold_text}"
 
-    if col is not None:
-        col_txt = (
-            f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
-            f"({col.drop_fraction:.0%} of the range) and has not recovered"
-        )
-        if (g is None or g.value < t) and (s is None or s.value < t):
-            return "regressing", (col_txt, gain_txt, trend_txt)
-    if s is not None and s.hi < 0 and s.value < -t and (g is None or g.value < t):
-        return "regressing", (
-            f"{trend_txt} is below zero at {pct} confidence and falls by more than {thr}",
-            gain_txt,
-        )
 
+def _straddles(e: Estimate, t: float) -> bool:
+    """Neither clearly above nor clearly below ``t`` (an unknown end counts as straddling)."""
+    return not (e.lo > t or e.hi < t)
+
+
+class _Decider(NamedTuple):
+    """The estimate that decides whether the next doubling pays, what it is called in the
+    reasons, the reasons that come with it, and the share of bootstrap draws clearing the
+    threshold (for the fit's gain)."""
+
+    est: Estimate
+    name: str
+    reasons: tuple[str, ...]
+    prob: float | None
+    is_fit: bool
+
+    def above(self, t: float) -> bool:
+        """More likely above ``t`` than not."""
+        return self.est.value > t if self.prob is None else self.prob > 0.5
+
+    def chance(self) -> str:
+        return "" if self.prob is None else f" ({self.prob:.0%} of the bootstrap draws clear it)"
+
+
+def _decider(ev: Evidence) -> _Decider | None:
+    """The fit's gain when it has an interval, else the recent trend, else the fit's bare gain;
+    None when there is neither. Its reasons say what the other evidence shows."""
+    g, s = ev.gain, _slope(ev)
     reasons: list[str] = []
-    if col is not None:
-        reasons.append(col_txt + ", but the curve has gained since")
+    if ev.collapse is not None:
+        reasons.append(_collapse_txt(ev.collapse) + ", but the curve has gained since")
     if g is not None and g.identified:
-        est, name = g, "fitted gain per doubling"
-        reasons.insert(0, trend_txt)
+        reasons.insert(0, _trend_txt(ev))
         if fit_matches_trend(ev) is False:
             reasons.append(
                 f"caution: the fit's own slope over the recent stretch, {ev.fit_recent:.3g} per "
                 "doubling, is outside the trend's interval"
             )
-    elif s is not None:
-        est, name = s, "recent trend per doubling"
-        reasons.insert(0, f"{gain_txt} has no interval; the recent trend decides")
-    elif g is not None:
-        est, name = g, "fitted gain per doubling"
-    else:
-        return "inconclusive", ("no law could be fitted and too few recent points for a trend",)
-
-    prob = ev.p_above if est is g and ev.p_above is not None else None
-    straddles = not (est.lo > t or est.hi < t)
-    if est.lo > t:
-        return _passes(ev, f"{name} {_fmt(est)} is above {thr} at {pct} confidence", reasons)
-    if est.hi < t:
-        return "saturated", (f"{name} {_fmt(est)} is below {thr} at {pct} confidence", *reasons)
-
-    # The estimate straddles the threshold.
-    width = est.hi - est.lo
-    trend_straddles = s is None or not (s.lo > t or s.hi < t)
-    if (
-        s is None
-        and prob is not None
-        and abs(prob - 0.5) <= COIN_FLIP
-        and math.isfinite(width)
-        and width > ev.scale
-    ):
-        return "inconclusive", (
-            f"{name} {_fmt(est)} is too uncertain to say: its {pct} interval straddles {thr}, "
-            f"is wider than the curve's whole observed range {ev.scale:.3g}, and "
-            f"{prob:.0%} of the bootstrap draws clear the threshold",
-            *reasons,
-        )
-    if straddles and trend_straddles and ev.scale < ev.noise_range:
-        return "inconclusive", (
-            f"too noisy to say: the curve's observed range {ev.scale:.3g} is within what its "
-            f"point-to-point noise {ev.noise:.3g} alone would show ({ev.noise_range:.3g}), and "
-            f"both the {name} {_fmt(est)} and the recent trend straddle {thr}",
-            *reasons,
-        )
-    fit_above = est.value > t if prob is None else prob > 0.5
-    chance = "" if prob is None else f" ({prob:.0%} of the bootstrap draws clear it)"
-    if est is not g or s is None:
-        side = "above" if fit_above else "below"
-        head = f"{name} {_fmt(est)} is more likely {side} {thr} than not{chance}"
-        return _passes(ev, head, reasons) if fit_above else ("saturated", (head, *reasons))
-
-    # Two noisy estimates of the next doubling's gain: the fit's extrapolation and the recent
-    # trend (persistence). The more precise decides alone when the other is uninformative;
-    # otherwise the next doubling pays only when both say it does (each errs on the generous
-    # side in its own way: the trend ignores the slowdown ahead, the fit can miss a plateau).
-    share = _precision_share(est, s)
-    trend_above = s.value > t
-    gain_head = f"{name} {_fmt(est)} straddles {thr}{chance}"
-    if share >= SOLE_SHARE:
-        side = "above" if fit_above else "below"
-        head = (
-            f"{gain_head}; the recent trend is far less precise ({1 - share:.0%} of the combined "
-            f"precision), so the fit decides: more likely {side} than not"
-        )
-        return _passes(ev, head, reasons) if fit_above else ("saturated", (head, *reasons))
-    if share <= 1.0 - SOLE_SHARE:
-        side = "above" if trend_above else "below"
-        head = (
-            f"{gain_head}, but the fit's extrapolation is far less precise than the recent trend "
-            f"(which holds {1 - share:.0%} of the combined precision) and the trend decides: it "
-            f"is {side} the threshold"
-        )
-        if not trend_above:
-            return "saturated", (head, *reasons)
-        return _passes(ev, head, reasons, roi=_trend_roi(ev))
-    if fit_above and trend_above:
-        head = f"{gain_head}, and the recent trend agrees: both are above the threshold"
-        return _passes(ev, head, reasons)
-    if not fit_above and not trend_above:
-        head = f"{gain_head}, and the recent trend agrees: both are below the threshold"
-    else:
-        which = "the fit" if trend_above else "the recent trend"
-        other = "the recent trend" if trend_above else "the fit"
-        head = (
-            f"{gain_head}; {other} is above the threshold but {which} is not, and neither is "
-            "precise enough to overrule the other: the next doubling is not shown to pay"
-        )
-    return "saturated", (head, *reasons)
+        return _Decider(g, "fitted gain per doubling", tuple(reasons), ev.p_above, True)
+    if s is not None:
+        reasons.insert(0, f"{_gain_txt(ev)} has no interval; the recent trend decides")
+        return _Decider(s, "recent trend per doubling", tuple(reasons), None, False)
+    if g is not None:
+        return _Decider(g, "fitted gain per doubling", tuple(reasons), ev.p_above, True)
+    return None
 
 
-SOLE_SHARE = 0.9
-"""An estimate holding this share of the combined precision (inverse variance) of the fit and the
-trend, i.e. a standard error three times smaller than the other's, decides alone."""
+def _straddling(ev: Evidence) -> _Decider | None:
+    """The deciding estimate when it straddles the threshold, else None."""
+    d = _decider(ev)
+    return d if d is not None and _straddles(d.est, ev.threshold) else None
+
+
+class _Pair(NamedTuple):
+    """The fit's straddling gain and the recent trend: two noisy estimates of the next doubling's
+    gain; ``share`` is the fit's share of their combined precision."""
+
+    fit: _Decider
+    trend: Estimate
+    share: float
+    fit_above: bool
+    trend_above: bool
+    head: str
+
+
+def _pair(ev: Evidence) -> _Pair | None:
+    d, s = _straddling(ev), _slope(ev)
+    if d is None or s is None or not d.is_fit:
+        return None
+    t = ev.threshold
+    head = f"{d.name} {_fmt(d.est)} straddles {_thr(ev)}{d.chance()}"
+    return _Pair(d, s, _precision_share(d.est, s), d.above(t), s.value > t, head)
 
 
 def _precision_share(fit: Estimate, trend: Estimate) -> float:
@@ -228,9 +237,9 @@ def _trend_roi(ev: Evidence) -> float:
 
 
 def _passes(
-    ev: Evidence, head: str, reasons: list[str], roi: float | None = None
-) -> tuple[Verdict, tuple[str, ...]]:
-    """``scaling`` before the knee (ROI >= 0.8), else ``slowing``."""
+    ev: Evidence, head: str, reasons: Sequence[str], roi: float | None = None
+) -> Outcome:
+    """``scaling`` before the knee (ROI >= :data:`KNEE_ROI`), else ``slowing``."""
     source = "implied by the recent trend" if roi is not None and math.isfinite(roi) else ""
     r = roi if roi is not None and math.isfinite(roi) else ev.roi
     stage = roi_stage(r)
@@ -241,3 +250,175 @@ def _passes(
     return "slowing", (head, f"{roi_txt}: past the knee (ROI < {KNEE_ROI})", *reasons)
 
 
+# ---- the rules, in the order they are tried -----------------------------------------------------
+
+
+def unrecovered_collapse(ev: Evidence) -> Outcome | None:
+    """``regressing``: a collapse that neither the fit nor the recent trend has made up for (both
+    gain less than the threshold, or are missing)."""
+    g, s, t = ev.gain, _slope(ev), ev.threshold
+    if ev.collapse is None or not ((g is None or g.value < t) and (s is None or s.value < t)):
+        return None
+    return "regressing", (_collapse_txt(ev.collapse), _gain_txt(ev), _trend_txt(ev))
+
+
+def falling_trend(ev: Evidence) -> Outcome | None:
+    """``regressing``: the recent trend is below zero at the chosen confidence and falls by more
+    than the threshold per doubling, and the fit does not gain the threshold."""
+    g, s, t = ev.gain, _slope(ev), ev.threshold
+    if s is None or not (s.hi < 0 and s.value < -t and (g is None or g.value < t)):
+        return None
+    return "regressing", (
+        f"{_trend_txt(ev)} is below zero at {_pct(ev)} confidence and falls by more than "
+        f"{_thr(ev)}",
+        _gain_txt(ev),
+    )
+
+
+def nothing_to_go_on(ev: Evidence) -> Outcome | None:
+    """``inconclusive``: no law could be fitted and too few recent points for a trend."""
+    if _decider(ev) is not None:
+        return None
+    return "inconclusive", ("no law could be fitted and too few recent points for a trend",)
+
+
+def clears_threshold(ev: Evidence) -> Outcome | None:
+    """Passes: the deciding estimate's interval is above the threshold."""
+    d = _decider(ev)
+    if d is None or not d.est.lo > ev.threshold:
+        return None
+    head = f"{d.name} {_fmt(d.est)} is above {_thr(ev)} at {_pct(ev)} confidence"
+    return _passes(ev, head, d.reasons)
+
+
+def below_threshold(ev: Evidence) -> Outcome | None:
+    """``saturated``: the deciding estimate's interval is below the threshold."""
+    d = _decider(ev)
+    if d is None or not d.est.hi < ev.threshold:
+        return None
+    head = f"{d.name} {_fmt(d.est)} is below {_thr(ev)} at {_pct(ev)} confidence"
+    return "saturated", (head, *d.reasons)
+
+
+def coin_flip_wider_than_range(ev: Evidence) -> Outcome | None:
+    """``inconclusive``: without a trend, the fit's gain straddles the threshold with an interval
+    wider than the curve's whole observed range, and its draws clear it about half the time
+    (within :data:`~saturate.constants.COIN_FLIP`)."""
+    d = _straddling(ev)
+    if d is None or _slope(ev) is not None or d.prob is None:
+        return None
+    width = d.est.hi - d.est.lo
+    if not (abs(d.prob - 0.5) <= COIN_FLIP and math.isfinite(width) and width > ev.scale):
+        return None
+    return "inconclusive", (
+        f"{d.name} {_fmt(d.est)} is too uncertain to say: its {_pct(ev)} interval straddles "
+        f"{_thr(ev)}, is wider than the curve's whole observed range {ev.scale:.3g}, and "
+        f"{d.prob:.0%} of the bootstrap draws clear the threshold",
+        *d.reasons,
+    )
+
+
+def within_noise(ev: Evidence) -> Outcome | None:
+    """``inconclusive``: the deciding estimate and the recent trend (if any) straddle the
+    threshold, and the curve has not moved beyond what its noise alone shows."""
+    d, s = _straddling(ev), _slope(ev)
+    if d is None or (s is not None and not _straddles(s, ev.threshold)):
+        return None
+    if not ev.scale < ev.noise_range:
+        return None
+    return "inconclusive", (
+        f"too noisy to say: the curve's observed range {ev.scale:.3g} is within what its "
+        f"point-to-point noise {ev.noise:.3g} alone would show ({ev.noise_range:.3g}), and "
+        f"both the {d.name} {_fmt(d.est)} and the recent trend straddle {_thr(ev)}",
+        *d.reasons,
+    )
+
+
+def one_estimate_leans(ev: Evidence) -> Outcome | None:
+    """With one estimate to go on (the fit without a trend, or the trend when the fit's gain has
+    no interval), the side of the threshold it more likely lies on decides."""
+    d = _straddling(ev)
+    if d is None or (d.is_fit and _slope(ev) is not None):
+        return None
+    above = d.above(ev.threshold)
+    side = "above" if above else "below"
+    head = f"{d.name} {_fmt(d.est)} is more likely {side} {_thr(ev)} than not{d.chance()}"
+    return _passes(ev, head, d.reasons) if above else ("saturated", (head, *d.reasons))
+
+
+def fit_decides_alone(ev: Evidence) -> Outcome | None:
+    """The fit holds at least :data:`~saturate.constants.SOLE_SHARE` of the combined precision:
+    the side of the threshold it more likely lies on decides."""
+    p = _pair(ev)
+    if p is None or not p.share >= SOLE_SHARE:
+        return None
+    side = "above" if p.fit_above else "below"
+    head = (
+        f"{p.head}; the recent trend is far less precise ({1 - p.share:.0%} of the combined "
+        f"precision), so the fit decides: more likely {side} than not"
+    )
+    if not p.fit_above:
+        return "saturated", (head, *p.fit.reasons)
+    return _passes(ev, head, p.fit.reasons)
+
+
+def trend_decides_alone(ev: Evidence) -> Outcome | None:
+    """The trend holds at least :data:`~saturate.constants.SOLE_SHARE` of the combined precision:
+    its side of the threshold decides, and the stage comes from the ROI it implies."""
+    p = _pair(ev)
+    if p is None or not p.share <= 1.0 - SOLE_SHARE:
+        return None
+    side = "above" if p.trend_above else "below"
+    head = (
+        f"{p.head}, but the fit's extrapolation is far less precise than the recent trend "
+        f"(which holds {1 - p.share:.0%} of the combined precision) and the trend decides: it "
+        f"is {side} the threshold"
+    )
+    if not p.trend_above:
+        return "saturated", (head, *p.fit.reasons)
+    return _passes(ev, head, p.fit.reasons, roi=_trend_roi(ev))
+
+
+def both_above(ev: Evidence) -> Outcome | None:
+    """Passes: neither is precise enough to decide alone, and both are above the threshold."""
+    p = _pair(ev)
+    if p is None or not (p.fit_above and p.trend_above):
+        return None
+    head = f"{p.head}, and the recent trend agrees: both are above the threshold"
+    return _passes(ev, head, p.fit.reasons)
+
+
+def not_shown_to_pay(ev: Evidence) -> Outcome | None:
+    """``saturated``: neither is precise enough to decide alone, and they are not both above the
+    threshold (the trend cannot see the slowdown ahead, the fit can bend into a plateau too
+    early, so agreement is required before calling the next doubling worth paying for)."""
+    p = _pair(ev)
+    if p is None:
+        return None
+    if not p.fit_above and not p.trend_above:
+        head = f"{p.head}, and the recent trend agrees: both are below the threshold"
+    else:
+        which = "the fit" if p.trend_above else "the recent trend"
+        other = "the recent trend" if p.trend_above else "the fit"
+        head = (
+            f"{p.head}; {other} is above the threshold but {which} is not, and neither is "
+            "precise enough to overrule the other: the next doubling is not shown to pay"
+        )
+    return "saturated", (head, *p.fit.reasons)
+
+
+VERDICT_RULES: tuple[Rule, ...] = (
+    unrecovered_collapse,
+    falling_trend,
+    nothing_to_go_on,
+    clears_threshold,
+    below_threshold,
+    coin_flip_wider_than_range,
+    within_noise,
+    one_estimate_leans,
+    fit_decides_alone,
+    trend_decides_alone,
+    both_above,
+    not_shown_to_pay,
+)
+"""The verdict rules in the order they are tried; the first that applies decides."""

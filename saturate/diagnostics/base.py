@@ -18,7 +18,7 @@ from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.curves import iter_curves
 from saturate.errors import SettingsError
-from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
+from saturate.results import CurveAnalysis, Direction, Trend, jsonable
 
 __all__ = [
     "KINDS",
@@ -32,7 +32,6 @@ __all__ = [
     "edge_level",
     "window_trend",
     "threshold",
-    "fmt_est",
     "parse_pairs",
 ]
 
@@ -280,9 +279,3 @@ def threshold(ref: CurveRef) -> float:
 
     return float(threshold_for(ref.metric, ref.value, AnalysisSettings())[0])
 
-
-def fmt_est(e: Estimate, digits: int = 3) -> str:
-    """``0.05 [0.03, 0.07]`` (the interval only when it is known)."""
-    if math.isfinite(e.lo) and math.isfinite(e.hi):
-        return f"{e.value:.{digits}g} [{e.lo:.{digits}g}, {e.hi:.{digits}g}]"
-    return f"{e.value:.{digits}g}"

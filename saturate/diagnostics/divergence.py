@@ -28,11 +28,11 @@ from saturate.diagnostics.base import (
     Diagnostic,
     DiagnosticSettings,
     by_run,
-    fmt_est,
     threshold,
     window_trend,
 )
 from saturate.diagnostics.naming import is_benchmark, is_instability, is_reward, reward_rank
+from saturate.results import format_estimate
 
 __all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
 
@@ -128,11 +128,12 @@ def check_pair(
     since = b_trend.compute_from
     pct = f"{round(conf * 100)}%"
     verb = "falls" if falls else "has flattened"
+    rs_txt, bs_txt = (format_estimate(e, missing=None, unidentified="") for e in (rs, bs))
     message = (
         f"{bench.metric} stopped following {reward.metric} from compute {since:.4g}: over "
         f"compute {b_trend.compute_from:.4g}..{b_trend.compute_to:.4g} the reward gains "
-        f"{fmt_est(rs)} per doubling (threshold {t_r:.3g}) while {bench.metric} {verb} at "
-        f"{fmt_est(bs)} per doubling (threshold {t_b:.3g}), both at {pct} confidence"
+        f"{rs_txt} per doubling (threshold {t_r:.3g}) while {bench.metric} {verb} at "
+        f"{bs_txt} per doubling (threshold {t_b:.3g}), both at {pct} confidence"
     )
     return Diagnostic(
         kind="divergence",

@@ -33,7 +33,6 @@ from saturate.diagnostics.base import (
     DiagnosticSettings,
     by_run,
     edge_level,
-    fmt_est,
     threshold,
 )
 from saturate.diagnostics.naming import (
@@ -44,7 +43,7 @@ from saturate.diagnostics.naming import (
     reward_rank,
     subtask_families,
 )
-from saturate.results import PASSING_VERDICTS, Trend
+from saturate.results import PASSING_VERDICTS, Trend, format_estimate
 
 __all__ = [
     "entropy_collapse",
@@ -219,11 +218,14 @@ def gradient_conflict(
             continue
         first = up[0][0]
         since = max(tr.compute_from for _, tr in down)
+        def slope(t: Trend) -> str:
+            return format_estimate(t.slope_per_doubling, missing=None, unidentified="")
+
         message = (
             f"{family}: tasks move in opposite directions: "
-            + ", ".join(f"{r.metric} gains {fmt_est(t.slope_per_doubling)}" for r, t in up)
+            + ", ".join(f"{r.metric} gains {slope(t)}" for r, t in up)
             + " per doubling while "
-            + ", ".join(f"{r.metric} loses {fmt_est(t.slope_per_doubling)}" for r, t in down)
+            + ", ".join(f"{r.metric} loses {slope(t)}" for r, t in down)
             + f" (recent stretch from compute {since:.4g})"
         )
         out.append(_diag(

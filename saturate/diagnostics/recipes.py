@@ -23,6 +23,7 @@ import numpy as np
 
 from saturate.analysis.direction import signed
 from saturate.config import parse_forecast_at
+from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.results import Estimate, format_estimate, jsonable
 
@@ -36,7 +37,6 @@ __all__ = [
     "recipe_diagnostics",
 ]
 
-HORIZON = 64.0
 _NAN = Estimate(math.nan, identified=False)
 
 
@@ -207,7 +207,7 @@ def compare_recipes(
         d2 = signed(np.asarray(fit2.predict_samples(x), float), direction)
         probs = {c: prob_better(d1[:, i], d2[:, i]) for i, c in enumerate(at)}
         start = max(float(r1.compute[r1.compute > 0][0]), float(r2.compute[r2.compute > 0][0]))
-        grid = np.geomspace(start, HORIZON * last, 300)
+        grid = np.geomspace(start, FORECAST_HORIZON * last, 300)
         f1 = signed(np.asarray(fit1.predict(grid), float), direction)
         f2 = signed(np.asarray(fit2.predict(grid), float), direction)
         cross, share = forecast_crossing(

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.direction import signed
+from saturate.constants import TARGET_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.results import Estimate, jsonable
 
@@ -26,7 +27,6 @@ __all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diag
 
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]
 Predict = Callable[[np.ndarray], np.ndarray]
-HORIZON = 1000.0
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def compute_to_target(
     *,
     direction: str = "higher",
     confidence: float = 0.9,
-    horizon_factor: float = HORIZON,
+    horizon_factor: float = TARGET_HORIZON,
 ) -> TargetResult:
     """Where a curve (observed ``compute``/``value``, fitted ``predict``/``samples`` in metric
     units) reaches ``target``; ``asymptote`` in metric units decides "not reachable"."""

@@ -4,7 +4,7 @@
 * :mod:`.prep`: cleaning, normalisation, binning, the residual noise model;
 * :mod:`.solver`: the batched robust Levenberg-Marquardt solver;
 * :mod:`.weights`: AICc, rolling-origin scores and pseudo-BMA+ weights;
-* :mod:`.estimates`: parameter estimates, asymptote and start level in the user's units;
+* :mod:`.estimates`: parameter estimates and the averaged asymptote in the user's units;
 * :mod:`.engine`: :func:`fit_curve`, which runs the steps;
 * :mod:`.result`: :class:`CurveFit` and :class:`LawFit`, what a fit returns.
 """

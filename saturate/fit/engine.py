@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -30,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import least_squares
 
 from saturate.errors import SettingsError
-from saturate.fit.estimates import averaged_asymptote, build_law_fit, linear_se, start_level
+from saturate.fit.estimates import averaged_asymptote, build_law_fit, linear_se
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import (
     Bins,
@@ -46,11 +47,38 @@ from saturate.fit.prep import (
 from saturate.fit.result import CurveFit, LawFit, parse_at
 from saturate.fit.settings import FitSettings
 from saturate.fit.solver import BatchResult, robust_cost, solve_laws
-from saturate.fit.weights import PointFit, law_scores, law_weights
+from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "parse_at"]
 
 Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One curve ready for fitting: user units (``c``), fitting coordinates (``x``, ``y``), the
+    bins the laws are fitted on, the residual scale and the flags raised so far."""
+
+    c: Array
+    x: Array
+    y: Array
+    norm: Normalisation
+    bins: Bins
+    yb: Array
+    noise: float
+    f_scale: float
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Weighed:
+    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight."""
+
+    rss: dict[str, float]
+    best: str
+    noise_models: dict[str, tuple[Array, Array, float] | None]
+    scores: Scores
+    weights: dict[str, float]
 
 
 def fit_curve(
@@ -63,30 +91,71 @@ def fit_curve(
     """Fit every law in ``settings.laws`` to one curve and average them (see module docstring)."""
     if direction not in ("higher", "lower"):
         raise SettingsError(f"direction: expected 'higher' or 'lower', got {direction!r}")
+    prep = _prepare(compute, value, direction, settings)
+    rng = np.random.default_rng(settings.seed)
+    laws = [LAWS[name] for name in settings.laws]
+    eligible, origins, k_max, flags = _plan(laws, prep, settings)
+    prep = replace(prep, flags=flags)
+    points = _fit_points(eligible, prep.bins, prep.yb, origins, settings, prep.f_scale)
+    weighed = _weigh(points, prep, origins, k_max, settings, rng)
+    law_fits, draw_law = _law_fits(laws, points, weighed, prep, settings, rng)
+    best_model = weighed.noise_models[weighed.best]
+    return CurveFit(
+        laws=law_fits, flags=prep.flags, direction=direction, confidence=settings.confidence,
+        n_points=prep.x.shape[0], compute_first=float(prep.c[0]), compute_last=float(prep.c[-1]),
+        norm=prep.norm, draw_law=draw_law,
+        asymptote=averaged_asymptote(law_fits, prep.norm, float(np.ptp(prep.y)),
+                                     settings.confidence),
+        noise=prep.noise * prep.norm.scale,
+        ar_order=0 if best_model is None else int(best_model[0].shape[0]),
+        gain_backtest=_gain_backtest(points, weighed.weights, prep.bins, origins, prep.norm),
+    )
+
+
+# ---- step 1: the curve in fitting coordinates ---------------------------------------------------
+def _prepare(
+    compute: ArrayLike, value: ArrayLike, direction: str, settings: FitSettings
+) -> _Prepared:
+    """Clean and normalise the curve, bin long curves, and set the robust loss's scale."""
     c, v, flags = clean_curve(compute, value)
     norm, norm_flags = normalisation(c, v, direction)
     flags += norm_flags
     x, y = norm.x(c), norm.y(v)
     n = x.shape[0]
     bins = bin_points(x, settings.max_points)
-    yb = bins.mean(y)
     if bins.x.shape[0] < n:
         flags += (f"binned:{n}->{bins.x.shape[0]}",)
     noise = noise_level(y)
-    f_scale = settings.f_scale * max(noise, 1e-6)
-    rng = np.random.default_rng(settings.seed)
+    return _Prepared(
+        c=c, x=x, y=y, norm=norm, bins=bins, yb=bins.mean(y), noise=noise,
+        f_scale=settings.f_scale * max(noise, 1e-6), flags=flags,
+    )
 
-    laws = [LAWS[name] for name in settings.laws]
+
+def _plan(
+    laws: list[Law], prep: _Prepared, settings: FitSettings
+) -> tuple[list[Law], Array, int, tuple[str, ...]]:
+    """The laws the curve has enough points for (log-linear when none), the rolling origins, the
+    most parameters of a law, and the flags."""
+    n, flags = prep.x.shape[0], prep.flags
     eligible = [law for law in laws if n >= law.k + 2]
     if not eligible:
         eligible = [LAWS["loglinear"]]
         flags += ("too_few_points",)
     k_max = max(law.k for law in eligible)
-    origins = cv_masks(bins, settings.cv_origins, k_max)
+    origins = cv_masks(prep.bins, settings.cv_origins, k_max)
     if origins.shape[0] == 0:
         flags += ("no_cv",)
+    return eligible, origins, k_max, flags
 
-    points = _fit_points(eligible, bins, yb, origins, settings, f_scale)
+
+# ---- step 3: weights ----------------------------------------------------------------------------
+def _weigh(
+    points: dict[str, PointFit], prep: _Prepared, origins: Array, k_max: int,
+    settings: FitSettings, rng: np.random.Generator,
+) -> _Weighed:
+    """Residuals, AR noise models, AICc and rolling-origin scores, and the pseudo-BMA+ weights."""
+    x, y = prep.x, prep.y
     resid = {name: _hc2(LAWS[name], x, y, p.theta) for name, p in points.items()}
     with np.errstate(all="ignore"):
         raw = {name: y - LAWS[name](x, p.theta) for name, p in points.items()}
@@ -97,43 +166,45 @@ def fit_curve(
         name: ar_fit(r, settings.max_ar_order) if math.isfinite(rss[name]) else None
         for name, r in resid.items()
     }
-    infl = noise_models[best][2] if noise_models[best] is not None else 1.0
-    scores = law_scores(points, raw, bins, yb, origins, infl, n, k_max)
+    best_model = noise_models[best]
+    infl = best_model[2] if best_model is not None else 1.0
+    scores = law_scores(points, raw, prep.bins, prep.yb, origins, infl, x.shape[0], k_max)
     weights = law_weights(scores, settings.cv_weight,
-                       {k: math.isfinite(v) for k, v in rss.items()}, rng,
-                       settings.boot_min_weight)
-    aicc, cv_rmse = scores.aicc, scores.cv_rmse
+                          {k: math.isfinite(v) for k, v in rss.items()}, rng,
+                          settings.boot_min_weight)
+    return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights)
 
+
+# ---- step 4: bootstrap and per-law results ------------------------------------------------------
+def _law_fits(
+    laws: list[Law], points: dict[str, PointFit], weighed: _Weighed, prep: _Prepared,
+    settings: FitSettings, rng: np.random.Generator,
+) -> tuple[tuple[LawFit, ...], NDArray[np.intp]]:
+    """Bootstrap the laws with weight, build every law's :class:`LawFit`, and allot the averaged
+    curve's draws to the laws (``draw_law``)."""
+    x, n, weights = prep.x, prep.x.shape[0], weighed.weights
     signs, burn = bootstrap_signs(n, settings.n_boot, rng)
     boot_models = {
-        name: model for name, model in noise_models.items()
+        name: model for name, model in weighed.noise_models.items()
         if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
     }
-    boot = _bootstrap(points, boot_models, x, bins, signs, burn, settings, f_scale)
+    boot = _bootstrap(points, boot_models, x, prep.bins, signs, burn, settings, prep.f_scale)
     draw_law_names = _allot_draws(weights, boot, settings.n_boot, rng)
+
+    def se_lin(law: Law) -> Array | None:
+        model = weighed.noise_models.get(law.name)
+        if law.name not in boot or model is None:
+            return None
+        return linear_se(law, x, points[law.name].theta, weighed.rss[law.name] / n, model[2])
+
     law_fits = tuple(
-        build_law_fit(law, points.get(law.name), boot.get(law.name), rss, aicc, cv_rmse, weights,
-                 norm, settings, n, flags,
-                 linear_se(law, x, points[law.name].theta, rss[law.name] / n,
-                            noise_models[law.name][2])
-                 if law.name in boot and noise_models[law.name] is not None else None)
+        build_law_fit(law, points.get(law.name), boot.get(law.name), weighed.rss,
+                      weighed.scores.aicc, weighed.scores.cv_rmse, weights, prep.norm, settings,
+                      n, prep.flags, se_lin(law))
         for law in laws
     )
     names = [lf.name for lf in law_fits]
-    draw_law = np.array([names.index(nm) for nm in draw_law_names], dtype=np.intp)
-    fit = CurveFit(
-        laws=law_fits, flags=flags, direction=direction, confidence=settings.confidence,
-        n_points=n, compute_first=float(c[0]), compute_last=float(c[-1]), norm=norm,
-        draw_law=draw_law, noise=noise * norm.scale,
-        ar_order=0 if noise_models[best] is None else int(noise_models[best][0].shape[0]),
-    )
-    backtest = _gain_backtest(points, weights, bins, origins, norm)
-    object.__setattr__(fit, "gain_backtest", backtest)
-    asym = averaged_asymptote(fit, float(np.ptp(y)), settings.confidence)
-    start = start_level(fit, settings.confidence)
-    object.__setattr__(fit, "asymptote", asym)
-    object.__setattr__(fit, "start_level", start)
-    return fit
+    return law_fits, np.array([names.index(nm) for nm in draw_law_names], dtype=np.intp)
 
 
 def _gain_backtest(

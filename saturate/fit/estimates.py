@@ -1,17 +1,20 @@
 """Assembling a fit's results: per-law parameter estimates in the user's units (with the stalled-
-bootstrap check), the averaged asymptote and the start level."""
+bootstrap check) and the averaged asymptote. (The start level is derived by
+:attr:`saturate.fit.result.CurveFit.start_level`.)"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from saturate.fit.laws import Law, natural_value
+from saturate.constants import SPREAD_TAIL, STALL_RATIO
+from saturate.fit.laws import Law, Param, natural_value
 from saturate.fit.prep import Normalisation
-from saturate.fit.result import CurveFit, LawFit
+from saturate.fit.result import LawFit
 from saturate.fit.settings import FitSettings
 from saturate.fit.weights import PointFit
 from saturate.results import Estimate
@@ -25,6 +28,9 @@ def build_law_fit(
     norm: Normalisation, settings: FitSettings, n: int, curve_flags: tuple[str, ...],
     se_lin: Array | None = None,
 ) -> LawFit:
+    """One law's result in the user's units: its parameters with bootstrap intervals (widened to
+    the Wald interval where the bootstrap stalled, not identified on a bound or on a degenerate
+    curve), its scores and weight, and flags saying why."""
     flags: list[str] = []
     if point is None:
         theta = np.full(law.k, np.nan)
@@ -39,12 +45,14 @@ def build_law_fit(
     stalled = []
     for i, p in enumerate(law.params):
         wald = None
-        if se_lin is not None and draws.shape[0] >= 10:
-            qlo, qhi = np.quantile(draws[:, i], [0.05, 0.95])
-            if (qhi - qlo) / (2 * _Z90) < _STALL * se_lin[i]:
-                stalled.append(p.name)
-                z = float(ndtri((1 + settings.confidence) / 2))
-                wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
+        if (
+            se_lin is not None
+            and draws.shape[0] >= 10
+            and _boot_sd(draws[:, i]) < STALL_RATIO * se_lin[i]
+        ):
+            stalled.append(p.name)
+            z = float(ndtri((1 + settings.confidence) / 2))
+            wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
         est = _param_estimate(p, theta[i], draws[:, i], norm, settings.confidence, wald)
         if degenerate and est.identified:
             est = Estimate(est.value, est.lo, est.hi, identified=False)
@@ -64,8 +72,15 @@ def build_law_fit(
     )
 
 
-_STALL = 0.5  # bootstrap spread below this fraction of the linearised one: refits stalled
-_Z90 = 1.6448536269514722
+_Z_SPREAD = float(ndtri(1.0 - SPREAD_TAIL))
+
+
+def _boot_sd(draws: Array) -> float:
+    """A robust standard deviation of bootstrap draws: their ``SPREAD_TAIL`` to
+    ``1 - SPREAD_TAIL`` quantile range over the same range of a standard normal. It measures the
+    spread (to compare with the linearised standard error), so it ignores the confidence setting."""
+    qlo, qhi = np.quantile(draws, [SPREAD_TAIL, 1.0 - SPREAD_TAIL])
+    return float((qhi - qlo) / (2 * _Z_SPREAD))
 
 
 def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> Array | None:
@@ -80,7 +95,7 @@ def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> A
 
 
 def _param_estimate(
-    p, value: float, draws: Array, norm: Normalisation, conf: float,
+    p: Param, value: float, draws: Array, norm: Normalisation, conf: float,
     wald: tuple[float, float] | None = None,
 ) -> Estimate:
     """Point value and percentile interval in user units; not identified when the estimate or
@@ -103,11 +118,14 @@ def _param_estimate(
     return Estimate(val, lo, hi, identified=not on_bound)
 
 
-def averaged_asymptote(fit: CurveFit, y_range: float, conf: float) -> Estimate:
-    """Weighted over laws with a finite asymptote; not identified when most weight is elsewhere,
-    the dominant asymptotes sit on their bounds, or the interval is huge."""
+def averaged_asymptote(
+    laws: Sequence[LawFit], norm: Normalisation, y_range: float, conf: float
+) -> Estimate:
+    """The asymptote weighted over the laws with a finite one (``y_range``: the curve's range in
+    fitting coordinates); not identified when most weight is elsewhere, the dominant asymptotes
+    sit on their bounds, or the interval is over four times the curve's range."""
     cands = []
-    for i, lf in enumerate(fit.laws):
+    for i, lf in enumerate(laws):
         if lf.weight <= 0 or not lf.fitted:
             continue
         a = float(lf.law.asymptote(lf.theta))
@@ -127,18 +145,12 @@ def averaged_asymptote(fit: CurveFit, y_range: float, conf: float) -> Estimate:
     if vals:
         lo_n, hi_n = weighted_quantile(np.concatenate(vals), np.concatenate(wts),
                                         [(1 - conf) / 2, (1 + conf) / 2])
-        lo, hi = sorted(float(v) for v in fit.norm.value(np.array([lo_n, hi_n])))
+        lo, hi = sorted(float(v) for v in norm.value(np.array([lo_n, hi_n])))
     width_ok = math.isfinite(lo) and math.isfinite(hi) and (
-        (hi - lo) / fit.norm.scale <= 4.0 * y_range + 1e-9
+        (hi - lo) / norm.scale <= 4.0 * y_range + 1e-9
     )
     identified = share >= 0.5 and held >= 0.5 * share and width_ok
-    return Estimate(float(fit.norm.value(value)), lo, hi, identified=bool(identified))
-
-
-def start_level(fit: CurveFit, conf: float) -> Estimate:
-    value = float(fit.predict(fit.compute_first)[0])
-    lo, hi = fit.interval(fit.compute_first, conf)
-    return Estimate(value, float(lo[0]), float(hi[0]), identified=True)
+    return Estimate(float(norm.value(value)), lo, hi, identified=bool(identified))
 
 
 def weighted_quantile(values: Array, weights: Array, qs: list[float]) -> Array:

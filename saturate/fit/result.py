@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,19 @@ from numpy.typing import ArrayLike, NDArray
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import Normalisation
-from saturate.results import Estimate, ForecastPoint, LawSummary, format_estimate, jsonable
+from saturate.results import (
+    Direction,
+    Estimate,
+    ForecastPoint,
+    LawSummary,
+    format_estimate,
+    jsonable,
+)
 
 __all__ = ["LawFit", "CurveFit", "parse_at"]
 
 Array = NDArray[np.float64]
+_DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
 _MULTIPLE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*[xX]\s*$")
 
 
@@ -35,6 +44,10 @@ class LawFit:
     standardised values oriented so that up is better, compute scales as logs); ``params`` holds
     the same parameters in the user's units with bootstrap intervals. ``rss`` is in value units
     squared, ``cv_error`` the root-mean-square rolling-origin forecast error in value units.
+
+    No ``from_dict``: ``to_dict`` holds the reported parameters, not ``theta`` and its bootstrap
+    draws in fitting coordinates, so the fit cannot be rebuilt from it;
+    :meth:`saturate.results.LawSummary.from_dict` rebuilds the reported part.
     """
 
     name: str
@@ -62,6 +75,7 @@ class LawFit:
         return self.fitted and all(e.identified for e in self.params.values())
 
     def summary_row(self) -> LawSummary:
+        """What the report shows of this law."""
         return LawSummary(
             name=self.name,
             params=dict(self.params),
@@ -72,6 +86,7 @@ class LawFit:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The reported law (:meth:`summary_row`) plus its formula, RSS and flags, JSON-safe."""
         out = self.summary_row().to_dict()
         out.update(formula=self.law.formula, rss=jsonable(self.rss), flags=list(self.flags))
         return out
@@ -83,24 +98,39 @@ class CurveFit:
 
     Bootstrap draw ``i`` of the averaged curve is draw ``i`` of law ``laws[draw_law[i]]``: draws
     are allotted to laws in proportion to their weights, so intervals carry both the parameter
-    uncertainty of each law and the disagreement between laws.
+    uncertainty of each law and the disagreement between laws. ``asymptote`` is the weighted
+    asymptote of the laws (:func:`saturate.fit.estimates.averaged_asymptote`); ``gain_backtest``
+    holds ``(compute at origin, horizon in doublings, error per doubling)`` of the rolling-origin
+    gain forecasts. Built once by :func:`saturate.fit.fit_curve`; the values derived from it
+    (``start_level``, ``extrapolation_se``, ``identified_share``, the default forecast) are
+    computed on first use and cached.
+
+    No ``from_dict``: ``to_dict`` holds the reported numbers, not the fitted parameters in fitting
+    coordinates and their bootstrap draws, so a fit cannot be rebuilt from it (refit instead).
     """
 
     laws: tuple[LawFit, ...]
     flags: tuple[str, ...]
-    direction: str
+    direction: Direction
     confidence: float
     n_points: int
     compute_first: float
     compute_last: float
     norm: Normalisation
     draw_law: NDArray[np.intp] = field(repr=False)
-    asymptote: Estimate = Estimate(math.nan, identified=False)
-    start_level: Estimate = Estimate(math.nan, identified=False)
+    asymptote: Estimate
     noise: float = math.nan
     ar_order: int = 0
     gain_backtest: tuple[tuple[float, float, float], ...] = ()
 
+    @cached_property
+    def start_level(self) -> Estimate:
+        """The averaged curve at the first compute, with its bootstrap interval: ``R0``."""
+        value = float(self.predict(self.compute_first)[0])
+        lo, hi = self.interval(self.compute_first)
+        return Estimate(value, float(lo[0]), float(hi[0]), identified=True)
+
+    @cached_property
     def extrapolation_se(self) -> float:
         """Root-mean-square error per doubling of the rolling-origin gain forecasts (see
         ``gain_backtest``): the curve's own measure of how far an extrapolated gain can miss.
@@ -166,15 +196,32 @@ class CurveFit:
         return lo, hi
 
     def forecast(
-        self, at: Sequence[str | float] = ("2x", "4x"), confidence: float | None = None
+        self, at: Sequence[str | float] | str | float = _DEFAULT_AT,
+        confidence: float | None = None,
     ) -> tuple[ForecastPoint, ...]:
-        """Forecasts at multiples of the last compute (``"2x"``) or at absolute compute values."""
+        """Forecasts at multiples of the last compute (``"2x"``) or at absolute compute values.
+
+        Beyond the data a forecast is identified only when most of the weight is on laws whose
+        parameters are all identified (:attr:`identified_share`) and its interval is finite.
+        """
+        if isinstance(at, tuple) and at == _DEFAULT_AT and confidence is None:
+            return self._default_forecast
+        return self._forecast(at, confidence)
+
+    @cached_property
+    def _default_forecast(self) -> tuple[ForecastPoint, ...]:
+        """The forecast at 2x and 4x the last compute (``to_dict`` and ``summary`` show it)."""
+        return self._forecast(_DEFAULT_AT, None)
+
+    def _forecast(
+        self, at: Sequence[str | float] | str | float, confidence: float | None
+    ) -> tuple[ForecastPoint, ...]:
         if isinstance(at, (str, float, int)):
             at = [at]
         computes = np.array([parse_at(a, self.compute_last) for a in at], dtype=float)
         value = self.predict(computes)
         lo, hi = self.interval(computes, confidence)
-        trusted = self.identified_share() >= 0.5
+        trusted = self.identified_share >= 0.5
         points = []
         for i, a in enumerate(at):
             inside = computes[i] <= self.compute_last
@@ -187,6 +234,7 @@ class CurveFit:
             )
         return tuple(points)
 
+    @cached_property
     def identified_share(self) -> float:
         """Total weight of laws whose parameters are all identified."""
         return float(sum(lf.weight for lf in self.laws if lf.identified))
@@ -216,7 +264,7 @@ class CurveFit:
                 "flags": list(self.flags),
                 "noise": self.noise,
                 "ar_order": self.ar_order,
-                "extrapolation_se": self.extrapolation_se(),
+                "extrapolation_se": self.extrapolation_se,
                 "gain_backtest": [
                     {"compute": at, "doublings": h, "error_per_doubling": e}
                     for at, h, e in self.gain_backtest
@@ -238,7 +286,7 @@ class CurveFit:
             f"noise (sd): {self.noise:.3g}   bootstrap: {self.draw_law.shape[0]} draws, "
             f"AR({self.ar_order}) residual noise",
             f"extrapolation error per doubling (rolling-origin backtest): "
-            f"{self.extrapolation_se():.3g}",
+            f"{self.extrapolation_se:.3g}",
             "-" * 78,
             f"{'law':<14}{'weight':>8}{'AICc':>11}{'CV rmse':>11}  converged",
         ]

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from saturate.results import CurveAnalysis, Estimate
+from saturate.results import CurveAnalysis, Estimate, format_estimate
 
 __all__ = [
     "COLUMNS",
@@ -62,17 +62,10 @@ def num(x: float | None, digits: int = 3) -> str:
 
 
 def interval(e: Estimate | None, digits: int = 3) -> str:
-    """``0.12 [0.08, 0.15]``; ``?`` after a value the data cannot pin down; a dash when missing."""
-    if e is None or not math.isfinite(e.value):
-        return "–"
-    text = num(e.value, digits)
-    if math.isfinite(e.lo) and math.isfinite(e.hi):
-        text += f" [{num(e.lo, digits)}, {num(e.hi, digits)}]"
-    elif math.isfinite(e.lo):
-        text += f" [{num(e.lo, digits)}, ∞)"
-    if not e.identified:
-        text += " ?"
-    return text
+    """The reports' style of :func:`~saturate.results.format_estimate`: ``0.12 [0.08, 0.15]``,
+    ``[lo, ∞)`` with only a lower end, ``?`` after a value the data cannot pin down, a dash when
+    missing."""
+    return format_estimate(e, digits, missing="–", unidentified=" ?", open_interval=True)
 
 
 def summary_row(curve: CurveAnalysis) -> dict[str, str]:

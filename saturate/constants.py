@@ -1,0 +1,92 @@
+"""Named constants of the analysis and the fit, in one place, each with what it means and why.
+
+Settings a user may change live in :class:`saturate.analysis.AnalysisSettings` and
+:class:`saturate.fit.FitSettings`; these are the fixed choices behind them. Changing one moves the
+numbers the analysis reports (and the accuracy benchmarks), so each says why it has its value.
+This module imports nothing from saturate, so any layer may use it.
+"""
+
+from __future__ import annotations
+
+# ---- ROI stages (analysis.quantities.roi_stage) -------------------------------------------------
+# ROI is the elasticity d ln(f(C) - R0) / d ln C: one doubling of compute multiplies the gain above
+# the starting level by 2**ROI. The limits are the practitioners' stages documented in the README.
+
+ROI_INITIAL = 1.5
+"""Above this ROI a curve is in its initial stage: a doubling multiplies its gain so far by 2.8+."""
+
+KNEE_ROI = 0.8
+"""Below this ROI a curve is past its knee (returns clearly diminishing: x1.74 per doubling)."""
+
+ROI_SATURATION = 0.3
+"""Below this ROI a curve is saturating: a doubling adds under a quarter of the gain so far."""
+
+# ---- horizons -----------------------------------------------------------------------------------
+
+FORECAST_HORIZON = 64.0
+"""How far ahead, as a multiple of the last compute, the stop point and the recipes' forecast
+crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
+
+TARGET_HORIZON = 1000.0
+"""How far ahead, as a multiple of the last compute, compute-to-target looks (about ten doublings):
+a target further out is reported ``beyond_horizon`` rather than as a number."""
+
+# ---- trend test (analysis.evidence.trend_test) --------------------------------------------------
+
+MIN_TREND_POINTS = 6
+"""The fewest points a trend test runs on: below it the HAC and AR(1) errors are not estimable."""
+
+TREND_WINDOW_POINTS = 8
+"""The recent window (the last doubling of compute) is widened until it holds this many points, so
+the trend test has enough points for its autocorrelation-robust error."""
+
+# ---- collapse detection (analysis.evidence.detect_collapse) -------------------------------------
+
+COLLAPSE_MIN_POINTS = 12
+"""The fewest points collapse detection runs on: a stretch before the drop and at least
+:data:`MIN_TREND_POINTS` after it to show it was not recovered."""
+
+COLLAPSE_PENALTY = 3.0
+"""PELT penalty per change point in units of ``sigma^2 ln n`` (sigma the point-to-point noise):
+BIC-like, above BIC's 2 (a location and a new mean) so autocorrelated noise is not cut up."""
+
+COLLAPSE_MIN_SEGMENT = 3
+"""The shortest segment PELT may cut: a collapse is a sustained change of level, not an outlier."""
+
+COLLAPSE_SEGMENT_DIVISOR = 25
+"""Segments are also at least ``n // 25`` points long, so long noisy curves are not over-cut."""
+
+COLLAPSE_JUMP_DIVISOR = 200
+"""PELT considers a change point every ``n // 200`` points: at most ~200 candidate positions,
+which bounds its cost on long curves."""
+
+COLLAPSE_MIN_DROP_FRACTION = 0.2
+"""A collapse falls by at least this share of the curve's range: smaller dips are RL noise."""
+
+COLLAPSE_Z = 4.0
+"""A collapse falls by at least this many standard errors of the two segment means: strict,
+because the segmentation tries many change points."""
+
+COLLAPSE_DROP_SHARE = 0.5
+"""Half the drop: the level before it must be within this share of the drop of the best so far,
+and the curve after it must stay below the level before by at least this share (not recovered)."""
+
+# ---- verdict rules (analysis.verdict) -----------------------------------------------------------
+
+SOLE_SHARE = 0.9
+"""An estimate holding this share of the combined precision (inverse variance) of the fit and the
+trend, i.e. a standard error three times smaller than the other's, decides alone."""
+
+COIN_FLIP = 0.1
+"""A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
+
+# ---- stalled bootstrap (fit.estimates.build_law_fit) --------------------------------------------
+
+STALL_RATIO = 0.5
+"""Bootstrap refits have stalled when their spread is below this share of the linearised standard
+error (typical of BNSL's flat directions); the parameter's interval then takes in the Wald one."""
+
+SPREAD_TAIL = 0.05
+"""The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
+over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
+not follow the confidence setting."""
