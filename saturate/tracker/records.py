@@ -13,15 +13,7 @@ from typing import Any
 import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
-from saturate.results import (
-    Collapse,
-    CurveAnalysis,
-    Estimate,
-    ForecastPoint,
-    LawSummary,
-    Trend,
-    jsonable,
-)
+from saturate.results import CurveAnalysis, jsonable
 
 __all__ = [
     "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",
@@ -122,55 +114,6 @@ def points_table(rows: pd.DataFrame, compute_name: str, origin: str) -> pd.DataF
     return tidy(df, compute_name=compute_name, origin=origin)
 
 
-def _f(x: Any) -> float:
-    return math.nan if x is None else float(x)
-
-
-def _estimate(d: dict[str, Any] | None) -> Estimate:
-    if not d:
-        return Estimate(math.nan, identified=False)
-    return Estimate(_f(d.get("value")), _f(d.get("lo")), _f(d.get("hi")),
-                    bool(d.get("identified", True)))
-
-
 def curve_from_dict(d: dict[str, Any]) -> CurveAnalysis:
     """Rebuild a :class:`CurveAnalysis` from its ``to_dict()`` entry (fit and points are gone)."""
-    trend = d.get("trend")
-    collapse = d.get("collapse")
-    roi = d.get("roi") or {}
-    gain = d.get("gain_per_doubling") or {}
-    return CurveAnalysis(
-        source=d["source"], experiment=d.get("experiment", ""), run_id=d["run_id"], run=d["run"],
-        metric=d["metric"], direction=d.get("direction", "higher"), n_points=int(d["n_points"]),
-        compute_first=_f(d.get("compute_first")), compute_last=_f(d.get("compute_last")),
-        value_last=_f(d.get("value_last")), threshold=_f(d.get("threshold")),
-        verdict=d["verdict"], reasons=tuple(d.get("reasons", ())),
-        gain_per_doubling=Estimate(_f(gain.get("value")), _f(gain.get("lo")), _f(gain.get("hi")),
-                                   gain.get("value") is not None),
-        asymptote=_estimate(d.get("asymptote")), headroom=_estimate(d.get("headroom")),
-        roi=_f(roi.get("value")), roi_stage=roi.get("stage", "unknown"),
-        knee=None if d.get("knee") is None else float(d["knee"]),
-        stop_point=None if d.get("stop_point") is None else _estimate(d["stop_point"]),
-        forecast=tuple(
-            ForecastPoint(f["at"], _f(f["compute"]), _f(f["value"]), _f(f["lo"]), _f(f["hi"]),
-                          bool(f.get("identified", True)))
-            for f in d.get("forecast", ())
-        ),
-        laws=tuple(
-            LawSummary(law["name"], {k: _estimate(v) for k, v in law.get("params", {}).items()},
-                       _f(law.get("weight")), _f(law.get("aicc")), _f(law.get("cv_error")),
-                       bool(law.get("converged", True)))
-            for law in (d.get("model") or {}).get("laws", ())
-        ),
-        trend=None if not trend else Trend(
-            _estimate(trend.get("slope_per_doubling")), _f(trend.get("p_value")),
-            str(trend.get("method", "")), _f(trend.get("compute_from")),
-            _f(trend.get("compute_to")), int(trend.get("n_points", 0)),
-        ),
-        collapse=None if not collapse else Collapse(
-            _f(collapse["compute"]), int(collapse["step"]), _f(collapse["level_before"]),
-            _f(collapse["level_after"]), _f(collapse["drop"]), _f(collapse["drop_fraction"]),
-        ),
-        flags=tuple(d.get("flags", ())), run_status=d.get("run_status"), group=d.get("group"),
-        compute_name=d.get("compute_name", "step"),
-    )  # fmt: skip
+    return CurveAnalysis.from_dict(d)
