@@ -34,6 +34,7 @@ from saturate.diagnostics.base import (
     window_trend,
 )
 from saturate.diagnostics.naming import is_benchmark, is_instability, is_reward, reward_rank
+from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, kind, register
 
 __all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
 
@@ -171,3 +172,15 @@ def divergence_diagnostics(
             if d is not None:
                 out.append(d)
     return out
+
+
+register(
+    lambda given: divergence_diagnostics(given.refs, given.settings),
+    kind("divergence", ("warning", "error"),
+         "a benchmark stopped following the training reward (error: it falls)",
+         fields(reward=STR, benchmark=STR, since_compute=NUM,
+                window=array(NUM, minItems=2, maxItems=2),
+                reward_gain_per_doubling=EST, benchmark_gain_per_doubling=EST,
+                reward_threshold=NUM, benchmark_threshold=NUM, benchmark_falls=BOOL)),
+    order=10,
+)

@@ -44,6 +44,7 @@ from saturate.diagnostics.naming import (
     reward_rank,
     subtask_families,
 )
+from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
 from saturate.results import PASSING_VERDICTS, Trend
 
 __all__ = [
@@ -259,3 +260,22 @@ def instability_diagnostics(
                 out.append(d)
         out += gradient_conflict(curves, settings)
     return out
+
+
+register(
+    lambda given: instability_diagnostics(given.refs, given.settings),
+    kind("entropy_collapse", ("warning", "error"),
+         "the policy entropy fell to a small share of its start: the policy stopped exploring",
+         fields(start=NUM, end=NUM, ratio=NUM, fraction=NUM)),
+    kind("kl_blowup", ("warning", "error"),
+         "the KL to the reference multiplied within one doubling of compute and stayed up",
+         fields(base=NUM, jump_to=NUM, end=NUM, factor=NUM)),
+    kind("length_runaway", ("warning", "error"),
+         "the response length keeps growing while the reward stalls, or ever faster",
+         fields(start=NUM, end=NUM, ratio=NUM, accelerating=BOOL, reward_stalled=BOOL,
+                log_growth_per_doubling=EST)),
+    kind("gradient_conflict", "warning",
+         "task metrics that should move together move in opposite directions",
+         fields(family=STR, improving=mapping(EST), degrading=mapping(EST))),
+    order=40,
+)
