@@ -42,7 +42,7 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
     diagnostic["properties"]["kind"]["enum"] = [k.name for k in specs]
     diagnostic["allOf"] = [
         {
-            "if": {"properties": {"kind": {"const": k.name}}},
+            "if": {"properties": {"kind": {"const": k.name}}, "required": ["kind"]},
             "then": {
                 "description": k.help,
                 "properties": {"severity": {"enum": list(k.severities)},
