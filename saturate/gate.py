@@ -3,8 +3,8 @@
 :func:`decide` is a pure function of the analysed curves, the diagnostics and the ``fail_on``
 kinds. A kind is a verdict (``saturated``, ``regressing``, ``inconclusive``, even ``slowing``), a
 registered per-curve check (``collapse``, or any added with :func:`register_fail_kind`), or a
-diagnostic kind (``divergence``, ``sharpening``, ``entropy_collapse``, ...; see
-:data:`saturate.diagnostics.KINDS`): a diagnostic fails the gate when its kind is named. The
+diagnostic kind (``divergence``, ``sharpening``, ``entropy_collapse``, ...; read from
+:mod:`saturate.diagnostics.registry`): a diagnostic fails the gate when its kind is named. The
 default fails saturated and regressing curves only. The outputs: GitHub Actions workflow commands
 (``::error``/``::warning``, within GitHub's per-step limits), the step summary, and JUnit XML with
 one test case per curve and one per failing diagnostic.
@@ -21,8 +21,9 @@ from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
 from saturate.config import check_kinds
-from saturate.diagnostics.base import KINDS as DIAGNOSTIC_KINDS
 from saturate.diagnostics.base import Diagnostic
+from saturate.diagnostics.registry import kind_specs
+from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
 from saturate.results import VERDICTS, CurveAnalysis, jsonable, verdict_counts
 
@@ -31,6 +32,7 @@ __all__ = [
     "FAIL_CHECKS",
     "register_fail_kind",
     "fail_kinds",
+    "fail_on_help",
     "parse_fail_on",
     "CurveOutcome",
     "DiagnosticOutcome",
@@ -72,14 +74,29 @@ FAIL_CHECKS: dict[str, Check] = {"collapse": _collapse}
 def register_fail_kind(name: str, check: Check) -> None:
     """Make ``--fail-on NAME`` available: ``check(curve)`` returns a reason to fail, or None."""
     key = name.strip().lower()
-    if not key or key in VERDICTS or key in DIAGNOSTIC_KINDS:
+    if not key or key in VERDICTS or key in diagnostic_kinds():
         raise ValueError(f"fail-on kind {name!r} is empty, a verdict or a diagnostic kind")
     FAIL_CHECKS[key] = check
 
 
 def fail_kinds() -> tuple[str, ...]:
     """Every kind ``--fail-on`` accepts: verdicts, per-curve checks, diagnostic kinds."""
-    return (*VERDICTS, *FAIL_CHECKS, *DIAGNOSTIC_KINDS)
+    return tuple(dict.fromkeys((*VERDICTS, *FAIL_CHECKS, *diagnostic_kinds())))
+
+
+def fail_on_help() -> str:
+    """The help of ``--fail-on``, naming every kind it accepts beyond the defaults (``scaling``,
+    accepted too, is left out: failing on it makes no sense)."""
+    verdicts = [v for v in VERDICTS if v not in (*DEFAULT_FAIL_ON, "scaling")]
+    specs = kind_specs()
+    warns = [k.name for k in specs if k.severities != ("info",)]
+    infos = [k.name for k in specs if k.severities == ("info",)]
+    return (
+        f"Also fail on these kinds (comma list or repeatable): verdicts ({', '.join(verdicts)}), "
+        f"per-curve checks ({', '.join(FAIL_CHECKS)}), or diagnostics ({', '.join(warns)}; "
+        f"information only: {', '.join(infos)}). "
+        f"{' and '.join(DEFAULT_FAIL_ON).capitalize()} always fail."
+    )
 
 
 def parse_fail_on(values: Iterable[str] | str | None, *, extend: bool = True) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ a loss, and calling it "lower is better" would turn a collapse into progress.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 from saturate.errors import SettingsError
 from saturate.results import Direction
 
-__all__ = ["LOWER_IS_BETTER_WORDS", "metric_direction", "signed", "unsigned"]
+__all__ = ["LOWER_IS_BETTER_WORDS", "metric_tokens", "metric_direction", "signed", "unsigned"]
 
 # Words that make a metric lower-is-better when they appear as a whole token of its name
 # (tokens are split on anything that is not a letter or digit, and on camelCase boundaries).
@@ -49,11 +50,23 @@ _HIGHER_OVERRIDES: frozenset[str] = frozenset(
     {"reduction", "improvement", "accuracy", "acc", "reward", "return", "score", "success", "free"}
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
 
-def _tokens(name: str) -> list[str]:
-    return [t.lower() for t in _SPLIT.split(_CAMEL.sub("_", name)) if t]
+@functools.cache
+def _splitter(keep: str) -> re.Pattern[str]:
+    return re.compile(rf"[^A-Za-z0-9{re.escape(keep)}]+")
+
+
+def metric_tokens(name: str, keep: str = "") -> list[str]:
+    """Lower-case word tokens of a metric name, split on camelCase boundaries and on every
+    character that is not a letter, a digit or one of ``keep``.
+
+    >>> metric_tokens("rollout/rewardMean")
+    ['rollout', 'reward', 'mean']
+    >>> metric_tokens("eval/math/pass@8", keep="@")
+    ['eval', 'math', 'pass@8']
+    """
+    return [t.lower() for t in _splitter(keep).split(_CAMEL.sub("_", name)) if t]
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
@@ -88,7 +101,7 @@ def metric_direction(
         return "lower"
     if high:
         return "higher"
-    tokens = _tokens(metric)
+    tokens = metric_tokens(metric)
     if any(t in LOWER_IS_BETTER_WORDS for t in tokens) and not any(
         t in _HIGHER_OVERRIDES for t in tokens
     ):

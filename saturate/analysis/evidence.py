@@ -41,6 +41,7 @@ from saturate.results import Collapse, Estimate, Trend
 
 __all__ = [
     "noise_sd",
+    "newey_west_lags",
     "recent_window",
     "trend_test",
     "detect_collapse",
@@ -65,6 +66,12 @@ def noise_sd(values: np.ndarray) -> float:
         # plain standard deviation of the differences.
         sd = float(np.std(d)) / math.sqrt(2.0)
     return sd
+
+
+def newey_west_lags(n: int) -> int:
+    """Lags of a Newey-West (HAC) covariance for ``n`` points: the rule of thumb
+    ``floor(4 (n / 100)^(2/9))`` (Newey and West 1994), at least one."""
+    return max(1, math.floor(4.0 * (n / 100.0) ** (2.0 / 9.0)))
 
 
 def recent_window(compute: np.ndarray, min_points: int = TREND_WINDOW_POINTS) -> np.ndarray:
@@ -106,8 +113,7 @@ def trend_test(
     if np.ptp(x) == 0:
         return None
     design = sm.add_constant(x - x.mean())
-    # Newey-West's rule of thumb for the number of lags, at least one.
-    lags = max(1, int(math.floor(4.0 * (n / 100.0) ** (2.0 / 9.0))))
+    lags = newey_west_lags(n)
     phi = 0.0
     if np.ptp(yy) == 0:
         slope, se = 0.0, 0.0

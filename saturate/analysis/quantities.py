@@ -23,15 +23,21 @@ from saturate.results import (
 )
 
 
+def smoothing_window(n: int) -> int:
+    """Points in the light centred rolling mean through which a curve of ``n`` points is read
+    (its range, where it plateaued): a tenth of them, at least 3, at most ``n``."""
+    return min(n, max(3, n // 10))
+
+
 def smoothed_range(values: np.ndarray) -> float:
-    """Range of the curve after a light centred rolling mean (window ``max(3, n // 10)``).
+    """Range of the curve after a light centred rolling mean (window :func:`smoothing_window`).
 
     Smoothing keeps one noisy evaluation from setting the scale the threshold is a share of.
     """
     y = np.asarray(values, dtype=float)
     if y.size == 0:
         return math.nan
-    window = min(y.size, max(3, y.size // 10))
+    window = smoothing_window(y.size)
     sm = pd.Series(y).rolling(window, center=True, min_periods=window // 2 + 1).mean()
     return float(np.nanmax(sm) - np.nanmin(sm))
 
@@ -44,7 +50,7 @@ def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
     rng = np.random.default_rng(seed)
-    w = min(n, max(3, n // 10))
+    w = smoothing_window(n)
     noise = pd.DataFrame(rng.standard_normal((n, draws)))
     sm = noise.rolling(w, center=True, min_periods=w // 2 + 1).mean().to_numpy()
     return float(np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0)) * sigma)

@@ -44,14 +44,11 @@ from saturate.cli.common import (
     handle_errors,
     run_analysis,
 )
+from saturate.gate import fail_on_help
 
 FailOn = Annotated[
     list[str] | None,
-    typer.Option("--fail-on", help="Also fail on these kinds (comma list or repeatable): verdicts "
-                 "(inconclusive, slowing), collapse, or diagnostics (divergence, sharpening, "
-                 "slice_saturated, entropy_collapse, kl_blowup, length_runaway, gradient_conflict, "
-                 "target_unreachable, ...). Saturated and regressing always fail.",
-                 show_default=False),
+    typer.Option("--fail-on", help=fail_on_help(), show_default=False),
 ]
 Junit = Annotated[
     Path | None,

@@ -1,18 +1,8 @@
 """Diagnostics across the metrics of a run and across runs (issue 8).
 
 :func:`run_diagnostics` reads the per-curve analyses (and the tidy table) and returns every
-finding as a :class:`Diagnostic` with a ``kind`` that ``gate --fail-on`` can name:
-
-=================== ===========================================================================
-``divergence``        a benchmark stopped following the training reward (:mod:`.divergence`)
-``sharpening``        pass@1 rises while pass@k at large k does not (:mod:`.passk`)
-``slice_saturated``   some slices saturated while others scale (``slices``: all scale)
-``entropy_collapse``  ``kl_blowup``, ``length_runaway``, ``gradient_conflict`` (:mod:`.instability`)
-``recipe``            recipes compared: A, B, P(beats), crossing (:mod:`.recipes`)
-``target``            compute to reach a target (``target_unreachable``) (:mod:`.target`)
-``allocation``        where to spend the next GPU-hours (:mod:`.allocate`)
-``cost``              cost per point, RL share of pre-training compute (:mod:`.cost`)
-=================== ===========================================================================
+finding as a :class:`Diagnostic` with a ``kind`` that ``gate --fail-on`` can name. Each diagnostic
+module declares its kinds in :mod:`.registry`; :data:`KINDS` and the table below are read from it.
 """
 
 from __future__ import annotations
@@ -22,22 +12,18 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.diagnostics.allocate import Allocation, allocate, allocation_diagnostic
+from saturate.diagnostics import registry
+from saturate.diagnostics.allocate import Allocation, allocate
 from saturate.diagnostics.base import (
-    KINDS,
     CurveRef,
     Diagnostic,
     DiagnosticSettings,
     collect_curves,
     parse_pairs,
 )
-from saturate.diagnostics.cost import cost_diagnostics, hours_per_compute
-from saturate.diagnostics.divergence import divergence_diagnostics
-from saturate.diagnostics.instability import instability_diagnostics
-from saturate.diagnostics.passk import passk_diagnostics
-from saturate.diagnostics.recipes import RecipeComparison, compare_recipes, recipe_diagnostics
-from saturate.diagnostics.slices import slice_diagnostics
-from saturate.diagnostics.target import TargetResult, compute_to_target, target_diagnostics
+from saturate.diagnostics.cost import hours_per_compute
+from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
+from saturate.diagnostics.target import TargetResult, compute_to_target
 from saturate.results import CurveAnalysis
 
 __all__ = [
@@ -49,6 +35,7 @@ __all__ = [
     "RecipeComparison",
     "TargetResult",
     "run_diagnostics",
+    "kinds_table",
     "collect_curves",
     "allocate",
     "compare_recipes",
@@ -83,26 +70,35 @@ def run_diagnostics(
         curves = tuple(analysis_or_curves or ())
     # The GPU-hours metric is a second x axis, not a curve to judge.
     refs = [r for r in collect_curves(curves, data, settings) if r.metric != settings.gpu_hours]
-    rates = hours_per_compute(data, settings.gpu_hours)
-    found: list[Diagnostic] = []
-    found += divergence_diagnostics(refs, settings)
-    found += passk_diagnostics(refs, settings)
-    found += slice_diagnostics(refs, settings)
-    found += instability_diagnostics(refs, settings)
-    found += recipe_diagnostics(refs, settings)
-    found += target_diagnostics(refs, settings)
-    found += cost_diagnostics(refs, settings, rates)
-    if settings.budget is not None:
-        by_metric: dict[str, list[CurveRef]] = {}
-        for r in refs:
-            if r.analysis is not None and r.analysis.fit is not None:
-                by_metric.setdefault(r.metric, []).append(r)
-        for members in by_metric.values():
-            if len(members) >= 2:
-                found.append(allocation_diagnostic(allocate(
-                    members, settings.budget, confidence=settings.confidence,
-                    hours_per_compute=rates, gpu_hour_cost=settings.gpu_hour_cost,
-                )))
-    order = {k: i for i, k in enumerate(KINDS)}
-    found.sort(key=lambda d: (_SEVERITY_ORDER[d.severity], order.get(d.kind, 99), d.run))
+    given = registry.DiagnosticInput(tuple(refs), settings,
+                                     hours_per_compute(data, settings.gpu_hours))
+    found = [registry.check_finding(p, d) for p in registry.producers() for d in p.find(given)]
+    order = {k: i for i, k in enumerate(registry.kinds())}
+    found.sort(key=lambda d: (_SEVERITY_ORDER[d.severity], order[d.kind], d.run))
     return tuple(found)
+
+
+def kinds_table() -> str:
+    """The registered kinds as a reStructuredText table: kind, severities, help (module)."""
+    rows = [(f"``{k.name}``", ", ".join(k.severities),
+             f"{k.help} (:mod:`.{p.module.rsplit('.', 1)[-1]}`)")
+            for p in registry.producers() for k in p.kinds]
+    head = ("kind", "severity", "what it finds")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(2)]
+    rule = " ".join(["=" * w for w in widths] + ["=" * 40])
+
+    def line(r: tuple[str, str, str]) -> str:
+        return f"{r[0]:<{widths[0]}} {r[1]:<{widths[1]}} {r[2]}".rstrip()
+
+    return "\n".join([rule, line(head), rule, *map(line, rows), rule])
+
+
+def __getattr__(name: str) -> Any:
+    # KINDS is read from the registry each time, so that a diagnostic registered later is in it.
+    if name == "KINDS":
+        return registry.kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if __doc__ is not None:
+    __doc__ += "\n" + kinds_table() + "\n"

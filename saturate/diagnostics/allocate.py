@@ -21,12 +21,30 @@ from typing import Any
 import numpy as np
 
 from saturate.analysis.direction import signed
-from saturate.diagnostics.base import CurveRef, Diagnostic
+from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.cost import cost_per_point, point_size
+from saturate.diagnostics.registry import (
+    EST,
+    NUM,
+    STR,
+    array,
+    fields,
+    kind,
+    nullable,
+    register,
+)
 from saturate.errors import InputError
 from saturate.results import Estimate, format_estimate, jsonable
 
-__all__ = ["AllocationChoice", "Allocation", "gain_draws", "allocate", "allocation_diagnostic"]
+__all__ = [
+    "AllocationChoice",
+    "Allocation",
+    "gain_draws",
+    "allocate",
+    "fitted_by_metric",
+    "allocation_diagnostic",
+    "allocation_diagnostics",
+]
 
 
 @dataclass(frozen=True)
@@ -189,3 +207,44 @@ def allocation_diagnostic(alloc: Allocation) -> Diagnostic:
     return Diagnostic(kind="allocation", severity="info", run=top.run, run_id=top.run_id,
                       metrics=(alloc.metric,), message=message, compute=top.compute_last,
                       details=alloc.to_dict())
+
+
+def fitted_by_metric(refs: Sequence[CurveRef]) -> dict[str, list[CurveRef]]:
+    """``{metric: [curves with a fitted law]}`` in the order first seen: the candidates among
+    which a budget is shared."""
+    out: dict[str, list[CurveRef]] = {}
+    for r in refs:
+        if r.analysis is not None and r.analysis.fit is not None:
+            out.setdefault(r.metric, []).append(r)
+    return out
+
+
+def allocation_diagnostics(
+    refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
+    hours_per_compute: Mapping[tuple[str, str], float] | None = None,
+) -> list[Diagnostic]:
+    """One ``allocation`` diagnostic per metric with two or more fitted runs, when
+    ``settings.budget`` is given."""
+    settings = settings or DiagnosticSettings()
+    if settings.budget is None:
+        return []
+    return [
+        allocation_diagnostic(allocate(
+            members, settings.budget, confidence=settings.confidence,
+            hours_per_compute=hours_per_compute, gpu_hour_cost=settings.gpu_hour_cost,
+        ))
+        for members in fitted_by_metric(refs).values() if len(members) >= 2
+    ]
+
+
+_CHOICE = fields(run=STR, run_id=STR, metric=STR, compute_last=NUM, hours_per_compute=NUM,
+                 gain=EST, ucb_per_gpu_hour=NUM, planned_hours=NUM, planned_gain=EST,
+                 cost_per_point=nullable(EST))
+register(
+    lambda given: allocation_diagnostics(given.refs, given.settings, given.hours_per_compute),
+    kind("allocation", "info",
+         "where to spend the next --budget GPU-hours: runs ranked by UCB gain per GPU-hour",
+         fields(budget=NUM, metric=STR, confidence=NUM, choices=array(_CHOICE),
+                skipped=array(STR))),
+    order=70,
+)

@@ -1,7 +1,8 @@
 """What every diagnostic shares: the :class:`Diagnostic` record, the settings, and curve access.
 
 A diagnostic is a finding that spans metrics or runs (a benchmark that stopped following the
-reward, a collapsing entropy, a recipe that wins). ``kind`` is the word ``gate --fail-on`` matches.
+reward, a collapsing entropy, a recipe that wins). ``kind`` is the word ``gate --fail-on`` matches;
+the kinds are declared in :mod:`saturate.diagnostics.registry`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from saturate.errors import SettingsError
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
 
 __all__ = [
-    "KINDS",
     "SEVERITIES",
     "Severity",
     "Diagnostic",
@@ -37,22 +37,6 @@ __all__ = [
 
 Severity = Literal["info", "warning", "error"]
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
-KINDS: tuple[str, ...] = (
-    "divergence",
-    "sharpening",
-    "slice_saturated",
-    "slices",
-    "entropy_collapse",
-    "kl_blowup",
-    "length_runaway",
-    "gradient_conflict",
-    "recipe",
-    "target",
-    "target_unreachable",
-    "allocation",
-    "cost",
-)
-"""Every ``kind`` a diagnostic can carry (what ``gate --fail-on`` may name)."""
 
 
 @dataclass(frozen=True)

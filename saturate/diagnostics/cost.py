@@ -17,6 +17,7 @@ import numpy as np
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.naming import is_instability
+from saturate.diagnostics.registry import EST, NUM, fields, kind, register
 from saturate.results import Estimate
 
 __all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics"]
@@ -127,3 +128,13 @@ def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], floa
         if dc > 0 and dh > 0:
             out[(str(source), str(run_id))] = float(dh / dc)
     return out
+
+
+register(
+    lambda given: cost_diagnostics(given.refs, given.settings, dict(given.hours_per_compute)),
+    kind("cost", "info",
+         "cost per point (--gpu-hour-cost) and RL compute against pre-training (--pretrain-compute)",
+         fields(optional={"gpu_hours_next_doubling": NUM, "cost_per_point": EST, "point": NUM,
+                          "gpu_hour_cost": NUM, "rl_share": NUM, "pretrain_compute": NUM})),
+    order=80,
+)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.evidence import MIN_TREND_POINTS, noise_sd, trend_test
+from saturate.analysis.quantities import smoothing_window
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -32,6 +33,7 @@ from saturate.diagnostics.base import (
     window_trend,
 )
 from saturate.diagnostics.naming import is_benchmark, is_instability, is_reward, reward_rank
+from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, kind, register
 from saturate.results import format_estimate
 
 __all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
@@ -40,10 +42,11 @@ __all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"
 def plateau_start(compute: np.ndarray, values: np.ndarray, tol: float) -> float:
     """First compute where the smoothed curve (larger-is-better) comes within ``tol`` of its best:
     where a benchmark that rose then flattened reached its plateau, or where one that fell
-    peaked. Centred rolling mean of ``max(3, n // 10)`` points; ``tol`` is widened to twice the
-    noise left after smoothing so that one lucky evaluation does not set the best level."""
+    peaked. Centred rolling mean of :func:`~saturate.analysis.quantities.smoothing_window` points;
+    ``tol`` is widened to twice the noise left after smoothing so that one lucky evaluation does
+    not set the best level."""
     y = np.asarray(values, dtype=float)
-    w = min(y.size, max(3, y.size // 10))
+    w = smoothing_window(y.size)
     sm = pd.Series(y).rolling(w, center=True, min_periods=1).mean().to_numpy(float)
     sd = noise_sd(y)
     tol = max(tol, 2.0 * sd / math.sqrt(w)) if math.isfinite(sd) else tol
@@ -170,3 +173,15 @@ def divergence_diagnostics(
             if d is not None:
                 out.append(d)
     return out
+
+
+register(
+    lambda given: divergence_diagnostics(given.refs, given.settings),
+    kind("divergence", ("warning", "error"),
+         "a benchmark stopped following the training reward (error: it falls)",
+         fields(reward=STR, benchmark=STR, since_compute=NUM,
+                window=array(NUM, minItems=2, maxItems=2),
+                reward_gain_per_doubling=EST, benchmark_gain_per_doubling=EST,
+                reward_threshold=NUM, benchmark_threshold=NUM, benchmark_falls=BOOL)),
+    order=10,
+)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import statsmodels.api as sm
 
-from saturate.analysis.evidence import recent_window, trend_test
+from saturate.analysis.evidence import newey_west_lags, recent_window, trend_test
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -43,6 +43,7 @@ from saturate.diagnostics.naming import (
     reward_rank,
     subtask_families,
 )
+from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
 from saturate.results import PASSING_VERDICTS, Trend, format_estimate
 
 __all__ = [
@@ -62,6 +63,9 @@ def _positive(y: np.ndarray) -> np.ndarray:
 
 
 def _smooth(y: np.ndarray) -> np.ndarray:
+    """Rolling median over a 25th of the points (at least 3): it removes single spikes of a health
+    signal and keeps a jump sharp, where the wider rolling mean of
+    :func:`~saturate.analysis.quantities.smoothing_window` would smear it."""
     w = max(3, y.size // 25)
     return pd.Series(y).rolling(w, center=True, min_periods=1).median().to_numpy(float)
 
@@ -135,9 +139,8 @@ def _linear_slope(c: np.ndarray, y: np.ndarray, conf: float) -> tuple[float, flo
     """Slope per unit of compute with a Newey-West interval: (value, lo, hi)."""
     if c.size < 6 or np.ptp(c) == 0:
         return math.nan, math.nan, math.nan
-    lags = max(1, int(4.0 * (c.size / 100.0) ** (2.0 / 9.0)))
     res = sm.OLS(y, sm.add_constant(c - c.mean())).fit(
-        cov_type="HAC", cov_kwds={"maxlags": lags}, use_t=True)
+        cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(c.size)}, use_t=True)
     lo, hi = res.conf_int(alpha=1.0 - conf)[1]
     return float(res.params[1]), float(lo), float(hi)
 
@@ -259,3 +262,22 @@ def instability_diagnostics(
                 out.append(d)
         out += gradient_conflict(curves, settings)
     return out
+
+
+register(
+    lambda given: instability_diagnostics(given.refs, given.settings),
+    kind("entropy_collapse", ("warning", "error"),
+         "the policy entropy fell to a small share of its start: the policy stopped exploring",
+         fields(start=NUM, end=NUM, ratio=NUM, fraction=NUM)),
+    kind("kl_blowup", ("warning", "error"),
+         "the KL to the reference multiplied within one doubling of compute and stayed up",
+         fields(base=NUM, jump_to=NUM, end=NUM, factor=NUM)),
+    kind("length_runaway", ("warning", "error"),
+         "the response length keeps growing while the reward stalls, or ever faster",
+         fields(start=NUM, end=NUM, ratio=NUM, accelerating=BOOL, reward_stalled=BOOL,
+                log_growth_per_doubling=EST)),
+    kind("gradient_conflict", "warning",
+         "task metrics that should move together move in opposite directions",
+         fields(family=STR, improving=mapping(EST), degrading=mapping(EST))),
+    order=40,
+)

@@ -1,13 +1,16 @@
 """Naming conventions that say what role a metric plays in an RL run.
 
-Names are split into lower-case tokens on anything that is not a letter or digit (and on camelCase),
-so ``train/reward``, ``critic/score/mean`` and ``rollout/rewardMean`` are all rewards.
+Names are split into lower-case tokens on anything that is not a letter, a digit or ``@`` (and on
+camelCase), so ``train/reward``, ``critic/score/mean`` and ``rollout/rewardMean`` are all rewards
+and ``pass@8`` stays one token.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+from saturate.analysis.direction import metric_tokens
 
 __all__ = [
     "tokens",
@@ -28,14 +31,12 @@ BENCHMARK_PREFIXES = frozenset(
      "validation", "test", "heldout", "held_out"}
 )
 _REWARD_WORDS = frozenset({"reward", "rewards", "return", "returns", "score", "scores"})
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SPLIT = re.compile(r"[^A-Za-z0-9@]+")
 _PASS = re.compile(r"^(?P<head>.*?)pass@(?P<k>\d+)(?P<tail>.*)$", re.IGNORECASE)
 
 
 def tokens(metric: str) -> list[str]:
-    """Lower-case word tokens of a metric name."""
-    return [t.lower() for t in _SPLIT.split(_CAMEL.sub("_", metric)) if t]
+    """Lower-case word tokens of a metric name (:func:`metric_tokens`, ``pass@k`` kept whole)."""
+    return metric_tokens(metric, keep="@")
 
 
 def _first(metric: str) -> str:

@@ -29,6 +29,18 @@ from saturate.diagnostics.base import (
     edge_level,
 )
 from saturate.diagnostics.naming import pass_at_k
+from saturate.diagnostics.registry import (
+    BOOL,
+    EST,
+    INT,
+    NUM,
+    STR,
+    array,
+    fields,
+    kind,
+    nullable,
+    register,
+)
 from saturate.results import Estimate
 
 __all__ = ["PassKChange", "change_from_start", "crossover_k", "passk_diagnostics"]
@@ -147,3 +159,14 @@ def _family(
             "pass_k_falls": falls,
         },
     )
+
+
+register(
+    lambda given: passk_diagnostics(given.refs, given.settings),
+    kind("sharpening", ("warning", "error"),
+         "pass@1 rises while pass@k at the largest k does not (error: it falls)",
+         fields(family=STR,
+                changes=array(fields(k=INT, metric=STR, first=NUM, last=NUM, delta=EST)),
+                crossover_k=nullable(INT), crossover_k_interpolated=NUM, pass_k_falls=BOOL)),
+    order=20,
+)

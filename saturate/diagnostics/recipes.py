@@ -25,7 +25,18 @@ from saturate.analysis.direction import signed
 from saturate.config import parse_forecast_at
 from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
-from saturate.results import Estimate, format_estimate, jsonable
+from saturate.diagnostics.registry import (
+    EST,
+    INT,
+    NUM,
+    STR,
+    array,
+    fields,
+    kind,
+    nullable,
+    register,
+)
+from saturate.results import VERDICTS, Estimate, format_estimate, jsonable
 
 __all__ = [
     "RecipeSummary",
@@ -252,3 +263,16 @@ def recipe_diagnostics(
                          "pair": p.to_dict()},
             ))
     return out
+
+
+_RECIPE = fields(label=STR, run_id=STR, n_seeds=INT, compute_last=NUM, value_last=NUM, A=EST,
+                 B=EST, asymptote=EST, verdict={"enum": list(VERDICTS)})
+_PAIR = fields(first=STR, second=STR, prob_first_better=array(fields(compute=NUM, prob=NUM)),
+               crossing=nullable(EST), crossing_share=NUM, leader_at_horizon=nullable(STR))
+register(
+    lambda given: recipe_diagnostics(given.refs, given.settings),
+    kind("recipe", "info",
+         "two recipes compared: asymptote A, efficiency B, P(beats), where their forecasts cross",
+         fields(group_by=STR, recipes=array(_RECIPE, minItems=2, maxItems=2), pair=_PAIR)),
+    order=50,
+)

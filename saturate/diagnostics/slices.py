@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, by_run
 from saturate.diagnostics.naming import slice_families
-from saturate.results import PASSING_VERDICTS
+from saturate.diagnostics.registry import EST, STR, array, fields, kind, mapping, register
+from saturate.results import PASSING_VERDICTS, VERDICTS
 
 __all__ = ["slice_diagnostics"]
 
@@ -73,3 +74,14 @@ def slice_diagnostics(
                 )
             )
     return out
+
+
+_DETAILS = fields(family=STR, verdicts=mapping({"enum": list(VERDICTS)}), scaling=array(STR),
+                  stopped=array(STR), inconclusive=array(STR), gain_per_doubling=mapping(EST))
+register(
+    lambda given: slice_diagnostics(given.refs, given.settings),
+    kind("slice_saturated", "warning",
+         "some slices of a family saturated or regress while others still scale", _DETAILS),
+    kind("slices", "info", "the slices of a family side by side, none saturated", _DETAILS),
+    order=30,
+)

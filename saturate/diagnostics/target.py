@@ -13,7 +13,7 @@ import fnmatch
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ import pandas as pd
 from saturate.analysis.direction import signed
 from saturate.constants import TARGET_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
+from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.results import Estimate, jsonable
 
 __all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diagnostics"]
@@ -156,3 +157,15 @@ def target_diagnostics(
             details=res.to_dict(),
         ))
     return out
+
+
+_DETAILS = fields(target=NUM, status={"enum": list(get_args(Status))}, compute=nullable(EST),
+                  share_reaching=NUM, asymptote=EST, horizon=NUM)
+register(
+    lambda given: target_diagnostics(given.refs, given.settings),
+    kind("target", "info", "the compute at which a curve reaches its --target, with an interval",
+         _DETAILS),
+    kind("target_unreachable", "warning",
+         "a --target out of reach: above the asymptote or beyond the horizon", _DETAILS),
+    order=60,
+)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import json
-from importlib import resources
 from typing import Any
 
 from saturate.report.rows import curves_and_settings
+from saturate.report.schema import build_schema
 from saturate.results import jsonable, verdict_counts
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
@@ -36,11 +35,7 @@ def render_json(analysis: Any, *, indent: int | None = 2) -> str:
     return json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-@functools.cache
-def _schema_text() -> str:
-    return resources.files("saturate.report").joinpath("schema.json").read_text(encoding="utf-8")
-
-
 def schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the document, as a fresh dict."""
-    return json.loads(_schema_text())
+    """The JSON Schema (draft 2020-12) of the document, as a fresh dict: ``schema.json`` with the
+    diagnostic kinds of the registry (see :mod:`saturate.report.schema`)."""
+    return build_schema()

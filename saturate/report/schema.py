@@ -1,0 +1,95 @@
+"""The JSON Schema of the report: ``schema.json`` beside this module, its diagnostics part (the
+kind enum, and per kind its severities and the schema of its ``details``) written from the
+diagnostics registry (:mod:`saturate.diagnostics.registry`).
+
+The report is validated against :func:`build_schema`: the committed file with the diagnostics part
+as the registry has it now (so a diagnostic registered at run time is in it). After adding or
+changing a diagnostic, rewrite the committed file with::
+
+    python -m saturate.report.schema
+
+(a test checks that the committed file is what this writes).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+__all__ = ["build_schema", "render_schema", "write_schema"]
+
+WIDTH = 100
+
+
+@functools.cache
+def _committed_text() -> str:
+    return resources.files("saturate.report").joinpath("schema.json").read_text(encoding="utf-8")
+
+
+def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``base`` (default: the committed ``schema.json``) with its diagnostics part rebuilt from
+    the registry; a fresh dict."""
+    from saturate.diagnostics.registry import kind_specs
+
+    doc = copy.deepcopy(base) if base is not None else json.loads(_committed_text())
+    diagnostic = doc["$defs"]["diagnostic"]
+    specs = kind_specs()
+    diagnostic["properties"]["kind"]["enum"] = [k.name for k in specs]
+    diagnostic["allOf"] = [
+        {
+            "if": {"properties": {"kind": {"const": k.name}}, "required": ["kind"]},
+            "then": {
+                "description": k.help,
+                "properties": {"severity": {"enum": list(k.severities)},
+                               "details": copy.deepcopy(dict(k.details))},
+            },
+        }
+        for k in specs
+    ]
+    return doc
+
+
+def render_schema(doc: dict[str, Any], width: int = WIDTH) -> str:
+    """``doc`` as JSON text: objects and arrays that fit in ``width`` columns on one line, lists of
+    words filled line by line."""
+    return _dump(doc, 0, 0, width) + "\n"
+
+
+def _dump(x: Any, indent: int, column: int, width: int) -> str:
+    flat = json.dumps(x, ensure_ascii=False)
+    if not isinstance(x, (dict, list)) or not x or column + len(flat) < width:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(x, dict):
+        items = []
+        for k, v in x.items():
+            key = json.dumps(k, ensure_ascii=False) + ": "
+            items.append(pad + key + _dump(v, indent + 2, indent + 2 + len(key), width))
+    elif all(not isinstance(v, (dict, list)) for v in x):
+        # A list of words: as many to a line as fit.
+        lines = [pad]
+        for word in (json.dumps(v, ensure_ascii=False) for v in x):
+            if lines[-1] != pad and len(lines[-1]) + len(word) + 2 > width:
+                lines.append(pad)
+            lines[-1] += word + ", "
+        return "[\n" + "\n".join(ln.rstrip() for ln in lines)[:-1] + "\n" + " " * indent + "]"
+    else:
+        items = [pad + _dump(v, indent + 2, indent + 2, width) for v in x]
+    brackets = "{}" if isinstance(x, dict) else "[]"
+    return brackets[0] + "\n" + ",\n".join(items) + "\n" + " " * indent + brackets[1]
+
+
+def write_schema(path: str | Path | None = None) -> Path:
+    """Write :func:`build_schema` over the committed file to ``path`` (default: that file)."""
+    target = Path(path) if path is not None else Path(__file__).with_name("schema.json")
+    target.write_text(render_schema(build_schema()), encoding="utf-8")
+    return target
+
+
+if __name__ == "__main__":
+    print(f"wrote {write_schema(sys.argv[1] if len(sys.argv) > 1 else None)}")
