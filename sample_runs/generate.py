@@ -149,6 +149,7 @@ class MetricSpec:
     noise: Reward | Binomial
     every: int
     first: int | None = None  # first logged step (default: ``every``)
+    better: str | None = "higher"  # None: a health metric (entropy, KL), not an objective
 
 
 @dataclass(frozen=True)
@@ -436,9 +437,9 @@ def scenarios(rng: np.random.Generator) -> list[Scenario]:
             MetricSpec("eval/math500/accuracy", sigmoid(0.38, 0.56, 0.06 * c_end, 2.5),
                        math500, every=20),
             MetricSpec("actor/entropy", exp_decay(0.004, 0.65, 0.12 * c_end),
-                       Reward(0.08, 0.7, lo=0.0, hi=10.0, log_scale=True), every=2),
+                       Reward(0.08, 0.7, lo=0.0, hi=10.0, log_scale=True), every=2, better=None),
             MetricSpec("actor/kl", kl_blowup(0.02, 0.0005, 9.0, c_end),
-                       Reward(0.10, 0.7, lo=0.0, hi=100.0, log_scale=True), every=2),
+                       Reward(0.10, 0.7, lo=0.0, hi=100.0, log_scale=True), every=2, better=None),
         ),
     ),)
     out.append(Scenario("09_entropy_collapse.jsonl", "qwen2.5-7b-grpo-instability", runs))
@@ -584,13 +585,19 @@ def generate(out: Path, seed: int = SEED) -> list[Path]:
 
 
 def truth(seed: int = SEED) -> list[dict[str, object]]:
-    """Per (run, metric): the noiseless curve's gain over the next doubling, ROI and range."""
+    """Per (run, metric): the noiseless curve's gain over the next doubling, ROI and range.
+
+    Also which way is better (``None`` for a health metric such as entropy or KL), the observed
+    range, and how far the end lies below the best value over the observed points (a collapse or
+    a fall-back shows there, where the next doubling may gain nothing either way).
+    """
     rng = np.random.default_rng(seed)
     rows = []
     for sc in scenarios(rng):
         for spec in sc.runs:
             compute = gpu_hours(rng, spec)
-            means: dict[str, tuple[Mean, int]] = {m.name: (m.mean, m.every) for m in spec.metrics}
+            means: dict[str, tuple[Mean, int, str | None]] = {
+                m.name: (m.mean, m.every, m.better) for m in spec.metrics}
             for m in spec.metrics:
                 sample_metric(rng, m, compute, spec.n_steps)  # keep the stream in step
             if spec.passk is not None:
@@ -600,8 +607,8 @@ def truth(seed: int = SEED) -> list[dict[str, object]]:
                 for k in pk.ks:
                     means[f"{pk.prefix}/pass@{k}"] = (
                         lambda c, k=k, z=z, pk=pk: passk_truth(pk, z, np.atleast_1d(c), k),
-                        pk.every)
-            for name, (f, every) in means.items():
+                        pk.every, "higher")
+            for name, (f, every, better) in means.items():
                 steps = logged_steps(every, spec.n_steps)
                 c = compute[steps - 1]
                 y = np.asarray(f(c), float)
@@ -614,12 +621,15 @@ def truth(seed: int = SEED) -> list[dict[str, object]]:
                 roi = (math.log(abs(d[0] - r0) + 1e-12) - math.log(abs(d[1] - r0) + 1e-12)) / (
                     math.log(1 + eps) - math.log(1 - eps))
                 rng_obs = float(y.max() - y.min())
+                below_best = (None if better is None else round(
+                    y_last - float(y.min()) if better == "lower" else float(y.max()) - y_last, 5))
                 rows.append({"file": sc.file, "run": spec.run, "metric": name,
                              "points": len(steps), "compute_last": round(float(c_last), 1),
                              "first": round(float(y[0]), 3), "last": round(y_last, 3),
                              "gain_next_doubling": round(gain, 4),
                              "gain_over_3pct_range": round(gain / (0.03 * rng_obs), 2),
-                             "roi_end": round(roi, 2)})
+                             "roi_end": round(roi, 2), "better": better,
+                             "range": round(rng_obs, 5), "below_best": below_best})
     return rows
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from realdata import realcurves_path
 from scipy.optimize import brentq
 
 from saturate.analysis import (
@@ -404,17 +404,11 @@ def test_gradual_decline_is_regressing_without_a_collapse() -> None:
     assert res.stop_point is None  # it never gained the threshold, so it cannot stop gaining it
 
 
-# ---- real curves (skipped when the shared data is absent) ----------------------------------------
-
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
-needs_real = pytest.mark.skipif(
-    not (REAL / "dopamine" / "dopamine_baselines_long.csv.gz").exists(),
-    reason=f"shared real curves not found at {REAL}",
-)
+# ---- real curves (vendored under tests/data/realcurves) -----------------------------------------
 
 
 def _dopamine(game: str, agent: str) -> pd.DataFrame:
-    df = pd.read_csv(REAL / "dopamine" / "dopamine_baselines_long.csv.gz")
+    df = pd.read_csv(realcurves_path("dopamine", "dopamine_baselines_long.csv.gz"))
     d = df[(df["game"] == game) & (df["variant"] == "legacy_tf") & (df["agent"] == agent)]
     return tidy(
         pd.DataFrame(
@@ -431,7 +425,6 @@ def _dopamine(game: str, agent: str) -> pd.DataFrame:
     )
 
 
-@needs_real
 def test_real_pong_plateau_is_saturated_and_breakout_decline_is_regressing() -> None:
     settings = AnalysisSettings(group_by="agent", n_boot=60)
     (pong,) = analyze_table(_dopamine("pong", "Rainbow"), settings)

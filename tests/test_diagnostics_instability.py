@@ -1,11 +1,9 @@
 """Entropy collapse, KL blow-up, length runaway, gradient conflict; pass@k sharpening."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-import pytest
 from diag_helpers import ar1, ref
+from realdata import realcurves_path
 
 from saturate.diagnostics import DiagnosticSettings
 from saturate.diagnostics.instability import (
@@ -19,7 +17,6 @@ from saturate.diagnostics.passk import crossover_k, passk_diagnostics
 
 S = DiagnosticSettings()
 C = np.linspace(5, 1000, 250)
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
 
 
 def test_entropy_collapse_and_a_healthy_decline():
@@ -99,12 +96,10 @@ def test_crossover_k_interpolates_in_log_k():
     assert crossover_k(ch[:2]) == (None, None)
 
 
-@pytest.mark.skipif(not (REAL / "verl_llm_ppo").is_dir(), reason="real curves not available "
-                    "(../shared/data/realcurves/verl_llm_ppo)")
 def test_real_verl_ppo_runs():
     """Qwen2.5-0.5B PPO's entropy falls to ~11% of its start (a collapse, and its GSM8K score
     plateaus); gemma keeps 35% of it. KL grows steadily and lengths shrink in all three: no flags."""
-    df = pd.read_csv(REAL / "verl_llm_ppo" / "verl_gsm8k_ppo_metrics_long.csv")
+    df = pd.read_csv(realcurves_path("verl_llm_ppo", "verl_gsm8k_ppo_metrics_long.csv.gz"))
     refs = [ref(m, g["step"].to_numpy(float) + 1, g["value"].to_numpy(float), run=log)
             for (log, m), g in df.sort_values("step").groupby(["log", "metric"])]
     found = instability_diagnostics(refs, S)

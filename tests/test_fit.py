@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import pickle
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from realdata import realcurves_path
 
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SettingsError
 from saturate.fit import CurveFit, FitSettings, fit_curve
 
-REALCURVES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "realcurves"
 FAST = FitSettings(n_boot=60)
 
 
@@ -334,9 +333,7 @@ PUBLISHED_RMSLE = 0.010916  # Caballero et al.'s own fit (reproduced from their 
 
 
 def test_bnsl_four_digit_addition_forecast():
-    path = REALCURVES / "bnsl" / "four_digit_addition_dataset_size.csv"
-    if not path.exists():
-        pytest.skip(f"shared real curves not found at {path}")
+    path = realcurves_path("bnsl", "four_digit_addition_dataset_size.csv")
     data = np.genfromtxt(path, delimiter=",", skip_header=1, usecols=(0, 1))
     x, y = data[:, 0], data[:, 1]
     fit = fit_curve(x[:14], y[:14], direction="lower")

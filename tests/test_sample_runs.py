@@ -1,7 +1,10 @@
-"""sample_runs/: reproducible from its generator, documented curve by curve, verdicts as documented.
+"""sample_runs/: reproducible from its generator, documented curve by curve, and every curve gets
+the verdict its generator's truth calls for.
 
-The expected verdicts are read from the table in ``sample_runs/README.md``, so the documentation
-and the test cannot drift apart.
+What each curve should get is derived from ``sample_runs/generate.py``'s noiseless truth by
+:func:`truth_verdict`, except where the documented noise calls (:data:`NOISE_CALLS`) say the honest
+answer from the noisy samples is another one. The table in ``sample_runs/README.md`` must agree
+with both, so the documentation cannot drift from the data either.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 import pytest
 
 import saturate
+from saturate.analysis import KNEE_ROI, AnalysisSettings, parse_min_gain
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
@@ -36,16 +40,81 @@ def _documented() -> list[dict[str, str]]:
     return rows
 
 
-DOCUMENTED = _documented()
-ASSERTED = [r for r in DOCUMENTED if r["verdict"] != "-"]
-
-
 def _generator():
     spec = importlib.util.spec_from_file_location("sample_runs_generate", SAMPLES / "generate.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
     spec.loader.exec_module(module)
     return module
+
+
+DOCUMENTED = _documented()
+GENERATOR = _generator()
+TRUTH = GENERATOR.truth()
+
+
+# ---- what each curve should get -------------------------------------------------------------
+
+_share, _is_percent = parse_min_gain(AnalysisSettings().min_gain)
+assert _is_percent, "the truth below assumes the default threshold is a share of the range"
+MIN_GAIN_SHARE = _share / 100.0  # saturate's default threshold, per doubling of compute
+
+
+def truth_verdict(row: dict) -> tuple[str | None, str]:
+    """The verdict the noiseless curve calls for at the end of its run, and why.
+
+    ``row`` is one row of ``generate.truth()``. The threshold is saturate's default: a share
+    (3%) of the curve's observed range, per doubling of compute.
+
+    * ``None``: a health metric (entropy, KL: neither higher nor lower is better) gets no verdict;
+    * ``regressing``: the curve ends below its best by more than the threshold (a collapse, a
+      fall back), or the next doubling loses more than the threshold;
+    * ``saturated``: the next doubling gains less than the threshold;
+    * ``slowing``: it gains more, but the curve is past its knee (ROI, the elasticity
+      ``d ln(f - R0) / d ln C`` at the end, below ``KNEE_ROI``);
+    * ``scaling``: it gains more, before the knee.
+    """
+    if row["better"] is None:
+        return None, "a health metric, not an objective"
+    threshold = MIN_GAIN_SHARE * row["range"]
+    gain, below, roi = row["gain_next_doubling"], row["below_best"], row["roi_end"]
+    said = f"gain {gain:+.4g} per doubling vs threshold {threshold:.3g}"
+    if below > threshold:
+        return "regressing", f"ends {below:.3g} below its best (threshold {threshold:.3g})"
+    if gain < -threshold:
+        return "regressing", said
+    if gain < threshold:
+        return "saturated", said
+    if roi < KNEE_ROI:
+        return "slowing", f"{said}, ROI {roi} < {KNEE_ROI} (past the knee)"
+    return "scaling", f"{said}, ROI {roi} >= {KNEE_ROI} (before the knee)"
+
+
+NOISE_CALLS: dict[tuple[str, str], tuple[str, str]] = {
+    # (run, metric): (the honest verdict from the noisy samples, why it differs from the truth's)
+    ("qwen2.5-1.5b-grpo-smoketest", "train/reward"): (
+        "inconclusive",
+        "a smoke test: 16 reward points with a small batch (sd 0.07) over 24 GPU-hours; the "
+        "noiseless curve gains ~20x the threshold, but the interval of the measured gain "
+        "straddles the threshold, so nobody can tell yet"),
+    ("qwen2.5-1.5b-grpo-smoketest", "eval/gsm8k/accuracy"): (
+        "inconclusive",
+        "4 evaluations: fewer points than a law or a trend test needs (min_points 6)"),
+}
+
+KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
+    # (run, metric): why today's analysis does not give the verdict the truth calls for.
+    # Each is an expected failure (strict), so a fix shows up as an unexpected pass.
+}
+
+
+def expected_verdict(row: dict) -> tuple[str | None, str]:
+    """The verdict ``saturate analyze sample_runs/`` owes a curve: a noise call, else the truth's."""
+    return NOISE_CALLS.get((row["run"], row["metric"])) or truth_verdict(row)
+
+
+EXPECTED = [(row, *expected_verdict(row)) for row in TRUTH]
+ASSERTED = [(row, v, why) for row, v, why in EXPECTED if v is not None]
 
 
 def _data_files(root: Path) -> dict[str, bytes]:
@@ -80,13 +149,13 @@ def test_readme_table_is_well_formed():
     assert len(DOCUMENTED) >= 30
     assert {r["verdict"] for r in DOCUMENTED} <= VERDICTS
     # Every verdict is shown by at least one scenario.
-    assert {r["verdict"] for r in ASSERTED} == VERDICTS - {"-"}
+    assert {r["verdict"] for r in DOCUMENTED if r["verdict"] != "-"} == VERDICTS - {"-"}
     for r in DOCUMENTED:
         assert (SAMPLES / r["file"]).exists(), r
 
 
 def test_generator_reproduces_every_file_byte_for_byte(tmp_path):
-    written = _generator().generate(tmp_path)
+    written = GENERATOR.generate(tmp_path)
     assert {p.relative_to(tmp_path).as_posix().split("/")[0] for p in written} == {
         r["file"].split("/")[0] for r in DOCUMENTED
     }
@@ -147,17 +216,51 @@ def test_curves_look_like_rl_logs(tables):
     assert 18 <= last["20x"] / last["1x"] <= 24
 
 
-@pytest.mark.parametrize(
-    "row", ASSERTED, ids=[f"{r['run']}|{r['metric']}" for r in ASSERTED]
-)
-def test_documented_verdict(analysis, row):
-    curves = [
-        c for c in analysis.curves
-        if fnmatch.fnmatchcase(c.run, row["run"]) and c.metric == row["metric"]
-    ]
-    assert curves, f"no analysed curve for {row}"
-    wrong = {c.run: (c.verdict, "; ".join(c.reasons)) for c in curves if c.verdict != row["verdict"]}
-    assert not wrong, f"expected {row['verdict']}: {wrong}"
+def _verdict_param(row: dict, verdict: str, why: str):
+    key = (row["run"], row["metric"])
+    marks = ([pytest.mark.xfail(reason=KNOWN_DISAGREEMENTS[key], strict=True)]
+             if key in KNOWN_DISAGREEMENTS else [])
+    return pytest.param(row, verdict, why, marks=marks, id=f"{row['run']}|{row['metric']}")
+
+
+@pytest.mark.parametrize("row, verdict, why", [_verdict_param(*e) for e in ASSERTED])
+def test_verdict_is_the_one_the_truth_calls_for(analysis, row, verdict, why):
+    curves = [c for c in analysis.curves if c.run == row["run"] and c.metric == row["metric"]]
+    assert len(curves) == 1, f"{len(curves)} analysed curves for {row['run']} / {row['metric']}"
+    (c,) = curves
+    assert c.verdict == verdict, (
+        f"expected {verdict} ({why}), got {c.verdict}: {'; '.join(c.reasons)}")
+
+
+def test_the_truth_calls_for_every_verdict_and_the_noise_calls_are_real():
+    assert {v for _, v, _ in ASSERTED} == VERDICTS - {"-"}
+    truth = {(r["run"], r["metric"]): truth_verdict(r)[0] for r in TRUTH}
+    assert len(truth) == len(TRUTH), "a (run, metric) appears twice in the truth"
+    for key, (verdict, why) in NOISE_CALLS.items():
+        assert key in truth, f"noise call for a curve the generator does not write: {key}"
+        assert verdict != truth[key], f"{key}: the noise call repeats the truth"
+        assert why.strip(), key
+    assert set(KNOWN_DISAGREEMENTS) <= set(truth)
+
+
+def _in_row(truth_row: dict, readme_row: dict[str, str]) -> bool:
+    """Whether a README row (file, run glob, metric) covers a curve of the truth."""
+    return (truth_row["file"].split("/")[0] == readme_row["file"].split("/")[0]
+            and fnmatch.fnmatchcase(truth_row["run"], readme_row["run"])
+            and truth_row["metric"] == readme_row["metric"])
+
+
+def test_readme_table_agrees_with_the_truth():
+    """Each row of README's table says what the truth (and the noise calls) say for its curves,
+    and every curve the generator writes is in exactly one row."""
+    for r in DOCUMENTED:
+        matched = [(row, v) for row, v, _ in EXPECTED if _in_row(row, r)]
+        assert matched, f"README row matches no generated curve: {r}"
+        wrong = {row["run"]: v or "-" for row, v in matched if (v or "-") != r["verdict"]}
+        assert not wrong, f"README says {r['verdict']} for {r['run']} / {r['metric']}: {wrong}"
+    for row in TRUTH:
+        rows = [r for r in DOCUMENTED if _in_row(row, r)]
+        assert len(rows) == 1, f"{row['run']} / {row['metric']} is in {len(rows)} README rows"
 
 
 def test_collapse_is_located(analysis):

@@ -1,0 +1,267 @@
+"""Figures of analysed curves.
+
+* :func:`plot_curve`: the observed points, the fitted curve over the observed range, the forecast
+  beyond it with its interval band, the asymptote, the knee and the stop point, on a log compute axis.
+* :func:`plot_gain`: the marginal gain per doubling of compute: the fitted one, the one measured
+  between successive doublings of the data, and the threshold.
+* :func:`curve_figure` (both side by side), :func:`plot_analysis` (both for every selected curve)
+  and :func:`sparkline_figure` (a thumbnail for a table cell).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from saturate.errors import InputError
+from saturate.report.plots.style import (
+    BAND,
+    FIT,
+    POINTS,
+    VERDICT_COLORS,
+    axes_or_new,
+    confidence_of,
+    curves_of,
+    fmt,
+    forecast_end,
+    interval,
+    new_figure,
+    observed,
+    predict,
+    select,
+    short,
+)
+from saturate.results import CurveAnalysis
+
+MAX_CURVES_PER_FIGURE = 24
+
+
+def _asymptote(ax: Axes, curve: CurveAnalysis) -> None:
+    """The asymptote line; one far off the data would squash the curve, so it is noted instead."""
+    a = curve.asymptote
+    if a is None or not math.isfinite(a.value):
+        return
+    label = f"asymptote {fmt(a.value)}" + ("" if a.identified else " (not identified)")
+    lo, hi = ax.get_ylim() if ax.has_data() else (a.value, a.value)
+    span = hi - lo
+    if ax.has_data() and span > 0 and not (lo - span <= a.value <= hi + span):
+        above = a.value > hi
+        ax.annotate(f"{label} {'above' if above else 'below'}, off scale",
+                    xy=(0.01, 0.98 if above else 0.02), xycoords="axes fraction",
+                    ha="left", va="top" if above else "bottom", fontsize=7, color="#55a868")
+        return
+    ax.axhline(a.value, ls="-." if a.identified else ":", color="#55a868", lw=1.3, label=label)
+    in_view = span <= 0 or (a.lo >= lo - span and a.hi <= hi + span)
+    if a.identified and math.isfinite(a.lo) and math.isfinite(a.hi) and in_view:
+        ax.axhspan(a.lo, a.hi, color="#55a868", alpha=0.08, lw=0)
+
+
+def _fit_and_forecast(ax: Axes, curve: CurveAnalysis, c: np.ndarray, confidence: float) -> bool:
+    """The fit over the observed range, the forecast beyond it and their interval band; says
+    whether a fit line was drawn."""
+    fit = curve.fit
+    if fit is None or not c.size or c[0] <= 0 or c[-1] <= 0:
+        return False
+    first, last = c[0], c[-1]
+    inside = np.geomspace(first, last, 160) if last > first else np.array([last])
+    beyond = np.geomspace(last, forecast_end(curve, last), 80)
+    band = interval(fit, np.concatenate([inside, beyond]), confidence)
+    p_in, p_out = predict(fit, inside), predict(fit, beyond)
+    if band is not None:
+        lo, hi = band
+        n = inside.size
+        ax.fill_between(inside, lo[:n], hi[:n], color=BAND, alpha=0.12, lw=0)
+        ax.fill_between(beyond, lo[n:], hi[n:], color=BAND, alpha=0.25, lw=0,
+                        label=f"{confidence:.0%} interval")
+    if p_in is not None:
+        ax.plot(inside, p_in, "-", color=FIT, lw=1.8, label="fit", zorder=4)
+    if p_out is not None:
+        ax.plot(beyond, p_out, "--", color=FIT, lw=1.6, label="forecast", zorder=4)
+    return p_in is not None
+
+
+def _marks(ax: Axes, curve: CurveAnalysis) -> None:
+    """The forecasts asked for, the asymptote, the knee, the stop point and the collapse."""
+    for f in curve.forecast:
+        if f.compute and f.compute > 0 and math.isfinite(f.value):
+            err = None
+            if math.isfinite(f.lo) and math.isfinite(f.hi):
+                err = [[max(f.value - f.lo, 0.0)], [max(f.hi - f.value, 0.0)]]
+            ax.errorbar([f.compute], [f.value], yerr=err, fmt="D", ms=5, color="#dd8452",
+                        capsize=3, zorder=5)
+            ax.annotate(str(f.at), (f.compute, f.value), textcoords="offset points",
+                        xytext=(5, 5), fontsize=8, color="#dd8452")
+    _asymptote(ax, curve)
+    if curve.knee is not None and math.isfinite(curve.knee) and curve.knee > 0:
+        ax.axvline(curve.knee, color="#c44e52", ls=":", lw=1.3, label=f"knee {fmt(curve.knee)}")
+    sp = curve.stop_point
+    if sp is not None and math.isfinite(sp.value) and sp.value > 0:
+        ax.axvline(sp.value, color="#8172b3", ls="--", lw=1.3, label=f"stop point {fmt(sp.value)}")
+        if math.isfinite(sp.lo) and math.isfinite(sp.hi) and sp.hi > sp.lo > 0:
+            ax.axvspan(sp.lo, sp.hi, color="#8172b3", alpha=0.08, lw=0)
+    col = curve.collapse
+    if col is not None and col.compute > 0:
+        ax.axvline(col.compute, color="#8250df", lw=1.0, alpha=0.7, label="collapse")
+
+
+def plot_curve(
+    curve: CurveAnalysis,
+    ax: Axes | None = None,
+    *,
+    confidence: float = 0.9,
+    title: bool = True,
+    legend: bool = True,
+) -> Axes:
+    """The curve with its fit, forecast band, asymptote, knee and stop point (log compute axis).
+
+    Works without a fit (``curve.fit is None``): then only the points and the marks the analysis
+    found are drawn, and the title says there is no fit.
+    """
+    ax = axes_or_new(ax)
+    c, y = observed(curve)
+    if c.size:
+        ax.plot(c, y, "o", ms=3.5, color=POINTS, alpha=0.75, mec="none", label="observed", zorder=3)
+    drew_fit = _fit_and_forecast(ax, curve, c, confidence)
+    _marks(ax, curve)
+    if c.size or drew_fit:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{curve.compute_name} (log scale)")
+    ax.set_ylabel(f"{short(curve.metric, 40)} ({curve.direction} is better)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.grid(True, which="minor", alpha=0.08)
+    if title:
+        note = "" if curve.fit is not None else " (no fit)"
+        ax.set_title(f"{short(curve.run, 40)} / {short(curve.metric, 40)}: {curve.verdict}{note}",
+                     fontsize=10, color=VERDICT_COLORS.get(curve.verdict, "black"), loc="left")
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best", framealpha=0.8)
+    return ax
+
+
+def _measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
+    """Gain per doubling measured from the data: mean of each octave of compute minus the previous.
+
+    Octaves are ``[2^k, 2^(k+1))`` of compute relative to the first point; each gain is placed at the
+    geometric centre between the two octaves' mean computes. Larger-is-better scale.
+    """
+    if c.size < 4:
+        return np.empty(0), np.empty(0)
+    k = np.floor(np.log2(c / c[0])).astype(int)
+    octaves = np.unique(k)
+    mc = np.array([np.exp(np.mean(np.log(c[k == o]))) for o in octaves])
+    my = np.array([np.mean(y[k == o]) for o in octaves])
+    if direction == "lower":
+        my = -my
+    steps = np.diff(octaves)
+    gain = np.diff(my) / steps  # a gap of two octaves is two doublings
+    at = np.sqrt(mc[1:] * mc[:-1])
+    return at, gain
+
+
+def plot_gain(
+    curve: CurveAnalysis,
+    ax: Axes | None = None,
+    *,
+    title: bool = True,
+    legend: bool = True,
+) -> Axes:
+    """Marginal gain per doubling of compute, ``f(2c) - f(c)`` (better-is-positive), against compute.
+
+    Shows the fitted gain over the observed range and beyond, the gain measured between octaves of
+    the data, the analysis's gain at the last compute with its interval, the threshold and zero.
+    """
+    ax = axes_or_new(ax)
+    c, y = observed(curve)
+    sign = -1.0 if curve.direction == "lower" else 1.0
+    last = c[-1] if c.size else curve.compute_last
+    first = c[0] if c.size else curve.compute_first
+    if curve.fit is not None and c.size and first > 0 and last > 0:
+        horizon = forecast_end(curve, last)
+        grid = np.geomspace(first, horizon, 200)
+        p1, p2 = predict(curve.fit, grid), predict(curve.fit, 2 * grid)
+        if p1 is not None and p2 is not None:
+            g = sign * (p2 - p1)
+            inside = grid <= last
+            ax.plot(grid[inside], g[inside], "-", color=FIT, lw=1.8, label="fitted gain")
+            ax.plot(grid[~inside], g[~inside], "--", color=FIT, lw=1.6, label="forecast gain")
+    at, gain = _measured_gains(c, y, curve.direction)
+    if at.size:
+        ax.plot(at, gain, "s", ms=4, color=POINTS, alpha=0.8, label="measured (octave means)")
+    e = curve.gain_per_doubling
+    if e is not None and math.isfinite(e.value) and last > 0:
+        err = None
+        if math.isfinite(e.lo) and math.isfinite(e.hi):
+            err = [[max(e.value - e.lo, 0.0)], [max(e.hi - e.value, 0.0)]]
+        ax.errorbar([last], [e.value], yerr=err, fmt="o", ms=6, capsize=4,
+                    color=VERDICT_COLORS.get(curve.verdict, "black"), zorder=5,
+                    label=f"gain at last compute {fmt(e.value)}")
+    if math.isfinite(curve.threshold):
+        ax.axhline(curve.threshold, color="#cf222e", ls="--", lw=1.2,
+                   label=f"threshold {fmt(curve.threshold)}")
+    ax.axhline(0.0, color="grey", lw=0.8)
+    if c.size or (math.isfinite(last) and last > 0):
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{curve.compute_name} (log scale)")
+    ax.set_ylabel("gain per doubling")
+    ax.grid(True, which="major", alpha=0.3)
+    if title:
+        ax.set_title("marginal gain per doubling of compute", fontsize=10, loc="left")
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="best", framealpha=0.8)
+    return ax
+
+
+def curve_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:
+    """One figure per curve: the curve (left) and its gain per doubling (right)."""
+    fig = new_figure((11.0, 3.9), layout=None)
+    fig.subplots_adjust(left=0.065, right=0.99, bottom=0.13, top=0.92, wspace=0.2)
+    left, right = fig.subplots(1, 2, width_ratios=[1.25, 1])
+    plot_curve(curve, left, confidence=confidence)
+    plot_gain(curve, right)
+    return fig
+
+
+def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None) -> Figure:
+    """A figure with one row per selected curve: curve plot and gain plot side by side.
+
+    ``run`` and ``metric`` are glob patterns (run name or id). At most
+    :data:`MAX_CURVES_PER_FIGURE` rows are drawn; a warning says when some were left out.
+    """
+    curves = select(curves_of(analysis), run, metric)
+    if not curves:
+        raise InputError(f"no analysed curve matches run={run!r}, metric={metric!r}")
+    if len(curves) > MAX_CURVES_PER_FIGURE:
+        warnings.warn(
+            f"plotting the first {MAX_CURVES_PER_FIGURE} of {len(curves)} curves; "
+            "narrow the selection with run= or metric=",
+            UserWarning,
+            stacklevel=2,
+        )
+        curves = curves[:MAX_CURVES_PER_FIGURE]
+    confidence = confidence_of(analysis)
+    fig = Figure(figsize=(11.0, 3.6 * len(curves)), layout="constrained")
+    axes = fig.subplots(len(curves), 2, squeeze=False, width_ratios=[1.25, 1])
+    for (left, right), curve in zip(axes, curves, strict=True):
+        plot_curve(curve, left, confidence=confidence)
+        plot_gain(curve, right, title=False)
+    return fig
+
+
+def sparkline_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:
+    """A small figure for a table cell: points, fit and forecast band, no labels."""
+    fig = new_figure((2.4, 0.95), layout=None)
+    fig.subplots_adjust(left=0.13, right=0.98, bottom=0.2, top=0.95)
+    ax = fig.add_subplot()
+    plot_curve(curve, ax, confidence=confidence, title=False, legend=False)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.tick_params(labelsize=5, length=2, pad=1)
+    ax.grid(False)
+    for line in ax.get_lines():
+        line.set_markersize(min(line.get_markersize(), 2.0))
+    return fig

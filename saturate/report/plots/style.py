@@ -1,0 +1,106 @@
+"""What every figure shares: colours, sizes, a pyplot-free ``Figure``, short labels, and the
+numbers a figure reads from an analysed curve (observed points, predictions, intervals)."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from saturate.results import CurveAnalysis
+
+VERDICT_COLORS: dict[str, str] = {
+    "scaling": "#1a7f37",
+    "slowing": "#b08800",
+    "saturated": "#cf222e",
+    "regressing": "#8250df",
+    "inconclusive": "#6e7781",
+}
+POINTS = "#4c72b0"
+FIT = "#222222"
+BAND = "#4c72b0"
+FORECAST_SPAN = 4.0  # forecast drawn to this multiple of the last compute when none is asked
+SIZE = (6.4, 3.8)
+
+
+def new_figure(figsize: tuple[float, float] = SIZE, layout: str | None = "constrained") -> Figure:
+    """A Figure not registered with pyplot: nothing to close, no leak when many are drawn."""
+    # Figures drawn by the dozen use fixed margins: constrained layout doubles the drawing time.
+    return Figure(figsize=figsize, layout=layout)
+
+
+def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = SIZE) -> Axes:
+    return ax if ax is not None else new_figure(figsize).add_subplot()
+
+
+def short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def observed(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray]:
+    """Observed (compute, value) with compute > 0 (the log axis cannot show the rest)."""
+    if curve.points is None or len(curve.points) == 0:
+        return np.empty(0), np.empty(0)
+    c = np.asarray(curve.points["compute"], dtype=float)
+    y = np.asarray(curve.points["value"], dtype=float)
+    keep = np.isfinite(c) & np.isfinite(y) & (c > 0)
+    order = np.argsort(c[keep], kind="stable")
+    return c[keep][order], y[keep][order]
+
+
+def predict(fit: Any, grid: np.ndarray) -> np.ndarray | None:
+    """The fit's prediction on ``grid``, or ``None`` when it has none worth drawing."""
+    if fit is None or grid.size == 0:
+        return None
+    p = np.asarray(fit.predict(grid), dtype=float).reshape(-1)
+    return p if p.shape == grid.shape and np.isfinite(p).any() else None
+
+
+def interval(fit: Any, grid: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fit's (lo, hi) band on ``grid``, or ``None`` when it has none worth drawing."""
+    if fit is None or grid.size == 0 or not hasattr(fit, "interval"):
+        return None
+    lo, hi = fit.interval(grid, confidence)
+    lo = np.asarray(lo, dtype=float).reshape(-1)
+    hi = np.asarray(hi, dtype=float).reshape(-1)
+    if lo.shape != grid.shape or hi.shape != grid.shape or not np.isfinite(lo).any():
+        return None
+    return lo, hi
+
+
+def forecast_end(curve: CurveAnalysis, last: float) -> float:
+    """Where the forecast line ends: the furthest forecast asked for, else 4x the last compute."""
+    ats = [f.compute for f in curve.forecast if f.compute and math.isfinite(f.compute)]
+    return max([last * FORECAST_SPAN if not ats else last * 1.05, *ats])
+
+
+def curves_of(analysis: Any) -> tuple[CurveAnalysis, ...]:
+    """The curves of an analysis, a sequence of curves, or one curve."""
+    if isinstance(analysis, CurveAnalysis):
+        return (analysis,)
+    return tuple(getattr(analysis, "curves", analysis))
+
+
+def confidence_of(analysis: Any) -> float:
+    """The confidence the analysis was run at (0.9 when it does not say)."""
+    settings = getattr(analysis, "settings", None) or {}
+    level = settings.get("confidence") if isinstance(settings, dict) else None
+    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.9
+
+
+def select(curves: Sequence[CurveAnalysis], run: str | None, metric: str | None) -> list:
+    """The curves whose run (name or id) and metric match the glob patterns (``None``: any)."""
+
+    def ok(value: str, pattern: str | None) -> bool:
+        return pattern is None or fnmatch.fnmatchcase(value, pattern)
+
+    return [c for c in curves if (ok(c.run, run) or ok(c.run_id, run)) and ok(c.metric, metric)]
