@@ -270,16 +270,9 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
 
 
 def _fit(c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings) -> Any:
-    from saturate.fit import FitSettings, fit_curve
+    from saturate.fit import fit_curve
 
-    kwargs: dict[str, Any] = {
-        "n_boot": int(settings.n_boot),
-        "confidence": settings.confidence,
-        "seed": int(settings.seed),
-    }
-    if settings.laws is not None:
-        kwargs["laws"] = tuple(settings.laws)
-    return fit_curve(c, y, direction=direction, settings=FitSettings(**kwargs))
+    return fit_curve(c, y, direction=direction, settings=settings.fit_settings())
 
 
 def analyze_table(

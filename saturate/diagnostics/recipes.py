@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from saturate.analysis.direction import signed
-from saturate.config import parse_forecast_at
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.results import Estimate, format_estimate, jsonable
+from saturate.validation import resolve_at
 
 __all__ = [
     "RecipeSummary",
@@ -174,8 +174,7 @@ def _label(ref: CurveRef) -> tuple[str, int]:
 
 
 def _at(spec: str | float, last: float) -> float:
-    v = parse_forecast_at(spec, "compare_at")
-    return float(v[:-1]) * last if isinstance(v, str) else float(v)
+    return resolve_at(spec, last, "compare_at")
 
 
 def compare_recipes(
