@@ -35,6 +35,7 @@ from saturate.diagnostics.cost import cost_diagnostics, hours_per_compute
 from saturate.diagnostics.divergence import divergence_diagnostics
 from saturate.diagnostics.instability import instability_diagnostics
 from saturate.diagnostics.passk import passk_diagnostics
+from saturate.diagnostics.per_metric import allocate_by_metric, compare_by_metric, curves_by_metric
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes, recipe_diagnostics
 from saturate.diagnostics.slices import slice_diagnostics
 from saturate.diagnostics.target import TargetResult, compute_to_target, target_diagnostics
@@ -54,6 +55,9 @@ __all__ = [
     "compare_recipes",
     "compute_to_target",
     "parse_pairs",
+    "curves_by_metric",
+    "compare_by_metric",
+    "allocate_by_metric",
 ]
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -93,11 +97,7 @@ def run_diagnostics(
     found += target_diagnostics(refs, settings)
     found += cost_diagnostics(refs, settings, rates)
     if settings.budget is not None:
-        by_metric: dict[str, list[CurveRef]] = {}
-        for r in refs:
-            if r.analysis is not None and r.analysis.fit is not None:
-                by_metric.setdefault(r.metric, []).append(r)
-        for members in by_metric.values():
+        for members in curves_by_metric(refs, fitted=True).values():
             if len(members) >= 2:
                 found.append(allocation_diagnostic(allocate(
                     members, settings.budget, confidence=settings.confidence,
