@@ -149,3 +149,12 @@ def test_help_shows_plain_flags(command: str | None) -> None:
             assert flag in res.stdout, flag
         for flag in LEFT_OUT.get(command, ()):
             assert flag not in res.stdout or flag in ("--metric", "--run"), flag
+
+
+def test_an_os_error_the_library_lets_through_is_still_one_line(tmp_path: Path) -> None:
+    runs = write_runs(tmp_path / "runs.csv", names=("grow",))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = runner.invoke(app, ["watch", str(runs), "--once", "--n-boot", "5",
+                              "--state", str(blocker / "sub" / "history.db")])
+    _one_error_line(res, str(blocker))

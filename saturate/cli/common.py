@@ -144,7 +144,8 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
 
 
 def handle_errors(func: F) -> F:
-    """Run a command: domain errors -> one stderr line and exit 2; warnings -> one line each."""
+    """Run a command: domain errors (and operating-system errors the library let through) -> one
+    stderr line and exit 2; warnings -> one line each."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -160,6 +161,12 @@ def handle_errors(func: F) -> F:
                     raise
                 print(f"error: {exc}", file=sys.stderr)
                 raise typer.Exit(exc.exit_code) from None
+            except OSError as exc:  # a file or socket the library did not wrap: still one line
+                if STATE["debug"]:
+                    raise
+                where = f"{exc.filename}: " if exc.filename else ""
+                print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+                raise typer.Exit(2) from None
             except KeyboardInterrupt:
                 print("interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
