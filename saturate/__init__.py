@@ -11,6 +11,7 @@ from __future__ import annotations
 from saturate.api import Analysis, analyze
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 from saturate.ingest import load
+from saturate.settings import Settings
 
 __version__ = "0.1.0"
 
@@ -18,6 +19,7 @@ __all__ = [
     "Analysis",
     "InputError",
     "SaturateError",
+    "Settings",
     "SettingsError",
     "SourceError",
     "__version__",

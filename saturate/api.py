@@ -5,6 +5,7 @@ The command line is a thin layer over this module; options have the same names (
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,9 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from saturate.curves import REQUIRED_COLUMNS
 from saturate.errors import SettingsError
 from saturate.ingest import Source, load
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.settings import Settings
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
 
@@ -60,8 +63,6 @@ class Analysis:
 
     def select(self, run: str | None = None, metric: str | None = None) -> tuple[CurveAnalysis, ...]:
         """The curves whose run (name or id) and metric match the glob patterns."""
-        import fnmatch
-
         def ok(value: str, pattern: str | None) -> bool:
             return pattern is None or fnmatch.fnmatchcase(value, pattern)
 
@@ -148,17 +149,17 @@ def analyze(
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
     min_gain: float | str | None = None,
-    confidence: float | None = None,
-    forecast_at: Sequence[str | float] | None = None,
+    confidence: float | str | None = None,
+    forecast_at: Sequence[str | float] | str | float | None = None,
     lower_is_better: Sequence[str] | str | None = None,
     higher_is_better: Sequence[str] | str | None = None,
-    thresholds: dict[str, float | str] | None = None,
+    thresholds: Mapping[str, float | str] | None = None,
     group_by: str | None = None,
     n_boot: int | None = None,
     seed: int | None = None,
-    laws: Sequence[str] | None = None,
-    pairs: Mapping[str, Sequence[str] | str] | Sequence[Sequence[str]] | None = None,
-    targets: Mapping[str, float] | None = None,
+    laws: Sequence[str] | str | None = None,
+    pairs: Mapping[str, Sequence[str] | str] | Sequence[Sequence[str] | str] | None = None,
+    targets: Mapping[str, float] | Sequence[str] | None = None,
     gpu_hour_cost: float | None = None,
     pretrain_compute: float | None = None,
     budget: float | None = None,
@@ -166,18 +167,20 @@ def analyze(
     diagnostics: bool = True,
     fast: bool = True,
     config: str | os.PathLike | bool | None = None,
+    settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Analysis:
     """Read the runs and analyse every (run, metric) curve: fits, gain per doubling, knee, verdict.
 
     Args:
-        source: anything :func:`saturate.load` reads, or a tidy DataFrame it returned.
+        source: anything :func:`saturate.load` reads (a path, a URI, a DataFrame, a list of these),
+            or the tidy DataFrame it returned.
         experiment, filter, metric, run, compute: selection, as in :func:`saturate.load`.
         min_gain: the least gain per doubling of compute that still "pays": metric units
             (``0.01``) or a share of the curve's observed range (``"3%"``).
-        confidence: level of every interval (default 0.9).
+        confidence: level of every interval, in [0.5, 1) (default 0.9).
         forecast_at: compute values to forecast at: multiples of the last one (``"2x"``) or
-            absolute values.
+            absolute values > 0.
         lower_is_better / higher_is_better: metric globs overriding the direction rules.
         thresholds: per metric glob, its own ``min_gain``.
         group_by: a run parameter (``"recipe"`` or ``"params.recipe"``) whose runs are pooled as seeds.
@@ -195,95 +198,69 @@ def analyze(
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
             ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
             Arguments given here win over the file.
+        settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
+            options given here are laid over it.
         progress: called as ``progress(done, total)`` while curves are analysed.
+
+    Raises:
+        SettingsError: an option is invalid; the message names it and shows the value.
 
     Example:
         >>> a = saturate.analyze("sample_runs/", metric="eval/*")  # doctest: +SKIP
         >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
     """
-    from saturate.analysis import AnalysisSettings, analyze_table
-    from saturate.config import parse_targets
+    from saturate.analysis import analyze_table
 
     given = {
+        "experiment": experiment, "filter": filter, "metric": metric, "run": run,
         "compute": compute, "min_gain": min_gain, "confidence": confidence,
         "forecast_at": forecast_at, "lower_is_better": lower_is_better,
         "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
-        "n_boot": n_boot, "seed": seed, "laws": laws, "metric": metric, "experiment": experiment,
-        "filter": filter, "run": run, "pairs": pairs, "gpu_hour_cost": gpu_hour_cost,
-        "pretrain_compute": pretrain_compute, "budget": budget, "gpu_hours": gpu_hours,
+        "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
+        "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
+        "gpu_hours": gpu_hours,
     }
-    options: dict[str, Any] = {}
-    if config:
-        from saturate.config import read_config
-
-        # read_config gives a dict keyed like these arguments (plus CLI-only keys, ignored here).
-        options.update(read_config(None if config is True else config))
-    file_targets = parse_targets(options.pop("targets", None), "targets")
-    options.update({k: v for k, v in given.items() if v is not None})
-    all_targets = {**file_targets, **parse_targets(targets, "targets")}
-    if all_targets:
-        options["targets"] = all_targets
-
-    df, axis_only = _load_table(source, options, fast=fast)
-
-    settings_kwargs: dict[str, Any] = {}
-    for name in ("min_gain", "confidence", "group_by", "n_boot", "seed"):
-        if name in options:
-            settings_kwargs[name] = options[name]
-    for name in ("forecast_at", "lower_is_better", "higher_is_better", "laws"):
-        if name in options:
-            value = options[name]
-            settings_kwargs[name] = (value,) if isinstance(value, (str, float, int)) else tuple(value)
-    if "thresholds" in options:
-        settings_kwargs["thresholds"] = dict(options["thresholds"])
-    try:
-        settings = AnalysisSettings(**settings_kwargs)
-    except (TypeError, ValueError) as exc:
-        raise SettingsError(str(exc)) from None
-    dsettings = _diagnostic_settings(options, settings) if diagnostics else None
+    if settings is None:
+        settings = Settings.build(config, **given)
+    elif config:
+        raise SettingsError("config: give either a settings file or settings=, not both")
+    else:
+        settings = settings.updated(**given)
+    df, axis_only = _load_table(source, settings, fast=fast)
     curve_df = df if axis_only is None else _drop_metric(df, axis_only)
-    results = analyze_table(curve_df, settings, progress=progress)
+    results = analyze_table(curve_df, settings.analysis(), progress=progress)
     found: tuple[Any, ...] = ()
-    if dsettings is not None:
+    if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
-        found = run_diagnostics(results, df, dsettings)
-    used = {"compute": df.attrs.get("compute_name", "step"), **_settings_dict(settings)}
-    if options.get("metric"):
-        used["metric"] = options["metric"]
-    if dsettings is not None:
-        used.update(_diagnostic_settings_dict(dsettings))
+        found = run_diagnostics(results, df, settings.diagnostics())
+    used = settings.report(df.attrs.get("compute_name", "step"))
     # ``data`` is the table read, with the GPU-hours metric even when only the diagnostics use it.
     return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df)
 
 
 def _load_table(
-    source: Any, options: dict[str, Any], *, fast: bool = True
+    source: Any, settings: Settings, *, fast: bool = True
 ) -> tuple[pd.DataFrame, str | None]:
     """The tidy table, and the ``gpu_hours`` metric when it was read only for the diagnostics.
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
     allocation diagnostics without it, so it is read too, and kept out of the analysed curves.
+    A DataFrame that is already the tidy table is only selected from; any other frame (or source)
+    is read by :func:`saturate.load`.
     """
-    metric = options.get("metric")
-    hours = options.get("gpu_hours")
-    extra = None
-    if metric and hours:
-        globs = [metric] if isinstance(metric, str) else list(metric)
-        import fnmatch
-
-        if not any(fnmatch.fnmatchcase(hours, g) for g in globs):
-            metric, extra = [*globs, hours], hours
-    if isinstance(source, pd.DataFrame) and {"run_id", "metric", "compute"} <= set(source.columns):
+    selection = settings.selection()
+    metric, hours, extra = selection["metric"], settings.gpu_hours, None
+    if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
+        selection["metric"], extra = [*metric, hours], hours
+    if isinstance(source, pd.DataFrame) and set(REQUIRED_COLUMNS) <= set(source.columns):
         from saturate import curves
 
-        df = curves.set_compute(source, options.get("compute"))
-        df = curves.select(df, metric=metric, run=options.get("run"),
-                           experiment=options.get("experiment"))
+        df = curves.set_compute(source, selection["compute"])
+        df = curves.select(df, metric=selection["metric"], run=selection["run"],
+                           experiment=selection["experiment"])
     else:
-        df = load(source, experiment=options.get("experiment"), filter=options.get("filter"),
-                  metric=metric, run=options.get("run"), compute=options.get("compute"),
-                  fast=fast)
+        df = load(source, **selection, fast=fast)
     if extra is not None and not (df["metric"] == extra).any():
         extra = None  # a column, or absent: the diagnostics say so
     return df, extra
@@ -293,46 +270,3 @@ def _drop_metric(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     out = df[df["metric"] != metric]
     out.attrs = dict(df.attrs)
     return out
-
-
-def _diagnostic_settings(options: dict[str, Any], settings: Any) -> Any:
-    """The diagnostics' settings: their own options plus the analysis's confidence, seed and
-    direction rules, so both judge a metric the same way."""
-    from saturate.diagnostics import DiagnosticSettings
-
-    kw: dict[str, Any] = {
-        "confidence": settings.confidence, "seed": settings.seed,
-        "lower_is_better": tuple(settings.lower_is_better),
-        "higher_is_better": tuple(settings.higher_is_better),
-    }
-    for name in ("pairs", "targets", "gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours"):
-        if options.get(name) is not None:
-            kw[name] = options[name]
-    for name in ("gpu_hour_cost", "pretrain_compute", "budget"):
-        if name in kw:
-            from saturate.config import parse_positive
-
-            kw[name] = parse_positive(kw[name], f"--{name.replace('_', '-')}")
-    try:
-        return DiagnosticSettings(**kw)
-    except (TypeError, ValueError) as exc:
-        raise SettingsError(str(exc)) from None
-
-
-def _diagnostic_settings_dict(ds: Any) -> dict[str, Any]:
-    """The diagnostics' options that were set, for the report's settings."""
-    out: dict[str, Any] = {}
-    if ds.pairs:
-        out["pairs"] = [list(p) for p in ds.pairs]
-    if ds.targets:
-        out["targets"] = dict(ds.targets)
-    for name in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours"):
-        if getattr(ds, name) is not None:
-            out[name] = getattr(ds, name)
-    return out
-
-
-def _settings_dict(settings: Any) -> dict[str, Any]:
-    from dataclasses import asdict, is_dataclass
-
-    return asdict(settings) if is_dataclass(settings) else dict(vars(settings))

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Literal
 from xml.etree import ElementTree as ET
 
-from saturate.config import check_kinds
 from saturate.diagnostics.base import Diagnostic
 from saturate.diagnostics.registry import kind_specs
 from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
 from saturate.results import VERDICTS, CurveAnalysis, jsonable, verdict_counts
+from saturate.validation import check_choices
 
 __all__ = [
     "DEFAULT_FAIL_ON",
@@ -107,7 +107,7 @@ def parse_fail_on(values: Iterable[str] | str | None, *, extend: bool = True) ->
     """
     if isinstance(values, str):
         values = [values]
-    kinds = check_kinds(values or (), fail_kinds(), "--fail-on")
+    kinds = check_choices(values or (), "--fail-on", fail_kinds())
     return tuple(dict.fromkeys((*DEFAULT_FAIL_ON, *kinds))) if extend else kinds
 
 
@@ -244,7 +244,7 @@ def decide(
     or error whose kind is not named. An empty list of curves is an :class:`InputError`: a gate
     that checked nothing must not pass.
     """
-    kinds = check_kinds(fail_on, fail_kinds(), "--fail-on")
+    kinds = check_choices(fail_on, "--fail-on", fail_kinds())
     if not curves:
         raise InputError("the gate has no curves to check (the selection matched none)")
     outcomes = []

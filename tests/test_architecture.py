@@ -29,22 +29,10 @@ ONLY_IN = {  # third-party package -> the folders of saturate that may import it
 }
 
 # Today's offenders, each fixed on another branch of issue 12. The integrator empties these.
-ALLOWED_CYCLES: tuple[frozenset[str], ...] = (
-    # h1-settings: the command modules import `app` from cli/__init__, which imports them
-    frozenset({"saturate.cli", "saturate.cli.allocate", "saturate.cli.analyze",
-               "saturate.cli.compare", "saturate.cli.gate", "saturate.cli.history",
-               "saturate.cli.plot", "saturate.cli.timeline", "saturate.cli.watch"}),
-)
-ALLOWED_PACKAGE_CYCLES: tuple[frozenset[str], ...] = (
-    # h1-settings: config.py imports diagnostics.base (lazily), diagnostics.recipes imports config
-    frozenset({"saturate.config", "saturate.diagnostics"}),
-)
+ALLOWED_CYCLES: tuple[frozenset[str], ...] = ()
+ALLOWED_PACKAGE_CYCLES: tuple[frozenset[str], ...] = ()
 ALLOWED_LONG_MODULES: frozenset[str] = frozenset()
-ALLOWED_LONG_FUNCTIONS: frozenset[str] = frozenset({
-    "saturate/api.py::analyze",  # h1-settings
-    "saturate/cli/allocate.py::allocate",  # h1-settings
-    "saturate/cli/watch.py::watch",  # h1-settings
-})
+ALLOWED_LONG_FUNCTIONS: frozenset[str] = frozenset()
 PENDING = "offenders being fixed on another branch of issue 12 (h1-settings)"
 
 

@@ -1,4 +1,5 @@
-"""Settings files: discovery upward, parsing and validation, and the command line winning."""
+"""Settings files: discovery upward, reading, validation that names the file and key, and the
+command line winning over the file."""
 
 from __future__ import annotations
 
@@ -10,43 +11,11 @@ from test_report_data import N_BOOT, write_runs
 from typer.testing import CliRunner
 
 from saturate.cli import app
-from saturate.config import (
-    Config,
-    find_config,
-    load_config,
-    parse_confidence,
-    parse_forecast_at,
-    parse_gain,
-    read_config,
-)
+from saturate.config import find_config, load_config, read_config
 from saturate.errors import SettingsError
+from saturate.settings import Settings
 
 runner = CliRunner()
-
-
-@pytest.mark.parametrize(("given", "expected"), [
-    (0.01, 0.01), ("0.01", 0.01), ("2%", "2%"), (" 2.5 % ", "2.5%"), (0, 0.0), ("1e-3", 0.001),
-])
-def test_parse_gain(given, expected) -> None:
-    assert parse_gain(given) == expected
-
-
-@pytest.mark.parametrize("bad", ["lots", "-1", "-2%", "nan", True, "1%%", [1]])
-def test_parse_gain_rejects(bad) -> None:
-    with pytest.raises(SettingsError, match="--min-gain"):
-        parse_gain(bad)
-
-
-def test_parse_forecast_and_confidence() -> None:
-    assert parse_forecast_at("2x") == "2x" and parse_forecast_at("1.5X") == "1.5x"
-    assert parse_forecast_at("1e21") == 1e21 and parse_forecast_at(300) == 300.0
-    for bad in ("0x", "-5", "soon", "inf"):
-        with pytest.raises(SettingsError, match="--forecast-at"):
-            parse_forecast_at(bad)
-    assert parse_confidence("0.8") == 0.8 and parse_confidence("95%") == 0.95
-    for bad in ("1", "0", "high", 1.5):
-        with pytest.raises(SettingsError, match="--confidence"):
-            parse_confidence(bad)
 
 
 def test_find_config_walks_upward_and_prefers_saturate_toml(tmp_path: Path) -> None:
@@ -55,11 +24,13 @@ def test_find_config_walks_upward_and_prefers_saturate_toml(tmp_path: Path) -> N
     deep.mkdir(parents=True)
     (tmp_path / "a" / "pyproject.toml").write_text('[project]\nname = "x"\n')  # no section: skipped
     assert find_config(deep) == tmp_path / "pyproject.toml"
-    assert load_config(start=deep).min_gain == "2%"
+    assert load_config(True, start=deep).values == {"min_gain": "2%"}
     (tmp_path / "a" / "saturate.toml").write_text('min_gain = 0.5\ncompute = "gpu_hours"\n')
     assert find_config(deep) == tmp_path / "a" / "saturate.toml"
-    cfg = load_config(start=deep)
-    assert cfg.min_gain == 0.5 and cfg.compute == "gpu_hours"
+    found = load_config(True, start=deep)
+    assert found.path == tmp_path / "a" / "saturate.toml"
+    assert found.values == {"min_gain": 0.5, "compute": "gpu_hours"}
+    assert load_config(None) is None and load_config(False) is None
 
 
 def test_full_settings_file(tmp_path: Path) -> None:
@@ -69,36 +40,43 @@ def test_full_settings_file(tmp_path: Path) -> None:
         'forecast_at = ["2x", 1e6]\nfail_on = ["inconclusive"]\nn_boot = 50\n'
         '[thresholds]\n"eval/acc" = 0.005\n"train/*" = "2%"\n'
     )
-    cfg = load_config(p)
-    assert cfg.metric == ("eval/*",) and cfg.forecast_at == ("2x", 1e6)
-    assert cfg.thresholds == {"eval/acc": 0.005, "train/*": "2%"}
-    assert read_config(p)["n_boot"] == 50
-    merged = cfg.merged(min_gain=0.1, metric=None, lower_is_better=[])
-    assert merged["min_gain"] == 0.1 and merged["metric"] == ["eval/*"]
-    assert merged["lower_is_better"] == ["*/kl"]
-    assert "settings from" in cfg.summary() and Config().summary() == "no settings file"
+    s = Settings.build(p)
+    assert s.metric == ("eval/*",) and s.forecast_at == ("2x", 1e6)
+    assert s.thresholds == {"eval/acc": 0.005, "train/*": "2%"}
+    assert s.n_boot == 50 and s.fail_on == ("inconclusive",) and s.config == str(p)
+    merged = Settings.build(p, min_gain=0.1, metric=None, lower_is_better=[])
+    assert merged.min_gain == 0.1 and merged.metric == ("eval/*",)
+    assert merged.lower_is_better == ("*/kl",)
+    assert s.summary().startswith(f"settings from {p}: ")
+    assert Settings().summary() == "settings: defaults"
+    json.dumps(s.to_dict())
 
 
 @pytest.mark.parametrize(("content", "needle"), [
     ("min_gian = 1\n", "unknown setting(s) min_gian"),
     ("min_gain = 'lots'\n", "min_gain"),
-    ("confidence = 2\n", "confidence"),
+    ("confidence = 2\n", "confidence must be in [0.5, 1), got 2"),
     ("metric = 3\n", "metric must be a string or a list"),
-    ("n_boot = -1\n", "n_boot must be an integer"),
+    ("n_boot = -1\n", "n_boot must be an integer >= 0, got -1"),
     ("[thresholds]\n'x' = 'y'\n", "thresholds"),
     ("min_gain = = 1\n", "not valid TOML"),
+    ("format = 'pdf'\n", "format must be one of table, json, markdown, html, got 'pdf'"),
+    ("fail_on = ['divergance']\n", "fail_on must be among"),
+    ("laws = ['cubic']\n", "laws must be among"),
 ])
 def test_bad_settings_name_the_file_and_key(tmp_path: Path, content: str, needle: str) -> None:
     p = tmp_path / "saturate.toml"
     p.write_text(content)
     with pytest.raises(SettingsError) as info:
-        load_config(p)
+        Settings.build(p)
     assert str(p) in str(info.value) and needle in str(info.value)
 
 
 def test_missing_config_and_pyproject_without_section(tmp_path: Path) -> None:
-    with pytest.raises(SettingsError, match="no such file"):
-        load_config(tmp_path / "nope.toml")
+    with pytest.raises(SettingsError, match="--config .*nope.toml: no such file"):
+        read_config(tmp_path / "nope.toml")
+    with pytest.raises(SettingsError, match="^config .*nope.toml: no such file"):
+        Settings.build(tmp_path / "nope.toml")
     (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
     with pytest.raises(SettingsError, match=r"no \[tool.saturate\] table"):
         load_config(tmp_path / "pyproject.toml")
@@ -147,18 +125,19 @@ def test_diagnostic_settings_in_the_file(tmp_path: Path) -> None:
         'budget = 5000\n[pairs]\n"train/reward" = ["eval/*", "bench/*"]\n'
         '[targets]\n"eval/math*" = 0.6\n'
     )
-    cfg = load_config(p)
-    assert cfg.pairs == (("train/reward", "eval/*"), ("train/reward", "bench/*"))
-    assert cfg.targets == {"eval/math*": 0.6}
-    assert (cfg.gpu_hour_cost, cfg.pretrain_compute, cfg.budget) == (2.5, 4e5, 5000.0)
-    opts = read_config(p)
-    assert isinstance(opts, dict)
-    assert opts["pairs"] == [["train/reward", "eval/*"], ["train/reward", "bench/*"]]
-    assert opts["gpu_hours"] == "compute/gpu_hours"
+    s = Settings.build(p)
+    assert s.pairs == (("train/reward", "eval/*"), ("train/reward", "bench/*"))
+    assert s.targets == {"eval/math*": 0.6}
+    assert (s.gpu_hour_cost, s.pretrain_compute, s.budget) == (2.5, 4e5, 5000.0)
+    d = s.diagnostics()
+    assert d.pairs == s.pairs and d.budget == 5000.0 and d.gpu_hours == "compute/gpu_hours"
+    report = s.report("step")
+    assert report["pairs"] == [["train/reward", "eval/*"], ["train/reward", "bench/*"]]
+    assert report["gpu_hours"] == "compute/gpu_hours" and report["config"] == str(p)
     listed = tmp_path / "list.toml"
     listed.write_text('pairs = [["train/reward", "eval/a"], {reward = "r", benchmark = "b"}]\n')
-    assert load_config(listed).pairs == (("train/reward", "eval/a"), ("r", "b"))
-    json.dumps(cfg.to_dict())
+    assert Settings.build(listed).pairs == (("train/reward", "eval/a"), ("r", "b"))
+    json.dumps(s.to_dict())
 
 
 @pytest.mark.parametrize(("content", "needle"), [
@@ -177,23 +156,5 @@ def test_bad_diagnostic_settings_name_the_file_and_key(
     p = tmp_path / "saturate.toml"
     p.write_text(content)
     with pytest.raises(SettingsError) as info:
-        load_config(p)
+        Settings.build(p)
     assert str(p) in str(info.value) and needle in str(info.value)
-
-
-def test_parse_target_and_pair() -> None:
-    from saturate.config import parse_pair, parse_positive, parse_target, parse_targets
-
-    assert parse_target("eval/*=0.6") == ("eval/*", 0.6)
-    assert parse_target(" loss = -1e-2 ") == ("loss", -0.01)
-    assert parse_pair("train/reward=eval/*") == ("train/reward", "eval/*")
-    assert parse_targets(["a=1", "b=2"]) == {"a": 1.0, "b": 2.0}
-    assert parse_positive("3e2", "--budget") == 300.0
-    for bad in ("eval/*", "=0.6", "x=", "x=nan", "x=soon"):
-        with pytest.raises(SettingsError, match="--target"):
-            parse_target(bad)
-    with pytest.raises(SettingsError, match="--pair"):
-        parse_pair("train/reward")
-    for bad in (0, -1, "inf", True, "x"):
-        with pytest.raises(SettingsError, match="--budget"):
-            parse_positive(bad, "--budget")

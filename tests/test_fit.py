@@ -82,8 +82,9 @@ def test_samples_intervals_and_forecasts(saturating):
     fc = fit.forecast(["2x", "4x", 7500])
     assert [f.compute for f in fc] == [10000.0, 20000.0, 7500.0]
     assert all(f.lo <= f.value <= f.hi for f in fc)
-    with pytest.raises(SettingsError, match="forecast at"):
-        fit.forecast(["twice"])
+    for bad in ("twice", -5, "0x", float("nan")):
+        with pytest.raises(SettingsError, match="forecast_at"):
+            fit.forecast([bad])
     with pytest.raises(SettingsError, match="law"):
         fit.predict_law("nope", [1.0])
 

@@ -11,24 +11,34 @@
 
 from __future__ import annotations
 
-from saturate.analysis.curve import analyze_curve, analyze_table
-from saturate.analysis.quantities import (
-    KNEE_ROI,
-    elasticity,
-    find_knee,
-    find_stop_point,
-    gain_per_doubling,
-    headroom,
-    honest_forecast,
-    noise_range,
-    recent_slope,
-    roi_stage,
-    share_above,
-    smoothed_range,
-    threshold_for,
-)
-from saturate.analysis.settings import AnalysisSettings, parse_min_gain
-from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
+import importlib
+from typing import Any
+
+# Exported name -> submodule. Loaded on first use (PEP 562), so that importing the light
+# submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
+_EXPORTS = {
+    "analyze_curve": "curve", "analyze_table": "curve",
+    "KNEE_ROI": "quantities", "elasticity": "quantities", "find_knee": "quantities",
+    "find_stop_point": "quantities", "gain_per_doubling": "quantities", "headroom": "quantities",
+    "honest_forecast": "quantities", "noise_range": "quantities", "recent_slope": "quantities",
+    "roi_stage": "quantities", "share_above": "quantities", "smoothed_range": "quantities",
+    "threshold_for": "quantities",
+    "AnalysisSettings": "settings", "parse_min_gain": "settings",
+    "Evidence": "verdict", "decide_verdict": "verdict", "fit_matches_trend": "verdict",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "AnalysisSettings",

@@ -54,7 +54,7 @@ from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_tren
 from saturate.constants import FORECAST_HORIZON
 from saturate.curves import iter_curves
 from saturate.errors import SaturateError, SettingsError
-from saturate.fit import CurveFit, FitSettings, fit_curve
+from saturate.fit import CurveFit, fit_curve
 from saturate.results import (
     Collapse,
     CurveAnalysis,
@@ -258,14 +258,7 @@ def _try_fit(obs: _Observed, settings: AnalysisSettings) -> tuple[CurveFit | Non
 def _fit(
     c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings
 ) -> CurveFit:
-    kwargs: dict[str, Any] = {
-        "n_boot": int(settings.n_boot),
-        "confidence": settings.confidence,
-        "seed": int(settings.seed),
-    }
-    if settings.laws is not None:
-        kwargs["laws"] = tuple(settings.laws)
-    return fit_curve(c, y, direction=direction, settings=FitSettings(**kwargs))
+    return fit_curve(c, y, direction=direction, settings=settings.fit_settings())
 
 
 @dataclass(frozen=True)

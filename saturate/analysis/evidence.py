@@ -21,9 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import ruptures as rpt
-import statsmodels.api as sm
-from scipy import stats
+from scipy.special import ndtri
 
 from saturate.constants import (
     COLLAPSE_DROP_SHARE,
@@ -112,6 +110,11 @@ def trend_test(
     yy = y[mask]
     if np.ptp(x) == 0:
         return None
+    # statsmodels and ruptures cost ~3 s of imports: loaded when a curve is analysed, not when
+    # the command line starts.
+    import statsmodels.api as sm
+    from scipy import stats
+
     design = sm.add_constant(x - x.mean())
     lags = newey_west_lags(n)
     phi = 0.0
@@ -213,6 +216,8 @@ def detect_collapse(
     sigma = max(sigma, 1e-12 * span)
     min_size = max(COLLAPSE_MIN_SEGMENT, n // COLLAPSE_SEGMENT_DIVISOR)
     jump = max(1, n // COLLAPSE_JUMP_DIVISOR)
+    import ruptures as rpt  # heavy import, only when a collapse is looked for
+
     algo = rpt.Pelt(model="l2", min_size=min_size, jump=jump).fit(y.reshape(-1, 1))
     bkps = algo.predict(pen=COLLAPSE_PENALTY * sigma**2 * math.log(n))
     edges = [0, *bkps]
@@ -222,7 +227,7 @@ def detect_collapse(
     sizes = [b - a for a, b in zip(edges[:-1], edges[1:], strict=True)]
     final = means[-1]
     fitted = np.repeat(means, sizes)
-    z_level = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    z_level = float(ndtri(0.5 + confidence / 2.0))
     best: Collapse | None = None
     for j in range(len(means) - 1):
         before, after = means[j], means[j + 1]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from saturate.analysis.direction import signed
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
@@ -108,7 +108,7 @@ def gain_per_doubling(
                 lo, hi = _quantiles(d, confidence)
                 lo, hi = min(lo, g), max(hi, g)
     if extra_se > 0 and math.isfinite(lo):
-        z = float(norm.ppf(0.5 + confidence / 2.0))
+        z = float(ndtri(0.5 + confidence / 2.0))
         lo = g - math.hypot(g - lo, z * extra_se)
         hi = g + math.hypot(hi - g, z * extra_se)
     return Estimate(g, lo, hi, identified=math.isfinite(lo))
@@ -132,7 +132,7 @@ def share_above(
     if d.size < 2:
         return None
     if extra_se > 0:
-        return float(np.mean(norm.cdf((d - threshold) / extra_se)))
+        return float(np.mean(ndtr((d - threshold) / extra_se)))
     return float(np.mean(d > threshold))
 
 
@@ -278,7 +278,7 @@ def honest_forecast(
     """
     if not (math.isfinite(level) and compute_last > 0):
         return points
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     out = []
     for fp in points:
         ahead = math.log2(fp.compute / compute_last) if fp.compute > compute_last else 0.0

@@ -1,14 +1,29 @@
-"""How curves are judged: :class:`AnalysisSettings` and the threshold spelling ``0.01`` / ``"3%"``."""
+"""How curves are judged: :class:`AnalysisSettings`, validated by :mod:`saturate.validation`.
+
+:func:`analyze_curve` takes only the points and these small settings, so that the per-curve
+analysis stays a pure function that can be shipped to another process.
+"""
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from saturate.errors import SettingsError
+from saturate.validation import (
+    check_choices,
+    check_confidence,
+    check_forecast_points,
+    check_int,
+    check_strings,
+    check_text,
+    check_thresholds,
+    gain_parts,
+)
 
-_PCT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
+if TYPE_CHECKING:
+    from saturate.fit import FitSettings
+
+__all__ = ["AnalysisSettings", "parse_min_gain"]
 
 
 @dataclass(frozen=True)
@@ -35,42 +50,31 @@ class AnalysisSettings:
     min_points: int = 6
 
     def __post_init__(self) -> None:
-        if not 0.5 <= self.confidence < 1.0:
-            raise SettingsError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
-        parse_min_gain(self.min_gain, "min_gain")
-        for pattern, spec in self.thresholds.items():
-            parse_min_gain(spec, f"thresholds[{pattern!r}]")
-        if int(self.n_boot) < 0:
-            raise SettingsError(f"n_boot must be >= 0, got {self.n_boot!r}")
-        if int(self.min_points) < 3:
-            raise SettingsError(f"min_points must be >= 3, got {self.min_points!r}")
+        check_confidence(self.confidence, "confidence")
+        gain_parts(self.min_gain, "min_gain")
+        check_thresholds(self.thresholds, "thresholds")
+        check_forecast_points(self.forecast_at, "forecast_at")
+        check_strings(self.lower_is_better, "lower_is_better")
+        check_strings(self.higher_is_better, "higher_is_better")
+        if self.group_by is not None:
+            check_text(self.group_by, "group_by")
+        check_int(self.n_boot, "n_boot", 0)
+        check_int(self.seed, "seed", 0)
+        check_int(self.min_points, "min_points", 3)
+        if self.laws is not None:
+            from saturate.fit.laws import LAWS
 
+            check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
 
-# ---------------------------------------------------------------------------------------------
-# Threshold
+    def fit_settings(self) -> FitSettings:
+        """The fitting engine's settings for these: resamples, confidence, seed and laws."""
+        from saturate.fit import FitSettings
+
+        laws = {} if self.laws is None else {"laws": tuple(self.laws)}
+        return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
+                           seed=int(self.seed), **laws)
 
 
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:
     """``(value, is_percent)`` from ``0.01``, ``"0.01"`` or ``"3%"``; a SettingsError otherwise."""
-    if isinstance(spec, bool):
-        raise SettingsError(f"{name} must be a number or 'N%', got {spec!r}")
-    if isinstance(spec, (int, float)):
-        value, pct = float(spec), False
-    else:
-        text = str(spec)
-        m = _PCT.match(text)
-        if m:
-            value, pct = float(m.group(1)), True
-        else:
-            try:
-                value, pct = float(text), False
-            except ValueError:
-                raise SettingsError(
-                    f"{name} must be a number (metric units per doubling) or 'N%' "
-                    f"(of the curve's range), got {spec!r}"
-                ) from None
-    if not math.isfinite(value) or value < 0:
-        raise SettingsError(f"{name} must be a finite number >= 0, got {spec!r}")
-    return value, pct
-
-
+    return gain_parts(spec, name)

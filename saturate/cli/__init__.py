@@ -5,47 +5,17 @@ Each command lives in its own module and registers itself on :data:`app`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from saturate.cli import allocate as _allocate  # noqa: F401  (each registers its command)
+from saturate.cli import analyze as _analyze  # noqa: F401
+from saturate.cli import compare as _compare  # noqa: F401
+from saturate.cli import gate as _gate  # noqa: F401
+from saturate.cli import history as _history  # noqa: F401
+from saturate.cli import plot as _plot  # noqa: F401
+from saturate.cli import timeline as _timeline  # noqa: F401
+from saturate.cli import watch as _watch  # noqa: F401
+from saturate.cli.app import app
 
-import typer
-
-from saturate import __version__
-from saturate.cli.common import STATE
-
-app = typer.Typer(
-    name="saturate",
-    help="Is RL still scaling, or has it saturated? Fit scaling laws to RL curves and say so.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode="rich",
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"saturate {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
-) -> None:
-    STATE["debug"] = debug
-
-
-from saturate.cli import allocate as _allocate  # noqa: E402,F401
-from saturate.cli import analyze as _analyze  # noqa: E402,F401  (registers commands)
-from saturate.cli import compare as _compare  # noqa: E402,F401
-from saturate.cli import gate as _gate  # noqa: E402,F401
-from saturate.cli import history as _history  # noqa: E402,F401
-from saturate.cli import plot as _plot  # noqa: E402,F401
-from saturate.cli import timeline as _timeline  # noqa: E402,F401
-from saturate.cli import watch as _watch  # noqa: E402,F401
+__all__ = ["app", "main"]
 
 
 def main() -> None:

@@ -4,38 +4,38 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from saturate.cli import app
-from saturate.cli.common import handle_errors
+from saturate.cli.app import app
+from saturate.cli.common import format_option, handle_errors
 from saturate.cli.watch import State
-from saturate.errors import SettingsError
+from saturate.tracker.state import DEFAULT_STATE
+from saturate.validation import check_choice
+
+FORMATS = ("table", "lines", "json")
 
 
 @app.command()
 @handle_errors
 def history(
-    state: State = Path(".saturate/history.db"),
+    state: State = DEFAULT_STATE,
     run: Annotated[str | None, typer.Option("--run", "-r", help="Run name or id.",
-                                            show_default=False)] = None,
+                                            show_default=False, metavar="RUN")] = None,
     metric: Annotated[str | None, typer.Option("--metric", "-m", help="Metric name.",
-                                               show_default=False)] = None,
+                                               show_default=False, metavar="METRIC")] = None,
     all_events: Annotated[bool, typer.Option(
         "--all", help="Every event, not only verdict changes.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table, lines or json.")] = "table",
+    fmt: format_option(FORMATS) = FORMATS[0],
 ) -> None:
     """List the verdict changes (or, with --all, every event) the watcher recorded."""
     from rich.console import Console
-    from rich.table import Table
 
-    from saturate.tracker.events import format_time
+    from saturate.report.tracker_tables import render_history
     from saturate.tracker.state import HistoryStore
 
-    if fmt not in ("table", "lines", "json"):
-        raise SettingsError(f"--format must be table, lines or json, got {fmt!r}")
+    fmt = check_choice(fmt, "--format", FORMATS)
     with HistoryStore(state, readonly=True) as store:
         kinds = None if all_events else ["verdict_changed"]
         events = store.events(run=run, metric=metric, kind=kinds)
@@ -52,17 +52,6 @@ def history(
         for e in events:
             print(e.line())
         return
-    console = Console(file=sys.stdout, soft_wrap=True)
-    if not events:
-        console.print(f"no {'events' if all_events else 'verdict changes'} recorded in {state}")
-        return
-    table = Table(title=f"{'events' if all_events else 'verdict changes'} recorded in {state}")
-    for col in ("time (UTC)", "run", "metric", "event", "from", "to", "compute"):
-        table.add_column(col)
-    for e in events:
-        table.add_row(format_time(e.time), e.run, e.metric, e.kind, e.before or "",
-                      e.after or "", f"{e.compute:.4g}")
-    console.print(table)
-    now = ", ".join(f"{c.run}/{c.metric}: {c.verdict}" for c in latest)
-    if now:
-        console.print(f"current: {now}")
+    what = "events" if all_events else "verdict changes"
+    render_history(events, latest, Console(file=sys.stdout, soft_wrap=True),
+                   title=f"{what} recorded in {state}")

@@ -8,77 +8,42 @@ from typing import Annotated
 
 import typer
 
-from saturate.cli import app
-from saturate.cli.common import (
-    Compute,
-    Confidence,
-    ConfigPath,
-    Experiment,
-    Filter,
-    ForecastAt,
-    GroupBy,
-    HigherIsBetter,
-    LowerIsBetter,
-    Metric,
-    MinGain,
-    NBoot,
-    Pair,
-    Run,
-    Seed,
-    Sources,
-    handle_errors,
-    run_analysis,
-    split_values,
-)
+from saturate.cli.app import app
+from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
+from saturate.cli.options import ANALYSIS, DIAGNOSTICS, SELECTION, settings_options
+from saturate.settings import Settings
+from saturate.validation import check_choices
+
+IMAGE_FORMATS = ("png", "svg", "pdf")
 
 OutDir = Annotated[
     Path,
-    typer.Option("--out", "-o", help="Folder to write the figures to (created if missing)."),
+    typer.Option("--out", "-o", help="Folder to write the figures to (created if missing).",
+                 metavar="DIR"),
 ]
 ImageFormat = Annotated[
     list[str] | None,
-    typer.Option("--format", "-f", help="png, svg or pdf (repeatable or comma list; default png).",
-                 show_default=False),
+    typer.Option("--format", "-f", help=f"{', '.join(IMAGE_FORMATS)} (repeatable or comma list; "
+                 f"default {IMAGE_FORMATS[0]}).", show_default=False, metavar="FORMAT"),
 ]
 
 
 @app.command()
 @handle_errors
+@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS)
 def plot(
+    settings: Settings,
     sources: Sources = None,
     out: OutDir = Path("saturate-plots"),
     fmt: ImageFormat = None,
-    experiment: Experiment = None,
-    filter: Filter = None,
-    metric: Metric = None,
-    run: Run = None,
-    compute: Compute = None,
-    group_by: GroupBy = None,
-    lower_is_better: LowerIsBetter = None,
-    higher_is_better: HigherIsBetter = None,
-    min_gain: MinGain = None,
-    forecast_at: ForecastAt = None,
-    confidence: Confidence = None,
-    config: ConfigPath = None,
-    n_boot: NBoot = None,
-    seed: Seed = None,
-    pair: Pair = None,
+    fast: Fast = True,
 ) -> None:
     """Write each curve's figure: points, fit, forecast band, asymptote, knee, stop point, gain;
     then the diagnostics' figures (reward vs benchmark, pass@k change vs k, recipe forecasts)."""
-    from saturate.errors import SettingsError
     from saturate.report.plots import save_curve_figures, save_diagnostic_figures
 
-    formats = [f.lower() for f in split_values(fmt)] or ["png"]
-    bad = [f for f in formats if f not in ("png", "svg", "pdf")]
-    if bad:
-        raise SettingsError(f"--format: expected png, svg or pdf, got {', '.join(bad)}")
-    analysis, _ = run_analysis(
-        sources, experiment=experiment, filter=filter, metric=metric, run=run, compute=compute,
-        group_by=group_by, lower_is_better=lower_is_better, higher_is_better=higher_is_better,
-        min_gain=min_gain, forecast_at=forecast_at, confidence=confidence, n_boot=n_boot,
-        seed=seed, config=config, pair=pair,
-    )
+    formats = list(check_choices(fmt or [], "--format", IMAGE_FORMATS)) or [IMAGE_FORMATS[0]]
+    analysis = run_analysis(sources, settings, fast=fast)
     for path in save_curve_figures(analysis, out, formats):
         print(path)
     for path in save_diagnostic_figures(analysis, out, formats):

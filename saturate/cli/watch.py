@@ -8,8 +8,6 @@ an unreachable source, its return) goes to stderr.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import os
 import signal
 import sys
@@ -19,44 +17,22 @@ from typing import Annotated, Any
 
 import typer
 
-from saturate.cli import app
-from saturate.cli.common import (
-    Compute,
-    Confidence,
-    Experiment,
-    Filter,
-    Metric,
-    MinGain,
-    NBoot,
-    Run,
-    Seed,
-    Sources,
-    handle_errors,
-)
-from saturate.cli.common import ConfigPath as Config
-from saturate.errors import SettingsError
+from saturate.cli.app import app
+from saturate.cli.common import Sources, format_option, handle_errors
+from saturate.cli.options import ANALYSIS, SELECTION, settings_options
+from saturate.report.tracker_tables import watch_table
+from saturate.settings import Settings
+from saturate.tracker.state import DEFAULT_STATE
+from saturate.validation import check_choice, check_int
 
 State = Annotated[
     Path,
-    typer.Option("--state", help="The watch history file (SQLite).", show_default=True),
+    typer.Option("--state", help="The watch history file (SQLite).", show_default=True,
+                 metavar="PATH"),
 ]
+FORMATS = ("text", "json")
 _HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15",
                   "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}  # fmt: skip
-
-
-def analysis_options(config: Path | None, **given: Any) -> tuple[dict[str, Any], Any]:
-    """Selection and AnalysisSettings from the settings file and the command line."""
-    from saturate.tracker.options import resolve_options
-
-    if given.get("min_gain") is not None:
-        from saturate.config import parse_gain
-
-        given["min_gain"] = parse_gain(given["min_gain"])
-    if given.get("confidence") is not None:
-        from saturate.config import parse_confidence
-
-        given["confidence"] = parse_confidence(given["confidence"])
-    return resolve_options(config if config is not None else True, **given)
 
 
 @contextlib.contextmanager
@@ -77,51 +53,65 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def _fmt(x: float | None) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.4g}"
+class _Display:
+    """Where watch output goes: event lines on stdout (or above the live table on a terminal),
+    status on stderr, the live table of current verdicts when both ends are terminals."""
 
+    def __init__(self, fmt: str, latest: dict[tuple[str, str, str], Any]) -> None:
+        from rich.console import Console
 
-def _table(latest: dict[tuple[str, str, str], Any], last_event: dict[tuple[str, str, str], str]):
-    from rich.table import Table
+        self.fmt, self.latest = fmt, latest
+        self.last_event: dict[tuple[str, str, str], str] = {}
+        self.err = Console(stderr=True, soft_wrap=True, highlight=False)
+        self.live: Any = None
+        self.passes = 0
 
-    from saturate.results import format_estimate
+    def start_live(self, stack: contextlib.ExitStack) -> None:
+        from rich.live import Live
 
-    table = Table(title="saturate watch", expand=False)
-    for col in ("run", "metric", "points", "compute", "verdict", "gain/doubling", "asymptote",
-                "knee", "last event"):  # fmt: skip
-        table.add_column(col)
-    for key in sorted(latest, key=lambda k: (latest[k].run, latest[k].metric)):
-        c = latest[key]
-        table.add_row(c.run, c.metric, str(c.n_points), _fmt(c.compute_last), c.verdict,
-                      format_estimate(c.gain_per_doubling), format_estimate(c.asymptote),
-                      _fmt(c.knee), last_event.get(key, ""))  # fmt: skip
-    return table
+        if self.err.is_terminal and sys.stdout.isatty():
+            self.live = stack.enter_context(Live(watch_table(self.latest, self.last_event),
+                                                 console=self.err, refresh_per_second=2))
+
+    def status(self, msg: str) -> None:
+        (self.live.console if self.live is not None else self.err).print(f"watch: {msg}",
+                                                                          markup=False)
+
+    def on_pass(self, result: Any) -> None:
+        self.passes += 1
+        for e in result.events:
+            text = e.json_line() if self.fmt == "json" else e.line()
+            self.last_event[(e.source, e.run_id, e.metric)] = f"{e.kind} {e.after or ''}".strip()
+            if self.live is not None:
+                self.live.console.print(text, markup=False, highlight=False)
+            else:
+                print(text, flush=True)
+        for c in result.analyses:
+            self.latest[(c.source, c.run_id, c.metric)] = c
+        if self.live is not None:
+            self.live.update(watch_table(self.latest, self.last_event))
+        else:
+            wb = "" if result.writeback is None else f"; {result.writeback.summary()}"
+            self.status(f"pass {self.passes}: {result.summary()}{wb}")
 
 
 @app.command()
 @handle_errors
+@settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
 def watch(
+    settings: Settings,
     sources: Sources = None,
-    experiment: Experiment = None,
-    filter: Filter = None,
-    metric: Metric = None,
-    run: Run = None,
-    compute: Compute = None,
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.")] = 60.0,
+    interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.",
+                                            metavar="SECONDS")] = 60.0,
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit (cron, CI).")] = False,
-    state: State = Path(".saturate/history.db"),
-    fmt: Annotated[str, typer.Option("--format", help="Event lines: text or json.")] = "text",
+    state: State = DEFAULT_STATE,
+    fmt: format_option(FORMATS, "Event lines") = FORMATS[0],
     log_back: Annotated[bool, typer.Option(
         "--log-back", help="Write verdict tags, report and figures to the analysed MLflow runs.",
     )] = False,  # fmt: skip
-    min_gain: MinGain = None,
-    confidence: Confidence = None,
-    n_boot: NBoot = None,
-    seed: Seed = None,
-    config: Config = None,
-    retries: Annotated[int | None, typer.Option(
+    retries: Annotated[str | None, typer.Option(
         "--retries", help="Give up after this many failed polls in a row (default: never; 3 with "
-        "--once).", show_default=False)] = None,  # fmt: skip
+        "--once).", show_default=False, metavar="N")] = None,  # fmt: skip
     max_passes: Annotated[int | None, typer.Option(
         "--max-passes", help="Stop after this many passes.", show_default=False, hidden=True,
     )] = None,  # fmt: skip
@@ -131,85 +121,40 @@ def watch(
     Events: verdict_changed, knee_crossed, collapse_detected, stop_point_reached,
     stop_point_moved, run_finished. The history (and where to resume) is kept in --state.
     """
-    from rich.console import Console
-    from rich.live import Live
-
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
     from saturate.tracker.watch import Backoff, Watcher, run_watch
 
-    if fmt not in ("text", "json"):
-        raise SettingsError(f"--format must be text or json, got {fmt!r}")
-    if retries is not None and retries < 0:
-        raise SettingsError(f"--retries must be >= 0, got {retries}")
+    fmt = check_choice(fmt, "--format", FORMATS)
+    tries = None if retries is None else check_int(retries, "--retries", 0)
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    selection, settings = analysis_options(
-        config, experiment=experiment, filter=filter, metric=metric, run=run, compute=compute,
-        min_gain=min_gain, confidence=confidence, n_boot=n_boot, seed=seed,
-    )  # fmt: skip
+    selection = settings.selection()
     poller = make_poller(sources or None, **selection)
-    err = Console(stderr=True, soft_wrap=True, highlight=False)
-    live_view = err.is_terminal and sys.stdout.isatty()
     store = HistoryStore(state)
     on_analysed = None
     if log_back:
         from saturate.tracker.writeback import log_back as write
 
         def on_analysed(curves: tuple[Any, ...]) -> Any:
-            return write(curves, settings=_settings_dict(settings))
+            return write(curves, settings=settings.report(curves[0].compute_name))
 
-    watcher = Watcher(poller, store, settings, compute=selection["compute"],
+    watcher = Watcher(poller, store, settings.analysis(), compute=selection["compute"],
                       metric=selection["metric"], run=selection["run"],
                       on_analysed=on_analysed)  # fmt: skip
-    latest = {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()}
-    last_event: dict[tuple[str, str, str], str] = {}
-    passes = [0]
-    live: Live | None = None
-
-    def status(msg: str) -> None:
-        (live.console if live is not None else err).print(f"watch: {msg}", markup=False)
-
-    def on_pass(result: Any) -> None:
-        passes[0] += 1
-        for e in result.events:
-            text = e.json_line() if fmt == "json" else e.line()
-            key = (e.source, e.run_id, e.metric)
-            last_event[key] = f"{e.kind} {e.after or ''}".strip()
-            if live is not None:
-                live.console.print(text, markup=False, highlight=False)
-            else:
-                print(text, flush=True)
-        for c in result.analyses:
-            latest[(c.source, c.run_id, c.metric)] = c
-        wb = "" if result.writeback is None else f"; {result.writeback.summary()}"
-        if live is not None:
-            live.update(_table(latest, last_event))
-        else:
-            status(f"pass {passes[0]}: {result.summary()}{wb}")
-
+    show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:
         with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:
-            if live_view:
-                live = stack.enter_context(Live(_table(latest, last_event), console=err,
-                                                refresh_per_second=2, transient=False))
-            status(f"watching {poller.label} (state {state}); Ctrl-C stops")
+            show.start_live(stack)
+            show.status(f"watching {poller.label} (state {state}); Ctrl-C stops")
             run_watch(watcher, interval=interval, once=once, max_passes=max_passes,
-                      retries=retries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
-                      on_pass=on_pass, on_status=status)  # fmt: skip
+                      retries=tries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
+                      on_pass=show.on_pass, on_status=show.status)  # fmt: skip
     except KeyboardInterrupt:
-        live = None
-        status(f"stopped after {passes[0]} pass(es); history in {state}")
+        show.live = None
+        show.status(f"stopped after {show.passes} pass(es); history in {state}")
     finally:
         store.close()
 
 
-def _settings_dict(settings: Any) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    from saturate.results import jsonable
-
-    return json.loads(json.dumps(jsonable(asdict(settings))))
-
-
-__all__ = ["watch", "analysis_options"]
+__all__ = ["watch", "State"]

@@ -22,6 +22,7 @@ from saturate.diagnostics.base import (
     parse_pairs,
 )
 from saturate.diagnostics.cost import hours_per_compute
+from saturate.diagnostics.per_metric import allocate_by_metric, compare_by_metric, curves_by_metric
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.diagnostics.target import TargetResult, compute_to_target
 from saturate.results import CurveAnalysis
@@ -41,6 +42,9 @@ __all__ = [
     "compare_recipes",
     "compute_to_target",
     "parse_pairs",
+    "curves_by_metric",
+    "compare_by_metric",
+    "allocate_by_metric",
 ]
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

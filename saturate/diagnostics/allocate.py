@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from saturate.analysis.direction import signed
-from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
+from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, curves_by_metric
 from saturate.diagnostics.cost import cost_per_point, point_size
 from saturate.diagnostics.registry import (
     EST,
@@ -41,7 +41,6 @@ __all__ = [
     "Allocation",
     "gain_draws",
     "allocate",
-    "fitted_by_metric",
     "allocation_diagnostic",
     "allocation_diagnostics",
 ]
@@ -209,16 +208,6 @@ def allocation_diagnostic(alloc: Allocation) -> Diagnostic:
                       details=alloc.to_dict())
 
 
-def fitted_by_metric(refs: Sequence[CurveRef]) -> dict[str, list[CurveRef]]:
-    """``{metric: [curves with a fitted law]}`` in the order first seen: the candidates among
-    which a budget is shared."""
-    out: dict[str, list[CurveRef]] = {}
-    for r in refs:
-        if r.analysis is not None and r.analysis.fit is not None:
-            out.setdefault(r.metric, []).append(r)
-    return out
-
-
 def allocation_diagnostics(
     refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
     hours_per_compute: Mapping[tuple[str, str], float] | None = None,
@@ -233,7 +222,7 @@ def allocation_diagnostics(
             members, settings.budget, confidence=settings.confidence,
             hours_per_compute=hours_per_compute, gpu_hour_cost=settings.gpu_hour_cost,
         ))
-        for members in fitted_by_metric(refs).values() if len(members) >= 2
+        for members in curves_by_metric(refs, fitted=True).values() if len(members) >= 2
     ]
 
 

@@ -8,7 +8,7 @@ the kinds are declared in :mod:`saturate.diagnostics.registry`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,8 +18,17 @@ import pandas as pd
 from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.curves import iter_curves
-from saturate.errors import SettingsError
+from saturate.diagnostics.naming import is_instability
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
+from saturate.validation import (
+    check_confidence,
+    check_forecast_points,
+    check_int,
+    check_number,
+    check_pairs,
+    check_positive,
+    check_targets,
+)
 
 __all__ = [
     "SEVERITIES",
@@ -33,6 +42,7 @@ __all__ = [
     "window_trend",
     "threshold",
     "parse_pairs",
+    "curves_by_metric",
 ]
 
 Severity = Literal["info", "warning", "error"]
@@ -110,61 +120,28 @@ class DiagnosticSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", parse_pairs(self.pairs))
-        if not 0.5 <= self.confidence < 1.0:
-            raise SettingsError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
+        object.__setattr__(self, "targets", check_targets(self.targets, "targets"))
         for name in ("budget", "gpu_hour_cost", "pretrain_compute"):
-            v = getattr(self, name)
-            if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise SettingsError(f"--{name.replace('_', '-')} must be a number > 0, got {v!r}")
-        if not 0 < self.entropy_collapse_fraction < 1:
-            raise SettingsError(
-                f"entropy_collapse_fraction must be in (0, 1), got {self.entropy_collapse_fraction!r}"
-            )
-        if not self.kl_blowup_factor > 1 or not self.length_runaway_factor > 1:
-            raise SettingsError("kl_blowup_factor and length_runaway_factor must be > 1")
-        for glob, value in dict(self.targets).items():
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise SettingsError(f"targets[{glob!r}] must be a finite number, got {value!r}")
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_positive(getattr(self, name), name))
+        check_confidence(self.confidence, "confidence")
+        check_int(self.seed, "seed", 0)
+        check_forecast_points(self.compare_at, "compare_at")
+        check_number(self.entropy_collapse_fraction, "entropy_collapse_fraction", 0, 1,
+                     closed="neither")
+        check_number(self.kl_blowup_factor, "kl_blowup_factor", 1, math.inf, closed="neither")
+        check_number(self.length_runaway_factor, "length_runaway_factor", 1, math.inf,
+                     closed="neither")
 
     def direction(self, metric: str) -> Direction:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
 
 
 def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
-    """Reward/benchmark pairs from the config: ``{"train/reward" = ["eval/*"]}``,
-    ``[["train/reward", "eval/*"], ...]`` or ``[{reward = "...", benchmark = "..."}]``."""
-    if value is None:
-        return ()
-    out: list[tuple[str, str]] = []
-
-    def bad() -> SettingsError:
-        return SettingsError(
-            "pairs: expected a table {reward = [benchmark globs]} or a list of "
-            f"[reward, benchmark] pairs, got {value!r}"
-        )
-
-    if isinstance(value, Mapping):
-        for reward, benches in value.items():
-            benches = [benches] if isinstance(benches, str) else benches
-            if not isinstance(benches, Sequence) or not all(isinstance(b, str) for b in benches):
-                raise bad()
-            out += [(str(reward), b) for b in benches]
-        return tuple(out)
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise bad()
-    for item in value:
-        if isinstance(item, Mapping) and {"reward", "benchmark"} <= set(item):
-            benches = item["benchmark"]
-            for b in [benches] if isinstance(benches, str) else benches:
-                out.append((str(item["reward"]), str(b)))
-        elif (
-            isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2
-            and all(isinstance(x, str) for x in item)
-        ):
-            out.append((item[0], item[1]))
-        else:
-            raise bad()
-    return tuple(out)
+    """Reward/benchmark pairs: ``{"train/reward" = ["eval/*"]}``, ``[["train/reward", "eval/*"]]``,
+    ``[{reward = "...", benchmark = "..."}]`` or ``["train/reward=eval/*"]`` (see
+    :func:`saturate.validation.check_pairs`)."""
+    return check_pairs(value, "pairs")
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,3 +240,17 @@ def threshold(ref: CurveRef) -> float:
 
     return float(threshold_for(ref.metric, ref.value, AnalysisSettings())[0])
 
+
+def curves_by_metric(
+    refs: Iterable[CurveRef], *, skip: Collection[str | None] = (), fitted: bool = False
+) -> dict[str, list[CurveRef]]:
+    """``{metric: [curves]}`` in the order first seen, without health signals and the ``skip``
+    metrics; ``fitted`` keeps only the curves whose analysis has a fit."""
+    out: dict[str, list[CurveRef]] = {}
+    for r in refs:
+        if is_instability(r.metric) or r.metric in skip:
+            continue
+        if fitted and (r.analysis is None or r.analysis.fit is None):
+            continue
+        out.setdefault(r.metric, []).append(r)
+    return out

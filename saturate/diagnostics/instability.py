@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
 from saturate.analysis.evidence import newey_west_lags, recent_window, trend_test
 from saturate.diagnostics.base import (
@@ -139,6 +138,8 @@ def _linear_slope(c: np.ndarray, y: np.ndarray, conf: float) -> tuple[float, flo
     """Slope per unit of compute with a Newey-West interval: (value, lo, hi)."""
     if c.size < 6 or np.ptp(c) == 0:
         return math.nan, math.nan, math.nan
+    import statsmodels.api as sm  # heavy import, only when a slope is measured
+
     res = sm.OLS(y, sm.add_constant(c - c.mean())).fit(
         cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(c.size)}, use_t=True)
     lo, hi = res.conf_int(alpha=1.0 - conf)[1]

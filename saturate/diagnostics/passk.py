@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from saturate.analysis.evidence import noise_sd
 from saturate.diagnostics.base import (
@@ -72,7 +72,7 @@ def change_from_start(ref: CurveRef, k: int, confidence: float = 0.9) -> PassKCh
     first, last = float(y[0]), edge_level(y, 0.1, 3, end=True)
     sd = noise_sd(y)
     se = sd * math.sqrt(1.0 + 1.0 / m) if math.isfinite(sd) else math.nan
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     d = last - first
     est = Estimate(d, d - z * se, d + z * se, identified=math.isfinite(se))
     return PassKChange(k, ref.metric, float(ref.value[0]), float(np.median(ref.value[-m:])), est)

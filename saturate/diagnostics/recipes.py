@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from saturate.analysis.direction import signed
-from saturate.config import parse_forecast_at
 from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import (
@@ -37,6 +36,7 @@ from saturate.diagnostics.registry import (
     register,
 )
 from saturate.results import VERDICTS, Estimate, format_estimate, jsonable
+from saturate.validation import resolve_at
 
 __all__ = [
     "RecipeSummary",
@@ -185,8 +185,7 @@ def _label(ref: CurveRef) -> tuple[str, int]:
 
 
 def _at(spec: str | float, last: float) -> float:
-    v = parse_forecast_at(spec, "compare_at")
-    return float(v[:-1]) * last if isinstance(v, str) else float(v)
+    return resolve_at(spec, last, "compare_at")
 
 
 def compare_recipes(

@@ -11,9 +11,27 @@
 
 from __future__ import annotations
 
-from saturate.fit.engine import fit_curve
-from saturate.fit.laws import LAWS, Law
-from saturate.fit.result import CurveFit, LawFit, parse_at
-from saturate.fit.settings import FitSettings
+import importlib
+from typing import Any
+
+# Exported name -> submodule, loaded on first use (PEP 562): the laws and settings are light, the
+# engine pulls in scipy.optimize and scipy.signal, which the command line's start need not pay.
+_EXPORTS = {
+    "fit_curve": "engine", "LAWS": "laws", "Law": "laws", "CurveFit": "result",
+    "LawFit": "result", "parse_at": "result", "FitSettings": "settings",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "LAWS", "Law", "parse_at"]

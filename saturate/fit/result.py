@@ -8,7 +8,6 @@ user's units.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,12 +27,12 @@ from saturate.results import (
     format_estimate,
     jsonable,
 )
+from saturate.validation import check_confidence, resolve_at
 
 __all__ = ["LawFit", "CurveFit", "parse_at"]
 
 Array = NDArray[np.float64]
 _DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
-_MULTIPLE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*[xX]\s*$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,10 +239,7 @@ class CurveFit:
         return float(sum(lf.weight for lf in self.laws if lf.identified))
 
     def _confidence(self, confidence: float | None) -> float:
-        conf = self.confidence if confidence is None else float(confidence)
-        if not 0 < conf < 1:
-            raise SettingsError(f"confidence: must be between 0 and 1, got {confidence!r}")
-        return conf
+        return self.confidence if confidence is None else check_confidence(confidence)
 
     # ---- reporting --------------------------------------------------------------------------
     def law_summaries(self) -> tuple[LawSummary, ...]:
@@ -315,17 +311,6 @@ class CurveFit:
 
 
 def parse_at(at: str | float, compute_last: float) -> float:
-    """``"2x"`` -> 2 * compute_last; a number (or numeric string) -> that compute."""
-    if isinstance(at, str):
-        m = _MULTIPLE.match(at)
-        if m:
-            return float(m.group(1)) * compute_last
-        try:
-            return float(at)
-        except ValueError:
-            raise SettingsError(
-                f"forecast at: expected a multiple like '2x' or a compute value, got {at!r}"
-            ) from None
-    if isinstance(at, (int, float, np.integer, np.floating)) and math.isfinite(float(at)):
-        return float(at)
-    raise SettingsError(f"forecast at: expected a multiple like '2x' or a number, got {at!r}")
+    """``"2x"`` -> 2 * compute_last; a compute value > 0 -> that compute (see
+    :func:`saturate.validation.resolve_at`)."""
+    return resolve_at(at, compute_last, "forecast_at")

@@ -1,12 +1,20 @@
-"""How curves are fitted: :class:`FitSettings`, validated when made."""
+"""How curves are fitted: :class:`FitSettings`, validated when made (:mod:`saturate.validation`)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS
 from saturate.fit.solver import LOSSES
+from saturate.validation import (
+    check_choice,
+    check_choices,
+    check_confidence,
+    check_forecast_points,
+    check_int,
+    check_number,
+)
 
 __all__ = ["FitSettings"]
 
@@ -41,26 +49,19 @@ class FitSettings:
     forecast_at: tuple[str | float, ...] = field(default=("2x", "4x"))
 
     def __post_init__(self) -> None:
-        unknown = [n for n in self.laws if n not in LAWS]
-        if unknown or not self.laws:
-            raise SettingsError(
-                f"laws: unknown {', '.join(map(repr, unknown)) or '(none given)'}; "
-                f"choose from {', '.join(LAWS)}"
-            )
-        checks = [
-            ("n_boot", self.n_boot >= 0, self.n_boot),
-            ("confidence", 0 < self.confidence < 1, self.confidence),
-            ("loss", self.loss in LOSSES, self.loss),
-            ("f_scale", self.f_scale > 0, self.f_scale),
-            ("n_starts", self.n_starts >= 1, self.n_starts),
-            ("cv_origins", all(0 < f < 1 for f in self.cv_origins), self.cv_origins),
-            ("cv_weight", self.cv_weight >= 0, self.cv_weight),
-            ("max_ar_order", self.max_ar_order >= 0, self.max_ar_order),
-            ("max_points", self.max_points >= 8, self.max_points),
-            ("max_iter", self.max_iter >= 1, self.max_iter),
-            ("boot_max_iter", self.boot_max_iter >= 1, self.boot_max_iter),
-            ("boot_min_weight", 0 <= self.boot_min_weight < 1, self.boot_min_weight),
-        ]
-        for name, ok, got in checks:
-            if not ok:
-                raise SettingsError(f"{name}: invalid value {got!r}")
+        check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
+        check_int(self.n_boot, "n_boot", 0)
+        check_confidence(self.confidence, "confidence")
+        check_int(self.seed, "seed", 0)
+        check_choice(self.loss, "loss", LOSSES)
+        check_number(self.f_scale, "f_scale", 0, math.inf, closed="neither")
+        check_int(self.n_starts, "n_starts", 1)
+        for origin in self.cv_origins:
+            check_number(origin, "cv_origins", 0, 1, closed="neither")
+        check_number(self.cv_weight, "cv_weight", 0, math.inf)
+        check_int(self.max_ar_order, "max_ar_order", 0)
+        check_int(self.max_points, "max_points", 8)
+        check_int(self.max_iter, "max_iter", 1)
+        check_int(self.boot_max_iter, "boot_max_iter", 1)
+        check_number(self.boot_min_weight, "boot_min_weight", 0, 1, closed="left")
+        check_forecast_points(self.forecast_at, "forecast_at")

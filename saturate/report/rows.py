@@ -7,6 +7,7 @@ number formatting; each renderer only escapes and styles the cells.
 from __future__ import annotations
 
 import math
+import time as _time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -137,3 +138,8 @@ def settings_items(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             text = str(value)
         out.append((str(key), text))
     return out
+
+
+def format_time(t: float) -> str:
+    """Epoch seconds as ``2026-11-29T17:03:12Z`` (UTC)."""
+    return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(t))

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import time as _time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from saturate.report.rows import format_time
 from saturate.results import CurveAnalysis, jsonable
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "STOP_MOVE_FRACTION",
     "Event",
     "detect_events",
-    "format_time",
     "parse_event_line",
 ]
 
@@ -42,11 +41,6 @@ FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # A stop point without an interval "moved" when it shifts by more than this share of its value.
 STOP_MOVE_FRACTION = 0.25
 _NONE = "none"
-
-
-def format_time(t: float) -> str:
-    """Epoch seconds as ``2026-11-29T17:03:12Z`` (UTC)."""
-    return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(t))
 
 
 def _fmt(x: float | None) -> str:

@@ -12,6 +12,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ __all__ = [
     "refit_timeline",
     "history_timeline",
     "plot_timeline",
+    "curve_timeline",
+    "ORIGINS",
 ]
 
 
@@ -307,3 +310,61 @@ def plot_timeline(timeline: Timeline, ax: Any = None) -> Any:
                  loc="left")
     ax.legend(fontsize=8, loc="best")
     return ax
+
+
+ORIGINS = ("auto", "refit", "history")
+
+
+def curve_timeline(
+    source: Any,
+    run: str,
+    metric: str,
+    *,
+    settings: Any = None,
+    origin: str = "auto",
+    state: Any = None,
+    points: int = 8,
+    at: float | None = None,
+    fast: bool = True,
+) -> Timeline:
+    """The timeline of one curve: from the watch history in ``state`` or re-fitted from ``source``.
+
+    ``origin``: ``history`` reads the history only; ``refit`` re-fits only; ``auto`` uses the
+    history when it holds at least two analyses of the curve, else re-fits. ``settings`` is a
+    :class:`saturate.settings.Settings` (its selection and analysis settings; ``run`` and
+    ``metric`` name the curve). ``points`` and ``at`` as in :func:`refit_timeline`.
+    """
+    from saturate.settings import Settings
+    from saturate.tracker.state import DEFAULT_STATE, HistoryStore
+    from saturate.validation import check_choice
+
+    origin = check_choice(origin, "origin", ORIGINS)
+    state = DEFAULT_STATE if state is None else state
+    if origin == "history" or (origin == "auto" and Path(state).is_file()):
+        with HistoryStore(state, readonly=True) as store:
+            try:
+                found = history_timeline(store, run, metric, target=at)
+            except InputError:
+                if origin == "history":
+                    raise
+                found = None
+        if found is not None and (origin == "history" or len(found.points) >= 2):
+            return found
+    return _refit_from_source(source, run, metric, settings or Settings(), points, at, fast)
+
+
+def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points: int,
+                       at: float | None, fast: bool) -> Timeline:
+    """Read the one curve ``run`` / ``metric`` names and re-fit it along its history."""
+    from saturate import curves
+    from saturate.ingest import load
+
+    df = load(source, **{**settings.selection(), "metric": [metric], "run": [run]}, fast=fast)
+    keys = df[["source", "run_id"]].drop_duplicates()
+    if len(keys) > 1:
+        names = ", ".join(sorted(set(df["run"]) | set(df["run_id"]))[:6])
+        raise InputError(f"run {run!r} matches {len(keys)} runs ({names}); name one run id")
+    (_, pts), = list(curves.iter_curves(df))
+    pts = pts.copy()
+    pts.attrs = dict(df.attrs)
+    return refit_timeline(pts, settings.analysis(), n=points, target=at)

@@ -1,0 +1,168 @@
+"""The options commands share, declared once, and :func:`settings_options`, which adds them to a
+command and hands it one validated :class:`~saturate.settings.Settings`.
+
+Typer reads a command's parameters from its signature, so the decorator writes the shared options
+into the signature; the command itself declares only its own options and a ``settings``
+parameter. Every shared option is read as text and checked by :mod:`saturate.validation` (through
+:meth:`Settings.build`), so a bad value is one line naming the flag, and the settings file and the
+command line go through the same checks.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from saturate.fit.laws import LAWS
+from saturate.gate import fail_on_help
+from saturate.report import FORMATS
+from saturate.settings import Settings
+
+__all__ = [
+    "Shared",
+    "SELECTION",
+    "ANALYSIS",
+    "DIAGNOSTICS",
+    "REPORT_FORMAT",
+    "FAIL_ON",
+    "COMPARE_AT",
+    "settings_options",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One shared option: the :class:`Settings` field it sets, its parameter, flags and help."""
+
+    field: str
+    flags: tuple[str, ...]
+    help: str
+    metavar: str
+    many: bool = False
+
+    @property
+    def annotation(self) -> Any:
+        kind = list[str] | None if self.many else str | None
+        option = typer.Option(*self.flags, help=self.help, metavar=self.metavar, show_default=False)
+        return Annotated[kind, option]
+
+
+def _many(field: str, flags: tuple[str, ...], help: str, metavar: str) -> Shared:
+    return Shared(field, flags, f"{help} (repeatable).", metavar, many=True)
+
+
+SELECTION: tuple[Shared, ...] = (
+    _many("experiment", ("--experiment", "-e"), "Experiment name or id", "NAME"),
+    Shared("filter", ("--filter",), "MLflow search filter, e.g. \"params.recipe = 'cispo'\".",
+           "FILTER"),
+    _many("metric", ("--metric", "-m"), "Metric glob to keep, e.g. 'eval/*'", "GLOB"),
+    _many("run", ("--run", "-r"), "Run name or id glob to keep", "GLOB"),
+    Shared("compute", ("--compute",), "The x axis: a column, or a metric such as "
+           "compute/gpu_hours joined on step. Default: a 'compute' column if present, else step.",
+           "NAME"),
+)
+"""What to read."""
+
+ANALYSIS: tuple[Shared, ...] = (
+    Shared("group_by", ("--group-by",), "Run parameter whose runs are pooled as seeds of one "
+           "recipe.", "PARAM"),
+    _many("lower_is_better", ("--lower-is-better",), "Metric glob that is lower-is-better", "GLOB"),
+    _many("higher_is_better", ("--higher-is-better",), "Metric glob that is higher-is-better",
+          "GLOB"),
+    Shared("min_gain", ("--min-gain",), "Least gain per doubling of compute that still pays: "
+           "metric units (0.01) or N% of the curve's observed range (3%). "
+           f"Default {_DEFAULTS.min_gain}.", "GAIN"),
+    _many("forecast_at", ("--forecast-at",), "Forecast at Nx the last compute or at a compute "
+          f"value > 0; default {','.join(map(str, _DEFAULTS.forecast_at))}. Comma lists too",
+          "AT"),
+    Shared("confidence", ("--confidence",), "Confidence level of every interval, in [0.5, 1) "
+           f"(default {_DEFAULTS.confidence:g}).", "LEVEL"),
+    Shared("n_boot", ("--n-boot",), "Bootstrap resamples for the intervals, >= 0 "
+           f"(default {_DEFAULTS.n_boot}).", "N"),
+    Shared("seed", ("--seed",), f"Random seed of the bootstrap (default {_DEFAULTS.seed}).", "N"),
+    _many("laws", ("--law",), f"Law to fit: {', '.join(LAWS)}. Default: all", "LAW"),
+)
+"""How each curve is judged."""
+
+DIAGNOSTICS: tuple[Shared, ...] = (
+    _many("targets", ("--target",), "GLOB=VALUE: the compute at which matching metrics reach "
+          "VALUE, e.g. 'eval/math*=0.6'", "GLOB=VALUE"),
+    _many("pairs", ("--pair",), "REWARD=BENCHMARK metric globs checked for divergence, e.g. "
+          "'train/reward=eval/*'. Default: the naming conventions", "REWARD=BENCH"),
+    Shared("gpu_hour_cost", ("--gpu-hour-cost",), "Price of one GPU-hour: adds the cost per point "
+           "of metric of the next doubling.", "PRICE"),
+    Shared("pretrain_compute", ("--pretrain-compute",), "Pre-training compute, in the unit of the "
+           "x axis: reports RL compute as a share of it.", "COMPUTE"),
+    Shared("gpu_hours", ("--gpu-hours",), "Metric or column holding cumulative GPU-hours per run, "
+           "when the compute axis is not GPU-hours (e.g. compute/gpu_hours).", "NAME"),
+    Shared("budget", ("--budget",), "GPU-hours to spend: ranks the runs worth extending "
+           "(see 'saturate allocate').", "HOURS"),
+)
+"""The diagnostics across metrics and runs."""
+
+_CONFIG = Shared("config", ("--config",), "Settings file (pyproject.toml with [tool.saturate], or "
+                 "saturate.toml). Default: the nearest one from the current folder upward.",
+                 "PATH")
+
+
+REPORT_FORMAT: tuple[Shared, ...] = (
+    Shared("format", ("--format", "-f"), f"Report format: {' | '.join(FORMATS)} "
+           f"(default {_DEFAULTS.format}).", "FORMAT"),
+)
+"""The report format of ``analyze`` (also ``format`` in the settings file)."""
+
+FAIL_ON: tuple[Shared, ...] = (
+    _many("fail_on", ("--fail-on",), fail_on_help().removesuffix("."), "KIND"),
+)
+"""The gate's extra failing kinds."""
+
+COMPARE_AT: tuple[Shared, ...] = (
+    _many("compare_at", ("--at",), "Compute at which to give P(one recipe beats another): Nx the "
+          "largest observed compute or a value; default "
+          f"{','.join(map(str, _DEFAULTS.compare_at))}. Comma lists too", "AT"),
+)
+"""Where recipes are compared."""
+
+
+def settings_options(
+    *groups: Sequence[Shared], exclude: Collection[str] = ()
+) -> Callable[[F], F]:
+    """Add the options of ``groups`` (and ``--config``) to a command, less ``exclude``.
+
+    The command declares a ``settings`` parameter; it receives the :class:`Settings` built from
+    the defaults, the settings file and these options, in that order of precedence. Put the
+    decorator under :func:`~saturate.cli.common.handle_errors`, so that a bad value is one line.
+    """
+    shared = [o for group in (*groups, (_CONFIG,)) for o in group if o.field not in exclude]
+
+    def decorate(func: F) -> F:
+        hints = typing.get_type_hints(func, include_extras=True)
+        own = [p.replace(annotation=hints.get(p.name, p.annotation))
+               for p in inspect.signature(func).parameters.values() if p.name != "settings"]
+        added = [inspect.Parameter(o.field, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                   annotation=o.annotation) for o in shared]
+
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            given = {o.field: kwargs.pop(o.field, None) for o in shared}
+            config = given.pop("config")
+            settings = Settings.build(True if config is None else Path(config), cli=True,
+                                      **given)
+            return func(*args, settings=settings, **kwargs)
+
+        params = [*own, *added]
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,57 @@
+"""``saturate compare`` faces: recipes side by side as terminal tables, Markdown, and JSON.
+
+Names from the data go in as :class:`rich.text.Text`, so a recipe called ``[bold]x`` shows literally.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from saturate.diagnostics import RecipeComparison
+from saturate.results import format_estimate
+
+__all__ = ["render_comparisons", "comparisons_markdown", "comparisons_json", "COMPARE_COLUMNS"]
+
+COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict")
+
+
+def _cells(comp: RecipeComparison) -> list[list[str]]:
+    return [[r.label, str(r.n_seeds), format_estimate(r.A), format_estimate(r.B),
+             f"{r.value_last:.4g} at {r.compute_last:.4g}", r.verdict] for r in comp.recipes]
+
+
+def render_comparisons(comparisons: Sequence[RecipeComparison], console: Console) -> None:
+    """One table per metric (the recipes' A, B, last value and verdict), then P(beats) per pair."""
+    for comp in comparisons:
+        table = Table(title=Text(f"{comp.metric}: recipes by {comp.group_by}"))
+        for col in COMPARE_COLUMNS:
+            table.add_column(col, justify="left" if col in ("recipe", "verdict") else "right")
+        for row in _cells(comp):
+            table.add_row(Text(row[0]), *row[1:])
+        console.print(table)
+        for p in comp.pairs:
+            console.print(Text(f"  {p.first} vs {p.second}: {p.summary()}"))
+
+
+def comparisons_markdown(comparisons: Sequence[RecipeComparison]) -> str:
+    """A Markdown section per metric: the recipes' table and P(beats) per pair."""
+    lines: list[str] = []
+    for comp in comparisons:
+        lines += [f"## {comp.metric}: recipes by {comp.group_by}", "",
+                  "| " + " | ".join(COMPARE_COLUMNS) + " |", "|---|---:|---:|---:|---:|---|"]
+        lines += ["| " + " | ".join(row) + " |" for row in _cells(comp)]
+        lines.append("")
+        lines += [f"- {p.first} vs {p.second}: {p.summary()}" for p in comp.pairs]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def comparisons_json(comparisons: Sequence[RecipeComparison], group_by: str) -> str:
+    """``{"group_by": ..., "comparisons": [...]}`` as indented JSON."""
+    doc = {"group_by": group_by, "comparisons": [c.to_dict() for c in comparisons]}
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,279 @@
+"""One :class:`Settings` object for every entry point: built once, validated once, then read.
+
+Precedence: the defaults, then the settings file (``[tool.saturate]`` in ``pyproject.toml`` or a
+``saturate.toml``, see :mod:`saturate.config`), then the options given (command line or keyword
+arguments). Every value passes through the ``check_*`` function :data:`CHECKS` names for it
+(:mod:`saturate.validation`), so an error names the option as it was spelled: ``--confidence`` on
+the command line, ``confidence`` in Python, ``saturate.toml: confidence`` in a file.
+
+Each stage gets its own small view: :meth:`Settings.analysis` (the per-curve
+:class:`~saturate.analysis.AnalysisSettings`), :meth:`Settings.fit`, :meth:`Settings.diagnostics`,
+:meth:`Settings.selection` (what to read), and :meth:`Settings.report` (the report's settings).
+
+>>> s = Settings.build(min_gain="2%", forecast_at=["2x", 1e6])
+>>> s.analysis().forecast_at
+('2x', 1000000.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from saturate.analysis.settings import AnalysisSettings
+from saturate.config import load_config
+from saturate.errors import SettingsError
+from saturate.validation import (
+    check_choice,
+    check_choices,
+    check_confidence,
+    check_forecast_points,
+    check_gain,
+    check_int,
+    check_pairs,
+    check_positive,
+    check_strings,
+    check_targets,
+    check_text,
+    check_thresholds,
+)
+
+if TYPE_CHECKING:
+    from saturate.diagnostics import DiagnosticSettings
+    from saturate.fit import FitSettings
+
+__all__ = ["Settings", "CHECKS", "cli_name"]
+
+ConfigArg = str | os.PathLike | bool | None
+
+
+def _check_laws(value: Any, name: str) -> tuple[str, ...]:
+    from saturate.fit.laws import LAWS
+
+    return check_choices(value, name, tuple(LAWS), at_least_one=True)
+
+
+def _check_format(value: Any, name: str) -> str:
+    from saturate.report import FORMATS
+
+    return check_choice(value, name, FORMATS)
+
+
+def _check_fail_on(value: Any, name: str) -> tuple[str, ...]:
+    from saturate.gate import fail_kinds
+
+    return check_choices(value, name, fail_kinds())
+
+
+def _count(value: Any, name: str) -> int:
+    return check_int(value, name, 0)
+
+
+CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    # what to read
+    "experiment": check_strings,
+    "filter": check_text,
+    "metric": check_strings,
+    "run": check_strings,
+    "compute": check_text,
+    # how curves are judged
+    "min_gain": check_gain,
+    "thresholds": check_thresholds,
+    "confidence": check_confidence,
+    "forecast_at": check_forecast_points,
+    "lower_is_better": check_strings,
+    "higher_is_better": check_strings,
+    "group_by": check_text,
+    "n_boot": _count,
+    "seed": _count,
+    "laws": _check_laws,
+    # diagnostics
+    "pairs": check_pairs,
+    "targets": check_targets,
+    "gpu_hour_cost": check_positive,
+    "pretrain_compute": check_positive,
+    "gpu_hours": check_text,
+    "budget": check_positive,
+    "compare_at": check_forecast_points,
+    # report and gate
+    "format": _check_format,
+    "fail_on": _check_fail_on,
+}
+"""Each option a settings file or a caller may set, and the check that validates it."""
+
+_FLAGS = {"targets": "--target", "pairs": "--pair", "compare_at": "--at", "laws": "--law"}
+
+
+def cli_name(option: str) -> str:
+    """The command-line spelling of an option: ``min_gain`` -> ``--min-gain``."""
+    return _FLAGS.get(option, "--" + option.replace("_", "-"))
+
+
+def _unset(value: Any) -> bool:
+    """``None`` and empty lists leave the value below in place (an unused CLI option is ``None``)."""
+    return value is None or (isinstance(value, (list, tuple)) and len(value) == 0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option of saturate, validated. Build it with :meth:`build`; read it through the views.
+
+    ``config`` is the settings file read (``None`` when none was), ``explicit`` the options the
+    file or the caller set (the rest are defaults), ``cli`` whether options are named as on the
+    command line in messages.
+    """
+
+    experiment: tuple[str, ...] = ()
+    filter: str | None = None
+    metric: tuple[str, ...] = ()
+    run: tuple[str, ...] = ()
+    compute: str | None = None
+    min_gain: float | str = AnalysisSettings.min_gain
+    thresholds: Mapping[str, float | str] = field(default_factory=dict)
+    confidence: float = AnalysisSettings.confidence
+    forecast_at: tuple[str | float, ...] = AnalysisSettings.forecast_at
+    lower_is_better: tuple[str, ...] = ()
+    higher_is_better: tuple[str, ...] = ()
+    group_by: str | None = None
+    n_boot: int = AnalysisSettings.n_boot
+    seed: int = AnalysisSettings.seed
+    laws: tuple[str, ...] | None = None
+    pairs: tuple[tuple[str, str], ...] = ()
+    targets: Mapping[str, float] = field(default_factory=dict)
+    gpu_hour_cost: float | None = None
+    pretrain_compute: float | None = None
+    gpu_hours: str | None = None
+    budget: float | None = None
+    compare_at: tuple[str | float, ...] = ("1x", "4x")
+    format: str = "table"
+    fail_on: tuple[str, ...] = ()
+    config: str | None = None
+    explicit: frozenset[str] = field(default_factory=frozenset, repr=False)
+    cli: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for key, check in CHECKS.items():
+            value = getattr(self, key)
+            if value is not None:
+                check(value, key)
+
+    # ---- building ------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, config: ConfigArg = None, *, cli: bool = False, **given: Any) -> Settings:
+        """Defaults < the settings file < ``given``.
+
+        ``config``: a file path, ``True`` to look for ``saturate.toml`` / ``pyproject.toml`` from
+        the current folder upward, ``None``/``False`` for none. ``given`` are options by name
+        (``min_gain="2%"``); ``None`` or an empty list leaves the value below in place. ``cli``
+        names options as on the command line (``--min-gain``) in error messages.
+        """
+        base = cls(cli=cli)
+        found = load_config(config, name=cli_name("config") if cli else "config")
+        if found is not None:
+            path = str(found.path)
+            base = base._overlay(found.values, lambda key: f"{path}: {key}", where=f"{path}: ",
+                                 config=path)
+        return base.updated(**given)
+
+    def updated(self, **given: Any) -> Settings:
+        """These settings with ``given`` laid over them (validated, named as the caller spells them)."""
+        return self._overlay(given, cli_name if self.cli else str)
+
+    def _overlay(
+        self, raw: Mapping[str, Any], name: Callable[[str], str], where: str = "", **extra: Any
+    ) -> Settings:
+        unknown = sorted(set(raw) - set(CHECKS))
+        if unknown:
+            raise SettingsError(f"{where}unknown setting(s) {', '.join(unknown)} "
+                                f"(known: {', '.join(sorted(CHECKS))})")
+        values = {k: CHECKS[k](v, name(k)) for k, v in raw.items() if not _unset(v)}
+        if "targets" in values:  # a glob given here replaces the same glob below, others stay
+            values["targets"] = {**self.targets, **values["targets"]}
+        return dataclasses.replace(
+            self, **values, **extra, explicit=self.explicit | frozenset(values)
+        )
+
+    # ---- views -----------------------------------------------------------------------------
+
+    def option(self, key: str) -> str:
+        """How messages name the option ``key`` (``--min-gain`` or ``min_gain``)."""
+        return cli_name(key) if self.cli else key
+
+    def require(self, *keys: str, example: str) -> None:
+        """A :class:`SettingsError` unless one of ``keys`` was set by the file or the caller."""
+        if not self.explicit & set(keys):
+            raise SettingsError(f"{self.option(keys[0])} is required (e.g. {example}), "
+                                f"or set {keys[0]} in [tool.saturate]")
+
+    def selection(self) -> dict[str, Any]:
+        """What to read: keyword arguments of :func:`saturate.load` (unset ones are ``None``)."""
+        return {
+            "experiment": list(self.experiment) or None, "filter": self.filter,
+            "metric": list(self.metric) or None, "run": list(self.run) or None,
+            "compute": self.compute,
+        }
+
+    def analysis(self) -> AnalysisSettings:
+        """How each curve is judged: the settings of :func:`saturate.analysis.analyze_curve`."""
+        return AnalysisSettings(
+            min_gain=self.min_gain, confidence=self.confidence, forecast_at=self.forecast_at,
+            lower_is_better=self.lower_is_better, higher_is_better=self.higher_is_better,
+            thresholds=dict(self.thresholds), group_by=self.group_by, n_boot=self.n_boot,
+            seed=self.seed, laws=self.laws,
+        )
+
+    def fit(self) -> FitSettings:
+        """How each curve is fitted."""
+        return self.analysis().fit_settings()
+
+    def diagnostics(self) -> DiagnosticSettings:
+        """The diagnostics' settings, with the analysis's confidence, seed and direction rules so
+        that both judge a metric the same way."""
+        from saturate.diagnostics import DiagnosticSettings
+
+        return DiagnosticSettings(
+            pairs=self.pairs, targets=dict(self.targets), confidence=self.confidence,
+            seed=self.seed, compare_at=self.compare_at, budget=self.budget,
+            gpu_hours=self.gpu_hours, gpu_hour_cost=self.gpu_hour_cost,
+            pretrain_compute=self.pretrain_compute, lower_is_better=self.lower_is_better,
+            higher_is_better=self.higher_is_better,
+        )
+
+    def report(self, compute_name: str) -> dict[str, Any]:
+        """The ``settings`` block of a report: the x axis, the analysis settings, and the
+        selection, diagnostics options and settings file when they are set."""
+        used: dict[str, Any] = {"compute": compute_name, **dataclasses.asdict(self.analysis())}
+        if self.metric:
+            used["metric"] = list(self.metric)
+        if self.pairs:
+            used["pairs"] = [list(p) for p in self.pairs]
+        if self.targets:
+            used["targets"] = dict(self.targets)
+        for key in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours"):
+            if getattr(self, key) is not None:
+                used[key] = getattr(self, key)
+        if self.config is not None:
+            used["config"] = self.config
+        return used
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option (tuples as lists), JSON-safe."""
+        out = {}
+        for f in dataclasses.fields(self):
+            if f.name in ("explicit", "cli"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = [list(v) if isinstance(v, tuple) else v for v in value]
+            out[f.name] = dict(value) if isinstance(value, Mapping) else value
+        return out
+
+    def summary(self) -> str:
+        """``settings from <path>: key=value, ...`` for the options set, or ``defaults``."""
+        items = ", ".join(f"{k}={v}" for k, v in self.to_dict().items() if k in self.explicit)
+        head = f"settings from {self.config}" if self.config else "settings"
+        return f"{head}: {items or 'defaults'}"

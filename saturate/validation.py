@@ -1,0 +1,322 @@
+"""Every option check, in one place: each ``check_*`` validates one value and returns it converted.
+
+The ``name`` argument is the option as the user spelled it (``--confidence`` on the command line,
+``confidence`` in Python, ``saturate.toml: confidence`` in a settings file), so that a
+:class:`~saturate.errors.SettingsError` names the option, shows the value received and, where there
+is one, the allowed range::
+
+    --confidence must be in [0.5, 1), got 1.5
+
+This module depends on nothing else in saturate, so any layer may use it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from saturate.errors import SettingsError
+
+__all__ = [
+    "CONFIDENCE_RANGE",
+    "check_confidence",
+    "check_gain",
+    "gain_parts",
+    "check_thresholds",
+    "check_forecast_at",
+    "check_forecast_points",
+    "resolve_at",
+    "check_number",
+    "check_positive",
+    "check_int",
+    "check_text",
+    "check_strings",
+    "check_choice",
+    "check_choices",
+    "check_target",
+    "check_targets",
+    "check_pair",
+    "check_pairs",
+]
+
+CONFIDENCE_RANGE = (0.5, 1.0)
+"""Every interval's level lies in ``[0.5, 1)``: below one half an "interval" would be narrower
+than the even odds it is meant to exceed, and the verdict rules read its bounds as evidence."""
+
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_GAIN = re.compile(rf"^\s*({_NUMBER})\s*(%?)\s*$")
+_TIMES = re.compile(rf"^\s*({_NUMBER})\s*[xX×]\s*$")
+
+
+def _got(value: Any) -> str:
+    """The value received, as the message shows it: numbers bare, other text quoted."""
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return repr(value)
+        return value.strip()
+    return repr(value)
+
+
+def _fail(name: str, rule: str, value: Any) -> SettingsError:
+    return SettingsError(f"{name} {rule}, got {_got(value)}")
+
+
+def _real(value: Any, name: str, expected: str) -> float:
+    """A float from a real number or numeric text; bools and everything else refused."""
+    if isinstance(value, bool):
+        raise _fail(name, f"must be {expected}", value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise _fail(name, f"must be {expected}", value)
+
+
+def _range(low: float, high: float, closed: str) -> str:
+    """``in [0.5, 1)``, ``> 0``, ``>= 1`` or ``a finite number``: the allowed values, in words."""
+    has_low, has_high = math.isfinite(low), math.isfinite(high)
+    with_low, with_high = closed in ("both", "left"), closed in ("both", "right")
+    if has_low and has_high:
+        return f"in {'[' if with_low else '('}{low:g}, {high:g}{']' if with_high else ')'}"
+    if has_low:
+        return f"{'>=' if with_low else '>'} {low:g}"
+    if has_high:
+        return f"{'<=' if with_high else '<'} {high:g}"
+    return "a finite number"
+
+
+def check_number(
+    value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, closed: str = "both"
+) -> float:
+    """A finite real number between ``low`` and ``high``.
+
+    ``closed`` says which ends are allowed: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``.
+    """
+    allowed = _range(low, high, closed)
+    number = _real(value, name, allowed if allowed.startswith("a ") else f"a number {allowed}")
+    below = number < low or (number == low and closed not in ("both", "left"))
+    above = number > high or (number == high and closed not in ("both", "right"))
+    if not math.isfinite(number) or below or above:
+        raise _fail(name, f"must be {allowed}", value)
+    return number
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite number > 0 (``4e5`` and ``"4e5"`` alike): prices, compute, budgets."""
+    return check_number(value, name, 0.0, math.inf, closed="neither")
+
+
+def check_int(value: Any, name: str, minimum: int = 0) -> int:
+    """An integer >= ``minimum`` (an integral float or numeric text is taken as one)."""
+    rule = f"must be an integer >= {minimum}"
+    if isinstance(value, bool):
+        raise _fail(name, rule, value)
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+    else:
+        real = _real(value, name, f"an integer >= {minimum}")
+        if not math.isfinite(real) or real != int(real):
+            raise _fail(name, rule, value)
+        number = int(real)
+    if number < minimum:
+        raise _fail(name, rule, value)
+    return number
+
+
+def check_confidence(value: Any, name: str = "confidence") -> float:
+    """A confidence level in ``[0.5, 1)``; ``"90%"`` is taken as 0.9."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and text.endswith("%"):
+        level = _real(text[:-1], name, "a level such as 0.9 or 90%") / 100.0
+    else:
+        level = _real(value, name, "a level such as 0.9 or 90%")
+    low, high = CONFIDENCE_RANGE
+    if not low <= level < high:
+        raise _fail(name, f"must be {_range(low, high, 'left')}", value)
+    return level
+
+
+def check_gain(value: Any, name: str = "min_gain") -> float | str:
+    """A least gain per doubling: metric units (``0.01`` -> ``0.01``) or a share of the curve's
+    observed range (``"2%"``, ``" 2 %"`` -> ``"2%"``). Negative and non-finite values are refused."""
+    rule = "must be a number >= 0 (metric units per doubling) or 'N%' (of the curve's range)"
+    if isinstance(value, bool):
+        raise _fail(name, rule, value)
+    if isinstance(value, numbers.Real):
+        number, percent = float(value), False
+    elif isinstance(value, str) and (m := _GAIN.match(value)):
+        number, percent = float(m.group(1)), bool(m.group(2))
+    else:
+        raise _fail(name, rule, value)
+    if not math.isfinite(number) or number < 0:
+        raise _fail(name, "must be >= 0 and finite", value)
+    return f"{number:g}%" if percent else number
+
+
+def gain_parts(value: Any, name: str = "min_gain") -> tuple[float, bool]:
+    """``(number, is_percent)`` of a gain: ``"3%"`` -> ``(3.0, True)``, ``0.02`` -> ``(0.02, False)``."""
+    gain = check_gain(value, name)
+    return (float(gain[:-1]), True) if isinstance(gain, str) else (float(gain), False)
+
+
+def check_thresholds(value: Any, name: str = "thresholds") -> dict[str, float | str]:
+    """Per metric glob, its own least gain: ``{"eval/*": 0.005, "train/*": "2%"}``."""
+    if not isinstance(value, Mapping):
+        raise _fail(name, "must be a table of metric glob = gain", value)
+    return {str(glob): check_gain(gain, f"{name}[{str(glob)!r}]") for glob, gain in value.items()}
+
+
+def check_forecast_at(value: Any, name: str = "forecast_at") -> str | float:
+    """One forecast point: ``"Nx"`` (N > 0 times the last compute, kept as text such as ``"2x"``)
+    or an absolute compute value > 0 (a float)."""
+    rule = "must be 'Nx' (a multiple > 0 of the last compute, e.g. 2x) or a compute value > 0"
+    if isinstance(value, str) and (m := _TIMES.match(value)):
+        times = float(m.group(1))
+        if not math.isfinite(times) or times <= 0:
+            raise _fail(name, rule, value)
+        return f"{times:g}x"
+    number = _real(value, name, rule.removeprefix("must be "))
+    if not math.isfinite(number) or number <= 0:
+        raise _fail(name, rule, value)
+    return number
+
+
+def check_forecast_points(value: Any, name: str = "forecast_at") -> tuple[str | float, ...]:
+    """Forecast points from one value, a list, or comma lists (``"2x,4x"``); at least one."""
+    items = [value] if isinstance(value, (str, numbers.Real)) else value
+    if not isinstance(items, Iterable):
+        raise _fail(name, "must be a forecast point or a list of them", value)
+    points: list[str | float] = []
+    for item in items:
+        parts = [p for p in item.split(",") if p.strip()] if isinstance(item, str) else [item]
+        points += [check_forecast_at(p, name) for p in parts]
+    if not points:
+        raise _fail(name, "must name at least one forecast point", value)
+    return tuple(points)
+
+
+def resolve_at(value: Any, compute_last: float, name: str = "forecast_at") -> float:
+    """The compute of a forecast point: ``"2x"`` -> ``2 * compute_last``; a value -> itself."""
+    point = check_forecast_at(value, name)
+    return float(point[:-1]) * compute_last if isinstance(point, str) else point
+
+
+def check_text(value: Any, name: str) -> str:
+    """A non-empty string (a column, a metric, a run parameter)."""
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(name, "must be a non-empty string", value)
+    return value.strip()
+
+
+def check_strings(value: Any, name: str) -> tuple[str, ...]:
+    """One string or a list of non-empty strings (globs, names) as a tuple."""
+    items = [value] if isinstance(value, str) else value
+    if (
+        isinstance(items, Mapping) or not isinstance(items, Iterable)
+        or not all(isinstance(v, str) and v.strip() for v in items)
+    ):
+        raise _fail(name, "must be a string or a list of non-empty strings", value)
+    return tuple(v.strip() for v in items)
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """One of ``choices`` (case-insensitive), returned in lower case."""
+    key = value.strip().lower() if isinstance(value, str) else value
+    if key not in choices:
+        raise _fail(name, f"must be one of {', '.join(choices)}", value)
+    return key
+
+
+def check_choices(
+    values: Any, name: str, allowed: Sequence[str], *, at_least_one: bool = False
+) -> tuple[str, ...]:
+    """Names from ``allowed`` given as a list, comma lists or both; blanks and repeats dropped.
+    ``at_least_one`` refuses an empty list."""
+    items = [values] if isinstance(values, str) else values
+    if not isinstance(items, Iterable) or not all(isinstance(v, str) for v in items):
+        raise _fail(name, "must be a name or a list of names", values)
+    out: list[str] = []
+    for item in items:
+        for part in item.split(","):
+            key = part.strip().lower()
+            if key and key not in allowed:
+                raise _fail(name, f"must be among {', '.join(allowed)}", key)
+            if key and key not in out:
+                out.append(key)
+    if at_least_one and not out:
+        raise _fail(name, f"must name at least one of {', '.join(allowed)}", values)
+    return tuple(out)
+
+
+def _split_assignment(text: Any, name: str, example: str) -> tuple[str, str]:
+    """``LEFT=RIGHT`` split at the last ``=`` (globs may hold one; values never do)."""
+    if isinstance(text, str) and "=" in text:
+        left, _, right = text.rpartition("=")
+        if left.strip() and right.strip():
+            return left.strip(), right.strip()
+    raise _fail(name, f"must be {example}", text)
+
+
+def check_target(text: Any, name: str = "--target") -> tuple[str, float]:
+    """``"eval/*=0.6"`` -> ``("eval/*", 0.6)``: a metric glob and the finite value to reach."""
+    glob, value = _split_assignment(text, name, "GLOB=VALUE such as 'eval/math*=0.6'")
+    return glob, check_number(value, f"{name} {glob}")
+
+
+def check_targets(value: Any, name: str = "targets") -> dict[str, float]:
+    """Targets from a mapping ``{glob: value}`` or a list of ``"GLOB=VALUE"`` texts."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return {str(g): check_number(v, f"{name}[{str(g)!r}]") for g, v in value.items()}
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Iterable):
+        raise _fail(name, "must be a table of metric glob = value to reach", value)
+    return dict(check_target(v, name) for v in items)
+
+
+def check_pair(text: Any, name: str = "--pair") -> tuple[str, str]:
+    """``"train/reward=eval/*"`` -> ``("train/reward", "eval/*")``: reward and benchmark globs."""
+    return _split_assignment(text, name, "REWARD=BENCHMARK such as 'train/reward=eval/*'")
+
+
+def check_pairs(value: Any, name: str = "pairs") -> tuple[tuple[str, str], ...]:
+    """Reward/benchmark glob pairs: a table ``{"train/reward": ["eval/*"]}``, or a list of
+    ``["reward", "benchmark"]`` pairs, ``{reward = ..., benchmark = ...}`` tables or
+    ``"REWARD=BENCHMARK"`` texts."""
+    if value is None:
+        return ()
+    rule = ("must be a table {reward = [benchmark globs]} or a list of [reward, benchmark] pairs "
+            "or 'REWARD=BENCHMARK' texts")
+
+    def globs(x: Any) -> list[str]:
+        items = [x] if isinstance(x, str) else x
+        if not isinstance(items, Sequence) or not all(isinstance(b, str) and b for b in items):
+            raise _fail(name, rule, value)
+        return list(items)
+
+    if isinstance(value, Mapping):
+        return tuple((str(r), b) for r, benches in value.items() for b in globs(benches))
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise _fail(name, rule, value)
+    out: list[tuple[str, str]] = []
+    for item in value:
+        if isinstance(item, str):
+            out.append(check_pair(item, name))
+        elif isinstance(item, Mapping) and {"reward", "benchmark"} <= set(item):
+            out += [(str(item["reward"]), b) for b in globs(item["benchmark"])]
+        elif isinstance(item, Sequence) and len(item) == 2 and all(
+            isinstance(x, str) and x for x in item
+        ):
+            out.append((item[0], item[1]))
+        else:
+            raise _fail(name, rule, value)
+    return tuple(out)
