@@ -84,25 +84,28 @@ def _draw_counts(
     return entries.reshape(n_boot, n_tasks * s_max), tasks.reshape(n_boot, n_tasks)
 
 
-def _weighted_iqm(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """IQM of the multiset holding ``values[i]`` ``weights[b, i]`` times, for each replicate ``b``.
+def _weighted_iqm(values: np.ndarray, weights_t: np.ndarray) -> np.ndarray:
+    """IQM of the multiset holding ``values[i]`` ``weights_t[i, b]`` times, for each replicate ``b``.
 
-    ``values`` (n,) may hold NaN (never counted). The multiset sorted, positions ``int(N/4)`` to
-    ``N - int(N/4)`` are kept: each value contributes the overlap of its run of positions with
-    that window.
+    ``values`` (n,) may hold NaN (never counted); ``weights_t`` is ``(n, B)``. In the sorted
+    multiset the positions ``int(N/4)`` to ``N - int(N/4)`` are kept; with ``C_i`` the cumulative
+    weight up to value ``i`` clipped to that window, value ``i`` keeps ``C_i - C_{i-1}`` copies, so
+    the kept sum is ``sum_i (C_i - C_{i-1}) v_i``, one matrix product after summing by parts.
     """
     order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
-    v = values[order]
-    present = np.isfinite(v)
-    w = weights[:, order] * present
-    cum = np.cumsum(w, axis=1)
-    total = cum[:, -1]
-    cut = np.floor(0.25 * total)
-    lo, hi = cut[:, None], (total - cut)[:, None]
-    keep = np.clip(np.minimum(cum, hi) - np.maximum(cum - w, lo), 0.0, None)
+    m = int(np.isfinite(values).sum())
+    if m == 0:
+        return np.full(weights_t.shape[1], np.nan)
+    v = values[order[:m]]
+    cum = np.cumsum(weights_t[order[:m]], axis=0, dtype=float)  # (m, B)
+    total = cum[-1]
+    lo = np.floor(0.25 * total)
+    hi = total - lo
+    c = np.clip(cum, lo, hi)
+    # sum_i (C_i - C_{i-1}) v_i with C_{-1} = lo, summed by parts.
+    kept = c[-1] * v[-1] - lo * v[0] - np.diff(v) @ c[:-1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, (keep * np.where(present, v, 0.0)).sum(axis=1) / (hi - lo)[:, 0],
-                        np.nan)
+        return np.where(total > 0, kept / (hi - lo), np.nan)
 
 
 def stratified_bootstrap(
@@ -125,9 +128,10 @@ def stratified_bootstrap(
     n_seeds = np.asarray(n_seeds, dtype=int)
     entries, tasks = _draw_counts(n_seeds, s_max, int(n_boot), rng, task_bootstrap)
     flat = scores.reshape(n_tasks * s_max, n_points)
+    entries_t = np.ascontiguousarray(entries.T)  # (T*S, B): rows gathered per grid point
     iqm_reps = np.empty((int(n_boot), n_points))
     for g in range(n_points):
-        iqm_reps[:, g] = _weighted_iqm(flat[:, g], entries)
+        iqm_reps[:, g] = _weighted_iqm(flat[:, g], entries_t)
     # Mean of task means: each drawn entry weighs 1 / (its task's seeds x tasks present).
     per_seed = np.repeat(1.0 / n_seeds, s_max).astype(float)
     covered = np.isfinite(scores[:, 0, :]).astype(float)  # (T, G)

@@ -41,12 +41,18 @@ class ScoreTensor:
 
 
 def run_points(rows: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``{run key: (compute, score)}`` over the positive computes, sorted, one score per compute."""
-    out = {}
-    for key, g in rows.groupby("_run", sort=True):
-        g = g[g["compute"] > 0].sort_values(["compute", "step"], kind="stable")
-        g = g.drop_duplicates("compute", keep="last")
-        out[str(key)] = (g["compute"].to_numpy(float), g["_score"].to_numpy(float))
+    """``{run key: (compute, score)}`` over the positive computes, sorted, one score per compute
+    (the last logged one)."""
+    pts = rows.loc[rows["compute"] > 0, ["_run", "compute", "step", "_score"]]
+    pts = pts.sort_values(["_run", "compute", "step"], kind="stable")
+    pts = pts.drop_duplicates(["_run", "compute"], keep="last")
+    keys = pts["_run"].to_numpy()
+    c, y = pts["compute"].to_numpy(float), pts["_score"].to_numpy(float)
+    out = {str(k): (np.empty(0), np.empty(0)) for k in pd.unique(rows["_run"])}
+    if keys.size:
+        cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        for lo, hi in zip(np.r_[0, cut], np.r_[cut, keys.size], strict=True):
+            out[str(keys[lo])] = (c[lo:hi], y[lo:hi])
     return out
 
 

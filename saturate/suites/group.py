@@ -167,7 +167,7 @@ def _aggregate_analysis(
     """``analyze_curve`` on the analysed stretch of the aggregate, with its bootstrap spread."""
     start, stop = curve.analysed
     metric = f"{statistic.upper()}({sr.metric})"
-    sources = "; ".join(dict.fromkeys(sr.rows["source"].astype(str)))
+    sources = "; ".join(map(str, pd.unique(sr.rows["source"])))
     pts = pd.DataFrame({
         "source": sources,
         "experiment": f"suite {sr.task_col}",
@@ -234,7 +234,7 @@ def _task_results(
         sub = rows[rows["_task"] == task]
         metric = f"normalised({sub['metric'].iloc[0]})"
         tidy = sub.assign(value=sub["_score"], metric=metric,
-                          source="; ".join(dict.fromkeys(sub["source"].astype(str))))
+                          source="; ".join(map(str, pd.unique(sub["source"]))))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # seeds without overlap were rejected before
             pooled = pool_seeds(tidy, "_task")
