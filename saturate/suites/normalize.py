@@ -231,7 +231,8 @@ def task_bounds(
         raise InputError(
             f"min-max normalisation: the scores of task(s) {', '.join(flat)} never change; "
             "give baselines (normalize=) or leave the task out")
-    lo, hi = stats["min"].astype(float), stats["max"].astype(float)
+    lo = {t: float(v) for t, v in stats["min"].items()}
+    hi = {t: float(v) for t, v in stats["max"].items()}
     bounds = {t: ((lo[t], hi[t]) if way[t] == "higher" else (hi[t], lo[t])) for t in tasks}
     return Normalization("min-max", source, bounds)
 

@@ -59,6 +59,12 @@ class AggregateCurve:
     analysed: tuple[int, int]
     replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
 
+    def __repr__(self) -> str:
+        start, stop = self.analysed
+        return (f"AggregateCurve({len(self.compute)} points, analysed {start}..{stop - 1}, "
+                f"iqm {self.iqm[stop - 1]:.4g} at {self.compute[stop - 1]:.4g})"
+                if stop > start else f"AggregateCurve({len(self.compute)} points)")
+
     def frame(self) -> pd.DataFrame:
         """One row per grid point: compute, the two statistics with their bands, the counts."""
         cols = {"compute": self.compute, **{k: getattr(self, k) for k in _BAND_FIELDS},
@@ -150,6 +156,11 @@ class SuiteGroup:
     p_next_doubling_pays: float | None
     task_results: tuple[TaskResult, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        paying = (f", {len(self.paying)}/{len(self.task_results)} paying"
+                  if self.task_results else "")
+        return f"SuiteGroup({self.group!r}: {self.verdict}, {len(self.tasks)} tasks{paying})"
 
     @property
     def verdict(self) -> str:
@@ -288,6 +299,11 @@ class SuiteAnalysis:
     groups: tuple[SuiteGroup, ...]
     comparisons: tuple[GroupComparison, ...] = ()
     notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{g.group} {g.verdict}" for g in self.groups)
+        return (f"SuiteAnalysis(suite={self.suite!r}, metric={self.metric!r}, "
+                f"statistic={self.statistic!r}, groups: {groups})")
 
     def __getitem__(self, group: str) -> SuiteGroup:
         for g in self.groups:
