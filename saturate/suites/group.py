@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
 from saturate.analysis import AnalysisSettings, analyze_curve
 from saturate.analysis.quantities import share_above
@@ -65,7 +66,7 @@ def analyze_group(
         n_seeds={t: int(n) for t, n in zip(tensor.tasks, tensor.n_seeds, strict=True)},
         aggregate=curve,
         analysis=analysis,
-        p_next_doubling_pays=p_next_doubling_pays(analysis, curve),
+        p_next_doubling_pays=p_next_doubling_pays(analysis, curve, settings.confidence),
         task_results=tasks,
         notes=_notes(tensor, curve, task_bootstrap),
     )
@@ -192,19 +193,46 @@ def _aggregate_analysis(
     return dataclasses.replace(result, reasons=reasons, group=group)
 
 
-def p_next_doubling_pays(curve: CurveAnalysis, agg: AggregateCurve) -> float | None:
+def p_next_doubling_pays(
+    curve: CurveAnalysis, agg: AggregateCurve, confidence: float
+) -> float | None:
     """Probability that the aggregate gains at least the threshold over the next doubling.
 
-    The share of the fit's bootstrap draws whose gain ``f(2C) - f(C)`` clears the threshold, each
-    draw counted by its normal probability given the spread the fit cannot see: the suite
-    bootstrap's spread of the last-doubling gain (the median over the last three points, as
-    ``analyze_curve`` takes it) and the fit's own extrapolation error, in quadrature.
-    None without a fit.
+    Two estimates of that gain, weighed as the verdict weighs them
+    (:func:`saturate.analysis.verdict.decide_verdict`): the fit's, the share of its bootstrap
+    draws whose gain ``f(2C) - f(C)`` clears the threshold, each draw counted by its normal
+    probability given the spread the draws do not carry (:func:`gain_se`: the suite bootstrap's
+    spread of the last-doubling gain and the fit's extrapolation error); and the recent trend's,
+    ``P(slope > threshold)`` for a normal slope with the trend's interval (which carries the same
+    suite spread). They are averaged with the fit's share of their combined precision (inverse
+    squared interval widths) as its weight, so the probability follows the estimate the verdict
+    rests on (``confidence`` is the level of the trend's interval). None with neither.
     """
-    if curve.fit is None:
-        return None
-    return share_above(curve.fit.predict_samples, curve.compute_last, curve.threshold,
-                       extra_se=gain_se(curve, agg))
+    p_fit = None
+    if curve.fit is not None:
+        p_fit = share_above(curve.fit.predict_samples, curve.compute_last, curve.threshold,
+                            extra_se=gain_se(curve, agg))
+    p_trend = None
+    trend = curve.trend.slope_per_doubling if curve.trend is not None else None
+    if trend is not None and math.isfinite(trend.lo) and math.isfinite(trend.hi):
+        se = (trend.hi - trend.lo) / (2.0 * float(norm.ppf(0.5 + confidence / 2.0)))
+        p_trend = float(norm.sf((curve.threshold - trend.value) / se)) if se > 0 else \
+            float(trend.value > curve.threshold)
+    if p_fit is None or p_trend is None:
+        return p_fit if p_trend is None else p_trend
+    g = curve.gain_per_doubling
+    w = _precision_share(g.hi - g.lo, trend.hi - trend.lo)
+    return float(w * p_fit + (1.0 - w) * p_trend)
+
+
+def _precision_share(width_a: float, width_b: float) -> float:
+    """The first estimate's share of the combined precision, from two interval widths."""
+    if not math.isfinite(width_a) or width_a <= 0:
+        return 0.0 if not math.isfinite(width_a) else 1.0
+    if not math.isfinite(width_b) or width_b <= 0:
+        return 1.0 if not math.isfinite(width_b) else 0.0
+    pa, pb = 1.0 / width_a**2, 1.0 / width_b**2
+    return pa / (pa + pb)
 
 
 def gain_se(curve: CurveAnalysis, agg: AggregateCurve) -> float:
