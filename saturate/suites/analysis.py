@@ -75,7 +75,8 @@ def analyze_suite(
             a ``task,random,human`` CSV/JSON file, ``"random=R,human=H"`` or a mapping
             (see :func:`saturate.suites.normalize.parse_normalize`).
         settings: how curves are judged (threshold, confidence, fit bootstrap); default
-            ``AnalysisSettings()``. Its ``group_by`` is ignored here.
+            ``AnalysisSettings()``. Its ``group_by`` is ignored here, and its per-metric
+            ``thresholds`` (metric units) do not apply to normalised scores: ``min_gain`` does.
         statistic: the aggregate analysed, ``"iqm"`` (default, rliable's recommendation) or
             ``"mean"``; both are reported.
         n_boot: stratified bootstrap replicates (>= 100).
@@ -104,14 +105,14 @@ def analyze_suite(
                      f"shared grid of {grid.size} points")
     rng = np.random.default_rng(seed)
     groups_data = {g: d for g, d in rows.groupby("_group", sort=True)}
-    total = len(groups_data) * (1 + (sum(d["_task"].nunique() for d in groups_data.values())
-                                     / max(len(groups_data), 1) if per_task else 0))
+    total = len(groups_data) + (sum(d["_task"].nunique() for d in groups_data.values())
+                                if per_task else 0)
     done = [0]
 
     def tick() -> None:
         done[0] += 1
         if progress is not None:
-            progress(done[0], int(total))
+            progress(done[0], total)
 
     compute_name = str(table.attrs.get("compute_name", "step"))
     groups = []
