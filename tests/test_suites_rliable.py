@@ -187,6 +187,26 @@ def test_task_bootstrap_intervals_match_rliable_on_the_subset(subset):
     check_intervals(subset, suite, [9, 197], task_bootstrap=True)
 
 
+@pytest.mark.parametrize("task_bootstrap", [False, True])
+def test_bootstrap_distribution_is_rliables(subset, task_bootstrap):
+    """Beyond the interval ends: the whole distribution of the bootstrapped IQM at a point is
+    rliable's (two-sample Kolmogorov-Smirnov on 5000 replicates each, fixed seeds)."""
+    from scipy.stats import ks_2samp
+
+    from saturate.suites import stratified_bootstrap
+
+    cube = rliable_scores(subset)["DQN"][:, :, 99]  # (seeds, games)
+    np.random.seed(99)
+    boot = rliable_library.StratifiedBootstrap(cube, task_bootstrap=task_bootstrap)
+    theirs = np.array([rliable_metrics.aggregate_iqm(d[0][0]) for d in boot.bootstrap(5000)])
+    ours = stratified_bootstrap(np.moveaxis(cube, 0, 1)[:, :, None],
+                                np.full(cube.shape[1], cube.shape[0]), n_boot=5000,
+                                rng=np.random.default_rng(99),
+                                task_bootstrap=task_bootstrap)["iqm"][:, 0]
+    assert ks_2samp(theirs, ours).pvalue > 1e-3
+    assert ours.std() == pytest.approx(theirs.std(), rel=0.1)
+
+
 def test_the_aggregate_is_analysed_with_its_spread(subset_suite):
     for g in subset_suite.groups:
         a = g.analysis
