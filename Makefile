@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -m pip install --quiet -e ".[dev]" 2>&1 | grep -v "is ignored" || true
+	$(BIN)/python -m pip install --quiet --no-deps "rliable==1.2.0" 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -c "import saturate, pytest, mlflow" && touch $(STAMP)
 
 setup: $(STAMP)

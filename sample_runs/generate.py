@@ -467,6 +467,58 @@ def scenarios(rng: np.random.Generator) -> list[Scenario]:
     return out
 
 
+# 11. A suite: one base model trained by two agent recipes on each of 8 agentic tasks, 3 seeds
+#     each. Turn-level PPO rises fast and saturates on 6 tasks; trajectory-level GRPO is still
+#     climbing on 6. Success rates differ in scale from task to task (hence the normalisation).
+#     Drawn from a stream of its own, so the scenarios above stay byte-identical.
+SUITE_SEED_STREAM = 2
+SUITE_TASKS: dict[str, tuple[float, float]] = {  # task: (start, best level either recipe reaches)
+    "alfworld": (0.10, 0.78), "webshop": (0.15, 0.55), "sokoban": (0.05, 0.42),
+    "countdown": (0.20, 0.80), "sudoku": (0.04, 0.36), "frozenlake": (0.30, 0.88),
+    "textcraft": (0.08, 0.60), "minesweeper": (0.12, 0.50),
+}
+#: recipe: {task: shape}; the shapes other than these two recipes' defaults are listed per task.
+SUITE_SHAPES: dict[str, dict[str, str]] = {
+    "ppo-turn": {"textcraft": "scaling", "minesweeper": "scaling", "sokoban": "saturated-early"},
+    "grpo-traj": {"sudoku": "saturated", "webshop": "regressing"},
+}
+SUITE_DEFAULT = {"ppo-turn": "saturated", "grpo-traj": "scaling"}
+
+
+def suite_shape(recipe: str, task: str) -> str:
+    """The documented shape of one recipe on one task (its per-run verdict)."""
+    shape = SUITE_SHAPES[recipe].get(task, SUITE_DEFAULT[recipe])
+    return "saturated" if shape == "saturated-early" else shape
+
+
+def suite_scenario(rng: np.random.Generator) -> Scenario:
+    """Scenario 11 (suite): 8 tasks x 3 seeds x 2 recipes, eval success rate every 20 steps."""
+    n, g = 600, 0.8
+    c_end = _per_step(n, g)
+    runs = []
+    for recipe in SUITE_SHAPES:
+        for task, (r0, best) in SUITE_TASKS.items():
+            shape = SUITE_SHAPES[recipe].get(task, SUITE_DEFAULT[recipe])
+            for seed in (0, 1, 2):
+                if shape == "scaling":
+                    mean = sigmoid(r0, best, _jitter(rng, 1.4 * c_end, 0.05), 2.4)
+                elif shape == "regressing":
+                    mean = overoptimised(r0, _jitter(rng, 0.6 * (best - r0), 0.04), c_end)
+                else:
+                    c_mid = 0.03 if shape == "saturated-early" else 0.08
+                    top = r0 + 0.8 * (best - r0)
+                    mean = sigmoid(r0, _jitter(rng, top, 0.01),
+                                   _jitter(rng, c_mid * c_end, 0.05), 2.0)
+                runs.append(RunSpec(
+                    run=f"qwen2.5-7b-{recipe}-{task}-seed{seed}", n_steps=n, gpu_h_per_step=g,
+                    params={"seed": seed, "recipe": recipe, "base_model": "qwen2.5-7b-instruct",
+                            "task": task},
+                    metrics=(MetricSpec("eval/success_rate", mean,
+                                       Binomial(n=2000, wobble=0.004), every=20, first=5),),
+                ))
+    return Scenario("11_agent_suite.csv", "qwen2.5-7b-agent-suite", tuple(runs))
+
+
 # ---------------------------------------------------------------------------------------------
 # Sampling and writing
 # ---------------------------------------------------------------------------------------------
@@ -565,18 +617,28 @@ def generate(out: Path, seed: int = SEED) -> list[Path]:
     written = []
     out.mkdir(parents=True, exist_ok=True)
     for sc in scenarios(rng):
-        sampled = [(spec, *sample_run(rng, spec)) for spec in sc.runs]
-        path = out / sc.file
-        if sc.file.endswith("mlruns"):
-            write_mlruns(path, sc.experiment, sampled, seed)
-        else:
-            rows = []
-            for spec, _, run_rows in sampled:
-                extra = {"experiment": sc.experiment, **spec.params}
-                rows += [{**r, **extra} for r in run_rows]
-            (write_jsonl if sc.file.endswith(".jsonl") else write_csv)(path, rows)
-        written.append(path)
+        written.append(write_scenario(out, sc, [(spec, *sample_run(rng, spec)) for spec in sc.runs],
+                                      seed))
+    suite_rng = np.random.default_rng([seed, SUITE_SEED_STREAM])
+    sc = suite_scenario(suite_rng)
+    written.append(write_scenario(out, sc, [(spec, *sample_run(suite_rng, spec))
+                                            for spec in sc.runs], seed))
     return written
+
+
+def write_scenario(out: Path, sc: Scenario,
+                   sampled: list[tuple[RunSpec, np.ndarray, list[Row]]], seed: int) -> Path:
+    """Write one sampled scenario under ``out``; returns its path."""
+    path = out / sc.file
+    if sc.file.endswith("mlruns"):
+        write_mlruns(path, sc.experiment, sampled, seed)
+    else:
+        rows = []
+        for spec, _, run_rows in sampled:
+            extra = {"experiment": sc.experiment, **spec.params}
+            rows += [{**r, **extra} for r in run_rows]
+        (write_jsonl if sc.file.endswith(".jsonl") else write_csv)(path, rows)
+    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,42 +656,101 @@ def truth(seed: int = SEED) -> list[dict[str, object]]:
     rng = np.random.default_rng(seed)
     rows = []
     for sc in scenarios(rng):
-        for spec in sc.runs:
-            compute = gpu_hours(rng, spec)
-            means: dict[str, tuple[Mean, int, str | None]] = {
-                m.name: (m.mean, m.every, m.better) for m in spec.metrics}
-            for m in spec.metrics:
-                sample_metric(rng, m, compute, spec.n_steps)  # keep the stream in step
-            if spec.passk is not None:
-                pk = spec.passk
-                z = passk_problems(rng, pk)
-                sample_passk(rng, pk, z, compute, spec.n_steps)
-                for k in pk.ks:
-                    means[f"{pk.prefix}/pass@{k}"] = (
-                        lambda c, k=k, z=z, pk=pk: passk_truth(pk, z, np.atleast_1d(c), k),
-                        pk.every, "higher")
-            for name, (f, every, better) in means.items():
-                steps = logged_steps(every, spec.n_steps)
-                c = compute[steps - 1]
-                y = np.asarray(f(c), float)
-                c_last = c[-1]
-                y_last = float(np.asarray(f(np.array([c_last])))[0])
-                gain = float(np.asarray(f(np.array([2 * c_last])))[0]) - y_last
-                eps = 1e-3
-                r0 = y[0]
-                d = np.asarray(f(np.array([c_last * (1 + eps), c_last * (1 - eps)])), float)
-                roi = (math.log(abs(d[0] - r0) + 1e-12) - math.log(abs(d[1] - r0) + 1e-12)) / (
-                    math.log(1 + eps) - math.log(1 - eps))
-                rng_obs = float(y.max() - y.min())
-                below_best = (None if better is None else round(
-                    y_last - float(y.min()) if better == "lower" else float(y.max()) - y_last, 5))
-                rows.append({"file": sc.file, "run": spec.run, "metric": name,
-                             "points": len(steps), "compute_last": round(float(c_last), 1),
-                             "first": round(float(y[0]), 3), "last": round(y_last, 3),
-                             "gain_next_doubling": round(gain, 4),
-                             "gain_over_3pct_range": round(gain / (0.03 * rng_obs), 2),
-                             "roi_end": round(roi, 2), "better": better,
-                             "range": round(rng_obs, 5), "below_best": below_best})
+        rows += _truth_rows(rng, sc)
+    suite_rng = np.random.default_rng([seed, SUITE_SEED_STREAM])
+    return rows + _truth_rows(suite_rng, suite_scenario(suite_rng))
+
+
+def _run_means(
+    rng: np.random.Generator, spec: RunSpec
+) -> tuple[np.ndarray, dict[str, tuple[Mean, np.ndarray, str | None]]]:
+    """A run's GPU-hours and, per metric, its noiseless mean, logged steps and which way is
+    better, drawing what sampling the run draws."""
+    compute = gpu_hours(rng, spec)
+    means: dict[str, tuple[Mean, np.ndarray, str | None]] = {
+        m.name: (m.mean, logged_steps(m.every, spec.n_steps, m.first), m.better)
+        for m in spec.metrics}
+    for m in spec.metrics:
+        sample_metric(rng, m, compute, spec.n_steps)  # keep the stream in step
+    if spec.passk is not None:
+        pk = spec.passk
+        z = passk_problems(rng, pk)
+        sample_passk(rng, pk, z, compute, spec.n_steps)
+        for k in pk.ks:
+            means[f"{pk.prefix}/pass@{k}"] = (
+                lambda c, k=k, z=z, pk=pk: passk_truth(pk, z, np.atleast_1d(c), k),
+                logged_steps(pk.every, spec.n_steps), "higher")
+    return compute, means
+
+
+def _truth_rows(rng: np.random.Generator, sc: Scenario) -> list[dict[str, object]]:
+    rows = []
+    for spec in sc.runs:
+        compute, means = _run_means(rng, spec)
+        for name, (f, steps, better) in means.items():
+            c = compute[steps - 1]
+            y = np.asarray(f(c), float)
+            c_last = c[-1]
+            y_last = float(np.asarray(f(np.array([c_last])))[0])
+            gain = float(np.asarray(f(np.array([2 * c_last])))[0]) - y_last
+            eps = 1e-3
+            r0 = y[0]
+            d = np.asarray(f(np.array([c_last * (1 + eps), c_last * (1 - eps)])), float)
+            roi = (math.log(abs(d[0] - r0) + 1e-12) - math.log(abs(d[1] - r0) + 1e-12)) / (
+                math.log(1 + eps) - math.log(1 - eps))
+            rng_obs = float(y.max() - y.min())
+            below_best = (None if better is None else round(
+                y_last - float(y.min()) if better == "lower" else float(y.max()) - y_last, 5))
+            rows.append({"file": sc.file, "run": spec.run, "metric": name,
+                         "points": len(steps), "compute_last": round(float(c_last), 1),
+                         "first": round(float(y[0]), 3), "last": round(y_last, 3),
+                         "gain_next_doubling": round(gain, 4),
+                         "gain_over_3pct_range": round(gain / (0.03 * rng_obs), 2),
+                         "roi_end": round(roi, 2), "better": better,
+                         "range": round(rng_obs, 5), "below_best": below_best})
+    return rows
+
+
+def suite_truth(seed: int = SEED) -> list[dict[str, object]]:
+    """Scenario 11 per recipe: the noiseless suite aggregate (IQM over tasks and seeds of the
+    success rate, min-max normalised per task over both recipes) and its verdict by the default
+    rule: the gain over the next doubling against 3% of the aggregate's range, then ROI."""
+    rng = np.random.default_rng([seed, SUITE_SEED_STREAM])
+    sc = suite_scenario(rng)
+    curves = []  # (recipe, task, compute, mean function)
+    for spec in sc.runs:
+        compute, means = _run_means(rng, spec)
+        f, steps, _ = means["eval/success_rate"]
+        curves.append((str(spec.params["recipe"]), str(spec.params["task"]),
+                       compute[steps - 1], f))
+    lo = max(c[0] for _, _, c, _ in curves)
+    hi = min(c[-1] for _, _, c, _ in curves)
+    grid = np.geomspace(lo, 2.0 * hi, 400)
+    seen = {}
+    for _, task, c, f in curves:
+        y = np.asarray(f(c), float)
+        a, b = seen.get(task, (np.inf, -np.inf))
+        seen[task] = (min(a, y.min()), max(b, y.max()))
+    rows = []
+    for recipe in SUITE_SHAPES:
+        ys = np.array([(np.asarray(f(grid), float) - seen[t][0]) / (seen[t][1] - seen[t][0])
+                       for r, t, _, f in curves if r == recipe])
+        k = int(0.25 * ys.shape[0])
+        agg = np.sort(ys, axis=0)[k: ys.shape[0] - k].mean(axis=0)
+        last = int(np.searchsorted(grid, hi))
+        inside = agg[: last + 1]
+        gain = float(agg[-1] - agg[last])
+        thr = 0.03 * float(inside.max() - inside.min())
+        h = 0.05
+        j = np.searchsorted(grid, [hi * math.exp(-h), hi * math.exp(h)])
+        roi = float((agg[j[1]] - agg[j[0]]) / (2 * h) / (agg[last] - agg[0]))
+        verdict = "saturated" if gain < thr else ("scaling" if roi >= 0.8 else "slowing")
+        shapes = [suite_shape(recipe, t) for t in SUITE_TASKS]
+        rows.append({"recipe": recipe, "iqm_last": round(float(agg[last]), 3),
+                     "gain_next_doubling": round(gain, 4), "gain_over_3pct_range":
+                     round(gain / thr, 2), "roi_end": round(roi, 2), "verdict": verdict,
+                     "tasks_paying": sum(s == "scaling" for s in shapes),
+                     "tasks_regressing": sum(s == "regressing" for s in shapes)})
     return rows
 
 
@@ -641,6 +762,8 @@ def main() -> None:
     if args.truth:
         for r in truth():
             print(" | ".join(str(v) for v in r.values()))
+        for r in suite_truth():
+            print(" | ".join(f"{k}={v}" for k, v in r.items()))
         return
     for p in generate(args.out):
         print(p)

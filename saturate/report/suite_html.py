@@ -1,0 +1,164 @@
+"""The suite section in HTML, and its figure.
+
+* :func:`plot_suite`: each group's aggregate curve with its bootstrap band, the fitted curve and its
+  forecasts with their intervals, on a log compute axis (``ax=None`` makes a figure);
+* :func:`suite_html`: the section for the HTML report: the group table, the figure, the per-task
+  verdicts as a compact grid (tasks x groups, coloured by verdict), the comparisons and notes;
+* :func:`suite_notebook_html`: the same, smaller, for Jupyter (``SuiteAnalysis._repr_html_``).
+
+Every string from the data is escaped; images are embedded PNGs, so the page stays
+self-contained under the report's Content-Security-Policy.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from saturate.report.plots import VERDICT_COLORS, figure_bytes
+from saturate.report.suite import (
+    SUITE_COLUMNS,
+    comparison_text,
+    suite_group_row,
+    suite_notes,
+    task_grid,
+)
+from saturate.suites.result import SuiteAnalysis, SuiteGroup
+
+__all__ = ["plot_suite", "suite_figure", "suite_html", "suite_notebook_html"]
+
+_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
+            "#8c8c8c", "#ccb974", "#64b5cd")
+_CSS = (
+    ".suite-grid td.v { color: #fff; font-weight: 600; text-align: center; font-size: 12px; "
+    "padding: 3px 8px; }"
+)
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _badge(verdict: str) -> str:
+    color = VERDICT_COLORS.get(verdict, "#6e7781")
+    return (f'<span class="badge" style="display:inline-block;padding:1px 8px;border-radius:10px;'
+            f'color:#fff;font-weight:600;background:{color}">{_e(verdict)}</span>')
+
+
+def _draw_group(ax: Axes, g: SuiteGroup, statistic: str, color: str, confidence: float) -> None:
+    a = g.aggregate
+    c = np.asarray(a.compute, float)
+    y = np.asarray(getattr(a, statistic), float)
+    lo = np.asarray(getattr(a, f"{statistic}_lo"), float)
+    hi = np.asarray(getattr(a, f"{statistic}_hi"), float)
+    start, stop = a.analysed
+    shown = np.isfinite(y) & (c > 0)
+    ax.fill_between(c[shown], lo[shown], hi[shown], color=color, alpha=0.18, lw=0)
+    inside = np.zeros(c.size, bool)
+    inside[start:stop] = True
+    ax.plot(c[shown & ~inside], y[shown & ~inside], ".", ms=3, color=color, alpha=0.5)
+    ax.plot(c[inside], y[inside], "o-", ms=3, lw=1.2, color=color,
+            label=f"{g.group}: {g.verdict} ({len(g.tasks)} tasks)")
+    fit = g.analysis.fit
+    last = g.analysis.compute_last
+    far = max([last * 4.0, *(f.compute for f in g.analysis.forecast if f.compute)])
+    if fit is not None and last > 0:
+        beyond = np.geomspace(last, far, 60)
+        ax.plot(beyond, np.asarray(fit.predict(beyond), float), "--", lw=1.4, color=color)
+    for f in g.analysis.forecast:
+        if f.compute > 0 and math.isfinite(f.value):
+            err = None
+            if math.isfinite(f.lo) and math.isfinite(f.hi):
+                err = [[max(f.value - f.lo, 0.0)], [max(f.hi - f.value, 0.0)]]
+            ax.errorbar([f.compute], [f.value], yerr=err, fmt="D", ms=4, color=color, capsize=3)
+
+
+def plot_suite(suite: SuiteAnalysis, ax: Axes | None = None) -> Axes:
+    """Every group's aggregate with its band (shaded), the analysed stretch joined, the forecast
+    dashed with the 2x/4x forecasts and their intervals; returns the Axes drawn on."""
+    ax = ax if ax is not None else Figure(figsize=(7.0, 4.0), layout="constrained").add_subplot()
+    for i, g in enumerate(suite.groups):
+        _draw_group(ax, g, suite.statistic, _PALETTE[i % len(_PALETTE)], suite.confidence)
+    ax.set_xscale("log")
+    ax.set_xlabel(f"{suite.compute_name} (log scale)")
+    ax.set_ylabel(f"{suite.statistic.upper()} of normalised {suite.metric}")
+    ax.set_title(f"Suite {suite.suite}: {suite.statistic.upper()} with {suite.confidence:.0%} "
+                 "band; dashed: forecast", fontsize=10, loc="left")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="best", framealpha=0.8)
+    return ax
+
+
+def suite_figure(suite: SuiteAnalysis) -> Figure:
+    """A new figure with :func:`plot_suite`."""
+    return plot_suite(suite).figure
+
+
+def _png(fig: Figure, dpi: int) -> str:
+    return "data:image/png;base64," + base64.b64encode(figure_bytes(fig, "png", dpi)).decode()
+
+
+def _group_table(suite: SuiteAnalysis) -> str:
+    head = "".join(f"<th class='l'>{_e(h)}</th>" for _, h in SUITE_COLUMNS)
+    rows = []
+    for g in suite.groups:
+        row = suite_group_row(suite, g)
+        cells = [(_badge(g.verdict) if k == "verdict" else _e(row[k])) for k, _ in SUITE_COLUMNS]
+        rows.append("<tr>" + "".join(f"<td class='l'>{c}</td>" for c in cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _task_grid(suite: SuiteAnalysis) -> str:
+    tasks, groups, cells = task_grid(suite)
+    if not tasks:
+        return ""
+    head = "<th class='l'>task</th>" + "".join(f"<th>{_e(g)}</th>" for g in groups)
+    rows = []
+    for t in tasks:
+        tds = []
+        for g in groups:
+            v = cells.get((t, g), "")
+            color = VERDICT_COLORS.get(v, "#d0d7de")
+            tds.append(f"<td class='v' style='background:{color}' title='{_e(t)} / {_e(g)}: "
+                       f"{_e(v or 'not run')}'>{_e(v or '–')}</td>")
+        rows.append(f"<tr><td class='l'>{_e(t)}</td>{''.join(tds)}</tr>")
+    return ("<p><b>Per-task verdicts</b> (each task's seeds pooled, tasks holding the suite back "
+            f"first)</p><table class='suite-grid'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _comparisons(suite: SuiteAnalysis) -> str:
+    items = "".join(f"<li>{_e(comparison_text(c))}</li>" for c in suite.comparisons)
+    return f"<p><b>Comparisons</b></p><ul>{items}</ul>" if items else ""
+
+
+def _notes(suite: SuiteAnalysis) -> str:
+    return "".join(f"<p class='muted'>note: {_e(n)}</p>" for n in suite_notes(suite))
+
+
+def suite_html(suite: SuiteAnalysis, *, plots: bool = True, dpi: int = 96) -> str:
+    """The suite section of the HTML report (a ``<section>`` with its own small style)."""
+    img = ""
+    if plots:
+        alt = f"aggregate curves of suite {suite.suite}"
+        img = f'<img src="{_png(suite_figure(suite), dpi)}" alt="{_e(alt)}" style="max-width:100%">'
+    reasons = "".join(
+        f"<p><b>{_e(g.group)}</b> {_badge(g.verdict)}</p><ul class='reasons'>"
+        + "".join(f"<li>{_e(r)}</li>" for r in g.analysis.reasons) + "</ul>"
+        for g in suite.groups
+    )
+    return (f"<section class='suite'><style>{_CSS}</style>"
+            f"<h2>Suite {_e(suite.suite)}</h2><p class='muted'>{_e(suite.method())}</p>"
+            f"{_group_table(suite)}{img}{_task_grid(suite)}{_comparisons(suite)}"
+            f"<details><summary>Why</summary>{reasons}</details>{_notes(suite)}</section>")
+
+
+def suite_notebook_html(suite: SuiteAnalysis) -> str:
+    """A compact fragment for Jupyter: the group table, a small figure, the task grid."""
+    return suite_html(suite, plots=True, dpi=72)

@@ -1,0 +1,409 @@
+"""What a suite analysis returns: frozen dataclasses with ``to_dict()``, ``from_dict()`` and
+``summary()``; :class:`SuiteAnalysis` also shows itself in Jupyter (``_repr_html_``).
+
+Formatting beyond the plain-text summary lives in :mod:`saturate.report.suite` and
+:mod:`saturate.report.suite_html`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from saturate.results import (
+    PASSING_VERDICTS,
+    CurveAnalysis,
+    Estimate,
+    format_estimate,
+    jsonable,
+)
+from saturate.suites.codec import estimate_from_dict, num
+from saturate.suites.normalize import Normalization
+
+__all__ = ["AggregateCurve", "TaskResult", "SuiteGroup", "GroupComparison", "SuiteAnalysis"]
+
+_BAND_FIELDS = ("iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo", "mean_hi", "value_se", "doubling_se")
+
+
+def _floats(x: Any) -> tuple[float, ...]:
+    return tuple(num(v) for v in x)
+
+
+@dataclass(frozen=True)
+class AggregateCurve:
+    """A group's aggregate curves on the shared compute grid, with pointwise bootstrap bands.
+
+    ``n_tasks[g]`` counts the tasks covering grid point ``g`` (``n_scores[g]`` their seeds);
+    ``analysed`` is the ``[start, stop)`` index range whose points enter the analysis (every point
+    covered by enough tasks). ``value_se`` and ``doubling_se`` are the bootstrap standard errors of
+    the analysed statistic and of its gain over the doubling ending at each point.
+    ``replicates`` holds the bootstrap curves of that statistic (not serialised).
+    """
+
+    compute: tuple[float, ...]
+    iqm: tuple[float, ...]
+    iqm_lo: tuple[float, ...]
+    iqm_hi: tuple[float, ...]
+    mean: tuple[float, ...]
+    mean_lo: tuple[float, ...]
+    mean_hi: tuple[float, ...]
+    n_tasks: tuple[int, ...]
+    n_scores: tuple[int, ...]
+    value_se: tuple[float, ...]
+    doubling_se: tuple[float, ...]
+    analysed: tuple[int, int]
+    replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        start, stop = self.analysed
+        return (f"AggregateCurve({len(self.compute)} points, analysed {start}..{stop - 1}, "
+                f"iqm {self.iqm[stop - 1]:.4g} at {self.compute[stop - 1]:.4g})"
+                if stop > start else f"AggregateCurve({len(self.compute)} points)")
+
+    def frame(self) -> pd.DataFrame:
+        """One row per grid point: compute, the two statistics with their bands, the counts."""
+        cols = {"compute": self.compute, **{k: getattr(self, k) for k in _BAND_FIELDS},
+                "n_tasks": self.n_tasks, "n_scores": self.n_scores}
+        df = pd.DataFrame(cols)
+        idx = np.arange(len(self.compute))
+        df["analysed"] = (idx >= self.analysed[0]) & (idx < self.analysed[1])
+        return df
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "compute": self.compute, **{k: getattr(self, k) for k in _BAND_FIELDS},
+            "n_tasks": self.n_tasks, "n_scores": self.n_scores, "analysed": list(self.analysed),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> AggregateCurve:
+        return cls(
+            compute=_floats(d["compute"]), **{k: _floats(d[k]) for k in _BAND_FIELDS},
+            n_tasks=tuple(int(v) for v in d["n_tasks"]),
+            n_scores=tuple(int(v) for v in d["n_scores"]),
+            analysed=(int(d["analysed"][0]), int(d["analysed"][1])),
+        )
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The verdict on one task of a group: its seeds pooled, its scores normalised."""
+
+    task: str
+    n_seeds: int
+    verdict: str
+    gain_per_doubling: Estimate
+    threshold: float
+    knee: float | None
+    stop_point: Estimate | None
+    compute_last: float
+    value_last: float
+    reasons: tuple[str, ...] = ()
+    curve: CurveAnalysis | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def passes(self) -> bool:
+        """True when the next doubling still pays on this task (scaling or slowing)."""
+        return self.verdict in PASSING_VERDICTS
+
+    @property
+    def saturation_compute(self) -> float | None:
+        """Where the task stopped paying: its stop point, else its knee (None when neither)."""
+        if self.stop_point is not None and math.isfinite(self.stop_point.value):
+            return float(self.stop_point.value)
+        return self.knee
+
+    @classmethod
+    def from_curve(cls, task: str, n_seeds: int, c: CurveAnalysis) -> TaskResult:
+        return cls(task, n_seeds, c.verdict, c.gain_per_doubling, c.threshold, c.knee,
+                   c.stop_point, c.compute_last, c.value_last, c.reasons, curve=c)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "task": self.task, "n_seeds": self.n_seeds, "verdict": self.verdict,
+            "gain_per_doubling": self.gain_per_doubling.to_dict(), "threshold": self.threshold,
+            "knee": self.knee,
+            "stop_point": None if self.stop_point is None else self.stop_point.to_dict(),
+            "compute_last": self.compute_last, "value_last": self.value_last,
+            "reasons": list(self.reasons),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TaskResult:
+        return cls(
+            task=str(d["task"]), n_seeds=int(d["n_seeds"]), verdict=str(d["verdict"]),
+            gain_per_doubling=estimate_from_dict(d["gain_per_doubling"]),
+            threshold=num(d["threshold"]), knee=None if d["knee"] is None else float(d["knee"]),
+            stop_point=estimate_from_dict(d["stop_point"]), compute_last=num(d["compute_last"]),
+            value_last=num(d["value_last"]), reasons=tuple(d.get("reasons", ())),
+        )
+
+
+@dataclass(frozen=True)
+class SuiteGroup:
+    """One agent (or recipe) over the suite: its aggregate curve analysed, its tasks summarised."""
+
+    group: str
+    tasks: tuple[str, ...]
+    n_seeds: dict[str, int]
+    aggregate: AggregateCurve
+    analysis: CurveAnalysis
+    p_next_doubling_pays: float | None
+    task_results: tuple[TaskResult, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        paying = (f", {len(self.paying)}/{len(self.task_results)} paying"
+                  if self.task_results else "")
+        return f"SuiteGroup({self.group!r}: {self.verdict}, {len(self.tasks)} tasks{paying})"
+
+    @property
+    def verdict(self) -> str:
+        return self.analysis.verdict
+
+    @property
+    def passes(self) -> bool:
+        """True when the suite aggregate still gains the threshold per doubling."""
+        return self.analysis.passes
+
+    @property
+    def paying(self) -> tuple[str, ...]:
+        """The tasks on which the next doubling still pays."""
+        return tuple(t.task for t in self.task_results if t.passes)
+
+    @property
+    def regressing(self) -> tuple[str, ...]:
+        return tuple(t.task for t in self.task_results if t.verdict == "regressing")
+
+    @property
+    def saturated_first(self) -> TaskResult | None:
+        """The saturated task that stopped paying at the least compute (None if none did)."""
+        done = [t for t in self.task_results
+                if t.verdict == "saturated" and t.saturation_compute is not None]
+        return min(done, key=lambda t: t.saturation_compute) if done else None
+
+    def task_counts(self) -> dict[str, int]:
+        """``{verdict: number of tasks}`` in verdict order."""
+        out: dict[str, int] = {}
+        for t in self.task_results:
+            out[t.verdict] = out.get(t.verdict, 0) + 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.saturated_first
+        return jsonable({
+            "group": self.group,
+            "verdict": self.verdict,
+            "tasks": list(self.tasks),
+            "n_seeds": self.n_seeds,
+            "p_next_doubling_pays": self.p_next_doubling_pays,
+            "tasks_paying": list(self.paying),
+            "tasks_regressing": list(self.regressing),
+            "saturated_first": None if first is None else {
+                "task": first.task, "compute": first.saturation_compute},
+            "task_verdicts": self.task_counts(),
+            "aggregate": self.aggregate.to_dict(),
+            "analysis": self.analysis.to_dict(),
+            "task_results": [t.to_dict() for t in self.task_results],
+            "notes": list(self.notes),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SuiteGroup:
+        p = d.get("p_next_doubling_pays")
+        return cls(
+            group=str(d["group"]), tasks=tuple(d["tasks"]),
+            n_seeds={str(k): int(v) for k, v in d["n_seeds"].items()},
+            aggregate=AggregateCurve.from_dict(d["aggregate"]),
+            analysis=CurveAnalysis.from_dict(d["analysis"]),
+            p_next_doubling_pays=None if p is None else float(p),
+            task_results=tuple(TaskResult.from_dict(t) for t in d.get("task_results", ())),
+            notes=tuple(d.get("notes", ())),
+        )
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """Two groups' aggregates: who is ahead at the last shared compute and at twice it, and
+    where their fitted curves cross (``crossing`` beyond the data, None when they do not within
+    the horizon). Probabilities are that ``a`` is ahead of ``b``."""
+
+    a: str
+    b: str
+    compute: float
+    p_a_ahead: float | None
+    compute_2x: float
+    p_a_ahead_2x: float | None
+    crossing: Estimate | None = None
+    leader_after: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "a": self.a, "b": self.b, "compute": self.compute, "p_a_ahead": self.p_a_ahead,
+            "compute_2x": self.compute_2x, "p_a_ahead_2x": self.p_a_ahead_2x,
+            "crossing": None if self.crossing is None else self.crossing.to_dict(),
+            "leader_after": self.leader_after, "notes": list(self.notes),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GroupComparison:
+        def prob(x: Any) -> float | None:
+            return None if x is None else float(x)
+
+        return cls(
+            a=str(d["a"]), b=str(d["b"]), compute=num(d["compute"]),
+            p_a_ahead=prob(d["p_a_ahead"]), compute_2x=num(d["compute_2x"]),
+            p_a_ahead_2x=prob(d["p_a_ahead_2x"]), crossing=estimate_from_dict(d["crossing"]),
+            leader_after=d.get("leader_after"), notes=tuple(d.get("notes", ())),
+        )
+
+    def summary(self) -> str:
+        def p(x: float | None) -> str:
+            return "n/a" if x is None else f"{x:.2f}"
+
+        cross = ("their fitted curves do not cross within 64x" if self.crossing is None else
+                 f"fitted curves cross at {format_estimate(self.crossing)}, "
+                 f"{self.leader_after} ahead after")
+        return (f"{self.a} vs {self.b}: P({self.a} ahead) {p(self.p_a_ahead)} at "
+                f"{self.compute:.4g}, {p(self.p_a_ahead_2x)} at {self.compute_2x:.4g}; {cross}")
+
+
+@dataclass(frozen=True)
+class SuiteAnalysis:
+    """Is each agent, as a whole, still scaling over the suite, and which tasks hold it back?
+
+    One :class:`SuiteGroup` per value of ``group_by`` (one group ``"all"`` without it), and a
+    :class:`GroupComparison` per pair of groups. ``statistic`` names the aggregate analysed
+    (``iqm`` or ``mean``); the bands are ``confidence`` intervals from ``n_boot`` stratified
+    bootstrap replicates (seeds resampled within tasks; tasks too when ``task_bootstrap``).
+    """
+
+    suite: str
+    suite_column: str
+    metric: str
+    group_by: str | None
+    statistic: str
+    normalization: Normalization
+    confidence: float
+    n_boot: int
+    seed: int
+    task_bootstrap: bool
+    min_coverage: float
+    compute_name: str
+    groups: tuple[SuiteGroup, ...]
+    comparisons: tuple[GroupComparison, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        groups = ", ".join(f"{g.group} {g.verdict}" for g in self.groups)
+        return (f"SuiteAnalysis(suite={self.suite!r}, metric={self.metric!r}, "
+                f"statistic={self.statistic!r}, groups: {groups})")
+
+    def __getitem__(self, group: str) -> SuiteGroup:
+        for g in self.groups:
+            if g.group == group:
+                return g
+        raise KeyError(f"no group {group!r}; groups: {', '.join(g.group for g in self.groups)}")
+
+    @property
+    def passes(self) -> bool:
+        """True when every group's aggregate still pays for the next doubling (for a gate)."""
+        return all(g.passes for g in self.groups)
+
+    def method(self) -> str:
+        """How the aggregate and its intervals were made, in one sentence."""
+        what = "tasks and seeds" if self.task_bootstrap else "seeds within each task"
+        stat = "interquartile mean" if self.statistic == "iqm" else "mean of task means"
+        return (f"{stat} over tasks and seeds of {self.metric} ({self.normalization.describe()}); "
+                f"{self.confidence:.0%} intervals from a stratified bootstrap over {what} "
+                f"({self.n_boot} replicates, seed {self.seed})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON suite section (see ``saturate/report/suite_schema.json``)."""
+        return jsonable({
+            "suite": self.suite, "suite_column": self.suite_column, "metric": self.metric,
+            "group_by": self.group_by, "statistic": self.statistic, "method": self.method(),
+            "normalization": self.normalization.to_dict(), "confidence": self.confidence,
+            "n_boot": self.n_boot, "seed": self.seed, "task_bootstrap": self.task_bootstrap,
+            "min_coverage": self.min_coverage, "compute_name": self.compute_name,
+            "groups": [g.to_dict() for g in self.groups],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "notes": list(self.notes),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SuiteAnalysis:
+        """The analysis back from :meth:`to_dict` (without fits, points or bootstrap replicates)."""
+        return cls(
+            suite=str(d["suite"]), suite_column=str(d["suite_column"]), metric=str(d["metric"]),
+            group_by=d.get("group_by"), statistic=str(d["statistic"]),
+            normalization=Normalization.from_dict(d["normalization"]),
+            confidence=float(d["confidence"]), n_boot=int(d["n_boot"]), seed=int(d["seed"]),
+            task_bootstrap=bool(d["task_bootstrap"]), min_coverage=float(d["min_coverage"]),
+            compute_name=str(d["compute_name"]),
+            groups=tuple(SuiteGroup.from_dict(g) for g in d["groups"]),
+            comparisons=tuple(GroupComparison.from_dict(c) for c in d.get("comparisons", ())),
+            notes=tuple(d.get("notes", ())),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per group: verdict, last aggregate, gain per doubling, P(next doubling pays),
+        task counts."""
+        rows = []
+        for g in self.groups:
+            a = g.analysis
+            first = g.saturated_first
+            rows.append({
+                "group": g.group, "verdict": g.verdict, "n_tasks": len(g.tasks),
+                "compute_last": a.compute_last, "value_last": a.value_last,
+                "gain_per_doubling": a.gain_per_doubling.value,
+                "gain_lo": a.gain_per_doubling.lo, "gain_hi": a.gain_per_doubling.hi,
+                "threshold": a.threshold, "p_next_doubling_pays": g.p_next_doubling_pays,
+                "tasks_paying": len(g.paying) if g.task_results else None,
+                "tasks_regressing": len(g.regressing) if g.task_results else None,
+                "saturated_first": None if first is None else first.task,
+            })
+        return pd.DataFrame(rows)
+
+    def tasks_frame(self) -> pd.DataFrame:
+        """The per-task verdicts as a (task x group) table."""
+        rows = {(t.task, g.group): t.verdict for g in self.groups for t in g.task_results}
+        if not rows:
+            return pd.DataFrame()
+        s = pd.Series(rows)
+        return s.unstack().reindex(columns=[g.group for g in self.groups])
+
+    def summary(self) -> str:
+        """A plain-text report: method, each group's verdict and tasks, the comparisons."""
+        lines = [f"Suite {self.suite} ({len({t for g in self.groups for t in g.tasks})} tasks): "
+                 f"{self.method()}"]
+        for g in self.groups:
+            a = g.analysis
+            p = "n/a" if g.p_next_doubling_pays is None else f"{g.p_next_doubling_pays:.2f}"
+            lines.append(
+                f"{g.group}: {g.verdict.upper()}: {self.statistic} {a.value_last:.3g} at "
+                f"{a.compute_last:.4g}; gain per doubling {format_estimate(a.gain_per_doubling)} "
+                f"(threshold {a.threshold:.3g}); P(next doubling pays) {p}")
+            if g.task_results:
+                first = g.saturated_first
+                where = ("" if first is None else
+                         f"; saturated first: {first.task} (at {first.saturation_compute:.4g})")
+                regress = f"; regressing: {', '.join(g.regressing)}" if g.regressing else ""
+                lines.append(f"  tasks: {len(g.paying)}/{len(g.task_results)} still pay{where}"
+                             f"{regress}")
+            lines += [f"  - {r}" for r in a.reasons]
+            lines += [f"  note: {n}" for n in g.notes]
+        lines += [c.summary() for c in self.comparisons]
+        lines += [f"note: {n}" for n in (*self.normalization.notes, *self.notes)]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from saturate.report.suite_html import suite_notebook_html
+
+        return suite_notebook_html(self)
