@@ -83,8 +83,10 @@ def _fmt(x: float | None) -> str:
 
 def _table(latest: dict[tuple[str, str, str], Any], last_event: dict[tuple[str, str, str], str]):
     from rich.table import Table
+    from rich.text import Text
 
     from saturate.results import format_estimate
+    from saturate.text import for_terminal
 
     table = Table(title="saturate watch", expand=False)
     for col in ("run", "metric", "points", "compute", "verdict", "gain/doubling", "asymptote",
@@ -92,9 +94,9 @@ def _table(latest: dict[tuple[str, str, str], Any], last_event: dict[tuple[str, 
         table.add_column(col)
     for key in sorted(latest, key=lambda k: (latest[k].run, latest[k].metric)):
         c = latest[key]
-        table.add_row(c.run, c.metric, str(c.n_points), _fmt(c.compute_last), c.verdict,
+        table.add_row(Text(for_terminal(c.run)), Text(for_terminal(c.metric)), str(c.n_points), _fmt(c.compute_last), c.verdict,
                       format_estimate(c.gain_per_doubling), format_estimate(c.asymptote),
-                      _fmt(c.knee), last_event.get(key, ""))  # fmt: skip
+                      _fmt(c.knee), Text(for_terminal(last_event.get(key, ""))))  # fmt: skip
     return table
 
 
@@ -136,7 +138,8 @@ def watch(
 
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
-    from saturate.tracker.watch import Backoff, Watcher, run_watch
+    from saturate.text import for_message
+    from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch
 
     if fmt not in ("text", "json"):
         raise SettingsError(f"--format must be text or json, got {fmt!r}")
@@ -168,7 +171,8 @@ def watch(
     live: Live | None = None
 
     def status(msg: str) -> None:
-        (live.console if live is not None else err).print(f"watch: {msg}", markup=False)
+        (live.console if live is not None else err).print(f"watch: {for_message(msg)}",
+                                                          markup=False, highlight=False)
 
     def on_pass(result: Any) -> None:
         passes[0] += 1
@@ -197,9 +201,12 @@ def watch(
             run_watch(watcher, interval=interval, once=once, max_passes=max_passes,
                       retries=retries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
                       on_pass=on_pass, on_status=status)  # fmt: skip
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         live = None
         status(f"stopped after {passes[0]} pass(es); history in {state}")
+        if isinstance(exc, PassInterrupted):
+            status(str(exc))
+            raise typer.Exit(130) from None
     finally:
         store.close()
 

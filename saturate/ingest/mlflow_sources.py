@@ -2,7 +2,8 @@
 file or folder, or a legacy ``mlruns/`` folder (see :func:`resolve_source`).
 
 The checks are cheap and never write: a sqlite file is opened read-only, a folder is looked at,
-a server is not contacted. :func:`redact` keeps credentials out of messages and labels.
+a server is not contacted. :func:`redact` keeps credentials out of messages and labels, and every
+password met is remembered for :func:`saturate.redaction.redact`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from saturate.errors import InputError
 from saturate.ingest.mlflow_common import MlflowSource
+from saturate.redaction import redact_uri, remember_uri, userinfo_split
 
 __all__ = [
     "DB_FILE", "LEGACY_FOLDER", "redact", "is_mlflow_sqlite", "is_legacy_store", "resolve_source",
@@ -28,21 +30,23 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def redact(uri: str) -> str:
-    """The URI without user:password@ (it goes into messages and the ``source`` column)."""
-    try:
-        parts = urllib.parse.urlsplit(uri)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//***@", uri)
-    query = parts.query
-    if query:
-        # libpq and friends also take the password as a query parameter.
-        query = re.sub(r"(?i)((?:^|&)(?:password|passwd|pwd)=)[^&]*", r"\1***", query)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    if netloc == parts.netloc and query == parts.query:
+    """The URI without user:password@ (it goes into messages and the ``source`` column); a
+    password with unencoded ``/``, ``#``, ``?`` or ``@`` is masked whole."""
+    return redact_uri(uri)
+
+
+def _with_credentials(uri: str) -> str:
+    """``uri`` remembered as holding secrets, with its userinfo percent-encoded where the user
+    left ``/``, ``?``, ``#`` or ``@`` unencoded (so the password reaches the server intact)."""
+    remember_uri(uri)
+    parts = userinfo_split(uri)
+    if parts is None:
         return uri
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    head, userinfo, rest = parts
+    user, sep, password = userinfo.partition(":")
+    safe = "%!$&'()*+,;=-._~"
+    encoded = urllib.parse.quote(user, safe=safe) + sep + urllib.parse.quote(password, safe=safe)
+    return f"{head}{encoded}@{rest}"
 
 
 def _scheme(text: str) -> str:
@@ -103,8 +107,9 @@ def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
     text = os.fspath(source)
     scheme = _scheme(text)
     if scheme in ("http", "https"):
-        return MlflowSource("rest", text.rstrip("/"), redact(text))
+        return MlflowSource("rest", _with_credentials(text).rstrip("/"), redact(text).rstrip("/"))
     if scheme.split("+")[0] in _DB_SCHEMES:
+        text = _with_credentials(text)
         label = redact(text)
         if scheme.startswith("sqlite"):
             db = _sqlite_path(text)
