@@ -30,7 +30,9 @@ def history(
     """List the verdict changes (or, with --all, every event) the watcher recorded."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    from saturate.text import for_terminal
     from saturate.tracker.events import format_time
     from saturate.tracker.state import HistoryStore
 
@@ -60,9 +62,9 @@ def history(
     for col in ("time (UTC)", "run", "metric", "event", "from", "to", "compute"):
         table.add_column(col)
     for e in events:
-        table.add_row(format_time(e.time), e.run, e.metric, e.kind, e.before or "",
-                      e.after or "", f"{e.compute:.4g}")
+        table.add_row(format_time(e.time), *(Text(for_terminal(x)) for x in (
+            e.run, e.metric, e.kind, e.before or "", e.after or "")), f"{e.compute:.4g}")
     console.print(table)
     now = ", ".join(f"{c.run}/{c.metric}: {c.verdict}" for c in latest)
     if now:
-        console.print(f"current: {now}")
+        console.print(Text(for_terminal(f"current: {now}")))

@@ -136,9 +136,9 @@ def watch(
     from rich.console import Console
     from rich.live import Live
 
+    from saturate.text import for_message
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
-    from saturate.text import for_message
     from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch
 
     if fmt not in ("text", "json"):

@@ -20,19 +20,27 @@ from saturate.redaction import redact_uri, remember_uri, userinfo_split
 
 __all__ = [
     "DB_FILE", "LEGACY_FOLDER", "redact", "is_mlflow_sqlite", "is_legacy_store", "resolve_source",
-    "is_mlflow_source",
+    "is_mlflow_source", "source_uri",
 ]
 
 DB_FILE = "mlflow.db"
 LEGACY_FOLDER = "mlruns"
 _DB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mssql")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# label (credentials masked) -> the URI it was made from, for writing back to the same store.
+_URIS: dict[str, str] = {}
 
 
 def redact(uri: str) -> str:
     """The URI without user:password@ (it goes into messages and the ``source`` column); a
     password with unencoded ``/``, ``#``, ``?`` or ``@`` is masked whole."""
     return redact_uri(uri)
+
+
+def source_uri(label: str) -> str:
+    """The URI a source label was made from in this process (the label itself otherwise): a
+    label hides credentials, the URI keeps them for writing back."""
+    return _URIS.get(label, label)
 
 
 def _with_credentials(uri: str) -> str:
@@ -107,10 +115,13 @@ def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
     text = os.fspath(source)
     scheme = _scheme(text)
     if scheme in ("http", "https"):
-        return MlflowSource("rest", _with_credentials(text).rstrip("/"), redact(text).rstrip("/"))
+        label = redact(text).rstrip("/")
+        _URIS[label] = _with_credentials(text).rstrip("/")
+        return MlflowSource("rest", _URIS[label], label)
     if scheme.split("+")[0] in _DB_SCHEMES:
         text = _with_credentials(text)
         label = redact(text)
+        _URIS[label] = text
         if scheme.startswith("sqlite"):
             db = _sqlite_path(text)
             if not db.is_file():
