@@ -35,7 +35,9 @@ _MIN_LEN = 3
 _SEEN: set[str] = set()
 _LOCK = threading.Lock()
 _URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s'\"<>`]+)")
-_QUERY_SECRET = re.compile(r"(?i)((?:[?&;]|^)(?:password|passwd|pwd|token|secret|api_key)=)[^&#\s]*")
+_QUERY_SECRET = re.compile(
+    r"(?i)((?:[?&;]|^)(?:password|passwd|pwd|token|secret|api_key)=)[^&#\s]*"
+)
 
 
 def remember_secret(value: str | None) -> None:

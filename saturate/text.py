@@ -54,8 +54,8 @@ def for_terminal(text: Any) -> str:
 
 
 def for_annotation(text: Any, *, prop: bool = False) -> str:
-    """``text`` for a GitHub workflow command: one line (:func:`for_terminal`), then ``%``, CR and
-    LF percent-encoded, and for a property value (``prop=True``, e.g. ``title=``) ``:`` and ``,``."""
+    """``text`` for a GitHub workflow command: one line (:func:`for_terminal`), then ``%``, CR
+    and LF percent-encoded, and for a property value (``prop=True``: ``title=``) ``:`` and ``,``."""
     s = for_terminal(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return s.replace(":", "%3A").replace(",", "%2C") if prop else s
 

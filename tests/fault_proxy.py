@@ -60,7 +60,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         req.add_header("Content-Type", self.headers.get("Content-Type") or "application/json")
         try:
             with urllib.request.urlopen(req, timeout=60) as resp:
-                return resp.status, resp.headers.get("Content-Type", "application/json"), resp.read()
+                ctype = resp.headers.get("Content-Type", "application/json")
+                return resp.status, ctype, resp.read()
         except urllib.error.HTTPError as err:
             return err.code, err.headers.get("Content-Type", "application/json"), err.read()
 
@@ -165,7 +166,8 @@ class FaultProxy:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def set(self, mode: str, match: str = "", times: int | None = None,
-            mutate: Callable[[str, Any], Any] | None = None, **opts: Any) -> FaultProxy:  # fmt: skip
+            mutate: Callable[[str, Any], Any] | None = None,
+            **opts: Any) -> FaultProxy:  # fmt: skip
         with self.lock:
             self.mode, self.match, self.times = mode, match, times
             self.opts = {**opts, **({"mutate": mutate} if mutate else {})}

@@ -35,7 +35,8 @@ def _clean(*texts: str) -> None:
 def test_redact_masks_urls_with_unencoded_specials_and_remembered_secrets(monkeypatch) -> None:
     url = f"http://bob:{SECRET}@host:5000/api?x=1"
     assert redact_uri(url) == "http://***@host:5000/api?x=1"
-    assert redact(f"API request to {url} failed") == "API request to http://***@host:5000/api?x=1 failed"
+    assert redact(f"API request to {url} failed") == (
+        "API request to http://***@host:5000/api?x=1 failed")
     assert redact_uri("postgresql://u:p@ss@db:5432/x?sslmode=require&password=zz") == (
         "postgresql://***@db:5432/x?sslmode=require&password=***")
     assert redact("no credentials: http://host:5000/a and a@b.c") == (

@@ -219,7 +219,8 @@ class Server:
         tries = f", after {attempt + 1} attempts" if attempt else ""
         if cause == "timed out":
             error = SourceError(f"the MLflow server {self.label} timed out: no complete answer to "
-                                f"{endpoint} within {self.timeout:g} s{tries[1:]} (--timeout, $SATURATE_TIMEOUT)")
+                                f"{endpoint} within {self.timeout:g} s{tries[1:]} (--timeout, "
+                                f"${TIMEOUT_ENV})")
         elif cause.startswith("the answer"):
             error = SourceError(f"the MLflow server {self.label} broke off its answer to "
                                 f"{endpoint}: {cause}{tries}")

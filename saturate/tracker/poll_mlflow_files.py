@@ -67,7 +67,8 @@ class FileStorePoller:
         if sel.filter:
             latest = None
             if filter_uses_metrics(sel.filter):
-                parts = [_points(r.run_id, k, p) for r, f in runs for k, p in metric_files(f).items()]
+                parts = [_points(r.run_id, k, p)
+                         for r, f in runs for k, p in metric_files(f).items()]  # fmt: skip
                 latest = latest_values(pd.concat(parts, ignore_index=True) if parts else
                                        empty_points())  # fmt: skip
             kept = {r.run_id for r in filter_runs([r for r, _ in runs], sel.filter, latest)}

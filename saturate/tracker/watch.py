@@ -78,7 +78,8 @@ class PassResult:
 
     def summary(self) -> str:
         """One line; for the baseline pass it sums up the verdicts instead of listing events."""
-        head = f"fetched {self.fetched} point(s), {self.new_points} new in {self.curves_changed} curve(s)"
+        head = (f"fetched {self.fetched} point(s), {self.new_points} new in "
+                f"{self.curves_changed} curve(s)")
         if not self.baseline:
             return f"{head}; analysed {len(self.analyses)}; {len(self.events)} event(s)"
         collapsed = sum(c.collapse is not None for c in self.analyses)
@@ -166,7 +167,7 @@ class Watcher:
         now: float,
         baseline: bool,
     ) -> tuple[list[CurveAnalysis], list[Event]]:
-        """Analyse the curves that moved, record each analysis and (after the baseline) its events."""
+        """Analyse the curves that moved, record each analysis and its events (none for the baseline)."""
         store = self.store
         changed_runs = {(s, r) for s, r, _ in added} | status_runs
         analyses: list[CurveAnalysis] = []
