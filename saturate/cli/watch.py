@@ -94,7 +94,8 @@ def _table(latest: dict[tuple[str, str, str], Any], last_event: dict[tuple[str, 
         table.add_column(col)
     for key in sorted(latest, key=lambda k: (latest[k].run, latest[k].metric)):
         c = latest[key]
-        table.add_row(Text(for_terminal(c.run)), Text(for_terminal(c.metric)), str(c.n_points), _fmt(c.compute_last), c.verdict,
+        table.add_row(Text(for_terminal(c.run)), Text(for_terminal(c.metric)), str(c.n_points),
+                      _fmt(c.compute_last), c.verdict,
                       format_estimate(c.gain_per_doubling), format_estimate(c.asymptote),
                       _fmt(c.knee), Text(for_terminal(last_event.get(key, ""))))  # fmt: skip
     return table
