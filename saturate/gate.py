@@ -25,6 +25,7 @@ from saturate.diagnostics.registry import kind_specs
 from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
 from saturate.results import VERDICTS, CurveAnalysis, jsonable, verdict_counts
+from saturate.text import for_annotation, for_terminal
 from saturate.validation import check_choices
 
 __all__ = [
@@ -211,7 +212,7 @@ class GateResult:
 
     def summary(self) -> str:
         """What a CI log shows: PASS/FAIL, the counts, then each failing and warned curve and
-        diagnostic."""
+        diagnostic, one line each (names shown escaped by :func:`saturate.text.for_terminal`)."""
         n = len(self.outcomes)
         counts = verdict_counts([o.curve for o in self.outcomes])
         bad_d = self.failed_diagnostics
@@ -229,7 +230,8 @@ class GateResult:
         lines += [f"  FAIL {o.name}: {o.message}" for o in bad_d]
         lines += [f"  WARN {o.name}: {o.message}" for o in self.warnings]
         lines += [f"  WARN {o.name}: {o.message}" for o in self.warned_diagnostics]
-        return "\n".join(lines)
+        # The plain-CI-line boundary: a name holding a newline or an escape stays on its line.
+        return "\n".join(for_terminal(line) for line in lines)
 
 
 def decide(
@@ -307,7 +309,9 @@ def escape_property(text: str) -> str:
 
 
 def _command(kind: str, title: str, message: str) -> str:
-    return f"::{kind} title={escape_property(title)}::{escape_data(message)}"
+    """The annotation boundary: names in ``title`` and ``message`` cannot end the line or the
+    command, nor carry terminal escapes (:func:`saturate.text.for_annotation`)."""
+    return f"::{kind} title={for_annotation(title, prop=True)}::{for_annotation(message)}"
 
 
 def _title(o: CurveOutcome | DiagnosticOutcome) -> str:

@@ -94,8 +94,9 @@ def test_annotation_escaping() -> None:
     assert escape_property("a: b, c%") == "a%3A b%2C c%25"
     result = decide([curve("run:1,2", "saturated", reasons=("line1\nline2 100%",))])
     (line,) = github_annotations(result)
+    # a newline from the data is shown escaped: the annotation stays one line
     assert line == ("::error title=saturate%3A run%3A1%2C2 / reward saturated::"
-                    "saturated: line1%0Aline2 100%25")
+                    "saturated: line1\\nline2 100%25")
 
 
 def test_annotations_stay_within_the_per_step_limits() -> None:

@@ -423,3 +423,21 @@ def test_database_url_picks_an_installed_driver() -> None:
     src = resolve_source("postgresql://u:p@h/db?options=-c%20search_path%3Dmlflow")
     opts = database_url(client_uri(src), "label").query["options"]
     assert opts == "-c search_path=mlflow -c default_transaction_read_only=on"
+
+
+def test_watch_polls_postgres_with_read_only_sql(stores: dict, tmp_path: Path) -> None:
+    from saturate.tracker import HistoryStore, Watcher, make_poller
+    from saturate.tracker.poll import DbPoller
+
+    pg = stores["pg"]
+    before = _state(pg)
+    poller = make_poller(pg.uri(app="saturate-watch"), experiment="rl", metric="reward")
+    assert isinstance(poller, DbPoller)
+    with HistoryStore(tmp_path / "h.db") as st:
+        first = Watcher(poller, st).poll_once()
+        again = Watcher(poller, st).poll_once()
+        stored = st.points()
+    direct = _load(pg.uri(), experiment="rl", metric="reward")
+    assert first.baseline and first.new_points == len(stored) == len(direct)
+    assert (again.fetched, again.new_points) == (0, 0)
+    assert _state(pg) == before  # read-only: nothing written

@@ -107,3 +107,17 @@ def test_event_line_round_trips(run):
                       "run_id": "abc", "detail": 'gain 0.1 [0.05, 0.2] "x"'}
     assert e.to_dict()["from"] == "scaling" and e.to_dict()["event"] == "verdict_changed"
     assert parse_event_line("warning: not an event") == {}
+
+
+def test_knee_crossed_only_when_the_roi_goes_below_the_knee_level():
+    before = curve(roi=1.2)  # no knee yet
+    past = curve(knee=80.0, compute_last=150.0, roi=0.6)
+    risen = curve(knee=80.0, compute_last=150.0, roi=1.37)  # a knee found, but ROI back above 0.8
+    assert "knee_crossed" not in kinds(detect_events(before, risen))
+    assert kinds(detect_events(before, past)) == ["knee_crossed"]
+    assert "knee_crossed" in kinds(detect_events(risen, past))
+    assert detect_events(past, curve(knee=82.0, compute_last=200.0, roi=0.5)) == ()
+    # a curve seen for the first time has nothing to cross from: its verdict only
+    assert kinds(detect_events(None, past)) == ["verdict_changed"]
+    first = curve(stop_point=Estimate(120.0, 100.0, 140.0), knee=80.0, roi=0.6)
+    assert kinds(detect_events(None, first)) == ["verdict_changed"]

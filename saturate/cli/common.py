@@ -139,8 +139,10 @@ def save_figure(figure: Any, path: Path) -> None:
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    from saturate.text import for_message
+
     text = str(message).splitlines()[0] if str(message) else category.__name__
-    print(f"warning: {text}", file=sys.stderr)
+    print(f"warning: {for_message(text)}", file=sys.stderr)
 
 
 def handle_errors(func: F) -> F:
@@ -159,7 +161,9 @@ def handle_errors(func: F) -> F:
             except SaturateError as exc:
                 if STATE["debug"]:
                     raise
-                print(f"error: {exc}", file=sys.stderr)
+                from saturate.text import for_message
+
+                print(f"error: {for_message(exc)}", file=sys.stderr)
                 raise typer.Exit(exc.exit_code) from None
             except OSError as exc:  # a file or socket the library did not wrap: still one line
                 if STATE["debug"]:

@@ -22,6 +22,7 @@ from saturate.cli.common import Sources, format_option, handle_errors
 from saturate.cli.options import ANALYSIS, SELECTION, settings_options
 from saturate.report.tracker_tables import watch_table
 from saturate.settings import Settings
+from saturate.text import for_message
 from saturate.tracker.state import DEFAULT_STATE
 from saturate.validation import check_choice, check_int
 
@@ -74,8 +75,8 @@ class _Display:
                                                  console=self.err, refresh_per_second=2))
 
     def status(self, msg: str) -> None:
-        (self.live.console if self.live is not None else self.err).print(f"watch: {msg}",
-                                                                          markup=False)
+        (self.live.console if self.live is not None else self.err).print(
+            f"watch: {for_message(msg)}", markup=False, highlight=False)
 
     def on_pass(self, result: Any) -> None:
         self.passes += 1
@@ -123,7 +124,7 @@ def watch(
     """
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
-    from saturate.tracker.watch import Backoff, Watcher, run_watch
+    from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch
 
     fmt = check_choice(fmt, "--format", FORMATS)
     tries = None if retries is None else check_int(retries, "--retries", 0)
@@ -150,9 +151,12 @@ def watch(
             run_watch(watcher, interval=interval, once=once, max_passes=max_passes,
                       retries=tries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
                       on_pass=show.on_pass, on_status=show.status)  # fmt: skip
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         show.live = None
         show.status(f"stopped after {show.passes} pass(es); history in {state}")
+        if isinstance(exc, PassInterrupted):
+            show.status(str(exc))
+            raise typer.Exit(130) from None
     finally:
         store.close()
 

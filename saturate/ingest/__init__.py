@@ -77,6 +77,7 @@ def _load_one(
     filter: str | None,
     metric: list[str] | None,
     fast: bool,
+    timeout: float | None = None,
 ) -> tuple[pd.DataFrame, bool]:
     """Read one source; the flag says whether MLflow was involved (for --filter)."""
     if isinstance(source, pd.DataFrame):
@@ -85,7 +86,8 @@ def _load_one(
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
     if text.startswith(_URI_SCHEMES):
-        return _load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+        return _load_mlflow(text, experiment=experiment, filter=filter, metric=metric, fast=fast,
+                            timeout=timeout), True
     path = Path(text).expanduser()
     if not path.exists():
         if "://" in text:
@@ -93,7 +95,8 @@ def _load_one(
                              "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
         raise InputError(f"{text}: no such file or directory")
     if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
-        return _load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast), True
+        return _load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast,
+                            timeout=timeout), True
     if path.is_file():
         if is_event_file(path):
             return read_event_files([path], path.parent, source=text), False
@@ -108,7 +111,8 @@ def _load_one(
         parts.append(read_event_files(events, by_root, source=text))
     used_mlflow = False
     for store in stores:
-        parts.append(_load_mlflow(store, experiment=experiment, filter=filter, metric=metric, fast=fast))
+        parts.append(_load_mlflow(store, experiment=experiment, filter=filter, metric=metric, fast=fast,
+                                  timeout=timeout))
         used_mlflow = True
     return curves.concat(parts), used_mlflow
 
@@ -122,6 +126,7 @@ def load(
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
     fast: bool = True,
+    timeout: float | None = None,
     **unknown: Any,
 ) -> pd.DataFrame:
     """Read curves from files, folders, TensorBoard logs or MLflow into the tidy table.
@@ -137,6 +142,8 @@ def load(
         compute: the x axis: a column, or a metric such as ``"compute/gpu_hours"`` joined on step.
             Default: a ``compute`` column when there is one, else ``step``.
         fast: use MLflow's read-only database fast path where possible.
+        timeout: seconds one request to an MLflow tracking server may take, retries included
+            (default ``$SATURATE_TIMEOUT``, else 120).
 
     Returns:
         The tidy long table: one row per point (see :mod:`saturate.curves`).
@@ -159,7 +166,8 @@ def load(
     fetch = None if metrics is None else [*metrics, *([compute] if compute else []), *AXIS_METRICS]
     parts, any_mlflow = [], False
     for s in sources:
-        df, used = _load_one(s, experiment=experiments, filter=filter, metric=fetch, fast=fast)
+        df, used = _load_one(s, experiment=experiments, filter=filter, metric=fetch, fast=fast,
+                             timeout=timeout)
         parts.append(df)
         any_mlflow |= used
     if filter and not any_mlflow:

@@ -35,6 +35,7 @@ from saturate.ingest.mlflow_common import (
     kept_tags,
 )
 from saturate.ingest.mlflow_filestore import read_filestore
+from saturate.ingest.mlflow_http import resolve_timeout
 from saturate.ingest.mlflow_sources import (
     is_legacy_store,
     is_mlflow_source,
@@ -130,13 +131,16 @@ def load_mlflow(
     metric: Sequence[str] | None = None,
     fast: bool = True,
     max_workers: int = 8,
+    timeout: float | None = None,
 ) -> pd.DataFrame:
     """Full metric histories of the selected MLflow runs as the tidy curve table.
 
     ``experiment``: names or ids (default: every active experiment); ``filter``: an MLflow search
     filter such as ``params.recipe = 'cispo'``; ``metric``: glob patterns on metric keys;
     ``fast``: read database backends with read-only SQL (False: through MlflowClient, on a
-    private snapshot for sqlite); ``max_workers``: concurrent requests to a tracking server.
+    private snapshot for sqlite); ``max_workers``: concurrent requests to a tracking server;
+    ``timeout``: seconds one request to a tracking server may take, retries included (default
+    ``$SATURATE_TIMEOUT``, else 120); a server that stops answering is given up on within it.
     Deleted runs are skipped; RUNNING runs are kept (``run_status`` says their curves are
     partial). ``source=None`` uses ``MLFLOW_TRACKING_URI``.
     """
@@ -152,13 +156,15 @@ def load_mlflow(
         metric=tuple(metric) if metric else None,
     )
     check_filter(selection.filter)
+    timeout = resolve_timeout(timeout)
     src = resolve_source(source)
     if src.kind == "files":
         exps, runs, points = read_filestore(
             Path(src.target), selection, label=src.label, max_workers=max_workers
         )
     elif src.kind == "rest":
-        exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast)
+        exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
+                                       timeout=timeout)
     else:
         exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     return assemble(src.label, exps, runs, points, selection)

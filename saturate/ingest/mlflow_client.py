@@ -13,10 +13,9 @@ imported inside the functions that call them, so loading this module stays cheap
 
 from __future__ import annotations
 
-import math
+import json
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 import pandas as pd
@@ -33,8 +32,20 @@ from saturate.ingest.mlflow_common import (
     points_frame,
     restore_values,
 )
+from saturate.ingest.mlflow_http import MAX_RETRY_AFTER, PROBE, READ, Answer, RetryPolicy, Server
+from saturate.ingest.mlflow_shapes import (
+    Curve,
+    Shape,
+    bulk_history,
+    experiments,
+    history,
+    page,
+    run_meta,
+)
+from saturate.redaction import redact
 
-__all__ = ["read_rest", "read_with_client", "RetryPolicy", "PROBE", "READ"]
+__all__ = ["read_rest", "read_with_client", "RestReader", "Histories", "RetryPolicy", "PROBE",
+           "READ", "gather", "search_experiments", "search_runs"]
 
 _PAGE = 1000
 _EXP_CHUNK = 100
@@ -44,53 +55,31 @@ _BULK_RUNS = 100  # the server's limit of runs per bulk request
 _BULK_TARGET = 20_000  # points aimed for per request, estimated from each run's latest step
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries for 429/5xx/timeouts: waits backoff * (1, 2, 4, ...) s; (connect, read) timeout."""
-
-    max_retries: int
-    backoff: float
-    connect_timeout: float
-    read_timeout: float
-
-
-# The first request fails fast on a dead server (about 15 s worst case on a black-holed host).
-PROBE = RetryPolicy(max_retries=2, backoff=0.5, connect_timeout=4.0, read_timeout=30.0)
-READ = RetryPolicy(max_retries=4, backoff=0.5, connect_timeout=10.0, read_timeout=120.0)
-
-
-def _float(v: object) -> float:
-    """Protobuf JSON spells non-finite doubles as strings ("NaN", "Infinity", "-Infinity")."""
-    if v is None:
-        return math.nan
-    return float(v)
+def _json_problem(answer: Answer) -> str | None:
+    """Why a 200 answer's body is not JSON (None when it is): HTML, cut off, invalid, empty."""
+    body = answer.body
+    if not body.strip():
+        return "an empty answer"
+    if "html" in answer.content_type.lower() or body.lstrip()[:1] == b"<":
+        return ("an HTML page instead of JSON (a login page or a proxy in front of it? is there an "
+                "MLflow tracking server at this URL?)")
+    try:
+        json.loads(body)
+    except UnicodeDecodeError:
+        return "a body that is not UTF-8 text"
+    except json.JSONDecodeError as err:
+        if err.pos >= len(err.doc.rstrip()) - 1:
+            return f"JSON cut off after {len(body)} bytes (the answer ended mid-document)"
+        return f"invalid JSON ({err.msg} at byte {err.pos} of {len(body)})"
+    return None
 
 
-def _reason(err: BaseException) -> str:
-    """A short cause for a failed request, without the URL (which may carry credentials)."""
-    import requests
+class RestReader:
+    """JSON calls to one tracking server: deadline, retries and causes from
+    :class:`~saturate.ingest.mlflow_http.Server`, answers checked by status and shape."""
 
-    cause = err.__cause__ or err.__context__
-    while cause is not None:
-        if isinstance(cause, requests.exceptions.Timeout):
-            return "timed out"
-        if isinstance(cause, requests.exceptions.SSLError):
-            return "TLS handshake failed"
-        if isinstance(cause, requests.exceptions.ConnectionError):
-            return "connection refused or host unreachable"
-        if isinstance(cause, requests.exceptions.RetryError):
-            return "kept answering with errors after retries"
-        cause = cause.__cause__ or cause.__context__
-    return type(err).__name__
-
-
-class _Rest:
-    """JSON calls to one tracking server with MLflow's credentials and bounded retries."""
-
-    def __init__(self, src: MlflowSource) -> None:
-        from mlflow.utils.credentials import get_default_host_creds
-
-        self.creds = get_default_host_creds(src.target)
+    def __init__(self, src: MlflowSource, timeout: float | None = None) -> None:
+        self.server = Server(src, timeout)
         self.label = src.label
 
     def call(
@@ -103,38 +92,22 @@ class _Rest:
         missing_ok: bool = False,
     ) -> dict | None:
         """One request; ``missing_ok``: None when the server lacks the endpoint (404/405/501)."""
-        from mlflow.exceptions import MlflowException
-        from mlflow.utils.rest_utils import http_request
-
-        body = {"params": payload} if method == "GET" else {"json": payload}
-        try:
-            resp = http_request(
-                self.creds, endpoint, method,
-                max_retries=policy.max_retries, backoff_factor=policy.backoff,
-                backoff_jitter=0.1, timeout=(policy.connect_timeout, policy.read_timeout),
-                raise_on_status=False, respect_retry_after_header=True, **body,
-            )  # fmt: skip
-        except MlflowException as err:
-            raise SourceError(
-                f"cannot reach the MLflow server {self.label}: {_reason(err)} "
-                f"(after {policy.max_retries} retries)"
-            ) from None
-        if missing_ok and resp.status_code in (404, 405, 501):
+        answer = self.server.request(method, endpoint, payload, policy)
+        if missing_ok and answer.status in (404, 405, 501):
             return None
-        return self._check(resp, endpoint, payload)
+        return self._check(answer, endpoint, payload)
 
-    def _check(self, resp: object, endpoint: str, payload: dict) -> dict:
-        status = resp.status_code
-        try:
-            data = resp.json()
-        except ValueError:
-            data = None
-        if status == 200 and isinstance(data, dict):
-            return data
+    def _check(self, answer: Answer, endpoint: str, payload: dict) -> dict:
+        status = answer.status
+        problem = _json_problem(answer)
+        data = None if problem else answer.json()
         if status == 200:
-            raise SourceError(f"{self.label} did not answer like an MLflow tracking server")
+            if problem:
+                raise SourceError(f"{self.label} answered {endpoint} with {problem}")
+            return data
         code = data.get("error_code", "") if isinstance(data, dict) else ""
-        message = (data.get("message", "") if isinstance(data, dict) else "")[:300]
+        message = data.get("message", "") if isinstance(data, dict) else ""
+        message = str(message)[:300]
         if status in (401, 403):
             raise SourceError(
                 f"{self.label}: not authorised (HTTP {status}); set MLFLOW_TRACKING_USERNAME/"
@@ -144,57 +117,53 @@ class _Rest:
             raise InputError(f"--filter {payload['filter']!r}: {message}")
         if status == 404 and not code:
             raise SourceError(f"{self.label} has no {endpoint} (not an MLflow tracking server?)")
-        detail = f"{code}: {message}" if code else message or resp.reason
-        raise SourceError(f"{self.label} answered HTTP {status} to {endpoint} ({detail})")
+        detail = f"{code}: {message}" if code else message or answer.reason
+        if answer.attempts > 1:
+            detail += f"; {answer.attempts} attempts"
+        if answer.retry_after is not None and answer.retry_after > MAX_RETRY_AFTER:
+            detail += (f"; it asked to retry after {answer.retry_after:g} s, more than saturate "
+                       f"waits ({MAX_RETRY_AFTER:g} s)")
+        raise SourceError(f"{self.label} answered HTTP {status} to {endpoint} ({redact(detail)})")
 
     def pages(
         self, method: str, endpoint: str, payload: dict, field: str, policy: RetryPolicy = READ
-    ) -> list[dict]:
-        out: list[dict] = []
+    ) -> list:
+        """Every item of ``field`` over all pages, each page checked for its shape."""
+        out: list = []
         token = None
+        shape = Shape(self.label, endpoint)
         while True:
             body = dict(payload, page_token=token) if token else payload
-            data = self.call(method, endpoint, body, policy)
-            out.extend(data.get(field, []))
-            token = data.get("next_page_token")
+            items, token = page(self.call(method, endpoint, body, policy), field, shape)
+            out.extend(items)
             if not token:
                 return out
             policy = READ
 
 
-def _run_meta(run: dict) -> tuple[RunMeta, dict[str, tuple[int, int]]]:
-    """RunMeta and {metric key: (step, timestamp) of its latest point} of a runs/search item."""
-    info, data = run.get("info", {}), run.get("data", {})
-    tags = {t["key"]: t.get("value", "") for t in data.get("tags", [])}
-    params = {p["key"]: p.get("value", "") for p in data.get("params", [])}
-    meta = RunMeta(
-        run_id=info.get("run_id") or info.get("run_uuid", ""),
-        experiment_id=str(info.get("experiment_id", "")),
-        name=info.get("run_name", "") or "",
-        status=info.get("status", "") or "",
-        params=params, tags=tags,
-        start_time=int(info.get("start_time") or 0),
-        end_time=int(info["end_time"]) if info.get("end_time") else None,
-        user_id=info.get("user_id", "") or "", artifact_uri=info.get("artifact_uri", "") or "",
-    )  # fmt: skip
-    latest = {
-        m["key"]: (int(m.get("step", 0)), int(m.get("timestamp", 0)))
-        for m in data.get("metrics", [])
-    }
-    return meta, latest
-
-
-# A fetched curve: (run_id, metric key, steps, values, timestamps).
-Curve = tuple[str, str, list, list, list]
-
-
-def _gather(jobs: Sequence[Callable[[], list[Curve]]], max_workers: int) -> pd.DataFrame:
-    """Run the fetch jobs over a bounded pool and stack the curves they return."""
+def gather(
+    jobs: Sequence[Callable[[], list[Curve]]],
+    max_workers: int,
+    on_error: Callable[[BaseException], None] | None = None,
+) -> pd.DataFrame:
+    """Run the fetch jobs over a bounded pool and stack the curves they return. The first job to
+    fail (in time) gives the error; ``on_error`` hears it at once (to stop the other jobs) and
+    the jobs not started yet are dropped."""
     if max_workers == 1 or len(jobs) <= 1:
         results = [job() for job in jobs]
     else:
         with ThreadPoolExecutor(max_workers=min(max_workers, len(jobs))) as pool:
-            results = list(pool.map(lambda job: job(), jobs))
+            futures = [pool.submit(job) for job in jobs]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in futures if f.done() and not f.cancelled() and f.exception()]
+            if failed:
+                error = failed[0].exception()
+                if on_error is not None:
+                    on_error(error)
+                for f in futures:
+                    f.cancel()
+                raise error
+            results = [f.result() for f in futures]
     curves = [c for res in results for c in res]
     if not curves:
         return empty_points()
@@ -207,17 +176,7 @@ def _gather(jobs: Sequence[Callable[[], list[Curve]]], max_workers: int) -> pd.D
     return points_frame(run_ids, keys, steps, restore_values(values), stamps)
 
 
-def _curve(run_id: str, key: str, points: list[dict]) -> Curve:
-    return (
-        run_id,
-        key,
-        [int(p.get("step", 0)) for p in points],
-        [_float(p.get("value")) for p in points],
-        [int(p.get("timestamp", 0)) for p in points],
-    )
-
-
-class _Histories:
+class Histories:
     """Full metric histories from a server: the public get-history call per (run, metric), or,
     when ``bulk``, the server's own bulk call (the one its UI charts use) for up to 100 runs of
     one metric at once. That call stops at 25,000 points, so a bulk answer is kept only when it
@@ -225,16 +184,15 @@ class _Histories:
     batch is split, down to the public call for a single run.
     """
 
-    def __init__(self, rest: _Rest, bulk: bool) -> None:
+    _ONE = "/api/2.0/mlflow/metrics/get-history"
+
+    def __init__(self, rest: RestReader, bulk: bool) -> None:
         self.rest = rest
         self.bulk = bulk
 
     def one(self, run_id: str, key: str) -> list[Curve]:
-        points = self.rest.pages(
-            "GET", "/api/2.0/mlflow/metrics/get-history",
-            {"run_id": run_id, "metric_key": key}, "metrics",
-        )  # fmt: skip
-        return [_curve(run_id, key, points)]
+        points = self.rest.pages("GET", self._ONE, {"run_id": run_id, "metric_key": key}, "metrics")
+        return [(run_id, key, *history(points, Shape(self.rest.label, self._ONE)))]
 
     def many(self, key: str, runs: list[str], latest: dict[str, tuple[int, int]]) -> list[Curve]:
         if not self.bulk or (len(runs) == 1 and latest.get(runs[0], (0, 0))[0] >= _BULK_TARGET):
@@ -246,19 +204,16 @@ class _Histories:
         if data is None:  # no bulk endpoint on this server
             self.bulk = False
             return [c for r in runs for c in self.one(r, key)]
-        points = data.get("metrics", [])
-        by_run: dict[str, list[dict]] = {r: [] for r in runs}
-        for p in points:
-            by_run.setdefault(p.get("run_id", ""), []).append(p)
+        shape = Shape(self.rest.label, _BULK_ENDPOINT)
+        points, _token = page(data, "metrics", shape)
+        by_run = bulk_history(points, runs, shape)
+        curves = [(r, key, *history(by_run[r], shape, f"metrics (run {r})")) for r in runs]
         complete = len(points) < _BULK_CAP and all(
-            r not in latest
-            or any(
-                (int(p.get("step", 0)), int(p.get("timestamp", 0))) == latest[r] for p in by_run[r]
-            )
-            for r in runs
+            r not in latest or latest[r] in zip(steps, stamps, strict=True)
+            for r, _k, steps, _v, stamps in curves
         )
         if complete:
-            return [_curve(r, key, by_run[r]) for r in runs]
+            return curves
         if len(runs) == 1:
             return self.one(runs[0], key)
         half = len(runs) // 2
@@ -288,45 +243,64 @@ class _Histories:
         return jobs
 
 
+def search_experiments(rest: RestReader, selection: Selection) -> list[Experiment]:
+    """The experiments the selection names (all active ones by default); the source's first
+    request, so it fails fast on a dead server."""
+    endpoint = "/api/2.0/mlflow/experiments/search"
+    raw = rest.pages("POST", endpoint, {"max_results": _PAGE, "view_type": "ALL"}, "experiments",
+                     PROBE)  # fmt: skip
+    available = experiments(raw, Shape(rest.label, endpoint))
+    return pick_experiments(available, selection.experiment, rest.label)
+
+
+def search_runs(
+    rest: RestReader, exps: Sequence[Experiment], filter_string: str | None
+) -> list[tuple[RunMeta, dict[str, tuple[int, int]]]]:
+    """The active runs of the experiments that pass the filter, with each metric's latest
+    (step, timestamp)."""
+    endpoint = "/api/2.0/mlflow/runs/search"
+    shape = Shape(rest.label, endpoint)
+    out = []
+    ids = [e.id for e in exps]
+    for i in range(0, len(ids), _EXP_CHUNK):
+        payload: dict = {"experiment_ids": ids[i : i + _EXP_CHUNK],
+                         "run_view_type": "ACTIVE_ONLY", "max_results": _PAGE}  # fmt: skip
+        if filter_string:
+            payload["filter"] = filter_string
+        for j, run in enumerate(rest.pages("POST", endpoint, payload, "runs")):
+            meta, latest, stage = run_meta(run, j, shape)
+            if stage != "deleted":
+                out.append((meta, latest))
+    return out
+
+
 def read_rest(
-    src: MlflowSource, selection: Selection, *, max_workers: int = 8, fast: bool = True
+    src: MlflowSource,
+    selection: Selection,
+    *,
+    max_workers: int = 8,
+    fast: bool = True,
+    timeout: float | None = None,
 ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     """Experiments, selected runs and full histories from a tracking server.
 
     ``fast`` lets the server's bulk history call serve whole batches of runs (checked for
     completeness); without it every (run, metric) costs one public get-history request.
+    ``timeout``: seconds per request, retries included (default ``$SATURATE_TIMEOUT`` or 120);
+    when one request fails for good, the others stop, so a server that stops answering is
+    given up on within about one timeout.
     """
-    rest = _Rest(src)
-    raw = rest.pages(
-        "POST", "/api/2.0/mlflow/experiments/search",
-        {"max_results": _PAGE, "view_type": "ALL"}, "experiments", PROBE,
-    )  # fmt: skip
-    available = [
-        Experiment(str(e["experiment_id"]), e.get("name", ""), e.get("lifecycle_stage") != "deleted")
-        for e in raw
-    ]
-    exps = pick_experiments(available, selection.experiment, src.label)
+    rest = RestReader(src, timeout)
+    exps = search_experiments(rest, selection)
     runs: list[RunMeta] = []
     wanted: dict[str, dict[str, tuple[int, int]]] = {}
-    ids = [e.id for e in exps]
-    for i in range(0, len(ids), _EXP_CHUNK):
-        payload: dict = {
-            "experiment_ids": ids[i : i + _EXP_CHUNK],
-            "run_view_type": "ACTIVE_ONLY",
-            "max_results": _PAGE,
-        }
-        if selection.filter:
-            payload["filter"] = selection.filter
-        for run in rest.pages("POST", "/api/2.0/mlflow/runs/search", payload, "runs"):
-            if run.get("info", {}).get("lifecycle_stage") == "deleted":
-                continue
-            meta, latest = _run_meta(run)
-            runs.append(meta)
-            for key, last in latest.items():
-                if selection.wants_metric(key):
-                    wanted.setdefault(key, {})[meta.run_id] = last
-    histories = _Histories(rest, bulk=fast)
-    return exps, runs, _gather(histories.jobs(wanted), max_workers)
+    for meta, latest in search_runs(rest, exps, selection.filter):
+        runs.append(meta)
+        for key, last in latest.items():
+            if selection.wants_metric(key):
+                wanted.setdefault(key, {})[meta.run_id] = last
+    histories = Histories(rest, bulk=fast)
+    return exps, runs, gather(histories.jobs(wanted), max_workers, rest.server.stop)
 
 
 def read_with_client(
@@ -346,13 +320,13 @@ def read_with_client(
         client = MlflowClient(tracking_uri=tracking_uri)
         available, token = [], None
         while True:
-            page = client.search_experiments(
+            found = client.search_experiments(
                 view_type=ViewType.ALL, max_results=_PAGE, page_token=token
             )
             available += [
-                Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted") for e in page
+                Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted") for e in found
             ]
-            token = page.token
+            token = found.token
             if not token:
                 break
         exps = pick_experiments(available, selection.experiment, label)
@@ -365,14 +339,14 @@ def read_with_client(
             return [(run_id, key, steps, values, stamps)]
 
         jobs = [lambda r=r, k=k: fetch(r, k) for r, k in tasks]
-        points = _gather(jobs, max_workers)
+        points = gather(jobs, max_workers)
     except MlflowException as err:
         if selection.filter and err.error_code == "INVALID_PARAMETER_VALUE":
             raise InputError(f"--filter {selection.filter!r}: {err.message}") from None
-        first = (err.message.strip().splitlines() or ["unknown error"])[0][:200]
+        first = redact((err.message.strip().splitlines() or ["unknown error"])[0])[:200]
         raise SourceError(f"{label}: MLflow could not read the store ({first})") from None
     except SQLAlchemyError as err:
-        reason = str(getattr(err, "orig", err)).strip().splitlines()[0][:200]
+        reason = redact(str(getattr(err, "orig", err)).strip().splitlines()[0])[:200]
         raise SourceError(f"{label}: MLflow could not read the store ({reason})") from None
     finally:
         _release(client)

@@ -21,6 +21,7 @@ from sqlalchemy.pool import NullPool
 
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow_common import MlflowSource
+from saturate.redaction import redact
 
 __all__ = [
     "REQUIRED", "TABLES", "UnsupportedSchema", "database_url", "client_uri", "open_engine",
@@ -74,7 +75,7 @@ def database_url(target: str, label: str) -> sa.URL:
     try:
         url = sa.engine.make_url(target)
     except (sa.exc.ArgumentError, ValueError) as err:
-        raise InputError(f"{label}: not a valid database URI ({err})") from None
+        raise InputError(f"{label}: not a valid database URI ({redact(err)})") from None
     backend = url.get_backend_name()
     if backend == "postgres":
         backend = "postgresql"
@@ -131,7 +132,7 @@ def open_engine(src: MlflowSource) -> sa.Engine:
             "or read the runs through a tracking server"
         ) from None
     except sa.exc.ArgumentError as err:
-        raise InputError(f"{src.label}: not a valid database URI ({err})") from None
+        raise InputError(f"{src.label}: not a valid database URI ({redact(err)})") from None
 
 
 @contextmanager
@@ -155,8 +156,8 @@ def connect(engine: sa.Engine, label: str) -> Iterator[sa.Connection]:
 
 
 def _reason(err: BaseException) -> str:
-    """The first line of a database error, without SQLAlchemy's wrapping."""
-    return str(getattr(err, "orig", err)).strip().splitlines()[0][:200]
+    """The first line of a database error, without SQLAlchemy's wrapping or credentials."""
+    return redact(str(getattr(err, "orig", err)).strip().splitlines()[0])[:200]
 
 
 @contextmanager

@@ -32,7 +32,9 @@ from saturate.ingest.mlflow_common import (
     points_frame,
 )
 
-__all__ = ["read_filestore", "read_metric_file"]
+__all__ = [
+    "read_filestore", "read_metric_file", "experiments_in", "runs_in", "metric_files", "latest_values",
+]
 
 _TRASH = ".trash"
 _META = "meta.yaml"
@@ -50,7 +52,8 @@ def _meta(folder: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _experiments(root: Path) -> list[tuple[Experiment, Path]]:
+def experiments_in(root: Path) -> list[tuple[Experiment, Path]]:
+    """Every experiment of the store with its folder (deleted ones, in ``.trash``, inactive)."""
     found = []
     for parent, active in ((root, True), (root / _TRASH, False)):
         if not parent.is_dir():
@@ -95,7 +98,8 @@ def _status(raw: object) -> str:
     return str(raw or "")
 
 
-def _runs(exp: Experiment, folder: Path) -> list[tuple[RunMeta, Path]]:
+def runs_in(exp: Experiment, folder: Path) -> list[tuple[RunMeta, Path]]:
+    """The active runs of an experiment folder with their folders."""
     runs = []
     for child in sorted(folder.iterdir()):
         if not child.is_dir() or not (child / _META).is_file():
@@ -157,9 +161,14 @@ def _read_lines(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_COLS[:3], dtype=object)
 
 
+def metric_files(run_folder: Path) -> dict[str, Path]:
+    """{metric key: its file} of a run folder (a key with ``/`` is a nested path)."""
+    return _key_files(run_folder / "metrics")
+
+
 def _run_points(run: RunMeta, folder: Path, selection: Selection) -> tuple[pd.DataFrame, int]:
     parts, malformed = [], 0
-    for key, path in sorted(_key_files(folder / "metrics").items()):
+    for key, path in sorted(metric_files(folder).items()):
         if not selection.wants_metric(key):
             continue
         steps, values, stamps, bad = read_metric_file(path)
@@ -171,7 +180,7 @@ def _run_points(run: RunMeta, folder: Path, selection: Selection) -> tuple[pd.Da
     return pd.concat(parts, ignore_index=True), malformed
 
 
-def _latest(points: pd.DataFrame) -> dict[str, dict[str, float]]:
+def latest_values(points: pd.DataFrame) -> dict[str, dict[str, float]]:
     """MLflow's 'latest' metric value: the point with the largest (step, timestamp, value)."""
     if points.empty:
         return {}
@@ -186,12 +195,12 @@ def read_filestore(
     root: Path, selection: Selection, *, label: str, max_workers: int = 8
 ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     """Experiments, selected active runs and their points from an ``mlruns/`` folder."""
-    found = _experiments(Path(root))
+    found = experiments_in(Path(root))
     if not found:
         raise InputError(f"MLflow file store {label!r} holds no experiments")
     exps = pick_experiments([e for e, _ in found], selection.experiment, label)
     folders = {e.id: f for e, f in found if e.active}
-    runs = [pair for e in exps for pair in _runs(e, folders[e.id])]
+    runs = [pair for e in exps for pair in runs_in(e, folders[e.id])]
     uses_metrics = filter_uses_metrics(selection.filter)
     # A metrics clause needs latest values of every candidate run, so read before filtering.
     wanted = Selection(None, None, None) if uses_metrics else selection
@@ -209,7 +218,7 @@ def read_filestore(
     points = pd.concat(frames, ignore_index=True) if frames else empty_points()
     metas = [r for r, _ in runs]
     if uses_metrics:
-        metas = filter_runs(metas, selection.filter, _latest(points))
+        metas = filter_runs(metas, selection.filter, latest_values(points))
         keep_ids = {r.run_id for r in metas}
         keep = points["run_id"].isin(keep_ids) & points["metric"].map(selection.wants_metric)
         points = points.loc[keep.astype(bool)].reset_index(drop=True)

@@ -2,7 +2,8 @@
 file or folder, or a legacy ``mlruns/`` folder (see :func:`resolve_source`).
 
 The checks are cheap and never write: a sqlite file is opened read-only, a folder is looked at,
-a server is not contacted. :func:`redact` keeps credentials out of messages and labels.
+a server is not contacted. :func:`redact` keeps credentials out of messages and labels, and every
+password met is remembered for :func:`saturate.redaction.redact`.
 """
 
 from __future__ import annotations
@@ -15,34 +16,45 @@ from pathlib import Path
 
 from saturate.errors import InputError
 from saturate.ingest.mlflow_common import MlflowSource
+from saturate.redaction import redact_uri, remember_uri, userinfo_split
 
 __all__ = [
     "DB_FILE", "LEGACY_FOLDER", "redact", "is_mlflow_sqlite", "is_legacy_store", "resolve_source",
-    "is_mlflow_source",
+    "is_mlflow_source", "source_uri",
 ]
 
 DB_FILE = "mlflow.db"
 LEGACY_FOLDER = "mlruns"
 _DB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mssql")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+# label (credentials masked) -> the URI it was made from, for writing back to the same store.
+_URIS: dict[str, str] = {}
 
 
 def redact(uri: str) -> str:
-    """The URI without user:password@ (it goes into messages and the ``source`` column)."""
-    try:
-        parts = urllib.parse.urlsplit(uri)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//***@", uri)
-    query = parts.query
-    if query:
-        # libpq and friends also take the password as a query parameter.
-        query = re.sub(r"(?i)((?:^|&)(?:password|passwd|pwd)=)[^&]*", r"\1***", query)
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    if netloc == parts.netloc and query == parts.query:
+    """The URI without user:password@ (it goes into messages and the ``source`` column); a
+    password with unencoded ``/``, ``#``, ``?`` or ``@`` is masked whole."""
+    return redact_uri(uri)
+
+
+def source_uri(label: str) -> str:
+    """The URI a source label was made from in this process (the label itself otherwise): a
+    label hides credentials, the URI keeps them for writing back."""
+    return _URIS.get(label, label)
+
+
+def _with_credentials(uri: str) -> str:
+    """``uri`` remembered as holding secrets, with its userinfo percent-encoded where the user
+    left ``/``, ``?``, ``#`` or ``@`` unencoded (so the password reaches the server intact)."""
+    remember_uri(uri)
+    parts = userinfo_split(uri)
+    if parts is None:
         return uri
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+    head, userinfo, rest = parts
+    user, sep, password = userinfo.partition(":")
+    safe = "%!$&'()*+,;=-._~"
+    encoded = urllib.parse.quote(user, safe=safe) + sep + urllib.parse.quote(password, safe=safe)
+    return f"{head}{encoded}@{rest}"
 
 
 def _scheme(text: str) -> str:
@@ -103,9 +115,13 @@ def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
     text = os.fspath(source)
     scheme = _scheme(text)
     if scheme in ("http", "https"):
-        return MlflowSource("rest", text.rstrip("/"), redact(text))
+        label = redact(text).rstrip("/")
+        _URIS[label] = _with_credentials(text).rstrip("/")
+        return MlflowSource("rest", _URIS[label], label)
     if scheme.split("+")[0] in _DB_SCHEMES:
+        text = _with_credentials(text)
         label = redact(text)
+        _URIS[label] = text
         if scheme.startswith("sqlite"):
             db = _sqlite_path(text)
             if not db.is_file():

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from saturate.diagnostics import Allocation
 from saturate.results import format_estimate
+from saturate.text import for_terminal
 
 __all__ = ["render_allocations", "allocations_text", "allocations_json"]
 
@@ -24,8 +25,8 @@ def render_allocations(
     """One table per metric: runs ranked by UCB gain per GPU-hour, the plan, and the cost per
     point of metric when the price of a GPU-hour is known; then the runs skipped."""
     for a in allocations:
-        table = Table(title=Text(f"{a.budget:g} GPU-hours on {a.metric}: ranked by UCB gain per "
-                                 "GPU-hour"))
+        title = f"{a.budget:g} GPU-hours on {a.metric}: ranked by UCB gain per GPU-hour"
+        table = Table(title=Text(for_terminal(title)))
         cols = ["rank", "run", "gain if given all", "UCB / GPU-hour", "plan (GPU-h)",
                 "planned gain"]
         if gpu_hour_cost is not None:
@@ -33,14 +34,15 @@ def render_allocations(
         for col in cols:
             table.add_column(col, justify="left" if col == "run" else "right")
         for i, c in enumerate(a.choices, 1):
-            row = [str(i), Text(c.run), format_estimate(c.gain), f"{c.ucb_per_gpu_hour:.3g}",
-                   f"{c.planned_hours:g}", format_estimate(c.planned_gain)]
+            row = [str(i), Text(for_terminal(c.run)), format_estimate(c.gain),
+                   f"{c.ucb_per_gpu_hour:.3g}", f"{c.planned_hours:g}",
+                   format_estimate(c.planned_gain)]
             if gpu_hour_cost is not None:
                 row.append(format_estimate(c.cost_per_point))
             table.add_row(*row)
         console.print(table)
         for s in a.skipped:
-            console.print(Text(f"  skipped {s}"))
+            console.print(Text(for_terminal(f"  skipped {s}")))
 
 
 def allocations_text(allocations: Sequence[Allocation]) -> str:

@@ -1,14 +1,14 @@
 """The Markdown report: the summary table, the diagnostics across metrics and runs, and each curve's
 reasons, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
 
-Text from the data is escaped twice over: HTML-significant characters become entities (GitHub
-renders inline HTML) and Markdown punctuation is backslash-escaped, so a run name can neither break
-the table nor inject markup or links.
+Text from the data goes through :func:`escape_md` (:func:`saturate.text.for_markdown`):
+HTML-significant characters become entities (GitHub renders inline HTML), Markdown punctuation is
+backslash-escaped and ``@mentions`` are broken, so a run name can neither break the table, inject
+markup or links, nor ping anyone.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from saturate.report.rows import (
@@ -21,6 +21,7 @@ from saturate.report.rows import (
     summary_row,
 )
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
+from saturate.text import for_markdown
 
 __all__ = ["render_markdown", "diagnostics_markdown", "escape_md", "VERDICT_ICONS",
            "SEVERITY_ICONS"]
@@ -33,19 +34,12 @@ VERDICT_ICONS: dict[str, str] = {
     "inconclusive": "⚪",
 }
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
 def escape_md(text: Any) -> str:
-    """Text safe inside a Markdown table cell or paragraph: no markup, links, HTML or line breaks."""
-    s = re.sub(r"[\r\n\t]+", " ", str(text))
-    s = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", "", s)
-    s = "".join(_HTML.get(ch, ch) for ch in s)
-    # Entities made above must keep their '&...;' intact, so escape punctuation outside them only.
-    parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
-    return "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
-                   for p in parts)
+    """Text safe inside a Markdown table cell or paragraph: no markup, links, HTML, line breaks or
+    ``@mentions`` (the Markdown boundary, :func:`saturate.text.for_markdown`)."""
+    return for_markdown(text)
 
 
 def _verdict(v: str) -> str:

@@ -1,6 +1,8 @@
 """``saturate compare`` faces: recipes side by side as terminal tables, Markdown, and JSON.
 
-Names from the data go in as :class:`rich.text.Text`, so a recipe called ``[bold]x`` shows literally.
+Names from the data are made safe once per output kind: terminal text through
+:func:`saturate.text.for_terminal` (as :class:`rich.text.Text`, so ``[bold]x`` shows literally),
+Markdown cells through :func:`saturate.report.markdown.escape_md`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from saturate.diagnostics import RecipeComparison
+from saturate.report.markdown import escape_md
 from saturate.results import format_estimate
+from saturate.text import for_terminal
 
 __all__ = ["render_comparisons", "comparisons_markdown", "comparisons_json", "COMPARE_COLUMNS"]
 
@@ -28,25 +32,25 @@ def _cells(comp: RecipeComparison) -> list[list[str]]:
 def render_comparisons(comparisons: Sequence[RecipeComparison], console: Console) -> None:
     """One table per metric (the recipes' A, B, last value and verdict), then P(beats) per pair."""
     for comp in comparisons:
-        table = Table(title=Text(f"{comp.metric}: recipes by {comp.group_by}"))
+        table = Table(title=Text(for_terminal(f"{comp.metric}: recipes by {comp.group_by}")))
         for col in COMPARE_COLUMNS:
             table.add_column(col, justify="left" if col in ("recipe", "verdict") else "right")
         for row in _cells(comp):
-            table.add_row(Text(row[0]), *row[1:])
+            table.add_row(Text(for_terminal(row[0])), *row[1:])
         console.print(table)
         for p in comp.pairs:
-            console.print(Text(f"  {p.first} vs {p.second}: {p.summary()}"))
+            console.print(Text(for_terminal(f"  {p.first} vs {p.second}: {p.summary()}")))
 
 
 def comparisons_markdown(comparisons: Sequence[RecipeComparison]) -> str:
     """A Markdown section per metric: the recipes' table and P(beats) per pair."""
     lines: list[str] = []
     for comp in comparisons:
-        lines += [f"## {comp.metric}: recipes by {comp.group_by}", "",
+        lines += [f"## {escape_md(comp.metric)}: recipes by {escape_md(comp.group_by)}", "",
                   "| " + " | ".join(COMPARE_COLUMNS) + " |", "|---|---:|---:|---:|---:|---|"]
-        lines += ["| " + " | ".join(row) + " |" for row in _cells(comp)]
+        lines += ["| " + " | ".join(escape_md(x) for x in row) + " |" for row in _cells(comp)]
         lines.append("")
-        lines += [f"- {p.first} vs {p.second}: {p.summary()}" for p in comp.pairs]
+        lines += [escape_md(f"- {p.first} vs {p.second}: {p.summary()}") for p in comp.pairs]
         lines.append("")
     return "\n".join(lines)
 

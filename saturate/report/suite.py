@@ -13,7 +13,7 @@ import json
 import math
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -23,7 +23,6 @@ from saturate.report.markdown import VERDICT_ICONS, escape_md
 from saturate.report.rows import interval, num
 from saturate.report.table import VERDICT_STYLES
 from saturate.results import Estimate
-from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 __all__ = [
     "SUITE_COLUMNS",
@@ -52,6 +51,9 @@ SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("regressing", "regressing"),
     ("forecast", "forecast 2x"),
 )
+
+if TYPE_CHECKING:  # types only: suites.result renders itself through this module
+    from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 
 def level_at_last(g: SuiteGroup, statistic: str) -> Estimate:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -29,7 +29,6 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
-from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 __all__ = ["plot_suite", "suite_figure", "suite_html", "suite_notebook_html"]
 
@@ -39,6 +38,9 @@ _CSS = (
     ".suite-grid td.v { color: #fff; font-weight: 600; text-align: center; font-size: 12px; "
     "padding: 3px 8px; }"
 )
+
+if TYPE_CHECKING:  # types only: suites.result renders itself through this module
+    from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 
 def _e(x: Any) -> str:

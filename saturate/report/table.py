@@ -1,7 +1,9 @@
 """The terminal report: a rich table, one row per curve, the diagnostics across metrics and runs,
 and the verdict counts after them.
 
-Names from the data go in as :class:`rich.text.Text`, so a run called ``[bold]x`` shows literally.
+Every string from the data goes in through :func:`_text`: a :class:`rich.text.Text` (so a run
+called ``[bold]x`` shows literally) of :func:`saturate.text.for_terminal` (so a newline, an ANSI
+escape or a BEL in a name is shown escaped and every row stays one line per name).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from saturate.report.rows import (
     summary_row,
 )
 from saturate.results import verdict_counts
+from saturate.text import for_terminal
 
 __all__ = ["render_table", "render_diagnostics", "VERDICT_STYLES", "SEVERITY_STYLES"]
 
@@ -38,6 +41,11 @@ _WIDE = 150
 _OPTIONAL = {"value_last", "threshold", "stop"}
 
 
+def _text(value: Any) -> Text:
+    """The terminal boundary of the table: data as literal, one-line text."""
+    return Text(for_terminal(value))
+
+
 def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> None:
     """Print the table of curves, the diagnostics and the one-line summary on ``console``.
 
@@ -45,7 +53,7 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> N
     """
     curves, settings = curves_and_settings(analysis)
     compute = settings.get("compute") or (curves[0].compute_name if curves else "compute")
-    table = Table(title=Text(f"saturate: {len(curves)} curve(s), x axis {compute}"),
+    table = Table(title=_text(f"saturate: {len(curves)} curve(s), x axis {compute}"),
                   title_justify="left", header_style="bold")
     columns = [(k, h) for k, h in COLUMNS if console.width >= _WIDE or k not in _OPTIONAL]
     for key, header in columns:
@@ -53,7 +61,7 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> N
                          overflow="fold", no_wrap=key not in ("run", "metric", "reasons"))
     for curve in curves:
         row = summary_row(curve)
-        cells = [Text(row[key]) for key, _ in columns]
+        cells = [_text(row[key]) for key, _ in columns]
         cells[[k for k, _ in columns].index("verdict")].stylize(
             VERDICT_STYLES.get(curve.verdict, "")
         )
@@ -62,11 +70,11 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> N
     render_diagnostics(analysis, console)
     if reasons:
         for curve in curves:
-            head = Text(f"{curve.run} / {curve.metric}: ")
+            head = _text(f"{curve.run} / {curve.metric}: ")
             head.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
             console.print(head)
             for r in curve.reasons:
-                console.print(Text(f"  - {r}"))
+                console.print(_text(f"  - {r}"))
     console.print(Text(verdict_counts(curves)))
 
 
@@ -83,7 +91,7 @@ def render_diagnostics(analysis: Any, console: Console) -> None:
                          ratio=4 if key == "message" else None)
     for d in found:
         row = diagnostic_row(d)
-        cells = [Text(row[key]) for key, _ in DIAGNOSTIC_COLUMNS]
+        cells = [_text(row[key]) for key, _ in DIAGNOSTIC_COLUMNS]
         cells[0].stylize(SEVERITY_STYLES.get(d.severity, ""))
         table.add_row(*cells)
     console.print(table)

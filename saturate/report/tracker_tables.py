@@ -1,6 +1,7 @@
 """Terminal tables of the tracker: the live ``saturate watch`` view and ``saturate history``.
 
-Names from the data go in as :class:`rich.text.Text`, so a run called ``[bold]x`` shows literally.
+Names from the data go in as :class:`rich.text.Text` (so a run called ``[bold]x`` shows literally)
+made safe for a terminal by :func:`saturate.text.for_terminal` (control characters shown escaped).
 """
 
 from __future__ import annotations
@@ -14,8 +15,13 @@ from rich.table import Table
 from rich.text import Text
 
 from saturate.results import CurveAnalysis, format_estimate
+from saturate.text import for_terminal
 
 __all__ = ["watch_table", "render_history"]
+
+
+def _safe(text: str) -> Text:
+    return Text(for_terminal(text))
 
 
 def _fmt(x: float | None) -> str:
@@ -33,10 +39,10 @@ def watch_table(
         table.add_column(col)
     for key in sorted(latest, key=lambda k: (latest[k].run, latest[k].metric)):
         c = latest[key]
-        table.add_row(Text(c.run), Text(c.metric), str(c.n_points), _fmt(c.compute_last),
+        table.add_row(_safe(c.run), _safe(c.metric), str(c.n_points), _fmt(c.compute_last),
                       c.verdict, format_estimate(c.gain_per_doubling),
                       format_estimate(c.asymptote), _fmt(c.knee),
-                      Text(last_event.get(key, "")))  # fmt: skip
+                      _safe(last_event.get(key, "")))  # fmt: skip
     return table
 
 
@@ -47,15 +53,15 @@ def render_history(
     from saturate.report.rows import format_time
 
     if not events:
-        console.print(Text(f"no {title}"))
+        console.print(_safe(f"no {title}"))
         return
-    table = Table(title=Text(title))
+    table = Table(title=_safe(title))
     for col in ("time (UTC)", "run", "metric", "event", "from", "to", "compute"):
         table.add_column(col)
     for e in events:
-        table.add_row(format_time(e.time), Text(e.run), Text(e.metric), e.kind, e.before or "",
-                      e.after or "", f"{e.compute:.4g}")
+        table.add_row(format_time(e.time), *(_safe(x) for x in (
+            e.run, e.metric, e.kind, e.before or "", e.after or "")), f"{e.compute:.4g}")
     console.print(table)
     now = ", ".join(f"{c.run}/{c.metric}: {c.verdict}" for c in current)
     if now:
-        console.print(Text(f"current: {now}"))
+        console.print(_safe(f"current: {now}"))

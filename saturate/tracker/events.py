@@ -5,8 +5,10 @@ new one in, a tuple of :class:`Event` out. The event line is stable and parseabl
 
     2026-11-29T17:03:12Z EVENT verdict_changed run=ppo-1 metric=eval/reward from=scaling to=slowing compute=1234
 
-Values holding spaces, quotes or ``=`` are double-quoted with backslash escapes;
-:func:`parse_event_line` reads a line back.
+Values holding spaces, quotes, ``=`` or control characters are double-quoted with backslash
+escapes (a newline as ``\\n``, an escape character as ``\\x1b``: :func:`saturate.text.for_terminal`),
+so an event is always one line, whatever a run is called; :func:`parse_event_line` reads a line
+back.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from saturate.constants import KNEE_ROI
 from saturate.report.rows import format_time
 from saturate.results import CurveAnalysis, jsonable
+from saturate.text import for_terminal
 
 __all__ = [
     "EVENT_KINDS",
@@ -50,9 +54,24 @@ def _fmt(x: float | None) -> str:
 
 
 def _quote(text: str) -> str:
-    if text and not re.search(r'[\s"=\\]', text):
+    """A value of the event line: bare when plain, else quoted with backslash escapes."""
+    if text and not re.search(r'[\s"=\\]', text) and for_terminal(text) == text:
         return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + for_terminal(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)")
+_NAMED = {"n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if len(code) > 1:
+            return chr(int(code[1:], 16))
+        return _NAMED.get(code, code)
+
+    return _ESCAPE.sub(one, text)
 
 
 @dataclass(frozen=True)
@@ -106,7 +125,7 @@ def parse_event_line(line: str) -> dict[str, str]:
     out = {"time": head[0], "event": head[2]}
     for key, raw in _TOKEN.findall(head[3]):
         if raw.startswith('"'):
-            raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
+            raw = _unescape(raw[1:-1])
         out[key] = raw
     return out
 
@@ -117,8 +136,13 @@ def _stop(c: CurveAnalysis) -> float | None:
     return float(c.stop_point.value)
 
 
-def _knee_crossed(c: CurveAnalysis) -> bool:
-    return c.knee is not None and math.isfinite(c.knee) and c.knee <= c.compute_last
+def _past_knee(c: CurveAnalysis) -> bool:
+    """Past the knee now: a knee at or before the last compute and the ROI there below the knee
+    level (an ROI that rose back above it is not past the knee)."""
+    return (
+        c.knee is not None and math.isfinite(c.knee) and c.knee <= c.compute_last
+        and c.roi is not None and math.isfinite(c.roi) and c.roi < KNEE_ROI
+    )  # fmt: skip
 
 
 def _stop_moved(prev: CurveAnalysis, new: CurveAnalysis) -> bool:
@@ -137,14 +161,17 @@ def detect_events(
     """The events between two analyses of one curve (``prev`` None: first time seen).
 
     * ``verdict_changed``: the verdict differs (from ``none`` the first time);
-    * ``knee_crossed``: a knee at or before the last compute, where there was none before;
+    * ``knee_crossed``: the curve went past its knee since the last analysis (the knee at or
+      before the last compute and the ROI now below the knee level, :data:`KNEE_ROI`);
     * ``collapse_detected``: a collapse, none before (or one at another step);
     * ``stop_point_reached``: the last compute passed the stop point;
     * ``stop_point_moved``: the stop point left the previous one's interval (or appeared/vanished;
       without an interval, moved by more than :data:`STOP_MOVE_FRACTION`);
     * ``run_finished``: the run's status became FINISHED/FAILED/KILLED since the last analysis.
 
-    ``at`` stamps the events (epoch seconds); the function itself reads no clock.
+    A curve seen for the first time has no past to cross from: it gets its verdict (from ``none``)
+    and a collapse if it has one, nothing else. ``at`` stamps the events (epoch seconds); the
+    function itself reads no clock.
     """
 
     def ev(kind: str, before: str | None = None, after: str | None = None, detail: str = "",
@@ -157,7 +184,7 @@ def detect_events(
     if prev is None or prev.verdict != new.verdict:
         out.append(ev("verdict_changed", _NONE if prev is None else prev.verdict, new.verdict,
                       detail=new.reasons[0] if new.reasons else ""))
-    if _knee_crossed(new) and (prev is None or not _knee_crossed(prev)):
+    if prev is not None and _past_knee(new) and not _past_knee(prev):
         out.append(ev("knee_crossed", after=_fmt(new.knee), detail=f"roi {_fmt(new.roi)}"))
     if new.collapse is not None and (
         prev is None or prev.collapse is None or prev.collapse.step != new.collapse.step
@@ -166,21 +193,18 @@ def detect_events(
         out.append(ev("collapse_detected", _fmt(c.level_before), _fmt(c.level_after),
                       detail=f"drop {_fmt(c.drop)} ({c.drop_fraction:.0%}) at step {c.step}",
                       compute=c.compute))  # fmt: skip
+    if prev is None:
+        return tuple(out)
     stop = _stop(new)
     reached = stop is not None and stop <= new.compute_last
-    was_reached = prev is not None and _stop(prev) is not None and _stop(prev) <= prev.compute_last
+    before = _stop(prev)
+    was_reached = before is not None and before <= prev.compute_last
     if reached and not was_reached:
         out.append(ev("stop_point_reached", after=_fmt(stop)))
-    elif not reached and prev is not None and _stop_moved(prev, new):
-        out.append(ev("stop_point_moved", _fmt(_stop(prev)), _fmt(stop)))
-    elif not reached and prev is None and stop is not None:
-        out.append(ev("stop_point_moved", _NONE, _fmt(stop)))
+    elif not reached and _stop_moved(prev, new):
+        out.append(ev("stop_point_moved", _fmt(before), _fmt(stop)))
     status = (new.run_status or "").upper()
-    if (
-        prev is not None
-        and status in FINISHED_STATUSES
-        and (prev.run_status or "").upper() not in FINISHED_STATUSES
-    ):
+    if status in FINISHED_STATUSES and (prev.run_status or "").upper() not in FINISHED_STATUSES:
         out.append(ev("run_finished", prev.run_status or _NONE, status))
     return tuple(out)
 

@@ -1,14 +1,18 @@
 """Incremental fetching: only the points logged after the last seen step of each curve.
 
-Three pollers, one result (:class:`~saturate.tracker.poll_base.PollResult`):
+Four pollers, one result (:class:`~saturate.tracker.poll_base.PollResult`), each reading a source
+the way ``analyze`` reads it:
 
-* :class:`ClientPoller`, MLflow tracking servers (and other URIs MlflowClient opens):
-  ``search_runs`` returns each run's latest metrics with their step, so only the curves whose
-  latest step passed the stored cursor get their history fetched. New runs are simply new keys.
-* :class:`SqlitePoller`, MLflow sqlite stores: the same idea through the ingest fast path's
-  read-only SQL (``latest_metrics`` to find changed curves, then ``metrics WHERE step > ?``).
+* :class:`RestPoller`, MLflow tracking servers: ``runs/search`` returns each run's latest metrics
+  with their step, so only the curves whose latest step passed the stored cursor get their
+  history fetched (with the ingest's deadline, retries and answer checks). New runs are new keys.
+* :class:`DbPoller`, MLflow backend databases (an ``mlflow.db``, PostgreSQL, MySQL): the same idea
+  through the ingest fast path's read-only SQL (``latest_metrics``, then ``metrics WHERE step > ?``).
+* :class:`FileStorePoller`, legacy ``mlruns/`` stores, read directly: only the metric files whose
+  size or modification time changed are re-read.
 * :class:`FilesPoller`, files and folders: only files whose size or modification time changed
-  are re-read, and only their rows after the cursor are kept.
+  are re-read, and only their rows after the cursor are kept; every MLflow store inside a folder
+  is polled by its own poller, as ``analyze`` reads it.
 
 This module picks the poller for a source (:func:`make_poller`) and polls several as one
 (:class:`MultiPoller`). A source that cannot be reached raises
@@ -22,19 +26,22 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from saturate.curves import concat
 from saturate.errors import InputError, SettingsError
+from saturate.ingest import walk
 from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
-from saturate.tracker.poll_base import CurveKey, Poller, PollResult
+from saturate.tracker.poll_base import CurveKey, Poller, PollResult, merge_results
 from saturate.tracker.poll_files import FilesPoller
-from saturate.tracker.poll_mlflow_client import ClientPoller
-from saturate.tracker.poll_mlflow_sqlite import SqlitePoller
+from saturate.tracker.poll_mlflow_files import FileStorePoller
+from saturate.tracker.poll_mlflow_rest import RestPoller
+from saturate.tracker.poll_mlflow_sqlite import DbPoller, SqlitePoller
 
 __all__ = [
     "PollResult",
     "Poller",
-    "ClientPoller",
+    "RestPoller",
+    "DbPoller",
     "SqlitePoller",
+    "FileStorePoller",
     "FilesPoller",
     "MultiPoller",
     "make_poller",
@@ -50,15 +57,7 @@ class MultiPoller:
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
-        results = [p.poll(cursors, file_stamps or {}) for p in self.pollers]
-        return PollResult(
-            concat([r.points for r in results]),
-            tuple(run for r in results for run in r.runs),
-            sum(r.fetched for r in results),
-            sum(r.curves_checked for r in results),
-            {k: v for r in results for k, v in r.file_stamps.items()},
-            {k: v for r in results for k, v in r.seen.items()},
-        )
+        return merge_results([p.poll(cursors, file_stamps or {}) for p in self.pollers])
 
 
 def make_poller(
@@ -69,30 +68,41 @@ def make_poller(
     metric: Sequence[str] | str | None = None,
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
+    timeout: float | None = None,
 ) -> Poller:
     """The poller for a source (None: ``MLFLOW_TRACKING_URI``) or a list of sources.
 
-    ``compute`` names a metric used as the x axis, so it is fetched with the selected metrics.
+    ``compute`` names a metric used as the x axis, so it is fetched with the selected metrics;
+    ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s).
     """
     if source is None:
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
             raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
+    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute}
     if isinstance(source, (list, tuple)):
         if not source:
             raise InputError("no source given")
-        pollers = [make_poller(s, experiment=experiment, filter=filter, metric=metric, run=run,
-                               compute=compute) for s in source]  # fmt: skip
+        pollers = [make_poller(s, filter=filter, timeout=timeout, **opts) for s in source]
         return pollers[0] if len(pollers) == 1 else MultiPoller(pollers)
     text = os.fspath(source)
-    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute}
     if is_mlflow_source(text):
-        src = resolve_source(text)
-        if src.kind == "db" and src.sqlite_path is not None:
-            return SqlitePoller(src.sqlite_path, label=src.label, filter=filter, **opts)
-        return ClientPoller(src.target, label=src.label, filter=filter, **opts)
-    if filter:
-        raise SettingsError(f"--filter is an MLflow search filter; {text} is not an MLflow source")
-    if not Path(text).expanduser().exists():
+        return _store_poller(text, filter=filter, timeout=timeout, **opts)
+    path = Path(text).expanduser()
+    if not path.exists():
         raise InputError(f"{text}: no such file or directory")
-    return FilesPoller(text, **opts)
+    if filter and not (path.is_dir() and walk(path)[2]):
+        raise SettingsError(f"--filter is an MLflow search filter; {text} is not an MLflow source")
+    return FilesPoller(text, stores=lambda p: _store_poller(str(p), filter=filter, timeout=timeout,
+                                                           **opts), **opts)  # fmt: skip
+
+
+def _store_poller(text: str, *, filter: str | None, timeout: float | None,  # noqa: A002
+                  **opts: object) -> Poller:  # fmt: skip
+    """The poller of one MLflow store, read the way ``analyze`` reads it."""
+    src = resolve_source(text)
+    if src.kind == "db":
+        return DbPoller(src, filter=filter, **opts)
+    if src.kind == "files":
+        return FileStorePoller(Path(src.target), label=src.label, filter=filter, **opts)
+    return RestPoller(src, filter=filter, timeout=timeout, **opts)

@@ -13,13 +13,13 @@ from typing import Protocol
 
 import pandas as pd
 
-from saturate.curves import AXIS_METRICS, empty_table, tidy
-from saturate.ingest.mlflow_common import Selection, kept_tags
+from saturate.curves import AXIS_METRICS, concat, empty_table, tidy
+from saturate.ingest.mlflow_common import Experiment, RunMeta, Selection, kept_tags
 from saturate.tracker.records import CurveKey, RunRecord
 
 __all__ = [
     "CurveKey", "PollResult", "Poller", "PollSelection", "globs_match", "run_record",
-    "new_rows", "rows_table",
+    "new_rows", "rows_table", "mlflow_result", "merge_results",
 ]
 
 
@@ -39,6 +39,18 @@ class PollResult:
     curves_checked: int = 0
     file_stamps: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     seen: Mapping[CurveKey, int] = field(default_factory=dict)
+
+
+def merge_results(results: Sequence[PollResult]) -> PollResult:
+    """Several polls as one."""
+    return PollResult(
+        concat([r.points for r in results]) if results else empty_table(),
+        tuple(run for r in results for run in r.runs),
+        sum(r.fetched for r in results),
+        sum(r.curves_checked for r in results),
+        {k: v for r in results for k, v in r.file_stamps.items()},
+        {k: v for r in results for k, v in r.seen.items()},
+    )
 
 
 class Poller(Protocol):
@@ -118,3 +130,41 @@ def rows_table(rows: Mapping[str, Sequence]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["compute"] = df["step"].astype(float)
     return tidy(df, compute_name="step", allow_empty=True, origin=str(rows["source"][0]))
+
+
+def mlflow_result(
+    label: str,
+    exps: Sequence[Experiment],
+    runs: Sequence[RunMeta],
+    points: pd.DataFrame,
+    checked: int,
+    cursors: Mapping[CurveKey, int] | None = None,
+) -> PollResult:
+    """A poll of an MLflow store: its points (``mlflow_common.points_frame``, all received) as
+    tidy rows after each curve's cursor, with the runs' facts; ``seen`` from every point."""
+    names = {e.id: e.name for e in exps}
+    last_steps = points.groupby(["run_id", "metric"], sort=False)["step"].max()
+    seen = {(label, r, k): int(s) for (r, k), s in last_steps.items()}
+    fetched = len(points)
+    if cursors:
+        floor = [cursors.get((label, r, k)) for r, k in zip(points["run_id"], points["metric"],
+                                                          strict=True)]  # fmt: skip
+        keep = [f is None or s > f for f, s in zip(floor, points["step"], strict=True)]
+        points = points.loc[keep].reset_index(drop=True)
+    by_id = {r.run_id: r for r in runs}
+    exp_of = {i: names.get(r.experiment_id, r.experiment_id) for i, r in by_id.items()}
+    records = tuple(run_record(label, r.run_id, r.display_name, exp_of[r.run_id], r.status,
+                               r.params, r.tags) for r in runs)  # fmt: skip
+    run_ids = points["run_id"]
+    table = rows_table({
+        "source": [label] * len(points),
+        "experiment": run_ids.map(exp_of).to_numpy(),
+        "run_id": run_ids.to_numpy(),
+        "run": run_ids.map({i: r.display_name for i, r in by_id.items()}).to_numpy(),
+        "metric": points["metric"].to_numpy(),
+        "step": points["step"].to_numpy(),
+        "value": points["value"].to_numpy(),
+        "timestamp": points["timestamp"].to_numpy() / 1000.0,
+        "run_status": run_ids.map({i: r.status for i, r in by_id.items()}).to_numpy(),
+    })  # fmt: skip
+    return PollResult(table, records, fetched, checked, seen=seen)

@@ -1,13 +1,15 @@
 """Polling files and folders: only files whose size or modification time changed are re-read, and
 only their rows after each curve's cursor are kept. Folders are walked like ``saturate analyze``
-walks them; MLflow stores found inside are polled by their own poller.
+walks them, on every pass; each MLflow store found inside (an ``mlruns/`` folder, an
+``mlflow.db``) is polled by its own poller, made once by the ``stores`` factory.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +19,13 @@ from saturate.errors import InputError, SourceError
 from saturate.ingest import walk
 from saturate.ingest.files import read_table_file
 from saturate.ingest.tensorboard import is_event_file, read_event_files
-from saturate.tracker.poll_base import CurveKey, PollResult, PollSelection, globs_match
+from saturate.tracker.poll_base import (
+    CurveKey,
+    PollResult,
+    PollSelection,
+    globs_match,
+    merge_results,
+)
 from saturate.tracker.records import RunRecord
 
 __all__ = ["FilesPoller"]
@@ -27,23 +35,41 @@ class FilesPoller:
     """Polls files and folders: re-reads only files whose (mtime, size) changed."""
 
     def __init__(self, source: str | os.PathLike, *, experiment=None, metric=None, run=None,
-                 compute: str | None = None) -> None:  # fmt: skip
+                 compute: str | None = None,
+                 stores: Callable[[Path], Any] | None = None) -> None:  # fmt: skip
         self.label = os.fspath(source)
         self.root = Path(self.label).expanduser()
         self.selection = PollSelection.of(experiment, None, metric, run, compute)
+        self._make_store = stores
+        self._stores: dict[Path, Any] = {}
 
-    def _files(self) -> tuple[list[Path], list[Path]]:
+    def _files(self) -> tuple[list[Path], list[Path], list[Path]]:
         if not self.root.exists():
             raise SourceError(f"{self.label}: no such file or folder (any more)")
         if self.root.is_file():
-            return ([], [self.root]) if is_event_file(self.root) else ([self.root], [])
-        tables, events, _stores = walk(self.root)  # MLflow stores are polled by their own poller
-        return tables, events
+            return ([], [self.root], []) if is_event_file(self.root) else ([self.root], [], [])
+        return walk(self.root)
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
         file_stamps = file_stamps or {}
-        tables, events = self._files()
+        tables, events, stores = self._files()
+        own = self._poll_files(tables, events, cursors, file_stamps)
+        if not stores or self._make_store is None:
+            return own
+        for store in stores:
+            if store not in self._stores:
+                self._stores[store] = self._make_store(store)
+        found = [self._stores[s].poll(cursors, file_stamps) for s in stores]
+        return merge_results([own, *found])
+
+    def _poll_files(
+        self,
+        tables: list[Path],
+        events: list[Path],
+        cursors: Mapping[CurveKey, int],
+        file_stamps: Mapping[str, tuple[int, int]],
+    ) -> PollResult:
         stamps: dict[str, tuple[int, int]] = {}
         parts: list[pd.DataFrame] = []
         fetched = 0

@@ -16,7 +16,7 @@ from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.results import CurveAnalysis, jsonable
 
 __all__ = [
-    "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",
+    "SCHEMA", "SCHEMA_VERSION", "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",
     "curve_from_dict", "finite_or_none",
 ]
 
@@ -28,6 +28,45 @@ ANALYSIS_COLUMNS: tuple[str, ...] = (
     "asymptote_identified", "knee", "stop_point", "stop_lo", "stop_hi", "collapse", "run_status",
     "payload",
 )  # fmt: skip
+
+
+#: The layout of the history file, kept in ``PRAGMA user_version``.
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, run TEXT NOT NULL, experiment TEXT NOT NULL,
+    status TEXT, params TEXT NOT NULL DEFAULT '{}', tags TEXT NOT NULL DEFAULT '{}',
+    updated REAL NOT NULL, PRIMARY KEY (source, run_id));
+CREATE TABLE IF NOT EXISTS cursors (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
+    last_step INTEGER NOT NULL, n_points INTEGER NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (source, run_id, metric));
+CREATE TABLE IF NOT EXISTS points (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL, step INTEGER NOT NULL,
+    compute REAL NOT NULL, value REAL NOT NULL, timestamp REAL,
+    PRIMARY KEY (source, run_id, metric, step)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS polls (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, fetched INTEGER NOT NULL,
+    new_points INTEGER NOT NULL, curves_changed INTEGER NOT NULL, analysed INTEGER NOT NULL,
+    events INTEGER NOT NULL, error TEXT);
+CREATE TABLE IF NOT EXISTS analyses (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, compute_name TEXT NOT NULL, compute_last REAL,
+    n_points INTEGER NOT NULL, verdict TEXT NOT NULL, gain REAL, gain_lo REAL, gain_hi REAL,
+    asymptote REAL, asymptote_lo REAL, asymptote_hi REAL, asymptote_identified INTEGER,
+    knee REAL, stop_point REAL, stop_lo REAL, stop_hi REAL, collapse REAL, run_status TEXT,
+    payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS analyses_curve ON analyses (source, run_id, metric, id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, kind TEXT NOT NULL, before TEXT, after TEXT,
+    compute REAL, detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
+"""
 
 
 @dataclass(frozen=True)

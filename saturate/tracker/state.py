@@ -5,6 +5,11 @@ It holds what ``saturate watch`` needs to resume after a restart without fetchin
 it found (every analysis with its time and compute, every event, every poll). The schema version is
 kept in ``PRAGMA user_version``; the file uses WAL so ``history``/``timeline`` can read while a
 watcher writes.
+
+A watch pass writes inside one :meth:`HistoryStore.transaction`: its points, cursors, analyses,
+events and poll record are committed together or not at all (Ctrl-C, a kill, a full disk), so an
+interrupted pass is simply read again next time. Any failure of the file itself (a read-only
+folder, a full disk, a corrupt or foreign file) is one :class:`~saturate.errors.InputError` line.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import json
 import math
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +29,8 @@ from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
 from saturate.tracker.records import (
     ANALYSIS_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
     CurveKey,
     PollRecord,
     RunRecord,
@@ -31,6 +39,8 @@ from saturate.tracker.records import (
     finite_or_none,
     points_table,
 )
+from saturate.tracker.state_guard import guarded as _guarded
+from saturate.tracker.state_guard import translated as _translated
 
 __all__ = [
     "DEFAULT_STATE",
@@ -42,44 +52,6 @@ __all__ = [
 ]
 
 DEFAULT_STATE = Path(".saturate") / "history.db"
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    source TEXT NOT NULL, run_id TEXT NOT NULL, run TEXT NOT NULL, experiment TEXT NOT NULL,
-    status TEXT, params TEXT NOT NULL DEFAULT '{}', tags TEXT NOT NULL DEFAULT '{}',
-    updated REAL NOT NULL, PRIMARY KEY (source, run_id));
-CREATE TABLE IF NOT EXISTS cursors (
-    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
-    last_step INTEGER NOT NULL, n_points INTEGER NOT NULL, updated REAL NOT NULL,
-    PRIMARY KEY (source, run_id, metric));
-CREATE TABLE IF NOT EXISTS points (
-    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL, step INTEGER NOT NULL,
-    compute REAL NOT NULL, value REAL NOT NULL, timestamp REAL,
-    PRIMARY KEY (source, run_id, metric, step)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS polls (
-    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, fetched INTEGER NOT NULL,
-    new_points INTEGER NOT NULL, curves_changed INTEGER NOT NULL, analysed INTEGER NOT NULL,
-    events INTEGER NOT NULL, error TEXT);
-CREATE TABLE IF NOT EXISTS analyses (
-    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
-    run TEXT NOT NULL, metric TEXT NOT NULL, compute_name TEXT NOT NULL, compute_last REAL,
-    n_points INTEGER NOT NULL, verdict TEXT NOT NULL, gain REAL, gain_lo REAL, gain_hi REAL,
-    asymptote REAL, asymptote_lo REAL, asymptote_hi REAL, asymptote_identified INTEGER,
-    knee REAL, stop_point REAL, stop_lo REAL, stop_hi REAL, collapse REAL, run_status TEXT,
-    payload TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS analyses_curve ON analyses (source, run_id, metric, id);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
-    run TEXT NOT NULL, metric TEXT NOT NULL, kind TEXT NOT NULL, before TEXT, after TEXT,
-    compute REAL, detail TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
-"""
-
-
 class HistoryStore:
     """The watch state and history in one SQLite file; use as a context manager or ``close()``.
 
@@ -89,6 +61,17 @@ class HistoryStore:
 
     def __init__(self, path: str | Path = DEFAULT_STATE, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self._depth = 0
+        self._db: sqlite3.Connection | None = None
+        try:
+            with _translated(self.path):
+                self._open(readonly)
+        except BaseException:
+            if self._db is not None:
+                self._db.close()
+            raise
+
+    def _open(self, readonly: bool) -> None:
         if readonly:
             if not self.path.is_file():
                 raise InputError(f"--state {self.path}: no watch history there (run `saturate "
@@ -104,29 +87,45 @@ class HistoryStore:
         try:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            self._db.close()
             raise InputError(f"--state {self.path}: not a saturate history file ({exc})") from None
         if version > SCHEMA_VERSION:
-            self._db.close()
             raise InputError(
                 f"--state {self.path}: written by a newer saturate (schema {version}, this one "
                 f"reads up to {SCHEMA_VERSION})"
             )
         if readonly:
             if version == 0:
-                self._db.close()
                 raise InputError(f"--state {self.path}: not a saturate history file")
             return
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        with self._db:
-            self._db.executescript(_SCHEMA)
+        with self.transaction():
+            self._db.executescript(SCHEMA)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
         self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything written inside commits together when the block ends, or not at all when it
+        raises (KeyboardInterrupt included); nested blocks join the outer one."""
+        if self._depth:
+            yield
+            return
+        self._depth += 1
+        try:
+            with _translated(self.path), self._db:
+                yield
+        finally:
+            self._depth -= 1
+
+    @_guarded
+    def has_analyses(self) -> bool:
+        """True once any analysis is recorded (the first pass of a new history has none)."""
+        return self._db.execute("SELECT 1 FROM analyses LIMIT 1").fetchone() is not None
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -136,12 +135,14 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ meta
 
+    @_guarded
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    @_guarded
     def set_meta(self, key: str, value: str) -> None:
-        with self._db:
+        with self.transaction():
             self._db.execute(
                 "INSERT INTO meta (key, value) VALUES (?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -150,6 +151,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ cursors and points
 
+    @_guarded
     def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
         """The last seen step per (source, run_id, metric)."""
         sql = "SELECT source, run_id, metric, last_step FROM cursors"
@@ -157,6 +159,7 @@ class HistoryStore:
                                 (source,) if source else ())
         return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
+    @_guarded
     def add_points(self, points: pd.DataFrame) -> dict[CurveKey, int]:
         """Store new points (tidy rows) and move the cursors; returns new points per curve.
 
@@ -182,7 +185,7 @@ class HistoryStore:
             added[key] = added.get(key, 0) + 1
         if not rows:
             return {}
-        with self._db:
+        with self.transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO points (source, run_id, metric, step, compute, value, "
                 "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -201,12 +204,13 @@ class HistoryStore:
                 )
         return added
 
+    @_guarded
     def advance(self, seen: dict[CurveKey, int]) -> None:
         """Move cursors to the last step received even when its points were dropped (NaN)."""
         if not seen:
             return
         now = time.time()
-        with self._db:
+        with self.transaction():
             self._db.executemany(
                 "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
                 "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(source, run_id, metric) DO UPDATE SET "
@@ -214,6 +218,7 @@ class HistoryStore:
                 [(*k, int(step), now) for k, step in seen.items()],
             )
 
+    @_guarded
     def points(
         self, runs: Iterable[tuple[str, str]] | None = None, compute_name: str = "step"
     ) -> pd.DataFrame:
@@ -237,6 +242,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ runs
 
+    @_guarded
     def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
         sql = "SELECT * FROM runs" + (" WHERE source = ?" if source else "")
         out = {}
@@ -248,12 +254,13 @@ class HistoryStore:
             )  # fmt: skip
         return out
 
+    @_guarded
     def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
         """Store run facts; returns the runs whose status changed from a known earlier one."""
         known = self.runs()
         changed = []
         now = time.time()
-        with self._db:
+        with self.transaction():
             for rec in records:
                 old = known.get((rec.source, rec.run_id))
                 if old is not None and old.status is not None and old.status != rec.status:
@@ -270,12 +277,14 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ files
 
+    @_guarded
     def file_stamps(self) -> dict[str, tuple[int, int]]:
         return {r[0]: (int(r[1]), int(r[2]))
                 for r in self._db.execute("SELECT path, mtime_ns, size FROM files")}
 
+    @_guarded
     def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
-        with self._db:
+        with self.transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
                 [(p, m, s) for p, (m, s) in stamps.items()],
@@ -283,10 +292,11 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ analyses
 
+    @_guarded
     def record_analysis(self, curve: CurveAnalysis, at: float | None = None) -> int:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
-        with self._db:
+        with self.transaction():
             cur = self._db.execute(
                 f"INSERT INTO analyses ({', '.join(ANALYSIS_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(row))})",
@@ -294,6 +304,7 @@ class HistoryStore:
             )
         return int(cur.lastrowid)
 
+    @_guarded
     def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
         """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
         row = self._db.execute(
@@ -303,6 +314,7 @@ class HistoryStore:
         ).fetchone()
         return None if row is None else curve_from_dict(json.loads(row[0]))
 
+    @_guarded
     def latest_analyses(self) -> list[CurveAnalysis]:
         """The latest analysis of every curve the watcher analysed."""
         rows = self._db.execute(
@@ -311,6 +323,7 @@ class HistoryStore:
         )
         return [curve_from_dict(json.loads(r[0])) for r in rows]
 
+    @_guarded
     def analyses(
         self, run: str | None = None, metric: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
@@ -327,8 +340,9 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ events and polls
 
+    @_guarded
     def record_events(self, events: Sequence[Event]) -> None:
-        with self._db:
+        with self.transaction():
             self._db.executemany(
                 "INSERT INTO events (time, source, run_id, run, metric, kind, before, after, "
                 "compute, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -336,6 +350,7 @@ class HistoryStore:
                   finite_or_none(e.compute), e.detail) for e in events],
             )  # fmt: skip
 
+    @_guarded
     def events(
         self,
         run: str | None = None,
@@ -356,8 +371,9 @@ class HistoryStore:
             for r in rows
         ]  # fmt: skip
 
+    @_guarded
     def record_poll(self, poll: PollRecord) -> None:
-        with self._db:
+        with self.transaction():
             self._db.execute(
                 "INSERT INTO polls (time, source, fetched, new_points, curves_changed, analysed, "
                 "events, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -365,6 +381,7 @@ class HistoryStore:
                  poll.analysed, poll.events, poll.error),
             )  # fmt: skip
 
+    @_guarded
     def polls(self) -> list[PollRecord]:
         rows = self._db.execute(
             "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "

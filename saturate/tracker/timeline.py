@@ -20,6 +20,7 @@ import pandas as pd
 
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate, jsonable
+from saturate.text import for_terminal
 
 __all__ = [
     "TimelinePoint",
@@ -153,7 +154,7 @@ class Timeline:
         return pd.DataFrame(rows)
 
     def summary(self) -> str:
-        """A plain-text table of the history and the two answers."""
+        """A plain-text table of the history and the two answers, one line per analysis."""
         first = self.first_seen("saturated")
         since = self.since("saturated")
         stab = self.asymptote_stability()
@@ -172,7 +173,7 @@ class Timeline:
                      + ("" if since is None else f"; saturated since {since:.4g}"))
         label = {True: "stable", False: "not stable", None: "unknown"}[stab.stable]
         lines.append(f"  asymptote {label}: {stab.reason}")
-        return "\n".join(lines)
+        return "\n".join(for_terminal(line) for line in lines)  # names cannot break a line
 
 
 def cutoffs(compute: np.ndarray, n: int, min_points: int) -> list[int]:

@@ -3,29 +3,57 @@
 :class:`Watcher` does one pass (:meth:`Watcher.poll_once`); :func:`run_watch` repeats it every
 ``interval`` seconds, retrying with exponential backoff while the source is unreachable (and saying
 so through ``on_status``). All output goes through callbacks, so the CLI decides how it looks.
+
+A pass is atomic: its points, cursors, analyses, events and poll record are written in one
+transaction of the history file, so a pass cut short (Ctrl-C, SIGTERM, a crash) leaves nothing
+behind and the next pass reads the same points again and reports the same events; run_watch
+raises :class:`PassInterrupted` then. The first pass of a new history is a baseline: its
+analyses are recorded and summed up in one line (:meth:`PassResult.summary`), not one event per
+curve. Test hook: with ``SATURATE_TEST_PAUSE_AFTER_POINTS=<file>`` in the environment, every pass
+creates ``<file>`` after storing its points and waits (up to a minute) before analysing them, so a
+test can interrupt a pass between its two writes.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from saturate import curves
 from saturate.errors import SaturateError, SettingsError, SourceError
-from saturate.results import CurveAnalysis, jsonable
+from saturate.redaction import redact
+from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
 from saturate.tracker.state import HistoryStore, PollRecord
 
-__all__ = ["Backoff", "PassResult", "Watcher", "run_watch"]
+__all__ = ["Backoff", "PassResult", "PassInterrupted", "Watcher", "run_watch", "PAUSE_ENV"]
 
 Analyzer = Callable[[pd.DataFrame, Any], CurveAnalysis]
+PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
+
+
+class PassInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM arrived during a pass: nothing of it was recorded (exit non-zero)."""
+
+
+def _pause_for_tests() -> None:
+    """The documented test hook (see the module docstring); a no-op unless the variable is set."""
+    marker = os.environ.get(PAUSE_ENV)
+    if not marker:
+        return
+    Path(marker).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @dataclass(frozen=True)
@@ -39,19 +67,25 @@ class PassResult:
     analyses: tuple[CurveAnalysis, ...] = ()
     events: tuple[Event, ...] = ()
     writeback: Any = None
+    baseline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
             "time": self.time, "fetched": self.fetched, "new_points": self.new_points,
             "curves_changed": self.curves_changed, "analysed": len(self.analyses),
-            "events": [e.to_dict() for e in self.events],
+            "baseline": self.baseline, "events": [e.to_dict() for e in self.events],
         })  # fmt: skip
 
     def summary(self) -> str:
-        return (
-            f"fetched {self.fetched} point(s), {self.new_points} new in {self.curves_changed} "
-            f"curve(s); analysed {len(self.analyses)}; {len(self.events)} event(s)"
-        )
+        """One line; for the baseline pass it sums up the verdicts instead of listing events."""
+        head = (f"fetched {self.fetched} point(s), {self.new_points} new in "
+                f"{self.curves_changed} curve(s)")
+        if not self.baseline:
+            return f"{head}; analysed {len(self.analyses)}; {len(self.events)} event(s)"
+        collapsed = sum(c.collapse is not None for c in self.analyses)
+        extra = f"; {collapsed} with a collapse" if collapsed else ""
+        return (f"{head}; baseline of {verdict_counts(self.analyses)}{extra}; changes are "
+                "reported as events from the next pass on")
 
 
 @dataclass(frozen=True)
@@ -100,48 +134,64 @@ class Watcher:
             self.analyze = analyze_curve
 
     def poll_once(self) -> PassResult:
-        """Fetch what is new, store it, re-analyse the changed curves, record analyses and events.
+        """Fetch what is new, store it, re-analyse the changed curves, record analyses and events,
+        all in one transaction of the history (see the module docstring).
 
         Raises :class:`SourceError` when the source cannot be read; nothing is stored then.
         """
         store = self.store
         result = self.poller.poll(store.cursors(), store.file_stamps())
         now = self.clock()
-        finished = store.upsert_runs(result.runs)
-        added = store.add_points(result.points)
-        store.advance(dict(result.seen))
-        store.set_file_stamps(dict(result.file_stamps))
-        status_runs = {(r.source, r.run_id) for r in finished}
+        with store.transaction():
+            baseline = not store.has_analyses()
+            finished = store.upsert_runs(result.runs)
+            added = store.add_points(result.points)
+            store.advance(dict(result.seen))
+            store.set_file_stamps(dict(result.file_stamps))
+            _pause_for_tests()
+            status_runs = {(r.source, r.run_id) for r in finished}
+            axis_runs = {(s, r) for s, r, m in added if self._is_axis(m)}
+            analyses, events = self._analyse(added, status_runs, axis_runs, now, baseline)
+            writeback = self.on_analysed(tuple(analyses)) if self.on_analysed and analyses else None
+            store.record_poll(PollRecord(now, self.poller.label, result.fetched,
+                                         sum(added.values()), len(added), len(analyses),
+                                         len(events)))  # fmt: skip
+        return PassResult(now, result.fetched, sum(added.values()), len(added), tuple(analyses),
+                          tuple(events), writeback, baseline)  # fmt: skip
+
+    def _analyse(
+        self,
+        added: dict[tuple[str, str, str], int],
+        status_runs: set[tuple[str, str]],
+        axis_runs: set[tuple[str, str]],
+        now: float,
+        baseline: bool,
+    ) -> tuple[list[CurveAnalysis], list[Event]]:
+        """Analyse the curves that moved, record each analysis and its events (none for the baseline)."""
+        store = self.store
         changed_runs = {(s, r) for s, r, _ in added} | status_runs
-        axis_runs = {(s, r) for s, r, m in added if self._is_axis(m)}
         analyses: list[CurveAnalysis] = []
         events: list[Event] = []
-        if changed_runs:
-            table = store.points(sorted(changed_runs))
-            table = self._prepare(table)
-            for key, pts in curves.iter_curves(table):
-                run_key = (key[0], key[1])
-                moved = key in added or run_key in status_runs or run_key in axis_runs
-                if not moved:
-                    continue
-                pts = pts.copy()
-                pts.attrs = dict(table.attrs)
-                try:
-                    new = self.analyze(pts, self.settings)
-                except SaturateError as exc:
-                    warnings.warn(f"{key[1]} / {key[2]}: not analysed ({exc})", stacklevel=2)
-                    continue
-                prev = store.last_analysis(key)
-                found = detect_events(prev, new, at=now)
-                store.record_analysis(new, at=now)
-                store.record_events(found)
-                analyses.append(new)
-                events.extend(found)
-        writeback = self.on_analysed(tuple(analyses)) if self.on_analysed and analyses else None
-        store.record_poll(PollRecord(now, self.poller.label, result.fetched,
-                                     sum(added.values()), len(added), len(analyses), len(events)))
-        return PassResult(now, result.fetched, sum(added.values()), len(added), tuple(analyses),
-                          tuple(events), writeback)  # fmt: skip
+        if not changed_runs:
+            return analyses, events
+        table = self._prepare(store.points(sorted(changed_runs)))
+        for key, pts in curves.iter_curves(table):
+            run_key = (key[0], key[1])
+            if not (key in added or run_key in status_runs or run_key in axis_runs):
+                continue
+            pts = pts.copy()
+            pts.attrs = dict(table.attrs)
+            try:
+                new = self.analyze(pts, self.settings)
+            except SaturateError as exc:
+                warnings.warn(f"{key[1]} / {key[2]}: not analysed ({exc})", stacklevel=2)
+                continue
+            found = () if baseline else detect_events(store.last_analysis(key), new, at=now)
+            store.record_analysis(new, at=now)
+            store.record_events(found)
+            analyses.append(new)
+            events.extend(found)
+        return analyses, events
 
     def _is_axis(self, metric: str) -> bool:
         """True for a metric other curves of its run use as their x axis."""
@@ -185,7 +235,9 @@ def run_watch(
     :class:`Backoff` delays; when it answers again, ``on_status`` hears that too. ``retries``
     bounds the consecutive failures (default: unbounded, or 3 with ``once``) before the
     :class:`SourceError` is raised. ``once`` stops after one successful pass, ``max_passes`` after
-    that many. Ctrl-C (KeyboardInterrupt) propagates; every pass is committed as it ends.
+    that many. Ctrl-C (KeyboardInterrupt) between passes propagates as is; during a pass (or while
+    waiting to retry one) it is raised as :class:`PassInterrupted`: that pass left nothing in the
+    history and is read again next time.
     """
     if interval < 0:
         raise SettingsError(f"--interval must be >= 0 seconds, got {interval!r}")
@@ -201,9 +253,17 @@ def run_watch(
             if retries is not None and failures > retries:
                 raise
             delay = backoff.delay(failures)
-            say(f"source unreachable ({exc}); retry {failures} in {delay:g}s")
-            sleep(delay)
+            say(f"source unreachable ({redact(exc)}); retry {failures} in {delay:g}s")
+            try:
+                sleep(delay)
+            except KeyboardInterrupt:
+                raise PassInterrupted(f"interrupted while retrying pass {passes + 1}") from None
             continue
+        except KeyboardInterrupt:
+            raise PassInterrupted(
+                f"interrupted during pass {passes + 1}: nothing of it was recorded; the next "
+                "pass reads it again"
+            ) from None
         if failures:
             say(f"source reachable again after {failures} failed attempt(s)")
             failures = 0

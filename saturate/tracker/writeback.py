@@ -20,7 +20,8 @@ from typing import Any
 
 from saturate.api import Analysis
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
+from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, source_uri
+from saturate.redaction import redact
 from saturate.results import CurveAnalysis, jsonable
 
 __all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "figure_name", "log_back"]
@@ -72,6 +73,9 @@ def figure_name(metric: str) -> str:
 
 
 def _tracking_uri(source: str) -> str | None:
+    """The URI to write to for a curve's ``source`` label (labels hide credentials: the URI the
+    label was made from, when this process classified it)."""
+    source = source_uri(source)
     try:
         if not is_mlflow_source(source):
             return None
@@ -135,9 +139,11 @@ def log_back(
             from mlflow.exceptions import MlflowException
 
             if isinstance(exc, MlflowException) and exc.error_code == "RESOURCE_DOES_NOT_EXIST":
-                skipped.append(f"run {run_id}: not in {uri}")
+                skipped.append(f"run {run_id}: not in {redact(uri)}")
                 continue
-            raise SourceError(f"--log-back: cannot write to run {run_id} at {uri} ({exc})") from exc
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise SourceError(f"--log-back: cannot write to run {run_id} at {redact(uri)} "
+                              f"({redact(why)[:300]})") from None
     runs = tuple(dict.fromkeys(r for _, r in by_run))
     return WritebackResult(runs, n_tags, tuple(artifacts), tuple(skipped))
 

@@ -22,6 +22,9 @@ DEFAULT_SOURCE = HERE.parents[3] / "shared" / "data" / "realcurves"
 
 # (game, agent) of the Dopamine baselines the tests use, variant legacy_tf, all 5 seeds.
 DOPAMINE_CURVES = (("pong", "Rainbow"), ("breakout", "DQN"))
+# The suite tests (tests/test_suites_rliable.py): four games, three agents, all seeds, legacy_tf.
+SUITE_GAMES = ("asterix", "breakout", "pong", "seaquest")
+SUITE_AGENTS = ("C51", "DQN", "Rainbow")
 # The verl metrics the instability diagnostics read (entropy, KL, length, rewards).
 VERL_METRICS = (
     "actor/entropy_loss",
@@ -47,12 +50,16 @@ def subset(source: Path) -> dict[str, bytes]:
     keep = pd.Series(False, index=dopamine.index)
     for game, agent in DOPAMINE_CURVES:
         keep |= (dopamine["game"] == game) & (dopamine["agent"] == agent)
+    suite = dopamine[(dopamine["suite"] == "atari") & (dopamine["variant"] == "legacy_tf")
+                     & dopamine["game"].isin(SUITE_GAMES) & dopamine["agent"].isin(SUITE_AGENTS)]
+    suite = suite.sort_values(["game", "agent", "seed", "iteration"], kind="stable")
     dopamine = dopamine[keep & (dopamine["variant"] == "legacy_tf")]
     verl = pd.read_csv(source / "verl_llm_ppo" / "verl_gsm8k_ppo_metrics_long.csv")
     verl = verl[verl["metric"].isin(VERL_METRICS)]
     bnsl = "bnsl/four_digit_addition_dataset_size.csv"
     return {
         "dopamine/dopamine_baselines_long.csv.gz": _gzip_csv(dopamine),
+        "dopamine/suites_atari_subset.csv.gz": _gzip_csv(suite),
         "verl_llm_ppo/verl_gsm8k_ppo_metrics_long.csv.gz": _gzip_csv(verl),
         bnsl: (source / bnsl).read_bytes(),
     }

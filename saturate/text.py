@@ -1,0 +1,78 @@
+"""Names from the data made safe for each place they are shown, one function per output kind.
+
+A run, metric, experiment or source name is whatever a user (or an attacker) logged. Shown raw, a
+newline in it starts a new line, so ``x\\n::error::FORGED`` becomes a real GitHub annotation; an
+ANSI escape (``\\x1b[2J``) clears the terminal; ``@everyone`` in Markdown pings people. Each
+output kind has one boundary function, applied where its text is assembled:
+
+* :func:`for_terminal`: terminal and plain CI lines (tables, gate's PASS/FAIL lines, watch and
+  history lines, error and warning lines): control characters, ANSI escapes, line and paragraph
+  separators and bidirectional overrides are shown escaped (a newline as the two characters
+  ``\\n``), so one logical line stays one line;
+* :func:`for_annotation`: a GitHub Actions workflow-command message or property (the terminal
+  rules, then GitHub's percent-encoding);
+* :func:`for_markdown`: a Markdown cell or paragraph (no markup, links, HTML, line breaks, and
+  ``@mentions`` broken by a zero-width space);
+* :func:`for_message`: an error or warning line: credentials redacted, then :func:`for_terminal`.
+
+HTML reports escape with :func:`html.escape` in :mod:`saturate.report.html`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from saturate.redaction import redact
+
+__all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "ZWSP"]
+
+ZWSP = "\u200b"
+# C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, embeddings, overrides
+# and isolates ("Trojan Source"), the BOM.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+# @name as GitHub resolves mentions (users, teams as @org/team); also at the start of the text.
+_MENTION = re.compile(r"(^|[^\w`])@(?=[A-Za-z0-9])")
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def for_terminal(text: Any) -> str:
+    """``text`` as one printable line: control characters, escapes and separators shown escaped
+    (``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u2028``, ...), everything else unchanged."""
+    s = str(text)
+    return _UNSAFE.sub(_escape, s) if _UNSAFE.search(s) else s
+
+
+def for_annotation(text: Any, *, prop: bool = False) -> str:
+    """``text`` for a GitHub workflow command: one line (:func:`for_terminal`), then ``%``, CR
+    and LF percent-encoded, and for a property value (``prop=True``: ``title=``) ``:`` and ``,``."""
+    s = for_terminal(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return s.replace(":", "%3A").replace(",", "%2C") if prop else s
+
+
+def for_markdown(text: Any) -> str:
+    """``text`` safe in a Markdown table cell or paragraph: no markup, links, HTML or line breaks,
+    and no ``@mention`` (a zero-width space after the ``@``)."""
+    s = re.sub(r"[\r\n\t\u2028\u2029]+", " ", str(text))
+    s = _UNSAFE.sub("", s)
+    s = "".join(_MD_HTML.get(ch, ch) for ch in s)
+    # Entities made above must keep their '&...;' intact, so escape punctuation outside them only.
+    parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
+    s = "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
+                for p in parts)  # fmt: skip
+    return _MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s)
+
+
+def for_message(text: Any) -> str:
+    """An error or warning line: credentials redacted, then shown as one terminal line."""
+    return for_terminal(redact(text))
