@@ -183,9 +183,9 @@ def _x(x: ArrayLike) -> Array:
     return np.asarray(x, dtype=float)
 
 
-def _col(theta: Array, i: int) -> Array:
-    """Parameter i with a trailing axis so it broadcasts against x."""
-    return theta[..., i, None]
+def _cols(theta: Array) -> tuple[Array, ...]:
+    """Each parameter with a trailing axis so it broadcasts against x (views, no copies)."""
+    return tuple(np.moveaxis(theta, -1, 0)[..., None])
 
 
 def _log(x: Array) -> Array:
@@ -235,7 +235,7 @@ _LV = LEVEL_BOUND
 
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
 def _sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, b, m = (_col(th, i) for i in range(4))
+    a, r0, b, m = _cols(th)
     um, amr = u - m, a - r0
     s = expit(b * um)
     f = r0 + amr * s
@@ -261,7 +261,7 @@ def _sigmoid_grid(x: Array) -> Array:
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
 def _power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, b = (_col(th, i) for i in range(3))
+    a, d, b = _cols(th)
     p = _exp(-b * u)
     f = a - d * p
 
@@ -283,7 +283,7 @@ def _power_grid(x: Array) -> Array:
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
 def _power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, g, b, ls = (_col(th, i) for i in range(4))
+    a, g, b, ls = _cols(th)
     s = _exp(ls)
     xs = x + s
     v = _log(xs) - _log(1.0 + s)
@@ -314,7 +314,7 @@ def _power_shifted_grid(x: Array) -> Array:
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
 def _weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, d, ls = (_col(th, i) for i in range(4))
+    a, r0, d, ls = _cols(th)
     ul, amr = u - ls, a - r0
     t = _exp(d * ul)
     e = np.exp(-t)
@@ -340,7 +340,7 @@ def _weibull_grid(x: Array) -> Array:
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------
 def _loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, b = _col(th, 0), _col(th, 1)
+    a, b = _cols(th)
     f = a + b * u
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
@@ -370,7 +370,7 @@ def _bnsl_terms(u: Array, c0: Array, c1: Array, ld: Array, f: Array) -> tuple[Ar
 
 
 def _bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, c0, c1, ld, fb = (_col(th, i) for i in range(6))
+    a, d, c0, c1, ld, fb = _cols(th)
     z, z0, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
     p = _exp(log_p)
     y = a - d * p
