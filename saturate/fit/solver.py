@@ -239,6 +239,15 @@ def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
     return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
 
 
+def _row_max(a: Array) -> Array:
+    """Maximum of each row of a (b, k) array. numpy reduces along a short last axis one row at a
+    time (slow for hundreds of rows); column by column gives the same values far faster."""
+    out = a[:, 0]
+    for j in range(1, a.shape[1]):
+        out = np.maximum(out, a[:, j])
+    return out
+
+
 def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str,
              f2: float, max_iter: int, tol: float) -> int:
     """The LM loop; writes final parameters, costs and convergence into the output arrays."""
@@ -267,7 +276,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
             diag = np.diagonal(a, axis1=1, axis2=2) + held
         else:
             a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
-        damp = lam[:, None] * diag + 1e-12 * (diag.max(axis=1, keepdims=True) + 1e-30)
+        damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
         step = st.solve(a, damp, g)
         if any_held:
             step = np.where(held, 0.0, step)
@@ -279,7 +288,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         cost_t = 0.5 * f2 * np.sum(rho, axis=-1)
         ok = np.isfinite(cost_t) & (cost_t <= cost)
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
-        moved = np.max(np.abs(trial - th) / (np.abs(th) + 1e-3), axis=1)
+        moved = _row_max(np.abs(trial - th) / (np.abs(th) + 1e-3))
         small = ok & ((rel < tol) | (cost <= 1e-28) | (moved < 1e-8))
         small |= ~ok & (moved < 1e-10)
         if ok.all():
