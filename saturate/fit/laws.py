@@ -185,7 +185,7 @@ def _x(x: ArrayLike) -> Array:
 
 def _cols(theta: Array) -> tuple[Array, ...]:
     """Each parameter with a trailing axis so it broadcasts against x (views, no copies)."""
-    return tuple(np.moveaxis(theta, -1, 0)[..., None])
+    return tuple(theta[..., i, None] for i in range(theta.shape[-1]))
 
 
 def _log(x: Array) -> Array:
