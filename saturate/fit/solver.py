@@ -248,18 +248,33 @@ def _row_max(a: Array) -> Array:
     return out
 
 
+def _residual_cost(st: _State, f: Array, loss: str, f2: float) -> tuple[Array, Array, Array]:
+    """Residuals ``y - f`` (in ``f``'s memory), robust costs and IRLS weights of every row: the
+    formulas of :func:`robust_cost`, worked in place (a few (b, n) buffers instead of a dozen,
+    which for hundreds of rows is most of the cost)."""
+    r = np.subtract(st.y, f, out=f)
+    z = np.square(r)
+    np.multiply(st.w, z, out=z)
+    np.divide(z, f2, out=z)
+    if loss != "soft_l1":
+        rho, drho = _rho(z, loss)
+        return r, 0.5 * f2 * np.sum(rho, axis=-1), st.w * drho
+    t = np.sqrt(np.add(1.0, z, out=z), out=z)  # soft_l1: rho = 2 (sqrt(1 + z) - 1), rho' = 1/t
+    rho = np.subtract(t, 1.0)
+    cost = 0.5 * f2 * np.sum(np.multiply(2.0, rho, out=rho), axis=-1)
+    om = np.divide(1.0, t, out=t)
+    return r, cost, np.multiply(st.w, om, out=om)
+
+
 def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str,
              f2: float, max_iter: int, tol: float) -> int:
     """The LM loop; writes final parameters, costs and convergence into the output arrays."""
     f, jacs = st.model(st.theta, shared=True)
-    r = st.y - f
-    z = st.w * r**2 / f2
-    rho, drho = _rho(z, loss)
-    cost = 0.5 * f2 * np.sum(rho, axis=-1)
+    r, cost, om = _residual_cost(st, f, loss, f2)
     good = np.isfinite(cost)
     cost_out[good] = cost[good]
     lhs, grad = np.zeros(st.theta.shape + st.theta.shape[1:]), np.zeros(st.theta.shape)
-    st.normal(lhs, grad, jacs, st.w * drho, r)
+    st.normal(lhs, grad, jacs, om, r)
     if not good.all():
         lhs, grad, cost = st.keep(good, [lhs, grad, cost])
     lam = np.full(cost.shape[0], 1e-3)
@@ -282,10 +297,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
             step = np.where(held, 0.0, step)
         trial = np.clip(th + step, st.lower, st.upper)
         f_t, jacs = st.model(trial)
-        r_t = st.y - f_t
-        z = st.w * r_t**2 / f2
-        rho, drho = _rho(z, loss)
-        cost_t = 0.5 * f2 * np.sum(rho, axis=-1)
+        r_t, cost_t, om = _residual_cost(st, f_t, loss, f2)
         ok = np.isfinite(cost_t) & (cost_t <= cost)
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
         moved = _row_max(np.abs(trial - th) / (np.abs(th) + 1e-3))
@@ -301,7 +313,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         else:
             lam *= 8.0
         if ok.any():
-            st.normal(lhs, grad, jacs, st.w * drho, r_t, ok)
+            st.normal(lhs, grad, jacs, om, r_t, ok)
         done = small | (lam > 1e10)
         if done.any():
             _finish(st, done, cost, cost_out, conv_out, True)
