@@ -22,6 +22,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
+from saturate.fit.elementwise import (
+    as_array,
+    basis_columns,
+    param_columns,
+    pick_rows,
+    safe_exp,
+    safe_log,
+    softplus,
+    stack_columns,
+)
+from saturate.fit.starts import grid_starts
+
 __all__ = ["Param", "Law", "LAWS", "LEVEL_BOUND", "natural_value"]
 
 Array = NDArray[np.float64]
@@ -30,7 +42,6 @@ ParamKind = Literal["level", "amplitude", "log_compute", "plain"]
 LEVEL_BOUND = 25.0
 """Levels and amplitudes are bounded to +-25 standard deviations of the observed values."""
 _LOG_X = (-14.0, 7.0)  # log(C / C_ref): from 1e-6 of the last compute to 1100 times it
-_EXP_MAX = 700.0
 
 
 @dataclass(frozen=True)
@@ -104,8 +115,8 @@ class Law:
     ) -> tuple[Array, JacobianFn]:
         """Values and a function giving the Jacobian of chosen rows on demand (see
         :data:`JacobianFn`). ``log_x``: ``log(x)`` when the caller already has it."""
-        x_arr = _x(x)
-        return self._model(x_arr, _log(x_arr) if log_x is None else log_x,
+        x_arr = as_array(x)
+        return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
                            np.asarray(theta, dtype=float))
 
     def asymptote(self, theta: ArrayLike) -> Array | float:
@@ -123,44 +134,7 @@ class Law:
         """Starting guesses for several weightings at once: ``w`` (o, n) -> (o, m, k).
 
         Used for the rolling-origin fits, where weight 0 hides the points after the origin."""
-        x_arr, y_arr = _x(x), np.asarray(y, dtype=float)
-        w_arr = np.atleast_2d(np.asarray(w, dtype=float))
-        nl = self._grid(x_arr)
-        phi = self._basis(x_arr, nl)  # (g, n, p)
-        g, n, p = phi.shape
-        outer = np.empty((g, n, p * p))
-        for i in range(p):
-            for j in range(p):
-                np.multiply(phi[..., i], phi[..., j], out=outer[..., i * p + j])
-        lhs = np.matmul(w_arr, outer).reshape(g, -1, p, p).transpose(1, 0, 2, 3)
-        phi_y = np.empty_like(phi)
-        for j in range(p):
-            np.multiply(phi[..., j], y_arr, out=phi_y[..., j])
-        rhs = np.matmul(w_arr, phi_y).transpose(1, 0, 2)
-        ridge = 1e-9 * (np.trace(lhs, axis1=-2, axis2=-1)[..., None, None] / p + 1e-12)
-        lin = np.linalg.solve(lhs + ridge * np.eye(p), rhs[..., None])[..., 0]
-        lin = np.clip(lin, self.lower[:p], self.upper[:p])
-        theta = np.concatenate([lin, np.broadcast_to(nl, lin.shape[:-1] + nl.shape[-1:])], -1)
-        with np.errstate(all="ignore"):
-            sse = np.einsum("ogn,on->og", _residuals(phi, lin, y_arr) ** 2, w_arr)
-        sse = np.where(np.isfinite(sse), sse, np.inf)
-        best = np.argsort(sse, axis=1, kind="stable")[:, :m]
-        return np.take_along_axis(theta, best[..., None], axis=1)
-
-
-def _residuals(phi: Array, lin: Array, y: Array) -> Array:
-    """``y - sum_p phi[g, n, p] * lin[o, g, p]`` as (o, g, n), one weighting at a time on
-    contiguous planes (the sum in the same order as ``einsum``, so the same numbers; far less
-    memory traffic than one broadcast over every weighting)."""
-    planes = [np.ascontiguousarray(phi[..., j]) for j in range(phi.shape[-1])]
-    out = np.empty((lin.shape[0], *planes[0].shape))
-    tmp = np.empty(planes[0].shape)
-    for o in range(lin.shape[0]):
-        np.multiply(planes[0], lin[o, :, 0, None], out=out[o])
-        for j in range(1, len(planes)):
-            np.multiply(planes[j], lin[o, :, j, None], out=tmp)
-            out[o] += tmp
-    return np.subtract(y, out, out=out)
+        return grid_starts(self._grid, self._basis, self.lower, self.upper, x, y, w, m)
 
 
 def natural_value(
@@ -179,54 +153,13 @@ def natural_value(
     return v
 
 
-def _x(x: ArrayLike) -> Array:
-    return np.asarray(x, dtype=float)
-
-
-def _cols(theta: Array) -> tuple[Array, ...]:
-    """Each parameter with a trailing axis so it broadcasts against x (views, no copies)."""
-    return tuple(theta[..., i, None] for i in range(theta.shape[-1]))
-
-
-def _log(x: Array) -> Array:
-    # no errstate needed: the argument is at least 1e-300 (or NaN, which does not warn)
-    return np.log(np.maximum(x, 1e-300))
-
-
-def _exp(z: Array) -> Array:
-    return np.exp(np.minimum(z, _EXP_MAX))
-
-
-def _stack(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
-    out = np.empty(shape + (len(parts),))
-    for i, p in enumerate(parts):
-        out[..., i] = p
-    return out
-
-
-def _columns(*parts: Array | float) -> Array:
-    """Basis functions (g, n) side by side as (g, n, p); the first part may be a constant."""
-    shape = next(np.shape(q) for q in parts if np.ndim(q) == 2)
-    return _stack(list(parts), shape)
-
-
-def _rows(rows: NDArray[np.intp] | None, *arrays: Array) -> tuple[Array, ...]:
-    """The chosen rows of per-row arrays (all of them for ``None``)."""
-    return arrays if rows is None else tuple(a[rows] for a in arrays)
-
-
-def _softplus(z: Array) -> Array:
-    """``log(1 + exp(z))``, bit for bit ``np.logaddexp(0, z)`` (numpy's formula, vectorised)."""
-    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
-
-
 def _grid(*axes: ArrayLike) -> Array:
     mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
     return np.stack([m.ravel() for m in mesh], axis=-1)
 
 
 def _u_range(x: Array) -> tuple[float, float]:
-    u = _log(x[x > 0]) if np.any(x > 0) else np.zeros(1)
+    u = safe_log(x[x > 0]) if np.any(x > 0) else np.zeros(1)
     return float(max(u.min(), _LOG_X[0])), float(min(u.max(), _LOG_X[1]))
 
 
@@ -235,23 +168,23 @@ _LV = LEVEL_BOUND
 
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
 def _sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, b, m = _cols(th)
+    a, r0, b, m = param_columns(th)
     um, amr = u - m, a - r0
     s = expit(b * um)
     f = r0 + amr * s
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        s_, um_, amr_, b_ = _rows(rows, s, um, amr, b)
+        s_, um_, amr_, b_ = pick_rows(rows, s, um, amr, b)
         oms = 1.0 - s_
         ds = amr_ * s_ * oms
-        return _stack([s_, oms, ds * um_, -ds * b_], s_.shape)
+        return stack_columns([s_, oms, ds * um_, -ds * b_], s_.shape)
 
     return f, jac
 
 
 def _sigmoid_basis(x: Array, nl: Array) -> Array:
-    s = expit(nl[:, 0, None] * (_log(x) - nl[:, 1, None]))
-    return _columns(s, 1.0 - s)
+    s = expit(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None]))
+    return basis_columns(s, 1.0 - s)
 
 
 def _sigmoid_grid(x: Array) -> Array:
@@ -261,20 +194,20 @@ def _sigmoid_grid(x: Array) -> Array:
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
 def _power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, b = _cols(th)
-    p = _exp(-b * u)
+    a, d, b = param_columns(th)
+    p = safe_exp(-b * u)
     f = a - d * p
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        p_, d_ = _rows(rows, p, d)
-        return _stack([1.0, -p_, d_ * u * p_], p_.shape)
+        p_, d_ = pick_rows(rows, p, d)
+        return stack_columns([1.0, -p_, d_ * u * p_], p_.shape)
 
     return f, jac
 
 
 def _power_basis(x: Array, nl: Array) -> Array:
-    p = _exp(-nl[:, 0, None] * _log(x))
-    return _columns(1.0, -p)
+    p = safe_exp(-nl[:, 0, None] * safe_log(x))
+    return basis_columns(1.0, -p)
 
 
 def _power_grid(x: Array) -> Array:
@@ -283,28 +216,28 @@ def _power_grid(x: Array) -> Array:
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
 def _power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, g, b, ls = _cols(th)
-    s = _exp(ls)
+    a, g, b, ls = param_columns(th)
+    s = safe_exp(ls)
     xs = x + s
-    v = _log(xs) - _log(1.0 + s)
-    h = _exp(-b * v)
+    v = safe_log(xs) - safe_log(1.0 + s)
+    h = safe_exp(-b * v)
     f = a - g * h
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        h_, v_, xs_, g_, b_, s_ = _rows(rows, h, v, xs, g, b, s)
+        h_, v_, xs_, g_, b_, s_ = pick_rows(rows, h, v, xs, g, b, s)
         gh = g_ * h_
         dls = gh * b_ * s_ * (1.0 / xs_ - 1.0 / (1.0 + s_))
-        return _stack([1.0, -h_, gh * v_, dls], h_.shape)
+        return stack_columns([1.0, -h_, gh * v_, dls], h_.shape)
 
     return f, jac
 
 
 def _power_shifted_basis(x: Array, nl: Array) -> Array:
     ls, inv = np.unique(nl[:, 1], return_inverse=True)  # the shift term once per shift
-    s = _exp(ls[:, None])
-    v = (_log(x + s) - _log(1.0 + s))[inv.reshape(-1)]
-    h = _exp(-nl[:, 0, None] * v)
-    return _columns(1.0, -h)
+    s = safe_exp(ls[:, None])
+    v = (safe_log(x + s) - safe_log(1.0 + s))[inv.reshape(-1)]
+    h = safe_exp(-nl[:, 0, None] * v)
+    return basis_columns(1.0, -h)
 
 
 def _power_shifted_grid(x: Array) -> Array:
@@ -314,23 +247,23 @@ def _power_shifted_grid(x: Array) -> Array:
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
 def _weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, d, ls = _cols(th)
+    a, r0, d, ls = param_columns(th)
     ul, amr = u - ls, a - r0
-    t = _exp(d * ul)
+    t = safe_exp(d * ul)
     e = np.exp(-t)
     f = a - amr * e
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        e_, t_, ul_, amr_, d_ = _rows(rows, e, t, ul, amr, d)
+        e_, t_, ul_, amr_, d_ = pick_rows(rows, e, t, ul, amr, d)
         dt = amr_ * e_ * t_
-        return _stack([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
+        return stack_columns([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
 
     return f, jac
 
 
 def _weibull_basis(x: Array, nl: Array) -> Array:
-    e = np.exp(-_exp(nl[:, 0, None] * (_log(x) - nl[:, 1, None])))
-    return _columns(1.0 - e, e)
+    e = np.exp(-safe_exp(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None])))
+    return basis_columns(1.0 - e, e)
 
 
 def _weibull_grid(x: Array) -> Array:
@@ -340,18 +273,18 @@ def _weibull_grid(x: Array) -> Array:
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------
 def _loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, b = _cols(th)
+    a, b = param_columns(th)
     f = a + b * u
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
         shape = f.shape if rows is None else (rows.shape[0], u.shape[0])
-        return _stack([1.0, u], shape)
+        return stack_columns([1.0, u], shape)
 
     return f, jac
 
 
 def _loglinear_basis(x: Array, nl: Array) -> Array:
-    u = np.broadcast_to(_log(x), (nl.shape[0], x.shape[0]))
+    u = np.broadcast_to(safe_log(x), (nl.shape[0], x.shape[0]))
     return np.stack([np.ones_like(u), u], axis=-1)
 
 
@@ -363,37 +296,39 @@ def _no_grid(x: Array) -> Array:
 # A - D * x^(-c0) * ((1 + (x/d)^(1/f)) / (1 + d^(-1/f)))^(-c1 f): D is the gap at x = 1.
 def _bnsl_terms(u: Array, c0: Array, c1: Array, ld: Array, f: Array) -> tuple[Array, ...]:
     z, z0 = (u - ld) / f, -ld / f
-    sp, sp0 = _softplus(z), _softplus(z0)
+    sp, sp0 = softplus(z), softplus(z0)
     spd = sp - sp0
     log_p = -c0 * u - c1 * f * spd
     return z, z0, sp, sp0, spd, log_p
 
 
 def _bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, c0, c1, ld, fb = _cols(th)
+    a, d, c0, c1, ld, fb = param_columns(th)
     z, z0, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
-    p = _exp(log_p)
+    p = safe_exp(log_p)
     y = a - d * p
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        z_, z0_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = _rows(rows, z, z0, sp, sp0, spd, p, d, c1, fb)
+        z_, z0_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
+            rows, z, z0, sp, sp0, spd, p, d, c1, fb
+        )
         sg, sg0 = expit(z_), expit(z0_)
         dp = -d_ * p_  # d y / d log_p
         d_f = -c1_ * ((sp_ - sg * z_) - (sp0_ - sg0 * z0_))
         parts = [1.0, -p_, dp * -u, dp * -fb_ * spd_, dp * c1_ * (sg - sg0), dp * d_f]
-        return _stack(parts, p_.shape)
+        return stack_columns(parts, p_.shape)
 
     return y, jac
 
 
 def _bnsl_basis(x: Array, nl: Array) -> Array:
-    u = _log(x)
+    u = safe_log(x)
     # the break terms depend on (Cb, f) only: worked out once per pair (36 on the grid, not 900)
     pairs, inv = np.unique(nl[:, 2:4], axis=0, return_inverse=True)
     ld, fb = pairs[:, 0, None], pairs[:, 1, None]
-    spd = (_softplus((u - ld) / fb) - _softplus(-ld / fb))[inv.reshape(-1)]
-    p = _exp(-nl[:, 0, None] * u - nl[:, 1, None] * nl[:, 3, None] * spd)
-    return _columns(1.0, -p)
+    spd = (softplus((u - ld) / fb) - softplus(-ld / fb))[inv.reshape(-1)]
+    p = safe_exp(-nl[:, 0, None] * u - nl[:, 1, None] * nl[:, 3, None] * spd)
+    return basis_columns(1.0, -p)
 
 
 def _bnsl_grid(x: Array) -> Array:
