@@ -5,6 +5,7 @@ and its stage, knee, stop point, forecasts and headroom. Pure functions of a pre
 from __future__ import annotations
 
 import fnmatch
+import functools
 import math
 from collections.abc import Callable
 
@@ -49,11 +50,19 @@ def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
     seeded generator, so it is deterministic; the range is proportional to ``sigma``."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
+    return float(_unit_noise_range(n, seed, draws) * sigma)
+
+
+@functools.lru_cache(maxsize=256)
+def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
+    """:func:`noise_range` for ``sigma = 1``; it depends on the curve's length only, so curves
+    of the same length share one simulation (h7-fitspeed: it was 100 pandas rolling means per
+    curve)."""
     rng = np.random.default_rng(seed)
     w = smoothing_window(n)
     noise = pd.DataFrame(rng.standard_normal((n, draws)))
     sm = noise.rolling(w, center=True, min_periods=w // 2 + 1).mean().to_numpy()
-    return float(np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0)) * sigma)
+    return np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0))
 
 
 def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:

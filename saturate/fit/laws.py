@@ -22,6 +22,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
+from saturate.fit.elementwise import (
+    as_array,
+    basis_columns,
+    param_columns,
+    pick_rows,
+    safe_exp,
+    safe_log,
+    softplus,
+    stack_columns,
+)
+from saturate.fit.starts import grid_starts
+
 __all__ = ["Param", "Law", "LAWS", "LEVEL_BOUND", "natural_value"]
 
 Array = NDArray[np.float64]
@@ -30,7 +42,6 @@ ParamKind = Literal["level", "amplitude", "log_compute", "plain"]
 LEVEL_BOUND = 25.0
 """Levels and amplitudes are bounded to +-25 standard deviations of the observed values."""
 _LOG_X = (-14.0, 7.0)  # log(C / C_ref): from 1e-6 of the last compute to 1100 times it
-_EXP_MAX = 700.0
 
 
 @dataclass(frozen=True)
@@ -48,15 +59,23 @@ class Param:
     kind: ParamKind = "plain"
 
 
+JacobianFn = Callable[[NDArray[np.intp] | None], Array]
+"""``jac(rows)``: d f / d theta (..., n, k) of the given rows of a (b, k) batch (``None``: all)."""
+
+
 @dataclass(frozen=True)
 class Law:
-    """A law ``y = f(x; theta)`` with its analytic Jacobian, starting grid and asymptote."""
+    """A law ``y = f(x; theta)`` with its analytic Jacobian, starting grid and asymptote.
+
+    ``_model(x, log_x, theta)`` returns the values and a :data:`JacobianFn`: the Jacobian is only
+    worked out when asked for, and only for the rows asked for (the solver needs it where a step
+    was accepted), from the intermediate results of the values."""
 
     name: str
     formula: str
     params: tuple[Param, ...]
     n_linear: int
-    _model: Callable[[Array, Array, bool], tuple[Array, Array | None]] = field(repr=False)
+    _model: Callable[[Array, Array, Array], tuple[Array, JacobianFn]] = field(repr=False)
     _basis: Callable[[Array, Array], Array] = field(repr=False)
     _grid: Callable[[Array], Array] = field(repr=False)
     _asymptote: Callable[[Array], Array] = field(repr=False)
@@ -80,7 +99,7 @@ class Law:
 
     def __call__(self, x: ArrayLike, theta: ArrayLike) -> Array:
         """Values at ``x`` (n,) for ``theta`` (..., k): shape (..., n)."""
-        return self._model(_x(x), np.asarray(theta, dtype=float), False)[0]
+        return self.model(x, theta)[0]
 
     def jacobian(self, x: ArrayLike, theta: ArrayLike) -> Array:
         """d f / d theta at ``x`` (n,) for ``theta`` (..., k): shape (..., n, k)."""
@@ -88,9 +107,17 @@ class Law:
 
     def value_and_jacobian(self, x: ArrayLike, theta: ArrayLike) -> tuple[Array, Array]:
         """Both at once (they share most of the work)."""
-        f, jac = self._model(_x(x), np.asarray(theta, dtype=float), True)
-        assert jac is not None
-        return f, jac
+        f, jac = self.model(x, theta)
+        return f, jac(None)
+
+    def model(
+        self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None
+    ) -> tuple[Array, JacobianFn]:
+        """Values and a function giving the Jacobian of chosen rows on demand (see
+        :data:`JacobianFn`). ``log_x``: ``log(x)`` when the caller already has it."""
+        x_arr = as_array(x)
+        return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
+                           np.asarray(theta, dtype=float))
 
     def asymptote(self, theta: ArrayLike) -> Array | float:
         """Value as compute goes to infinity (+-inf when the law does not level off)."""
@@ -107,24 +134,7 @@ class Law:
         """Starting guesses for several weightings at once: ``w`` (o, n) -> (o, m, k).
 
         Used for the rolling-origin fits, where weight 0 hides the points after the origin."""
-        x_arr, y_arr = _x(x), np.asarray(y, dtype=float)
-        w_arr = np.atleast_2d(np.asarray(w, dtype=float))
-        nl = self._grid(x_arr)
-        phi = self._basis(x_arr, nl)  # (g, n, p)
-        g, n, p = phi.shape
-        outer = (phi[..., :, None] * phi[..., None, :]).reshape(g, n, p * p)
-        lhs = np.matmul(w_arr, outer).reshape(g, -1, p, p).transpose(1, 0, 2, 3)
-        rhs = np.matmul(w_arr, phi * y_arr[:, None]).transpose(1, 0, 2)
-        ridge = 1e-9 * (np.trace(lhs, axis1=-2, axis2=-1)[..., None, None] / p + 1e-12)
-        lin = np.linalg.solve(lhs + ridge * np.eye(p), rhs[..., None])[..., 0]
-        lin = np.clip(lin, self.lower[:p], self.upper[:p])
-        theta = np.concatenate([lin, np.broadcast_to(nl, lin.shape[:-1] + nl.shape[-1:])], -1)
-        with np.errstate(all="ignore"):
-            resid = y_arr - np.einsum("gnp,ogp->ogn", phi, lin)
-            sse = np.einsum("ogn,on->og", resid**2, w_arr)
-        sse = np.where(np.isfinite(sse), sse, np.inf)
-        best = np.argsort(sse, axis=1, kind="stable")[:, :m]
-        return np.take_along_axis(theta, best[..., None], axis=1)
+        return grid_starts(self._grid, self._basis, self.lower, self.upper, x, y, w, m)
 
 
 def natural_value(
@@ -143,38 +153,13 @@ def natural_value(
     return v
 
 
-def _x(x: ArrayLike) -> Array:
-    return np.asarray(x, dtype=float)
-
-
-def _col(theta: Array, i: int) -> Array:
-    """Parameter i with a trailing axis so it broadcasts against x."""
-    return theta[..., i, None]
-
-
-def _log(x: Array) -> Array:
-    with np.errstate(divide="ignore"):
-        return np.log(np.maximum(x, 1e-300))
-
-
-def _exp(z: Array) -> Array:
-    return np.exp(np.minimum(z, _EXP_MAX))
-
-
-def _stack(parts: list[Array], shape: tuple[int, ...]) -> Array:
-    out = np.empty(shape + (len(parts),))
-    for i, p in enumerate(parts):
-        out[..., i] = p
-    return out
-
-
 def _grid(*axes: ArrayLike) -> Array:
     mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
     return np.stack([m.ravel() for m in mesh], axis=-1)
 
 
 def _u_range(x: Array) -> tuple[float, float]:
-    u = _log(x[x > 0]) if np.any(x > 0) else np.zeros(1)
+    u = safe_log(x[x > 0]) if np.any(x > 0) else np.zeros(1)
     return float(max(u.min(), _LOG_X[0])), float(min(u.max(), _LOG_X[1]))
 
 
@@ -182,20 +167,24 @@ _LV = LEVEL_BOUND
 
 
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
-def _sigmoid(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, r0, b, m = (_col(th, i) for i in range(4))
-    u = _log(x)
-    s = expit(b * (u - m))
-    f = r0 + (a - r0) * s
-    if not jac:
-        return f, None
-    ds = (a - r0) * s * (1.0 - s)
-    return f, _stack([s, 1.0 - s, ds * (u - m), -ds * b], f.shape)
+def _sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, r0, b, m = param_columns(th)
+    um, amr = u - m, a - r0
+    s = expit(b * um)
+    f = r0 + amr * s
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        s_, um_, amr_, b_ = pick_rows(rows, s, um, amr, b)
+        oms = 1.0 - s_
+        ds = amr_ * s_ * oms
+        return stack_columns([s_, oms, ds * um_, -ds * b_], s_.shape)
+
+    return f, jac
 
 
 def _sigmoid_basis(x: Array, nl: Array) -> Array:
-    s = expit(nl[:, 0, None] * (_log(x) - nl[:, 1, None]))
-    return np.stack([s, 1.0 - s], axis=-1)
+    s = expit(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None]))
+    return basis_columns(s, 1.0 - s)
 
 
 def _sigmoid_grid(x: Array) -> Array:
@@ -204,19 +193,21 @@ def _sigmoid_grid(x: Array) -> Array:
 
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
-def _power(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, d, b = (_col(th, i) for i in range(3))
-    u = _log(x)
-    p = _exp(-b * u)
+def _power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, d, b = param_columns(th)
+    p = safe_exp(-b * u)
     f = a - d * p
-    if not jac:
-        return f, None
-    return f, _stack([np.ones_like(f), -p, d * u * p], f.shape)
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        p_, d_ = pick_rows(rows, p, d)
+        return stack_columns([1.0, -p_, d_ * u * p_], p_.shape)
+
+    return f, jac
 
 
 def _power_basis(x: Array, nl: Array) -> Array:
-    p = _exp(-nl[:, 0, None] * _log(x))
-    return np.stack([np.ones_like(p), -p], axis=-1)
+    p = safe_exp(-nl[:, 0, None] * safe_log(x))
+    return basis_columns(1.0, -p)
 
 
 def _power_grid(x: Array) -> Array:
@@ -224,22 +215,29 @@ def _power_grid(x: Array) -> Array:
 
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
-def _power_shifted(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, g, b, ls = (_col(th, i) for i in range(4))
-    s = _exp(ls)
-    v = _log(x + s) - _log(1.0 + s)
-    h = _exp(-b * v)
+def _power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, g, b, ls = param_columns(th)
+    s = safe_exp(ls)
+    xs = x + s
+    v = safe_log(xs) - safe_log(1.0 + s)
+    h = safe_exp(-b * v)
     f = a - g * h
-    if not jac:
-        return f, None
-    dls = g * h * b * s * (1.0 / (x + s) - 1.0 / (1.0 + s))
-    return f, _stack([np.ones_like(f), -h, g * h * v, dls], f.shape)
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        h_, v_, xs_, g_, b_, s_ = pick_rows(rows, h, v, xs, g, b, s)
+        gh = g_ * h_
+        dls = gh * b_ * s_ * (1.0 / xs_ - 1.0 / (1.0 + s_))
+        return stack_columns([1.0, -h_, gh * v_, dls], h_.shape)
+
+    return f, jac
 
 
 def _power_shifted_basis(x: Array, nl: Array) -> Array:
-    s = _exp(nl[:, 1, None])
-    h = _exp(-nl[:, 0, None] * (_log(x + s) - _log(1.0 + s)))
-    return np.stack([np.ones_like(h), -h], axis=-1)
+    ls, inv = np.unique(nl[:, 1], return_inverse=True)  # the shift term once per shift
+    s = safe_exp(ls[:, None])
+    v = (safe_log(x + s) - safe_log(1.0 + s))[inv.reshape(-1)]
+    h = safe_exp(-nl[:, 0, None] * v)
+    return basis_columns(1.0, -h)
 
 
 def _power_shifted_grid(x: Array) -> Array:
@@ -248,21 +246,24 @@ def _power_shifted_grid(x: Array) -> Array:
 
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
-def _weibull(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, r0, d, ls = (_col(th, i) for i in range(4))
-    z = d * (_log(x) - ls)
-    t = _exp(z)
+def _weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, r0, d, ls = param_columns(th)
+    ul, amr = u - ls, a - r0
+    t = safe_exp(d * ul)
     e = np.exp(-t)
-    f = a - (a - r0) * e
-    if not jac:
-        return f, None
-    dt = (a - r0) * e * t
-    return f, _stack([1.0 - e, e, dt * (_log(x) - ls), -dt * d], f.shape)
+    f = a - amr * e
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        e_, t_, ul_, amr_, d_ = pick_rows(rows, e, t, ul, amr, d)
+        dt = amr_ * e_ * t_
+        return stack_columns([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
+
+    return f, jac
 
 
 def _weibull_basis(x: Array, nl: Array) -> Array:
-    e = np.exp(-_exp(nl[:, 0, None] * (_log(x) - nl[:, 1, None])))
-    return np.stack([1.0 - e, e], axis=-1)
+    e = np.exp(-safe_exp(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None])))
+    return basis_columns(1.0 - e, e)
 
 
 def _weibull_grid(x: Array) -> Array:
@@ -271,17 +272,19 @@ def _weibull_grid(x: Array) -> Array:
 
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------
-def _loglinear(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, b = _col(th, 0), _col(th, 1)
-    u = _log(x)
+def _loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, b = param_columns(th)
     f = a + b * u
-    if not jac:
-        return f, None
-    return f, _stack([np.ones_like(f), np.broadcast_to(u, f.shape)], f.shape)
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        shape = f.shape if rows is None else (rows.shape[0], u.shape[0])
+        return stack_columns([1.0, u], shape)
+
+    return f, jac
 
 
 def _loglinear_basis(x: Array, nl: Array) -> Array:
-    u = np.broadcast_to(_log(x), (nl.shape[0], x.shape[0]))
+    u = np.broadcast_to(safe_log(x), (nl.shape[0], x.shape[0]))
     return np.stack([np.ones_like(u), u], axis=-1)
 
 
@@ -293,31 +296,39 @@ def _no_grid(x: Array) -> Array:
 # A - D * x^(-c0) * ((1 + (x/d)^(1/f)) / (1 + d^(-1/f)))^(-c1 f): D is the gap at x = 1.
 def _bnsl_terms(u: Array, c0: Array, c1: Array, ld: Array, f: Array) -> tuple[Array, ...]:
     z, z0 = (u - ld) / f, -ld / f
-    sp, sp0 = np.logaddexp(0.0, z), np.logaddexp(0.0, z0)
-    log_p = -c0 * u - c1 * f * (sp - sp0)
-    return z, z0, sp, sp0, log_p
+    sp, sp0 = softplus(z), softplus(z0)
+    spd = sp - sp0
+    log_p = -c0 * u - c1 * f * spd
+    return z, z0, sp, sp0, spd, log_p
 
 
-def _bnsl(x: Array, th: Array, jac: bool) -> tuple[Array, Array | None]:
-    a, d, c0, c1, ld, fb = (_col(th, i) for i in range(6))
-    u = _log(x)
-    z, z0, sp, sp0, log_p = _bnsl_terms(u, c0, c1, ld, fb)
-    p = _exp(log_p)
+def _bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
+    a, d, c0, c1, ld, fb = param_columns(th)
+    z, z0, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
+    p = safe_exp(log_p)
     y = a - d * p
-    if not jac:
-        return y, None
-    sg, sg0 = expit(z), expit(z0)
-    dp = -d * p  # d y / d log_p
-    d_f = -c1 * ((sp - sg * z) - (sp0 - sg0 * z0))
-    parts = [np.ones_like(y), -p, dp * -u, dp * -fb * (sp - sp0), dp * c1 * (sg - sg0), dp * d_f]
-    return y, _stack(parts, y.shape)
+
+    def jac(rows: NDArray[np.intp] | None) -> Array:
+        z_, z0_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
+            rows, z, z0, sp, sp0, spd, p, d, c1, fb
+        )
+        sg, sg0 = expit(z_), expit(z0_)
+        dp = -d_ * p_  # d y / d log_p
+        d_f = -c1_ * ((sp_ - sg * z_) - (sp0_ - sg0 * z0_))
+        parts = [1.0, -p_, dp * -u, dp * -fb_ * spd_, dp * c1_ * (sg - sg0), dp * d_f]
+        return stack_columns(parts, p_.shape)
+
+    return y, jac
 
 
 def _bnsl_basis(x: Array, nl: Array) -> Array:
-    u = _log(x)
-    c0, c1, ld, fb = (nl[:, i, None] for i in range(4))
-    p = _exp(_bnsl_terms(u, c0, c1, ld, fb)[-1])
-    return np.stack([np.ones_like(p), -p], axis=-1)
+    u = safe_log(x)
+    # the break terms depend on (Cb, f) only: worked out once per pair (36 on the grid, not 900)
+    pairs, inv = np.unique(nl[:, 2:4], axis=0, return_inverse=True)
+    ld, fb = pairs[:, 0, None], pairs[:, 1, None]
+    spd = (softplus((u - ld) / fb) - softplus(-ld / fb))[inv.reshape(-1)]
+    p = safe_exp(-nl[:, 0, None] * u - nl[:, 1, None] * nl[:, 3, None] * spd)
+    return basis_columns(1.0, -p)
 
 
 def _bnsl_grid(x: Array) -> Array:

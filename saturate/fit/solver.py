@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from saturate.fit.laws import Law
+from saturate.fit.laws import JacobianFn, Law
 
 __all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
 
@@ -141,6 +141,7 @@ class _State:
     def __init__(self, x: Array, theta: Array, lower: Array, upper: Array, y: Array, w: Array,
                  laws: list[Law], bounds: NDArray[np.intp]) -> None:
         self.x, self.laws, self.bounds = x, laws, bounds
+        self.log_x = np.log(np.maximum(x, 1e-300))  # what every law would work out from x
         self.theta_out = theta.copy()
         self.idx = np.arange(theta.shape[0])
         self.theta, self.lower, self.upper, self.y, self.w = theta, lower, upper, y, w
@@ -150,7 +151,7 @@ class _State:
         first = [i for i in range(len(ks)) if i == 0 or ks[i] != ks[i - 1]]
         self.ks = [ks[i] for i in first]
         self.kbounds = np.r_[bounds[first], bounds[-1]]
-        self.eyes = {k: np.eye(k) for k in self.ks}
+        self.eyes = {k: np.eye(k) for k in {*self.ks, theta.shape[1]}}
         self.seg, self.kseg = bounds.copy(), self.kbounds.copy()
 
     def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
@@ -161,44 +162,74 @@ class _State:
         self.kseg = np.searchsorted(self.idx, self.kbounds)
         return [a[mask] for a in extra]
 
-    def model(self, theta: Array) -> tuple[Array, list[tuple[Law, int, int, Array]]]:
-        """Values (b, n) of every row's law at ``theta`` and each law block's Jacobian."""
+    def model(
+        self, theta: Array, shared: bool = False
+    ) -> tuple[Array, list[tuple[Law, int, int, JacobianFn]]]:
+        """Values (b, n) of every row's law at ``theta`` and each law block's Jacobian function
+        (evaluated later, only for the rows whose step is accepted). ``shared``: a block whose
+        rows all hold the same parameters (bootstrap resamples warm-started from one fit) is
+        evaluated once."""
         live = [(law, int(s), int(e)) for law, s, e
                 in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True) if e > s]
-        if len(live) == 1:
+        if len(live) == 1 and not shared:
             law, s, e = live[0]
-            f, jac = law.value_and_jacobian(self.x, theta[:, : law.k])
+            f, jac = law.model(self.x, theta[:, : law.k], self.log_x)
             return f, [(law, s, e, jac)]
         f = np.empty(self.y.shape)
         jacs = []
         for law, s, e in live:
-            f[s:e], jac = law.value_and_jacobian(self.x, theta[s:e, : law.k])
+            th = theta[s:e, : law.k]
+            if shared and e - s > 1 and bool(np.all(th == th[0])):
+                f[s:e], jac = law.model(self.x, th[:1], self.log_x)
+                jac = _broadcast_rows(jac, e - s)
+            else:
+                f[s:e], jac = law.model(self.x, th, self.log_x)
             jacs.append((law, s, e, jac))
         return f, jacs
 
-    def normal(self, lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, Array]],
+    def normal(self, lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, JacobianFn]],
                om: Array, r: Array, ok: NDArray[np.bool_] | None = None) -> None:
-        """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all)."""
+        """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all).
+
+        Small blocks are rebuilt whole and copied where ``ok`` (fewer numpy calls: Python
+        overhead dominates there); large ones only on the accepted rows (arithmetic dominates)."""
         for law, s, e, jac in jacs:
             k = law.k
             if ok is None or ok[s:e].all():
-                lhs[s:e, :k, :k], grad[s:e, :k] = _normal(jac, om[s:e], r[s:e])
-                continue
-            sel = np.flatnonzero(ok[s:e])
-            if sel.size:
-                rows = s + sel
-                lhs[rows, :k, :k], grad[rows, :k] = _normal(jac[sel], om[rows], r[rows])
+                lhs[s:e, :k, :k], grad[s:e, :k] = _normal(jac(None), om[s:e], r[s:e])
+            elif (e - s) * r.shape[1] <= _SMALL_BLOCK:
+                a, g = _normal(jac(None), om[s:e], r[s:e])
+                np.copyto(lhs[s:e, :k, :k], a, where=ok[s:e, None, None])
+                np.copyto(grad[s:e, :k], g, where=ok[s:e, None])
+            else:
+                sel = np.flatnonzero(ok[s:e])
+                if sel.size:
+                    rows = s + sel
+                    lhs[rows, :k, :k], grad[rows, :k] = _normal(jac(sel), om[rows], r[rows])
 
     def solve(self, a: Array, damp: Array, g: Array) -> Array:
         """Damped steps, one batched k-by-k solve per group of laws with the same k."""
+        a = a + damp[..., None] * self.eyes[a.shape[1]]
         if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
-            return np.linalg.solve(a + damp[..., None] * self.eyes[self.ks[0]], g[..., None])[..., 0]
+            return np.linalg.solve(a, g[..., None])[..., 0]
         step = np.zeros(g.shape)
         for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
             if e > s:
-                ak = a[s:e, :k, :k] + damp[s:e, :k, None] * self.eyes[k]
-                step[s:e, :k] = np.linalg.solve(ak, g[s:e, :k, None])[..., 0]
+                step[s:e, :k] = np.linalg.solve(a[s:e, :k, :k], g[s:e, :k, None])[..., 0]
         return step
+
+
+_SMALL_BLOCK = 4096  # rows x points below which a law block's normal equations are rebuilt whole
+
+
+def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
+    """The Jacobian function of ``b`` identical rows from that of one row."""
+
+    def wide(rows: NDArray[np.intp] | None) -> Array:
+        one = jac(None)
+        return np.broadcast_to(one, (b if rows is None else rows.shape[0], *one.shape[1:]))
+
+    return wide
 
 
 def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
@@ -208,18 +239,42 @@ def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
     return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
 
 
+def _row_max(a: Array) -> Array:
+    """Maximum of each row of a (b, k) array. numpy reduces along a short last axis one row at a
+    time (slow for hundreds of rows); column by column gives the same values far faster."""
+    out = a[:, 0]
+    for j in range(1, a.shape[1]):
+        out = np.maximum(out, a[:, j])
+    return out
+
+
+def _residual_cost(st: _State, f: Array, loss: str, f2: float) -> tuple[Array, Array, Array]:
+    """Residuals ``y - f`` (in ``f``'s memory), robust costs and IRLS weights of every row: the
+    formulas of :func:`robust_cost`, worked in place (a few (b, n) buffers instead of a dozen,
+    which for hundreds of rows is most of the cost)."""
+    r = np.subtract(st.y, f, out=f)
+    z = np.square(r)
+    np.multiply(st.w, z, out=z)
+    np.divide(z, f2, out=z)
+    if loss != "soft_l1":
+        rho, drho = _rho(z, loss)
+        return r, 0.5 * f2 * np.sum(rho, axis=-1), st.w * drho
+    t = np.sqrt(np.add(1.0, z, out=z), out=z)  # soft_l1: rho = 2 (sqrt(1 + z) - 1), rho' = 1/t
+    rho = np.subtract(t, 1.0)
+    cost = 0.5 * f2 * np.sum(np.multiply(2.0, rho, out=rho), axis=-1)
+    om = np.divide(1.0, t, out=t)
+    return r, cost, np.multiply(st.w, om, out=om)
+
+
 def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str,
              f2: float, max_iter: int, tol: float) -> int:
     """The LM loop; writes final parameters, costs and convergence into the output arrays."""
-    f, jacs = st.model(st.theta)
-    r = st.y - f
-    z = st.w * r**2 / f2
-    rho, drho = _rho(z, loss)
-    cost = 0.5 * f2 * np.sum(rho, axis=-1)
+    f, jacs = st.model(st.theta, shared=True)
+    r, cost, om = _residual_cost(st, f, loss, f2)
     good = np.isfinite(cost)
     cost_out[good] = cost[good]
     lhs, grad = np.zeros(st.theta.shape + st.theta.shape[1:]), np.zeros(st.theta.shape)
-    st.normal(lhs, grad, jacs, st.w * drho, r)
+    st.normal(lhs, grad, jacs, om, r)
     if not good.all():
         lhs, grad, cost = st.keep(good, [lhs, grad, cost])
     lam = np.full(cost.shape[0], 1e-3)
@@ -236,19 +291,16 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
             diag = np.diagonal(a, axis1=1, axis2=2) + held
         else:
             a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
-        damp = lam[:, None] * diag + 1e-12 * (diag.max(axis=1, keepdims=True) + 1e-30)
+        damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
         step = st.solve(a, damp, g)
         if any_held:
             step = np.where(held, 0.0, step)
         trial = np.clip(th + step, st.lower, st.upper)
         f_t, jacs = st.model(trial)
-        r_t = st.y - f_t
-        z = st.w * r_t**2 / f2
-        rho, drho = _rho(z, loss)
-        cost_t = 0.5 * f2 * np.sum(rho, axis=-1)
+        r_t, cost_t, om = _residual_cost(st, f_t, loss, f2)
         ok = np.isfinite(cost_t) & (cost_t <= cost)
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
-        moved = np.max(np.abs(trial - th) / (np.abs(th) + 1e-3), axis=1)
+        moved = _row_max(np.abs(trial - th) / (np.abs(th) + 1e-3))
         small = ok & ((rel < tol) | (cost <= 1e-28) | (moved < 1e-8))
         small |= ~ok & (moved < 1e-10)
         if ok.all():
@@ -261,7 +313,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         else:
             lam *= 8.0
         if ok.any():
-            st.normal(lhs, grad, jacs, st.w * drho, r_t, ok)
+            st.normal(lhs, grad, jacs, om, r_t, ok)
         done = small | (lam > 1e10)
         if done.any():
             _finish(st, done, cost, cost_out, conv_out, True)

@@ -1,0 +1,61 @@
+"""Elementwise building blocks of the law formulas: guarded log and exp, softplus, parameters as
+columns, Jacobian columns side by side, rows of a batch."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Array = NDArray[np.float64]
+
+__all__ = [
+    "as_array",
+    "param_columns",
+    "safe_log",
+    "safe_exp",
+    "stack_columns",
+    "basis_columns",
+    "pick_rows",
+    "softplus",
+]
+
+
+def as_array(x: ArrayLike) -> Array:
+    return np.asarray(x, dtype=float)
+
+
+def param_columns(theta: Array) -> tuple[Array, ...]:
+    """Each parameter with a trailing axis so it broadcasts against x (views, no copies)."""
+    return tuple(theta[..., i, None] for i in range(theta.shape[-1]))
+
+
+def safe_log(x: Array) -> Array:
+    # no errstate needed: the argument is at least 1e-300 (or NaN, which does not warn)
+    return np.log(np.maximum(x, 1e-300))
+
+
+def safe_exp(z: Array) -> Array:
+    return np.exp(np.minimum(z, 700.0))  # no overflow for any finite z
+
+
+def stack_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
+    out = np.empty(shape + (len(parts),))
+    for i, p in enumerate(parts):
+        out[..., i] = p
+    return out
+
+
+def basis_columns(*parts: Array | float) -> Array:
+    """Basis functions (g, n) side by side as (g, n, p); the first part may be a constant."""
+    shape = next(np.shape(q) for q in parts if np.ndim(q) == 2)
+    return stack_columns(list(parts), shape)
+
+
+def pick_rows(rows: NDArray[np.intp] | None, *arrays: Array) -> tuple[Array, ...]:
+    """The chosen rows of per-row arrays (all of them for ``None``)."""
+    return arrays if rows is None else tuple(a[rows] for a in arrays)
+
+
+def softplus(z: Array) -> Array:
+    """``log(1 + exp(z))``, bit for bit ``np.logaddexp(0, z)`` (numpy's formula, vectorised)."""
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))

@@ -1,0 +1,69 @@
+"""Starting points for the fits: a grid over a law's non-linear parameters, its linear parameters
+(levels and amplitudes) solved by weighted least squares at every grid point (variable
+projection), and the best few kept.
+
+Written plane by plane (contiguous (g, n) arrays, one weighting at a time) rather than as one
+broadcast product per step: the same sums in the same order, so the same numbers bit for bit
+(``tests/test_same_numbers.py`` keeps the plain version), with far less memory traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["grid_starts"]
+
+Array = NDArray[np.float64]
+
+
+def grid_starts(
+    grid: Callable[[Array], Array], basis: Callable[[Array, Array], Array], lower: Array,
+    upper: Array, x: ArrayLike, y: ArrayLike, w: ArrayLike, m: int = 4,
+) -> Array:
+    """The ``m`` best grid points (o, m, k) for each weighting ``w`` (o, n) of the points.
+
+    ``grid(x)`` gives the non-linear parameters to try (g, k - p); ``basis(x, grid)`` the linear
+    parameters' basis functions (g, n, p); ``lower``/``upper`` the law's bounds."""
+    x_arr, y_arr = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    w_arr = np.atleast_2d(np.asarray(w, dtype=float))
+    nl = grid(x_arr)
+    phi = basis(x_arr, nl)  # (g, n, p)
+    g, n, p = phi.shape
+    outer = np.empty((g, n, p * p))
+    for i in range(p):
+        for j in range(p):
+            np.multiply(phi[..., i], phi[..., j], out=outer[..., i * p + j])
+    lhs = np.matmul(w_arr, outer).reshape(g, -1, p, p).transpose(1, 0, 2, 3)
+    phi_y = np.empty_like(phi)
+    for j in range(p):
+        np.multiply(phi[..., j], y_arr, out=phi_y[..., j])
+    rhs = np.matmul(w_arr, phi_y).transpose(1, 0, 2)
+    ridge = 1e-9 * (np.trace(lhs, axis1=-2, axis2=-1)[..., None, None] / p + 1e-12)
+    lin = np.linalg.solve(lhs + ridge * np.eye(p), rhs[..., None])[..., 0]
+    lin = np.clip(lin, lower[:p], upper[:p])
+    theta = np.concatenate([lin, np.broadcast_to(nl, lin.shape[:-1] + nl.shape[-1:])], -1)
+    with np.errstate(all="ignore"):
+        sse = np.einsum("ogn,on->og", _residuals(phi, lin, y_arr) ** 2, w_arr)
+    sse = np.where(np.isfinite(sse), sse, np.inf)
+    best = np.argsort(sse, axis=1, kind="stable")[:, :m]
+    return np.take_along_axis(theta, best[..., None], axis=1)
+
+
+def _residuals(phi: Array, lin: Array, y: Array) -> Array:
+    """``y - sum_p phi[g, n, p] * lin[o, g, p]`` as (o, g, n), one weighting at a time on
+    contiguous planes (the sum in the same order as ``einsum``, so the same numbers; far less
+    memory traffic than one broadcast over every weighting)."""
+    planes = [np.ascontiguousarray(phi[..., j]) for j in range(phi.shape[-1])]
+    out = np.empty((lin.shape[0], *planes[0].shape))
+    tmp = np.empty(planes[0].shape)
+    for o in range(lin.shape[0]):
+        np.multiply(planes[0], lin[o, :, 0, None], out=out[o])
+        for j in range(1, len(planes)):
+            np.multiply(planes[j], lin[o, :, j, None], out=tmp)
+            out[o] += tmp
+    return np.subtract(y, out, out=out)
+
+
