@@ -97,7 +97,7 @@ class _Display:
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
+@settings_options(SELECTION, ANALYSIS, exclude=("group_by", "gpus", "objective", "diagnostic"))
 def watch(
     settings: Settings,
     sources: Sources = None,

@@ -30,7 +30,7 @@ import numpy as np
 
 from saturate.analysis.direction import signed
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, curves_by_metric
-from saturate.diagnostics.cost import cost_per_point, point_size
+from saturate.diagnostics.cost import SameRate, cost_per_point, point_size
 from saturate.diagnostics.naming import is_benchmark
 from saturate.diagnostics.registry import EST, NUM, STR, array, fields, kind, nullable, register
 from saturate.errors import InputError, SettingsError
@@ -179,13 +179,15 @@ def choose_objective(
     return metric, by_metric[metric], why
 
 
-def _rates_for(refs: Sequence[CurveRef], rates: Mapping[tuple[str, str], float] | None) -> dict:
+def _rates_for(
+    refs: Sequence[CurveRef], rates: Mapping[tuple[str, str], float] | None
+) -> Mapping[tuple[str, str], float]:
     """GPU-hours per unit of compute per run; without ``rates`` the x axis must be GPU-hours."""
     if rates is not None:
-        return dict(rates)
+        return rates
     names = {r.analysis.compute_name for r in refs if r.analysis is not None}
     if names and all(axis_unit(n) == GPU_HOURS for n in names):
-        return {(r.source, r.run_id): 1.0 for r in refs}
+        return SameRate(1.0)
     raise SettingsError(f"--budget is in GPU-hours, and the x axis {', '.join(sorted(names))} is "
                         "not: give --gpu-hours NAME or --gpus N")
 

@@ -16,7 +16,7 @@ GPU-hours, from ``--gpu-hours NAME`` otherwise) and refuses, with a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from saturate.names import GPU_HOURS, axis_label, axis_unit
 from saturate.results import Estimate
 
 __all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics", "hours_per_compute",
-           "gpu_hour_rates", "axis_is_gpu_hours"]
+           "gpu_hour_rates", "axis_is_gpu_hours", "SameRate"]
 
 
 def point_size(values: np.ndarray) -> float:
@@ -57,7 +57,7 @@ def rl_share(rl_compute: float, pretrain_compute: float) -> float:
 
 def cost_diagnostics(
     refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
-    hours_per_compute: dict[tuple[str, str], float] | None = None,
+    hours_per_compute: Mapping[tuple[str, str], float] | None = None,
 ) -> list[Diagnostic]:
     """One ``cost`` line per analysed task curve when a price or pre-training compute is given.
 
@@ -105,6 +105,26 @@ def cost_diagnostics(
     return out
 
 
+class SameRate(Mapping):
+    """GPU-hours per unit of compute that is the same for every run (1 when the x axis is
+    GPU-hours): any ``(source, run_id)`` has it, pooled seed groups included."""
+
+    def __init__(self, rate: float = 1.0) -> None:
+        self.rate = float(rate)
+
+    def __getitem__(self, key: object) -> float:
+        return self.rate
+
+    def __iter__(self) -> Iterator:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __bool__(self) -> bool:
+        return True
+
+
 def axis_is_gpu_hours(data, gpu_hours: str | None = None) -> bool:
     """Whether the x axis of the tidy table ``data`` is GPU-hours: its unit says so
     (``compute/gpu_hours``, ``gpu_hours``, ``--gpus``), or ``gpu_hours`` names the axis itself."""
@@ -114,10 +134,10 @@ def axis_is_gpu_hours(data, gpu_hours: str | None = None) -> bool:
 
 
 def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
-                   curves: Sequence = ()) -> dict[tuple[str, str], float]:
+                   curves: Sequence = ()) -> Mapping[tuple[str, str], float]:
     """GPU-hours per unit of the x axis for every run of ``data`` that has them.
 
-    1 for every run when the axis is GPU-hours (:func:`axis_is_gpu_hours`); from the metric or
+    1 for every run when the axis is GPU-hours (:func:`axis_is_gpu_hours`, :class:`SameRate`); from the metric or
     column ``gpu_hours`` otherwise (:func:`hours_per_compute`). Without either, a
     :class:`SettingsError` that says what ``need`` (the option asking) requires. Without ``data``
     the analysed ``curves`` say what their x axis is.
@@ -125,11 +145,10 @@ def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
     if data is None or data.empty:
         names = sorted({c.compute_name for c in curves})
         if all(axis_unit(n) == GPU_HOURS for n in names):
-            return {(c.source, c.run_id): 1.0 for c in curves}
+            return SameRate(1.0)
         label, gpu_hours = ", ".join(names), None
     elif axis_is_gpu_hours(data, gpu_hours):
-        keys = data[["source", "run_id"]].drop_duplicates().itertuples(index=False)
-        return {(str(s), str(r)): 1.0 for s, r in keys}
+        return SameRate(1.0)
     else:
         label = axis_label(data.attrs.get("compute_name", "step"), data.attrs.get("compute_unit"))
     if gpu_hours is None:
@@ -175,7 +194,7 @@ def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], floa
 
 
 register(
-    lambda given: cost_diagnostics(given.refs, given.settings, dict(given.hours_per_compute)),
+    lambda given: cost_diagnostics(given.refs, given.settings, given.hours_per_compute),
     kind("cost", "info",
          "cost per point (--gpu-hour-cost) and RL compute against pre-training (--pretrain-compute)",
          fields(optional={"gpu_hours_next_doubling": NUM, "cost_per_point": EST, "point": NUM,
