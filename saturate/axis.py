@@ -111,7 +111,7 @@ def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> pd.DataFrame:
     """The table with GPU-hours from wall time as its x axis (see module docstring).
 
     ``gpus`` is the number of GPUs of every run, or the name of the run parameter that holds it
-    (``n_gpus`` or ``params.n_gpus``). A run without timestamps, or without a positive GPU count,
+    (``n_gpus`` or ``params.n_gpus``; a column of that name is read too). A run without timestamps, or without a positive GPU count,
     is a :class:`~saturate.errors.SettingsError` naming it.
     """
     if "timestamp" not in df.columns or not np.isfinite(pd.to_numeric(
@@ -144,8 +144,8 @@ def _gpu_counts(df: pd.DataFrame, gpus: float | str) -> tuple[np.ndarray, str]:
     """The GPU count of each row, and how it was given (``8 GPUs``, ``params.n_gpus GPUs``)."""
     if not isinstance(gpus, str):
         return np.full(len(df), float(gpus)), f"{gpus:g} GPUs"
-    col = gpus if gpus.startswith(PARAM_PREFIX) else PARAM_PREFIX + gpus
-    if col not in df.columns:
+    col = next((c for c in (gpus, PARAM_PREFIX + gpus) if c in df.columns), None)
+    if col is None:
         params = sorted(c[len(PARAM_PREFIX):] for c in df.columns if c.startswith(PARAM_PREFIX))
         raise SettingsError(f"--gpus {gpus!r} is neither a number nor a run parameter "
                             f"(parameters: {', '.join(params) or 'none'})")

@@ -94,6 +94,11 @@ class Allocation:
         return tuple(c for c in self.choices if c.planned_hours > 0)
 
     @property
+    def per_unit(self) -> str:
+        """The unit in the singular, for rates: ``GPU-hour``."""
+        return self.unit[:-1] if self.unit.endswith("s") else self.unit
+
+    @property
     def headline(self) -> str:
         """One line: what the plan does, or that nothing is worth funding."""
         head = f"{self.budget:g} {self.unit} on {self.metric}"
@@ -122,7 +127,7 @@ class Allocation:
                     if c.cost_per_point is not None else "")
             lines.append(
                 f"  {i}. {c.run}: the whole budget gains {format_estimate(c.gain)} "
-                f"(UCB {c.ucb_per_gpu_hour:.3g} per {self.unit}); plan {c.planned_hours:g} "
+                f"(UCB {c.ucb_per_gpu_hour:.3g} per {self.per_unit}); plan {c.planned_hours:g} "
                 f"{self.unit} -> {format_estimate(c.planned_gain)}{cost}"
             )
         lines += [f"  not funded: {s}" for s in self.skipped]
@@ -174,8 +179,9 @@ def choose_objective(
         return metric, by_metric[metric], "named by --metric"
     metric = min(by_metric, key=lambda m: (-len(by_metric[m]), not is_benchmark(m), m))
     others = len(by_metric) - 1
-    why = (f"the objective with the most runs ({len(by_metric[metric])}) of {others + 1}; "
-           "name another with --metric") if others else "the only objective"
+    why = (f"the objective with the most analysed runs ({len(by_metric[metric])}) of the "
+           f"{others + 1} objectives; name another with --metric") if others \
+        else "the only objective"
     return metric, by_metric[metric], why
 
 

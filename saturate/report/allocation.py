@@ -28,9 +28,9 @@ def render_allocation(
     console.print(Text(f"objective: {a.metric} ({a.chosen})" if a.chosen
                        else f"objective: {a.metric}"))
     if a.choices:
-        table = Table(title=Text(f"runs that pay, ranked by UCB gain per {unit}"),
+        table = Table(title=Text(f"runs that pay, ranked by UCB gain per {a.per_unit}"),
                       title_justify="left", header_style="bold")
-        cols = ["rank", "run", f"gain if given all {a.budget:g} {unit}", f"UCB per {unit}",
+        cols = ["rank", "run", f"gain if given all {a.budget:g} {unit}", f"UCB per {a.per_unit}",
                 f"plan ({unit})", "planned gain"]
         if gpu_hour_cost is not None:
             cols.append("cost per point")
