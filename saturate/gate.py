@@ -167,9 +167,10 @@ class DiagnosticOutcome:
     def message(self) -> str:
         """``<kind>: <message>``, and how to make it fail the gate when it does not."""
         d = self.diagnostic
+        text = d.message if d.message.startswith(f"{d.kind}:") else f"{d.kind}: {d.message}"
         if self.status == "fail":
-            return f"{d.kind}: {d.message}"
-        return f"{d.kind}: {d.message} (does not fail the gate; --fail-on {d.kind} would)"
+            return text
+        return f"{text} (does not fail the gate; --fail-on {d.kind} would)"
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"status": self.status, **self.diagnostic.to_dict()})
