@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from saturate.axis import AxisWarning, ComputeAxis, describe_axis
 from saturate.curves import REQUIRED_COLUMNS
 from saturate.errors import SettingsError
 from saturate.ingest import Source, load
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.settings import Settings
+
+if TYPE_CHECKING:
+    from saturate.analysis.diagnostic_metrics import DiagnosticMetric
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
 
@@ -32,8 +37,11 @@ _FRAME_FIELDS = (
 
 @dataclass(frozen=True)
 class Analysis:
-    """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per curve and
-    the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs.
+    """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
+    curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
+    metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
+    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), and the x
+    ``axis`` with its unit.
 
     Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
@@ -44,6 +52,8 @@ class Analysis:
     settings: dict[str, Any]
     diagnostics: tuple[Any, ...] = ()
     data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
+    axis: ComputeAxis | None = None
 
     def __len__(self) -> int:
         return len(self.curves)
@@ -72,14 +82,17 @@ class Analysis:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``schema_version``, the settings used, the curves and diagnostics."""
+        """The JSON report: ``schema_version``, the settings used, the x axis, the curves (the
+        objectives, each with its verdict), the diagnostics, and the metrics without a verdict."""
         return jsonable(
             {
                 "schema_version": SCHEMA_VERSION,
                 "settings": self.settings,
                 "summary": verdict_counts(self.curves),
+                "axis": None if self.axis is None else self.axis.to_dict(),
                 "curves": [c.to_dict() for c in self.curves],
                 "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
+                "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
             }
         )
 
@@ -117,11 +130,18 @@ class Analysis:
         return pd.DataFrame(rows, columns=cols)
 
     def summary(self) -> str:
-        """A plain-text report: the verdict counts, each curve's summary, then the diagnostics."""
+        """A plain-text report: the verdict counts, each curve's summary, the diagnostics, then the
+        metrics without a verdict."""
         parts = [verdict_counts(self.curves)]
+        if self.axis is not None:
+            parts[0] += f"; x axis {self.axis.label}" + (f" ({self.axis.note})" if self.axis.note
+                                                         else "")
         parts += [c.summary() for c in self.curves]
         if self.diagnostics:
             parts.append("Diagnostics:\n" + "\n".join(f"  {d.summary()}" for d in self.diagnostics))
+        if self.diagnostic_metrics:
+            parts.append("Diagnostic metrics (no verdict):\n"
+                         + "\n".join(f"  {m.summary()}" for m in self.diagnostic_metrics))
         return "\n\n".join(parts)
 
     def plot(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
@@ -148,6 +168,9 @@ def analyze(
     metric: Sequence[str] | str | None = None,
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
+    gpus: float | str | None = None,
+    objective: Sequence[str] | str | None = None,
+    diagnostic: Sequence[str] | str | None = None,
     min_gain: float | str | None = None,
     confidence: float | str | None = None,
     forecast_at: Sequence[str | float] | str | float | None = None,
@@ -176,6 +199,10 @@ def analyze(
         source: anything :func:`saturate.load` reads (a path, a URI, a DataFrame, a list of these),
             or the tidy DataFrame it returned.
         experiment, filter, metric, run, compute: selection, as in :func:`saturate.load`.
+        gpus: the number of GPUs of every run (or the run parameter holding it): the x axis
+            becomes GPU-hours from the logged timestamps (see :mod:`saturate.axis`).
+        objective / diagnostic: metric globs overriding the role rules
+            (:mod:`saturate.analysis.roles`): objectives get a verdict, diagnostics do not.
         min_gain: the least gain per doubling of compute that still "pays": metric units
             (``0.01``) or a share of the curve's observed range (``"3%"``).
         confidence: level of every interval, in [0.5, 1) (default 0.9).
@@ -210,10 +237,13 @@ def analyze(
         >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
     """
     from saturate.analysis import analyze_table
+    from saturate.analysis.diagnostic_metrics import summarize_metrics
+    from saturate.analysis.roles import split_by_role
 
     given = {
         "experiment": experiment, "filter": filter, "metric": metric, "run": run,
-        "compute": compute, "min_gain": min_gain, "confidence": confidence,
+        "compute": compute, "gpus": gpus, "objective": objective, "diagnostic": diagnostic,
+        "min_gain": min_gain, "confidence": confidence,
         "forecast_at": forecast_at, "lower_is_better": lower_is_better,
         "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
         "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
@@ -227,8 +257,10 @@ def analyze(
     else:
         settings = settings.updated(**given)
     df, axis_only = _load_table(source, settings, fast=fast)
+    axis = _axis_of(df, settings)
     curve_df = df if axis_only is None else _drop_metric(df, axis_only)
-    results = analyze_table(curve_df, settings.analysis(), progress=progress)
+    judged, unjudged, roles = split_by_role(curve_df, settings.objective, settings.diagnostic)
+    results = analyze_table(judged, settings.analysis(), progress=progress)
     found: tuple[Any, ...] = ()
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
@@ -236,7 +268,25 @@ def analyze(
         found = run_diagnostics(results, df, settings.diagnostics())
     used = settings.report(df.attrs.get("compute_name", "step"))
     # ``data`` is the table read, with the GPU-hours metric even when only the diagnostics use it.
-    return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df)
+    return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df,
+                    diagnostic_metrics=summarize_metrics(unjudged, roles,
+                                                         confidence=settings.confidence),
+                    axis=axis)
+
+
+def _axis_of(df: pd.DataFrame, settings: Settings) -> ComputeAxis:
+    """The x axis, with one warning when runs fall back to their step; checked against what the
+    options need (GPU-hours for --budget and --gpu-hour-cost) before any curve is fitted."""
+    axis = describe_axis(df, explicit=settings.compute is not None)
+    if axis.warning() is not None:
+        warnings.warn(axis.warning(), AxisWarning, stacklevel=3)
+    for key in ("budget", "gpu_hour_cost"):
+        if getattr(settings, key) is not None:
+            from saturate.diagnostics.cost import gpu_hour_rates
+
+            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
+            break
+    return axis
 
 
 def _load_table(
@@ -250,6 +300,11 @@ def _load_table(
     is read by :func:`saturate.load`.
     """
     selection = settings.selection()
+    if settings.gpus is not None:
+        if settings.compute is not None:
+            raise SettingsError(f"{settings.option('gpus')} makes the x axis GPU-hours from wall "
+                                f"time; give it or {settings.option('compute')}, not both")
+        selection["compute"] = "step"
     metric, hours, extra = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], extra = [*metric, hours], hours
@@ -263,6 +318,10 @@ def _load_table(
         df = load(source, **selection, fast=fast)
     if extra is not None and not (df["metric"] == extra).any():
         extra = None  # a column, or absent: the diagnostics say so
+    if settings.gpus is not None:
+        from saturate.axis import gpu_hours_from_time
+
+        df = gpu_hours_from_time(df, settings.gpus)
     return df, extra
 
 

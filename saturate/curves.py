@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from saturate import names
 from saturate.errors import InputError
 
 __all__ = [
@@ -54,8 +55,9 @@ KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
 _STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
-#: Metrics taken as a run's compute axis when no other is given (``compute/gpu_hours``, ...).
-AXIS_METRICS: tuple[str, ...] = ("compute", "compute/*")
+#: Glob patterns of the metrics that may become a run's compute axis (``compute/gpu_hours``,
+#: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.names`.
+AXIS_METRICS: tuple[str, ...] = names.AXIS_GLOBS
 
 
 class DataWarning(UserWarning):
@@ -319,32 +321,62 @@ def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.
 
 
 def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
-    """Use a logged ``compute`` or ``compute/<unit>`` metric as the x axis of runs that have no other.
+    """Give each run still on its step a logged measure of compute as its x axis.
 
-    Runs whose compute is still their step and that log exactly one such metric get it joined on
-    step (as with ``--compute``); other runs keep their axis. Points past the last logged compute
-    are dropped with a warning.
+    Candidates: the run's metrics and the table's extra columns whose names measure compute
+    (:func:`saturate.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
+    ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
+    :attr:`~saturate.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
+    (its rows leave the table; points past its last value are dropped with a warning).
+    ``attrs["compute_unit"]`` is set when every run got an axis of the same unit.
     """
-    axis_rows = _match(df["metric"], AXIS_METRICS)
-    if not axis_rows.any():
-        return df
-    names: dict[tuple[str, str], str] = {}
-    for key, g in df[axis_rows].groupby(["source", "run_id"], sort=False):
-        metrics = sorted(g["metric"].unique())
-        run_rows = df[(df["source"] == key[0]) & (df["run_id"] == key[1])]
-        if len(metrics) == 1 and (run_rows["compute"] == run_rows["step"]).all():
-            names[key] = metrics[0]
-    if not names:
+    chosen = _axis_choices(df)
+    if not chosen:
         return df
     out = df
-    for name in sorted(set(names.values())):
-        out = _join_axis(out, name, only_runs={k for k, v in names.items() if v == name})
+    for name in sorted(set(chosen.values())):
+        runs = {k for k, v in chosen.items() if v == name}
+        if (df["metric"] == name).any():
+            out = _join_axis(out, name, only_runs=runs)
+        else:
+            rows = pd.MultiIndex.from_frame(out[["source", "run_id"]]).isin(list(runs))
+            out = out.assign(compute=np.where(rows, pd.to_numeric(out[name], errors="coerce"),
+                                              out["compute"]))
     out = _drop_missing_compute(out, "logged after the last compute value of their run")
-    all_runs = set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy().tolist()))
-    used = set(names.values())
-    same = len(used) == 1 and set(names) == all_runs
-    out.attrs = {**df.attrs, "compute_name": used.pop() if same else "compute"}
+    every = set(chosen) == set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy()))
+    used, units = set(chosen.values()), {names.axis_unit(n) for n in chosen.values()}
+    out.attrs = {**df.attrs, "compute_name": used.pop() if len(used) == 1 and every else "compute"}
+    if len(units) == 1 and every and None not in units:
+        out.attrs["compute_unit"] = units.pop()
     return out
+
+
+def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """``{(source, run_id): axis name}`` for the runs on their step that log a measure of compute."""
+    metrics = [m for m in pd.unique(df["metric"]) if names.is_compute_name(str(m))]
+    columns = [c for c in df.columns if c not in REQUIRED_COLUMNS and c not in OPTIONAL_COLUMNS
+               and not c.startswith((PARAM_PREFIX, TAG_PREFIX)) and names.is_compute_name(c)]
+    if not metrics and not columns:
+        return {}
+    chosen: dict[tuple[str, str], str] = {}
+    for key, g in df.groupby(["source", "run_id"], sort=False):
+        if not (g["compute"] == g["step"]).all():
+            continue
+        found = [str(m) for m in metrics if _grows(g[g["metric"] == m].sort_values("step")["value"])]
+        for col in columns:
+            per_step = g.sort_values("step").groupby("step", sort=True)[col].first()
+            if _grows(pd.to_numeric(per_step, errors="coerce").dropna()):
+                found.append(col)
+        if found:
+            chosen[key] = min(found, key=lambda n: (names.axis_quantity(n).rank, n))
+    return chosen
+
+
+def _grows(values: pd.Series) -> bool:
+    """A cumulative measure: at least two finite values, never decreasing, not constant."""
+    v = values.to_numpy(float)
+    v = v[np.isfinite(v)]
+    return v.size >= 2 and bool(np.all(np.diff(v) >= 0)) and v[-1] > v[0]
 
 
 def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:

@@ -158,10 +158,20 @@ class DiagnosticOutcome:
         return f"{d.run} / {', '.join(d.metrics)}" if d.metrics else d.run
 
     @property
+    def label(self) -> str:
+        """``FAIL`` when it fails the gate, else its severity: ``ERROR`` or ``WARN``."""
+        if self.status == "fail":
+            return "FAIL"
+        return "ERROR" if self.diagnostic.severity == "error" else "WARN"
+
+    @property
     def message(self) -> str:
-        """``<kind> (<severity>): <message>``."""
+        """``<kind>: <message>``, and how to make it fail the gate when it does not."""
         d = self.diagnostic
-        return f"{d.kind} ({d.severity}): {d.message}"
+        text = d.message if d.message.startswith(f"{d.kind}:") else f"{d.kind}: {d.message}"
+        if self.status == "fail":
+            return text
+        return f"{text} (does not fail the gate; --fail-on {d.kind} would)"
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({"status": self.status, **self.diagnostic.to_dict()})
@@ -229,7 +239,8 @@ class GateResult:
         lines += [f"  FAIL {o.name}: {o.message}" for o in self.failures]
         lines += [f"  FAIL {o.name}: {o.message}" for o in bad_d]
         lines += [f"  WARN {o.name}: {o.message}" for o in self.warnings]
-        lines += [f"  WARN {o.name}: {o.message}" for o in self.warned_diagnostics]
+        warned = sorted(self.warned_diagnostics, key=lambda o: o.label != "ERROR")
+        lines += [f"  {o.label} {o.name}: {o.message}" for o in warned]
         # The plain-CI-line boundary: a name holding a newline or an escape stays on its line.
         return "\n".join(for_terminal(line) for line in lines)
 
@@ -289,8 +300,7 @@ def gate_markdown(result: GateResult) -> str:
     for o in result.failed_diagnostics:
         lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
     for o in result.warned_diagnostics:
-        lines.append(f"- ⚠️ {escape_md(o.name)}: {escape_md(o.message)} "
-                     f"(not failing: add {escape_md(o.diagnostic.kind)} to --fail-on)")
+        lines.append(f"- ⚠️ **{o.label}** {escape_md(o.name)}: {escape_md(o.message)}")
     return "\n".join(lines).rstrip() + "\n\n"
 
 

@@ -32,6 +32,7 @@ from saturate.validation import (
     check_confidence,
     check_forecast_points,
     check_gain,
+    check_gpus,
     check_int,
     check_pairs,
     check_positive,
@@ -79,6 +80,10 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "metric": check_strings,
     "run": check_strings,
     "compute": check_text,
+    "gpus": check_gpus,
+    # which metrics are judged
+    "objective": check_strings,
+    "diagnostic": check_strings,
     # how curves are judged
     "min_gain": check_gain,
     "thresholds": check_thresholds,
@@ -131,6 +136,9 @@ class Settings:
     metric: tuple[str, ...] = ()
     run: tuple[str, ...] = ()
     compute: str | None = None
+    gpus: float | str | None = None
+    objective: tuple[str, ...] = ()
+    diagnostic: tuple[str, ...] = ()
     min_gain: float | str = AnalysisSettings.min_gain
     thresholds: Mapping[str, float | str] = field(default_factory=dict)
     confidence: float = AnalysisSettings.confidence
@@ -240,7 +248,8 @@ class Settings:
             seed=self.seed, compare_at=self.compare_at, budget=self.budget,
             gpu_hours=self.gpu_hours, gpu_hour_cost=self.gpu_hour_cost,
             pretrain_compute=self.pretrain_compute, lower_is_better=self.lower_is_better,
-            higher_is_better=self.higher_is_better,
+            higher_is_better=self.higher_is_better, objective=self.objective,
+            diagnostic=self.diagnostic, gpus=self.gpus,
         )
 
     def report(self, compute_name: str) -> dict[str, Any]:
@@ -249,11 +258,14 @@ class Settings:
         used: dict[str, Any] = {"compute": compute_name, **dataclasses.asdict(self.analysis())}
         if self.metric:
             used["metric"] = list(self.metric)
+        for key in ("objective", "diagnostic"):
+            if getattr(self, key):
+                used[key] = list(getattr(self, key))
         if self.pairs:
             used["pairs"] = [list(p) for p in self.pairs]
         if self.targets:
             used["targets"] = dict(self.targets)
-        for key in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours"):
+        for key in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours", "gpus"):
             if getattr(self, key) is not None:
                 used[key] = getattr(self, key)
         if self.config is not None:

@@ -31,6 +31,7 @@ __all__ = [
     "resolve_at",
     "check_number",
     "check_positive",
+    "check_gpus",
     "check_int",
     "check_text",
     "check_strings",
@@ -112,6 +113,16 @@ def check_number(
 def check_positive(value: Any, name: str) -> float:
     """A finite number > 0 (``4e5`` and ``"4e5"`` alike): prices, compute, budgets."""
     return check_number(value, name, 0.0, math.inf, closed="neither")
+
+
+def check_gpus(value: Any, name: str) -> float | str:
+    """A GPU count > 0 (``8``, ``"8"``), or the run parameter that holds it (``"n_gpus"``)."""
+    if isinstance(value, str) and value.strip() and not re.match(rf"^\s*{_NUMBER}\s*$", value):
+        return value.strip()
+    number = _real(value, name, "a number of GPUs > 0 or the run parameter that holds it")
+    if not (math.isfinite(number) and number > 0):
+        raise _fail(name, "must be a number of GPUs > 0 or the run parameter that holds it", value)
+    return number
 
 
 def check_int(value: Any, name: str, minimum: int = 0) -> int:

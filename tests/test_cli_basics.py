@@ -58,7 +58,10 @@ def test_warning_is_one_line_and_results_still_print(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines() == [
-        f"warning: {p}: dropped 1 non-finite value(s) (1 NaN, 0 infinite)"
+        f"warning: {p}: dropped 1 non-finite value(s) (1 NaN, 0 infinite)",
+        "warning: no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, "
+        "samples or environment-steps metric): the x axis is the step; give one with --compute "
+        "NAME, or --gpus N for GPU-hours from wall time",
     ]
 
 

@@ -34,6 +34,7 @@ BAD_FLAGS = [
     ("--target", "eval/*", "GLOB=VALUE"),
     ("--pair", "train/reward", "REWARD=BENCHMARK"),
     ("--law", "cubic", "got 'cubic'"),
+    ("--gpus", "-2", "must be a number of GPUs > 0 or the run parameter that holds it, got -2"),
 ]
 # Each command and the arguments it needs besides the bad option.
 COMMANDS = {
@@ -46,7 +47,9 @@ TAKES = {  # the shared groups each command declares, less the flags it leaves o
     "compare": (SELECTION, ANALYSIS), "watch": (SELECTION, ANALYSIS),
     "timeline": (SELECTION, ANALYSIS),
 }
-LEFT_OUT = {"watch": {"--group-by"}, "timeline": {"--group-by", "--metric", "--run"}}
+ROLES_AND_GPUS = {"--gpus", "--objective", "--diagnostic"}  # timeline analyses one chosen curve
+LEFT_OUT = {"watch": {"--group-by", "--gpus"},
+            "timeline": {"--group-by", "--metric", "--run", *ROLES_AND_GPUS}}
 
 
 def _flags(command: str) -> set[str]:
@@ -115,7 +118,6 @@ def test_command_line_beats_file_beats_defaults(tmp_path: Path, monkeypatch) -> 
 def test_gate_compare_and_allocate_require_their_option(tmp_path: Path, monkeypatch) -> None:
     runs = write_runs(tmp_path / "runs.csv", names=("grow",))
     monkeypatch.chdir(tmp_path)
-    _one_error_line(runner.invoke(app, ["gate", str(runs)]), "--min-gain is required")
     _one_error_line(runner.invoke(app, ["compare", str(runs)]), "--group-by is required")
     _one_error_line(runner.invoke(app, ["allocate", str(runs)]), "--budget is required")
     (tmp_path / "saturate.toml").write_text("budget = 10\nfail_on = ['nope']\n")

@@ -175,7 +175,7 @@ def test_the_info_kinds_match_the_schema(tmp_path: Path) -> None:
         a = saturate.analyze(str(scaling), n_boot=40)
         b = saturate.analyze(str(SAMPLES / "08_recipe_comparison.csv"), n_boot=40,
                              group_by="recipe", metric="train/reward", budget=50.0,
-                             gpu_hour_cost=2.0, pretrain_compute=1e6,
+                             gpu_hour_cost=2.0, pretrain_compute=1e6, gpu_hours="compute",
                              targets={"train/*": 10.0})
     found = [*a.diagnostics, *b.diagnostics]
     assert {"slices", "recipe", "allocation", "cost", "target_unreachable"} <= {

@@ -54,7 +54,7 @@ def _analyze(name: str, **kw):
 def overopt():
     """Reward over-optimisation: both seeds' win rate falls while the reward climbs."""
     return _analyze("05_reward_overoptimisation.csv", targets={"eval/*": 0.6},
-                    gpu_hour_cost=2.0, pretrain_compute=1e5)
+                    gpu_hour_cost=2.0, pretrain_compute=1e5, gpu_hours="compute")
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_analyze_runs_the_diagnostics_with_its_options(overopt) -> None:
 def test_config_file_feeds_the_diagnostics(tmp_path: Path) -> None:
     cfg = tmp_path / "saturate.toml"
     cfg.write_text(
-        f'n_boot = {N_BOOT}\nrun = ["*seed0"]\ngpu_hour_cost = 3\n'
+        f'n_boot = {N_BOOT}\nrun = ["*seed0"]\ngpu_hour_cost = 3\ngpu_hours = "compute"\n'
         '[pairs]\n"train/reward" = ["eval/alpaca_eval/*"]\n'
         '[targets]\n"eval/*" = 0.5\n"train/*" = 100\n'
     )
@@ -286,7 +286,7 @@ def test_gate_fail_on_divergence_cli(tmp_path: Path) -> None:
                 "--junit", str(junit), env=env)
     assert bad.exit_code == 1, bad.output
     fails = [ln for ln in bad.stdout.splitlines() if ln.startswith("  FAIL ")]
-    assert sum("divergence (error)" in ln for ln in fails) == 2
+    assert sum(": divergence: " in ln for ln in fails) == 2
     assert sum(ln.startswith("::error title=saturate%3A divergence in") for ln in
                bad.stdout.splitlines()) == 2
     text = summary.read_text()
@@ -311,7 +311,7 @@ def test_analyze_cli_passes_the_diagnostic_options(tmp_path: Path) -> None:
         "analyze", str(SAMPLES / "05_reward_overoptimisation.csv"), "--n-boot", str(N_BOOT),
         "--run", "*seed1", "--target", "eval/*=0.15", "--target", "train/*=3.5",
         "--pair", "train/reward=eval/alpaca_eval/win_rate", "--gpu-hour-cost", "2.5",
-        "--pretrain-compute", "1e6", "--format", "json", "--out", str(out),
+        "--gpu-hours", "compute", "--pretrain-compute", "1e6", "--format", "json", "--out", str(out),
     ])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())

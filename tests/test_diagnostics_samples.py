@@ -16,6 +16,7 @@ from saturate.diagnostics.base import collect_curves
 from saturate.diagnostics.cost import cost_per_point, point_size
 from saturate.diagnostics.recipes import forecast_crossing, prob_better
 from saturate.diagnostics.target import compute_to_target
+from saturate.errors import SettingsError
 from saturate.results import Estimate
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
@@ -95,10 +96,18 @@ def test_allocation_prefers_the_runs_that_still_scale():
         warnings.simplefilter("ignore")
         a = saturate.analyze(str(SAMPLES / "02_scaleup_20x.csv"), n_boot=40,
                              metric="eval/*")
-    alloc = allocate(collect_curves(a.curves), 5000, gpu_hour_cost=2.0)
-    assert "baseline" in alloc.choices[0].run  # still scaling; the 20x runs are saturated
-    assert sum(c.planned_hours for c in alloc.choices) == pytest.approx(5000)
-    assert all(c.planned_hours == 0 for c in alloc.choices if "scaleup" in c.run)
+    refs = collect_curves(a.curves)
+    with pytest.raises(SettingsError, match="not: give --gpu-hours"):
+        allocate(refs, 5000)  # the x axis 'compute' does not say it is GPU-hours
+    rates = {(r.source, r.run_id): 1.0 for r in refs}  # it is: README of sample_runs
+    alloc = allocate(refs, 5000, gpu_hour_cost=2.0, hours_per_compute=rates)
+    # only the baselines still scale; the saturated 20x runs get nothing, and say why
+    assert {c.run for c in alloc.funded} <= {c.run for c in alloc.choices}
+    assert alloc.choices and all("baseline" in c.run for c in alloc.choices)
+    assert len(alloc.skipped) == 3 and all("scaleup" in s and "below its threshold" in s
+                                           for s in alloc.skipped)
+    spent = sum(c.planned_hours for c in alloc.choices)
+    assert spent + alloc.unspent == pytest.approx(5000)
     for c in alloc.choices:
         assert c.gain.lo <= c.gain.value <= c.gain.hi
         assert c.gain.value + a[c.run, c.metric].value_last <= 1.0 + 1e-9
@@ -141,9 +150,13 @@ def test_cli_compare_and_allocate(tmp_path):
     out = tmp_path / "alloc.json"
     res = runner.invoke(app, ["allocate", str(SAMPLES / "01_still_scaling.csv"), "--budget",
                               "1000", "--n-boot", "40", "--format", "json", "--out", str(out)])
+    assert res.exit_code == 2 and "not GPU-hours" in res.stderr  # steps are never GPU-hours
+    res = runner.invoke(app, ["allocate", str(SAMPLES / "01_still_scaling.csv"), "--budget",
+                              "1000", "--n-boot", "40", "--format", "json", "--out", str(out),
+                              "--gpu-hours", "compute"])
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
-    assert doc["budget"] == 1000 and doc["allocations"][0]["choices"]
+    assert doc["budget"] == 1000 and doc["choices"] and doc["unit"] == "GPU-hours"
     res = runner.invoke(app, ["allocate", str(SAMPLES / "01_still_scaling.csv")])
     assert res.exit_code == 2 and "--budget" in res.output
     res = runner.invoke(app, ["allocate", str(SAMPLES / "01_still_scaling.csv"), "--budget", "-3",

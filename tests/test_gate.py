@@ -79,6 +79,24 @@ def test_diagnostic_kinds_are_fail_on_kinds() -> None:
     assert decide([curve("a")], fail_on=parse_fail_on("divergence")).exit_code == 0
 
 
+def test_labels_follow_the_severity_of_what_does_not_fail() -> None:
+    from saturate.diagnostics import Diagnostic
+
+    err = Diagnostic("sharpening", "error", "r", "r", ("eval/pass@1", "eval/pass@8"), "sharpens")
+    warn = Diagnostic("divergence", "warning", "r", "r", ("train/reward", "eval/x"), "diverges")
+    info = Diagnostic("cost", "info", "r", "r", ("train/reward",), "costs")
+    result = decide([curve("r")], diagnostics=[warn, err, info])
+    lines = result.summary().splitlines()
+    assert lines[0].startswith("PASS")
+    assert lines[1] == ("  ERROR r / eval/pass@1, eval/pass@8: sharpening: sharpens (does not fail "
+                        "the gate; --fail-on sharpening would)")
+    assert lines[2].startswith("  WARN r / train/reward, eval/x: divergence: diverges (does not")
+    assert len(lines) == 3 and not any("WARN" in ln and "(error)" in ln for ln in lines)
+    failed = decide([curve("r")], fail_on=parse_fail_on("sharpening"), diagnostics=[err, warn])
+    assert "  FAIL r / eval/pass@1, eval/pass@8: sharpening: sharpens" in failed.summary()
+    assert [o.label for o in failed.diagnostics] == ["FAIL", "WARN"]
+
+
 def test_decide_refuses_no_curves_and_unknown_kinds() -> None:
     with pytest.raises(InputError, match="no curves"):
         decide([])
@@ -182,7 +200,6 @@ def test_gate_exit_codes(runs: Path, tmp_path: Path, github: bool) -> None:
     for args, needle in [
         ([str(tmp_path / "missing.csv"), "--min-gain", "2%"], "no such file"),
         ([str(runs), "--min-gain", "lots"], "--min-gain"),
-        ([str(runs)], "--min-gain is required"),
         ([str(runs), "--min-gain", "1%", "--fail-on", "bogus"], "bogus"),
     ]:
         err = _gate(args, env)
@@ -190,6 +207,24 @@ def test_gate_exit_codes(runs: Path, tmp_path: Path, github: bool) -> None:
         lines = err.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0]
         assert err.stdout == ""
+
+
+def test_gate_uses_the_threshold_analyze_uses(runs: Path, tmp_path: Path, monkeypatch) -> None:
+    """No --min-gain: analyze's default (3% of each curve's range), or min_gain from the file."""
+    import saturate
+
+    both = _gate([str(runs), "--run", "grow", "--run", "flat"])
+    assert both.exit_code == 1, both.output
+    assert "FAIL flat / reward: saturated" in both.stdout and "grow" not in both.stdout.split(
+        "\n", 1)[1]
+    default = saturate.analyze(runs, run=["grow", "flat"], n_boot=N_BOOT, diagnostics=False)
+    assert {c.run: c.verdict in ("scaling", "slowing") for c in default.curves} == {
+        "grow": True, "flat": False}
+    assert default.settings["min_gain"] == "3%"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "saturate.toml").write_text("min_gain = 1000\n")
+    strict = _gate([str(runs), "--run", "grow"])
+    assert strict.exit_code == 1 and "FAIL grow / reward" in strict.stdout
 
 
 def test_hostile_names_in_annotations(tmp_path: Path) -> None:

@@ -232,6 +232,20 @@ def test_verdict_is_the_one_the_truth_calls_for(analysis, row, verdict, why):
         f"expected {verdict} ({why}), got {c.verdict}: {'; '.join(c.reasons)}")
 
 
+def test_health_metrics_get_no_verdict_and_are_listed_as_diagnostics(analysis):
+    """The README's ``-`` rows (and the generator's health metrics) are diagnostic metrics: out of
+    the verdicts and the gate, in ``diagnostic_metrics`` with their last value and trend."""
+    unjudged = {(row["run"], row["metric"]) for row, v, _ in EXPECTED if v is None}
+    documented = {(r["run"], r["metric"]) for r in DOCUMENTED if r["verdict"] == "-"}
+    assert unjudged == documented and unjudged
+    judged = {(c.run, c.metric) for c in analysis.curves}
+    listed = {(m.run, m.metric): m for m in analysis.diagnostic_metrics}
+    assert not unjudged & judged
+    assert set(listed) == unjudged
+    assert all(m.role == "diagnostic" and m.trend is not None for m in listed.values())
+    assert len(analysis.curves) == len(ASSERTED)
+
+
 def test_the_truth_calls_for_every_verdict_and_the_noise_calls_are_real():
     assert {v for _, v, _ in ASSERTED} == VERDICTS - {"-"}
     truth = {(r["run"], r["metric"]): truth_verdict(r)[0] for r in TRUTH}

@@ -24,6 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 import saturate
+from saturate.analysis.roles import split_by_role
 from saturate.cli import app
 from saturate.tracker import HistoryStore, Watcher, make_poller
 from saturate.tracker.watch import PAUSE_ENV
@@ -123,8 +124,9 @@ def test_the_first_pass_over_sample_runs_is_one_baseline_line(tmp_path: Path) ->
     assert res.exit_code == 0, res.output
     assert res.stdout == ""  # no event per curve (it used to be 132 lines)
     passes = [ln for ln in res.stderr.splitlines() if "pass 1:" in ln]
-    curves = saturate.load(str(tmp_path / "sample_runs"))[["source", "run_id", "metric"]]
-    n = len(curves.drop_duplicates())  # every curve analyze reads, the mlruns store's too
+    judged, _, _ = split_by_role(saturate.load(str(tmp_path / "sample_runs")))
+    # every objective curve analyze judges, the mlruns store's too
+    n = len(judged[["source", "run_id", "metric"]].drop_duplicates())
     assert len(passes) == 1 and f"baseline of {n} curves" in passes[0]
     with HistoryStore(tmp_path / "h.db", readonly=True) as st:
         assert st.events() == [] and len(st.latest_analyses()) == n

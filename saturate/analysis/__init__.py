@@ -2,6 +2,8 @@
 
 * :mod:`.settings`: :class:`AnalysisSettings` (how curves are judged);
 * :mod:`.direction`: which way is better for a metric;
+* :mod:`.roles`: whether a metric is judged at all (objective, diagnostic or axis), and
+  :mod:`.diagnostic_metrics`: the summary of the metrics that are not;
 * :mod:`.evidence`: model-free evidence (recent trend test, collapse detection);
 * :mod:`.quantities`: gain per doubling, ROI, knee, stop point, forecasts, headroom;
 * :mod:`.verdict`: the verdict rules and their reasons;
@@ -25,6 +27,9 @@ _EXPORTS = {
     "threshold_for": "quantities",
     "AnalysisSettings": "settings", "parse_min_gain": "settings",
     "Evidence": "verdict", "decide_verdict": "verdict", "fit_matches_trend": "verdict",
+    "classify": "roles", "metric_role": "roles", "curve_roles": "roles",
+    "split_by_role": "roles", "DiagnosticMetric": "diagnostic_metrics",
+    "summarize_metrics": "diagnostic_metrics",
 }  # fmt: skip
 
 
@@ -61,4 +66,10 @@ __all__ = [
     "headroom",
     "honest_forecast",
     "KNEE_ROI",
+    "classify",
+    "metric_role",
+    "curve_roles",
+    "split_by_role",
+    "DiagnosticMetric",
+    "summarize_metrics",
 ]

@@ -7,13 +7,12 @@ a loss, and calling it "lower is better" would turn a collapse into progress.
 from __future__ import annotations
 
 import fnmatch
-import functools
-import re
 from collections.abc import Sequence
 
 import numpy as np
 
 from saturate.errors import SettingsError
+from saturate.names import metric_tokens
 from saturate.results import Direction
 
 __all__ = ["LOWER_IS_BETTER_WORDS", "metric_tokens", "metric_direction", "signed", "unsigned"]
@@ -49,24 +48,6 @@ LOWER_IS_BETTER_WORDS: frozenset[str] = frozenset(
 _HIGHER_OVERRIDES: frozenset[str] = frozenset(
     {"reduction", "improvement", "accuracy", "acc", "reward", "return", "score", "success", "free"}
 )
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-@functools.cache
-def _splitter(keep: str) -> re.Pattern[str]:
-    return re.compile(rf"[^A-Za-z0-9{re.escape(keep)}]+")
-
-
-def metric_tokens(name: str, keep: str = "") -> list[str]:
-    """Lower-case word tokens of a metric name, split on camelCase boundaries and on every
-    character that is not a letter, a digit or one of ``keep``.
-
-    >>> metric_tokens("rollout/rewardMean")
-    ['rollout', 'reward', 'mean']
-    >>> metric_tokens("eval/math/pass@8", keep="@")
-    ['eval', 'math', 'pass@8']
-    """
-    return [t.lower() for t in _splitter(keep).split(_CAMEL.sub("_", name)) if t]
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:

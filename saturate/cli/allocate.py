@@ -1,4 +1,5 @@
-"""``saturate allocate``: which runs to extend with the next GPU-hours (UCB on forecast gain)."""
+"""``saturate allocate``: one plan for the next GPU-hours on one objective (UCB on forecast gain,
+only runs that pay)."""
 
 from __future__ import annotations
 
@@ -34,22 +35,26 @@ def allocate(
     out: Out = None,
     fast: Fast = True,
 ) -> None:
-    """Rank runs to extend with --budget GPU-hours by an upper confidence bound on the gain.
+    """Plan --budget GPU-hours on one objective: fund only the runs whose next GPU-hours gain
+    their threshold per doubling, ranked by an upper confidence bound on the gain.
 
-    --budget, --gpu-hours and --gpu-hour-cost fall back to budget, gpu_hours and gpu_hour_cost
-    in the settings file.
+    The objective is the metric selected by --metric, else the objective with the most runs (the
+    plan says which). The x axis must be GPU-hours, or --gpu-hours / --gpus must say how many a
+    point cost. --budget, --gpu-hours and --gpu-hour-cost fall back to budget, gpu_hours and
+    gpu_hour_cost in the settings file.
     """
-    from saturate.diagnostics import allocate_by_metric
-    from saturate.report.allocation import allocations_json, allocations_text, render_allocations
+    from saturate.diagnostics import plan_allocation
+    from saturate.report.allocation import allocation_json, allocation_text, render_allocation
 
     fmt = check_choice(fmt, "--format", FORMATS)
     settings.require("budget", example="--budget 5000, the GPU-hours to spend")
     analysis = run_analysis(sources, settings, diagnostics=False, fast=fast)
-    allocations = allocate_by_metric(analysis.curves, analysis.data, settings.diagnostics())
+    plan = plan_allocation(analysis.curves, analysis.data, settings.diagnostics(),
+                           named=settings.metric)
     if fmt == "json":
-        write_text(allocations_json(allocations, settings.budget), out)
+        write_text(allocation_json(plan), out)
     elif out is not None:
-        write_text(allocations_text(allocations), out)
+        write_text(allocation_text(plan), out)
     else:
-        render_allocations(allocations, terminal(sys.stdout, width=200),
-                           gpu_hour_cost=settings.gpu_hour_cost)
+        render_allocation(plan, terminal(sys.stdout, width=200),
+                          gpu_hour_cost=settings.gpu_hour_cost)

@@ -1,7 +1,9 @@
 """``saturate gate``: exit 0 when every selected curve still scales, 1 when any curve or named
 diagnostic fails, 2 on errors.
 
-``--fail-on`` names verdicts (saturated and regressing always fail), per-curve checks
+The threshold is analyze's: ``--min-gain``, else ``min_gain`` in the settings file, else 3% of
+each curve's observed range per doubling. Only objectives are gated (metrics such as KL or entropy
+get no verdict, see the README's metric roles). ``--fail-on`` names verdicts (saturated and regressing always fail), per-curve checks
 (collapse), and diagnostic kinds. Under GitHub Actions (GITHUB_ACTIONS=true) it also writes
 ::error / ::warning annotations and appends the gate's decision and the Markdown report to
 $GITHUB_STEP_SUMMARY; --junit PATH writes JUnit XML.
@@ -38,7 +40,8 @@ def gate(
     fast: Fast = True,
 ) -> None:
     """CI gate: fail (exit 1) when a curve has saturated or regresses, or a diagnostic named in
-    --fail-on is found; 0 when all pass. Needs --min-gain (or min_gain in the settings file)."""
+    --fail-on is found; 0 when all pass. The threshold is analyze's: --min-gain, else min_gain in
+    the settings file, else 3% of each curve's range per doubling."""
     from saturate.gate import (
         append_step_summary,
         decide,
@@ -49,7 +52,6 @@ def gate(
     )
     from saturate.report.markdown import render_markdown
 
-    settings.require("min_gain", "thresholds", example="--min-gain 0.01 or --min-gain 2%")
     analysis = run_analysis(sources, settings, fast=fast)
     result = decide(analysis.curves, fail_on=parse_fail_on(settings.fail_on),
                     diagnostics=analysis.diagnostics)

@@ -68,12 +68,19 @@ SELECTION: tuple[Shared, ...] = (
     _many("metric", ("--metric", "-m"), "Metric glob to keep, e.g. 'eval/*'", "GLOB"),
     _many("run", ("--run", "-r"), "Run name or id glob to keep", "GLOB"),
     Shared("compute", ("--compute",), "The x axis: a column, or a metric such as "
-           "compute/gpu_hours joined on step. Default: a 'compute' column if present, else step.",
-           "NAME"),
+           "compute/gpu_hours joined on step. Default: a 'compute' column, else a logged measure "
+           "of compute (compute/*, gpu_hours, flops, tokens, samples, env_steps, wall_time), "
+           "else the step (with a warning).", "NAME"),
+    Shared("gpus", ("--gpus",), "GPUs per run, or the run parameter holding the count: the x "
+           "axis becomes GPU-hours = (timestamp - first timestamp) / 3600 x N.", "N"),
 )
 """What to read."""
 
 ANALYSIS: tuple[Shared, ...] = (
+    _many("objective", ("--objective",), "Metric glob judged as an objective (gets a verdict) "
+          "whatever its name says", "GLOB"),
+    _many("diagnostic", ("--diagnostic",), "Metric glob given no verdict (a diagnostic: KL, "
+          "entropy, lengths, losses of the optimiser, timing...) whatever its name says", "GLOB"),
     Shared("group_by", ("--group-by",), "Run parameter whose runs are pooled as seeds of one "
            "recipe.", "PARAM"),
     _many("lower_is_better", ("--lower-is-better",), "Metric glob that is lower-is-better", "GLOB"),

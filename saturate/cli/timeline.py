@@ -30,7 +30,8 @@ FORMATS = ("table", "json")
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("metric", "run", "group_by"))
+@settings_options(SELECTION, ANALYSIS,
+                  exclude=("metric", "run", "group_by", "gpus", "objective", "diagnostic"))
 def timeline(
     settings: Settings,
     sources: Sources = None,

@@ -98,7 +98,7 @@ class _Display:
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
+@settings_options(SELECTION, ANALYSIS, exclude=("group_by", "gpus"))
 def watch(
     settings: Settings,
     sources: Sources = None,
@@ -142,6 +142,7 @@ def watch(
 
     watcher = Watcher(poller, store, settings.analysis(), compute=selection["compute"],
                       metric=selection["metric"], run=selection["run"],
+                      objective=settings.objective, diagnostic=settings.diagnostic,
                       on_analysed=on_analysed)  # fmt: skip
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:

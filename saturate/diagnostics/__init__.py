@@ -21,8 +21,8 @@ from saturate.diagnostics.base import (
     collect_curves,
     parse_pairs,
 )
-from saturate.diagnostics.cost import hours_per_compute
-from saturate.diagnostics.per_metric import allocate_by_metric, compare_by_metric, curves_by_metric
+from saturate.diagnostics.cost import gpu_hour_rates
+from saturate.diagnostics.per_metric import compare_by_metric, curves_by_metric, plan_allocation
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.diagnostics.target import TargetResult, compute_to_target
 from saturate.results import CurveAnalysis
@@ -44,7 +44,7 @@ __all__ = [
     "parse_pairs",
     "curves_by_metric",
     "compare_by_metric",
-    "allocate_by_metric",
+    "plan_allocation",
 ]
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -74,8 +74,11 @@ def run_diagnostics(
         curves = tuple(analysis_or_curves or ())
     # The GPU-hours metric is a second x axis, not a curve to judge.
     refs = [r for r in collect_curves(curves, data, settings) if r.metric != settings.gpu_hours]
-    given = registry.DiagnosticInput(tuple(refs), settings,
-                                     hours_per_compute(data, settings.gpu_hours))
+    rates = {}
+    if settings.budget is not None or settings.gpu_hour_cost is not None:
+        need = "--budget" if settings.budget is not None else "--gpu-hour-cost"
+        rates = gpu_hour_rates(data, settings.gpu_hours, need=need, curves=curves)
+    given = registry.DiagnosticInput(tuple(refs), settings, rates)
     found = [registry.check_finding(p, d) for p in registry.producers() for d in p.find(given)]
     order = {k: i for i, k in enumerate(registry.kinds())}
     found.sort(key=lambda d: (_SEVERITY_ORDER[d.severity], order[d.kind], d.run))

@@ -1,14 +1,22 @@
-"""Where to spend the next GPU-hours: rank runs to extend by an upper confidence bound on the
-forecast gain per GPU-hour (the optimism-under-uncertainty rule of bandits).
+"""Where to spend the next GPU-hours on one objective: fund only the runs whose next GPU-hours pay,
+ranked by an upper confidence bound on their forecast gain per GPU-hour (optimism under
+uncertainty, as in bandits).
 
 For run ``i`` at compute ``c_i`` with ``r_i`` GPU-hours per unit of compute, ``h`` more GPU-hours
 buy ``f_i(c_i + h / r_i) - f_i(c_i)`` (larger-is-better scale), with bootstrap draws from the fit.
 
-* ranking: each run extended by the whole budget alone; score = upper quantile of the gain draws
-  (at the chosen confidence) per GPU-hour. A run whose forecast is uncertain ranks high only if its
-  optimistic gain is high: that is the exploration bonus.
-* plan: the budget split in ``chunks`` equal parts, each given to the run with the best UCB of the
-  marginal gain per GPU-hour given what it already received (a greedy bandit allocation).
+* one objective: the metric named (``--metric``), else the objective with the most runs (ties:
+  a held-out benchmark first); :func:`choose_objective` says which and why.
+* what pays: a run whose gain per doubling (the number its verdict rests on) is below its
+  threshold, or whose interval lies entirely below it, is not funded. A chunk of GPU-hours that
+  multiplies a run's compute by ``m`` pays when its expected gain reaches ``threshold * log2(m)``
+  (the threshold is per doubling, so a chunk must keep that rate).
+* plan: the budget in ``chunks`` equal parts, each given to the paying chunk with the best UCB of
+  its marginal gain; when no run's next chunk pays, the rest stays unspent, and a plan that funds
+  nothing says so.
+* ranking: each candidate extended by the whole budget alone; score = upper quantile of the gain
+  draws (at the chosen confidence) per GPU-hour: an uncertain forecast ranks high only if its
+  optimistic gain is high (the exploration bonus).
 """
 
 from __future__ import annotations
@@ -22,24 +30,18 @@ import numpy as np
 
 from saturate.analysis.direction import signed
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, curves_by_metric
-from saturate.diagnostics.cost import cost_per_point, point_size
-from saturate.diagnostics.registry import (
-    EST,
-    NUM,
-    STR,
-    array,
-    fields,
-    kind,
-    nullable,
-    register,
-)
-from saturate.errors import InputError
+from saturate.diagnostics.cost import SameRate, cost_per_point, point_size
+from saturate.diagnostics.naming import is_benchmark
+from saturate.diagnostics.registry import EST, NUM, STR, array, fields, kind, nullable, register
+from saturate.errors import InputError, SettingsError
+from saturate.names import GPU_HOURS, axis_unit
 from saturate.results import Estimate, format_estimate, jsonable
 
 __all__ = [
     "AllocationChoice",
     "Allocation",
     "gain_draws",
+    "choose_objective",
     "allocate",
     "allocation_diagnostic",
     "allocation_diagnostics",
@@ -48,7 +50,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AllocationChoice:
-    """One candidate run: its gain if given the whole budget, its UCB score, and its plan share."""
+    """One run that pays: its gain if given the whole budget, its UCB score, and its plan share."""
 
     run: str
     run_id: str
@@ -73,31 +75,62 @@ class AllocationChoice:
 
 @dataclass(frozen=True)
 class Allocation:
-    """Runs ranked by UCB gain per GPU-hour for a budget, and the greedy split of the budget."""
+    """The plan for ``budget`` GPU-hours on one objective ``metric``: the runs that pay, ranked by
+    UCB gain per GPU-hour, with their share; the runs left out and why (``skipped``); the hours
+    no paying run could use (``unspent``); and why this metric (``chosen``)."""
 
     budget: float
     metric: str
     confidence: float
     choices: tuple[AllocationChoice, ...]
     skipped: tuple[str, ...] = ()
+    unspent: float = 0.0
+    chosen: str = ""
+    unit: str = GPU_HOURS
+
+    @property
+    def funded(self) -> tuple[AllocationChoice, ...]:
+        """The runs the plan gives GPU-hours to."""
+        return tuple(c for c in self.choices if c.planned_hours > 0)
+
+    @property
+    def per_unit(self) -> str:
+        """The unit in the singular, for rates: ``GPU-hour``."""
+        return self.unit[:-1] if self.unit.endswith("s") else self.unit
+
+    @property
+    def headline(self) -> str:
+        """One line: what the plan does, or that nothing is worth funding."""
+        head = f"{self.budget:g} {self.unit} on {self.metric}"
+        if not self.funded:
+            return (f"{head}: nothing is worth funding: no run's next {self.unit} gain its "
+                    "threshold per doubling")
+        spent = self.budget - self.unspent
+        runs = ", ".join(f"{c.run} {c.planned_hours:g} h" for c in self.funded)
+        tail = (f"; {self.unspent:g} {self.unit} left unspent (no run's next chunk pays)"
+                if self.unspent > 0 else "")
+        return f"{head}: spend {spent:g} {self.unit} on {runs}{tail}"
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({"budget": self.budget, "metric": self.metric,
-                         "confidence": self.confidence,
+        return jsonable({"budget": self.budget, "unit": self.unit, "metric": self.metric,
+                         "chosen": self.chosen, "confidence": self.confidence,
+                         "unspent": self.unspent, "headline": self.headline,
                          "choices": [c.to_dict() for c in self.choices],
                          "skipped": list(self.skipped)})
 
     def summary(self) -> str:
-        lines = [f"{self.budget:g} GPU-hours on {self.metric}: runs ranked by UCB gain per GPU-hour"]
+        lines = [self.headline]
+        if self.chosen:
+            lines.append(f"  objective: {self.metric} ({self.chosen})")
         for i, c in enumerate(self.choices, 1):
             cost = (f"; {format_estimate(c.cost_per_point)} per point"
                     if c.cost_per_point is not None else "")
             lines.append(
-                f"  {i}. {c.run}: whole budget gains {format_estimate(c.gain)} "
-                f"(UCB {c.ucb_per_gpu_hour:.3g}/GPU-hour); plan {c.planned_hours:g} h -> "
-                f"{format_estimate(c.planned_gain)}{cost}"
+                f"  {i}. {c.run}: the whole budget gains {format_estimate(c.gain)} "
+                f"(UCB {c.ucb_per_gpu_hour:.3g} per {self.per_unit}); plan {c.planned_hours:g} "
+                f"{self.unit} -> {format_estimate(c.planned_gain)}{cost}"
             )
-        lines += [f"  skipped {s}" for s in self.skipped]
+        lines += [f"  not funded: {s}" for s in self.skipped]
         return "\n".join(lines)
 
 
@@ -128,6 +161,57 @@ def _estimate(point: float, draws: np.ndarray, confidence: float) -> Estimate:
     return Estimate(point, float(min(lo, point)), float(max(hi, point)))
 
 
+def choose_objective(
+    refs: Sequence[CurveRef], named: Sequence[str] | None = None
+) -> tuple[str, list[CurveRef], str]:
+    """``(metric, its analysed curves, why)``: the one objective of ``refs`` to plan for.
+
+    With ``named`` (the ``--metric`` patterns) and one objective among the curves, that one;
+    otherwise the objective with the most analysed runs, a held-out benchmark first on ties.
+    """
+    by_metric = {m: [r for r in rs if r.analysis is not None]
+                 for m, rs in curves_by_metric(refs).items()}
+    by_metric = {m: rs for m, rs in by_metric.items() if rs}
+    if not by_metric:
+        raise InputError("allocate: no analysed objective to plan for")
+    if named and len(by_metric) == 1:
+        metric = next(iter(by_metric))
+        return metric, by_metric[metric], "named by --metric"
+    metric = min(by_metric, key=lambda m: (-len(by_metric[m]), not is_benchmark(m), m))
+    others = len(by_metric) - 1
+    why = (f"the objective with the most analysed runs ({len(by_metric[metric])}) of the "
+           f"{others + 1} objectives; name another with --metric") if others \
+        else "the only objective"
+    return metric, by_metric[metric], why
+
+
+def _rates_for(
+    refs: Sequence[CurveRef], rates: Mapping[tuple[str, str], float] | None
+) -> Mapping[tuple[str, str], float]:
+    """GPU-hours per unit of compute per run; without ``rates`` the x axis must be GPU-hours."""
+    if rates is not None:
+        return rates
+    names = {r.analysis.compute_name for r in refs if r.analysis is not None}
+    if names and all(axis_unit(n) == GPU_HOURS for n in names):
+        return SameRate(1.0)
+    raise SettingsError(f"--budget is in GPU-hours, and the x axis {', '.join(sorted(names))} is "
+                        "not: give --gpu-hours NAME or --gpus N")
+
+
+def _pays(ref: CurveRef) -> str | None:
+    """Why a run is not worth funding (its gain per doubling does not pay), or ``None``."""
+    ca = ref.analysis
+    if ca.fit is None:
+        return f"{ref.run}: no fitted curve"
+    g, t = ca.gain_per_doubling, ca.threshold
+    if not math.isfinite(g.value):
+        return f"{ref.run}: gain per doubling not estimated"
+    if g.value < t or (math.isfinite(g.hi) and g.hi < t):
+        return (f"{ref.run}: gain per doubling {format_estimate(g, unidentified='')} is below its "
+                f"threshold {t:.3g} ({ca.verdict})")
+    return None
+
+
 def allocate(
     refs: Sequence[CurveRef],
     budget: float,
@@ -136,94 +220,104 @@ def allocate(
     hours_per_compute: Mapping[tuple[str, str], float] | None = None,
     gpu_hour_cost: float | None = None,
     chunks: int = 20,
+    chosen: str = "",
 ) -> Allocation:
-    """Rank the analysed curves ``refs`` (one metric) for ``budget`` GPU-hours; see module doc."""
+    """Plan ``budget`` GPU-hours over the analysed curves ``refs`` of ONE metric (module doc).
+
+    ``hours_per_compute``: GPU-hours per unit of the x axis per ``(source, run_id)``
+    (:func:`~saturate.diagnostics.cost.gpu_hour_rates`); ``None`` when the x axis is GPU-hours,
+    otherwise a :class:`~saturate.errors.SettingsError`. A run without a rate is not funded.
+    """
     if not (isinstance(budget, (int, float)) and math.isfinite(budget) and budget > 0):
         raise InputError(f"--budget must be a number of GPU-hours > 0, got {budget!r}")
-    if not refs:
-        raise InputError("allocate: no analysed curves to choose from")
-    rates = dict(hours_per_compute or {})
-    q_hi = 1.0 - (1.0 - confidence) / 2.0
-    usable, skipped = [], []
-    for r in refs:
-        if r.analysis is None or r.analysis.fit is None:
-            skipped.append(f"{r.run}: no fitted curve")
-            continue
-        usable.append(r)
-    if not usable:
-        raise InputError("allocate: no candidate run has a fitted curve (too few points?)")
+    if not refs or any(r.analysis is None for r in refs):
+        raise InputError("allocate: needs the analysed curves of one metric")
+    rates = _rates_for(refs, hours_per_compute)
+    skipped, table = [], {}
     step = budget / chunks
     grid_h = step * np.arange(1, chunks + 1)
-    table = {}
-    for r in usable:
-        rate = float(rates.get((r.source, r.run_id), 1.0))
+    for r in refs:
+        why = _pays(r) or (None if (r.source, r.run_id) in rates else
+                           f"{r.run}: no GPU-hours logged for this run")
+        if why is not None:
+            skipped.append(why)
+            continue
+        rate = float(rates[(r.source, r.run_id)])
         p, s = gain_draws(r, grid_h / rate)
-        table[r.run_id] = (r, rate, p, s)
-    # Greedy bandit split: marginal UCB gain of the next chunk, given what each run already has.
+        c0 = float(r.analysis.compute_last)
+        need = r.analysis.threshold * np.log2((c0 + grid_h / rate) / (c0 + (grid_h - step) / rate))
+        table[r.run_id] = (r, rate, p, s, need)
+    given = _greedy(table, chunks, 1.0 - (1.0 - confidence) / 2.0)
+    choices = [_choice(r, rate, p, s, given[rid], step, budget, confidence, gpu_hour_cost)
+               for rid, (r, rate, p, s, _) in table.items()]
+    choices.sort(key=lambda c: -c.ucb_per_gpu_hour if math.isfinite(c.ucb_per_gpu_hour)
+                 else math.inf)
+    unspent = budget - step * sum(given.values())
+    return Allocation(float(budget), refs[0].metric, confidence, tuple(choices), tuple(skipped),
+                      float(max(unspent, 0.0)), chosen)
+
+
+def _greedy(table: dict, chunks: int, q_hi: float) -> dict[str, int]:
+    """Chunks per run: each to the paying chunk with the best UCB marginal gain, until none pays."""
     given = dict.fromkeys(table, 0)
     for _ in range(chunks):
         best, best_score = None, -math.inf
-        for rid, (_, _, _, s) in table.items():
+        for rid, (_, _, p, s, need) in table.items():
             k = given[rid]
-            prev = s[:, k - 1] if k else np.zeros(s.shape[0])
-            marg = s[:, k] - prev
-            score = float(np.quantile(marg[np.isfinite(marg)], q_hi)) if np.isfinite(marg).any() \
-                else -math.inf
+            if p[k] - (p[k - 1] if k else 0.0) < need[k]:
+                continue  # the next chunk of this run does not keep the threshold's rate
+            marg = s[:, k] - (s[:, k - 1] if k else 0.0)
+            marg = marg[np.isfinite(marg)]
+            score = float(np.quantile(marg, q_hi)) if marg.size else -math.inf
             if score > best_score:
                 best, best_score = rid, score
         if best is None:
             break
         given[best] += 1
-    choices = []
-    for rid, (r, rate, p, s) in table.items():
-        gain = _estimate(float(p[-1]), s[:, -1], confidence)
-        ucb = (float(np.nanquantile(s[:, -1], q_hi)) if np.isfinite(s[:, -1]).any()
-               else math.nan) / budget
-        k = given[rid]
-        planned = (_estimate(float(p[k - 1]), s[:, k - 1], confidence) if k
-                   else Estimate(0.0, 0.0, 0.0))
-        cpp = None
-        if gpu_hour_cost is not None:
-            cpp = cost_per_point(gain, budget, gpu_hour_cost, point_size(r.value))
-        choices.append(AllocationChoice(
-            r.run, r.run_id, r.metric, float(r.analysis.compute_last), rate, gain,
-            ucb, float(k * step), planned, cpp,
-        ))
-    choices.sort(key=lambda c: -c.ucb_per_gpu_hour if math.isfinite(c.ucb_per_gpu_hour)
-                 else math.inf)
-    return Allocation(float(budget), usable[0].metric, confidence, tuple(choices), tuple(skipped))
+    return given
+
+
+def _choice(r: CurveRef, rate: float, p: np.ndarray, s: np.ndarray, k: int, step: float,
+            budget: float, confidence: float, gpu_hour_cost: float | None) -> AllocationChoice:
+    gain = _estimate(float(p[-1]), s[:, -1], confidence)
+    q_hi = 1.0 - (1.0 - confidence) / 2.0
+    ucb = (float(np.nanquantile(s[:, -1], q_hi)) if np.isfinite(s[:, -1]).any()
+           else math.nan) / budget
+    planned = (_estimate(float(p[k - 1]), s[:, k - 1], confidence) if k
+               else Estimate(0.0, 0.0, 0.0))
+    cpp = None
+    if gpu_hour_cost is not None:
+        cpp = cost_per_point(gain, budget, gpu_hour_cost, point_size(r.value))
+    return AllocationChoice(r.run, r.run_id, r.metric, float(r.analysis.compute_last), rate, gain,
+                            ucb, float(k * step), planned, cpp)
 
 
 def allocation_diagnostic(alloc: Allocation) -> Diagnostic:
     """The allocation as one ``allocation`` diagnostic (info)."""
-    top = alloc.choices[0]
-    plan = ", ".join(f"{c.run} {c.planned_hours:g} h" for c in alloc.choices if c.planned_hours)
-    message = (
-        f"next {alloc.budget:g} GPU-hours on {alloc.metric}: extend {top.run} first (UCB "
-        f"{top.ucb_per_gpu_hour:.3g} per GPU-hour, expected gain {format_estimate(top.gain)}); "
-        f"split: {plan}"
-    )
-    return Diagnostic(kind="allocation", severity="info", run=top.run, run_id=top.run_id,
-                      metrics=(alloc.metric,), message=message, compute=top.compute_last,
-                      details=alloc.to_dict())
+    first = alloc.funded[0] if alloc.funded else (alloc.choices[0] if alloc.choices else None)
+    return Diagnostic(kind="allocation", severity="info",
+                      run=first.run if first else "", run_id=first.run_id if first else "",
+                      metrics=(alloc.metric,), message=f"{alloc.headline} ({alloc.chosen})",
+                      compute=first.compute_last if first else None, details=alloc.to_dict())
 
 
 def allocation_diagnostics(
     refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
     hours_per_compute: Mapping[tuple[str, str], float] | None = None,
 ) -> list[Diagnostic]:
-    """One ``allocation`` diagnostic per metric with two or more fitted runs, when
+    """The ``allocation`` diagnostic of one objective (:func:`choose_objective`) when
     ``settings.budget`` is given."""
     settings = settings or DiagnosticSettings()
     if settings.budget is None:
         return []
-    return [
-        allocation_diagnostic(allocate(
-            members, settings.budget, confidence=settings.confidence,
-            hours_per_compute=hours_per_compute, gpu_hour_cost=settings.gpu_hour_cost,
-        ))
-        for members in curves_by_metric(refs, fitted=True).values() if len(members) >= 2
-    ]
+    analysed = [r for r in refs if r.analysis is not None]
+    if not curves_by_metric(analysed):
+        return []
+    metric, members, why = choose_objective(analysed)
+    return [allocation_diagnostic(allocate(
+        members, settings.budget, confidence=settings.confidence,
+        hours_per_compute=hours_per_compute, gpu_hour_cost=settings.gpu_hour_cost, chosen=why,
+    ))]
 
 
 _CHOICE = fields(run=STR, run_id=STR, metric=STR, compute_last=NUM, hours_per_compute=NUM,
@@ -232,8 +326,9 @@ _CHOICE = fields(run=STR, run_id=STR, metric=STR, compute_last=NUM, hours_per_co
 register(
     lambda given: allocation_diagnostics(given.refs, given.settings, given.hours_per_compute),
     kind("allocation", "info",
-         "where to spend the next --budget GPU-hours: runs ranked by UCB gain per GPU-hour",
-         fields(budget=NUM, metric=STR, confidence=NUM, choices=array(_CHOICE),
-                skipped=array(STR))),
+         "where to spend the next --budget GPU-hours on one objective: the runs that pay, ranked "
+         "by UCB gain per GPU-hour",
+         fields(budget=NUM, unit=STR, metric=STR, chosen=STR, confidence=NUM, unspent=NUM,
+                headline=STR, choices=array(_CHOICE), skipped=array(STR))),
     order=70,
 )

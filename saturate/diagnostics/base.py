@@ -17,8 +17,8 @@ import pandas as pd
 
 from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
+from saturate.analysis.roles import Role, classify
 from saturate.curves import iter_curves
-from saturate.diagnostics.naming import is_instability
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
 from saturate.validation import (
     check_confidence,
@@ -27,6 +27,7 @@ from saturate.validation import (
     check_number,
     check_pairs,
     check_positive,
+    check_strings,
     check_targets,
 )
 
@@ -117,9 +118,14 @@ class DiagnosticSettings:
     length_runaway_factor: float = 2.0
     lower_is_better: tuple[str, ...] = ()
     higher_is_better: tuple[str, ...] = ()
+    objective: tuple[str, ...] = ()
+    diagnostic: tuple[str, ...] = ()
+    gpus: float | str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", parse_pairs(self.pairs))
+        for name in ("objective", "diagnostic"):
+            object.__setattr__(self, name, check_strings(getattr(self, name), name))
         object.__setattr__(self, "targets", check_targets(self.targets, "targets"))
         for name in ("budget", "gpu_hour_cost", "pretrain_compute"):
             if getattr(self, name) is not None:
@@ -136,6 +142,11 @@ class DiagnosticSettings:
     def direction(self, metric: str) -> Direction:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
 
+    def role(self, metric: str, run_metrics: Sequence[str] = ()) -> Role:
+        """The metric's role under these settings' overrides (:func:`saturate.analysis.roles.classify`)."""
+        return classify(metric, objective=self.objective, diagnostic=self.diagnostic,
+                        run_metrics=run_metrics).role
+
 
 def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
     """Reward/benchmark pairs: ``{"train/reward" = ["eval/*"]}``, ``[["train/reward", "eval/*"]]``,
@@ -146,7 +157,8 @@ def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True, eq=False)
 class CurveRef:
-    """One curve as the diagnostics see it: points sorted by compute and its analysis, if any."""
+    """One curve as the diagnostics see it: points sorted by compute, its analysis (objectives
+    only) and its ``role`` (:mod:`saturate.analysis.roles`)."""
 
     source: str
     run_id: str
@@ -156,6 +168,7 @@ class CurveRef:
     value: np.ndarray
     direction: Direction
     analysis: CurveAnalysis | None = None
+    role: Role = "objective"
 
     @property
     def signed(self) -> np.ndarray:
@@ -168,8 +181,17 @@ def collect_curves(
     data: pd.DataFrame | None = None,
     settings: DiagnosticSettings | None = None,
 ) -> list[CurveRef]:
-    """Every curve once: from the analyses (their points) and any curve of ``data`` they lack."""
+    """Every curve once: from the analyses (their points, objectives) and any curve of ``data``
+    they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
     settings = settings or DiagnosticSettings()
+    grouped = any(ca.group and ca.group.get("by") for ca in curves)
+    use_data = data is not None and not data.empty and not grouped
+    run_names: dict[tuple[str, str], set[str]] = {}
+    for ca in curves:
+        run_names.setdefault((ca.source, ca.run_id), set()).add(ca.metric)
+    if use_data:
+        for key, names in data.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
+            run_names.setdefault(key, set()).update(map(str, names))
     out: list[CurveRef] = []
     seen: set[tuple[str, str, str]] = set()
     for ca in curves:
@@ -179,20 +201,20 @@ def collect_curves(
         pts = ca.points.sort_values(["compute", "step"], kind="stable")
         out.append(
             CurveRef(ca.source, ca.run_id, ca.run, ca.metric, pts["compute"].to_numpy(float),
-                     pts["value"].to_numpy(float), ca.direction, ca)
+                     pts["value"].to_numpy(float), ca.direction, ca,
+                     settings.role(ca.metric, sorted(run_names[key[:2]])))
         )
         seen.add(key)
-    grouped = any(ca.group and ca.group.get("by") for ca in curves)
-    if data is not None and not data.empty and not grouped:
-        for key, pts in iter_curves(data):
-            if key in seen:
-                continue
-            out.append(
-                CurveRef(key[0], key[1], str(pts["run"].iloc[0]), key[2],
-                         pts["compute"].to_numpy(float), pts["value"].to_numpy(float),
-                         settings.direction(key[2]))
-            )
-            seen.add(key)
+    for key, pts in iter_curves(data) if use_data else ():
+        if key in seen:
+            continue
+        out.append(
+            CurveRef(key[0], key[1], str(pts["run"].iloc[0]), key[2],
+                     pts["compute"].to_numpy(float), pts["value"].to_numpy(float),
+                     settings.direction(key[2]),
+                     role=settings.role(key[2], sorted(run_names[key[:2]])))
+        )
+        seen.add(key)
     return out
 
 
@@ -244,11 +266,11 @@ def threshold(ref: CurveRef) -> float:
 def curves_by_metric(
     refs: Iterable[CurveRef], *, skip: Collection[str | None] = (), fitted: bool = False
 ) -> dict[str, list[CurveRef]]:
-    """``{metric: [curves]}`` in the order first seen, without health signals and the ``skip``
+    """``{metric: [curves]}`` of the objectives in the order first seen, less the ``skip``
     metrics; ``fitted`` keeps only the curves whose analysis has a fit."""
     out: dict[str, list[CurveRef]] = {}
     for r in refs:
-        if is_instability(r.metric) or r.metric in skip:
+        if r.role != "objective" or r.metric in skip:
             continue
         if fitted and (r.analysis is None or r.analysis.fit is None):
             continue

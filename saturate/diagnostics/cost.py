@@ -6,21 +6,28 @@
   reaches zero has no upper bound on its cost).
 * RL share: the last observed compute over ``--pretrain-compute``; both must be in the same unit
   (FLOPs, GPU-hours), which only the user knows.
+
+Money and budgets are in GPU-hours, and steps are never taken for GPU-hours:
+:func:`gpu_hour_rates` gives each run's GPU-hours per unit of the x axis (1 when the x axis is
+GPU-hours, from ``--gpu-hours NAME`` otherwise) and refuses, with a
+:class:`~saturate.errors.SettingsError`, when neither says how many GPU-hours a point cost.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
-from saturate.diagnostics.naming import is_instability
 from saturate.diagnostics.registry import EST, NUM, fields, kind, register
+from saturate.errors import SettingsError
+from saturate.names import GPU_HOURS, axis_label, axis_unit
 from saturate.results import Estimate
 
-__all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics"]
+__all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics", "hours_per_compute",
+           "gpu_hour_rates", "axis_is_gpu_hours", "SameRate"]
 
 
 def point_size(values: np.ndarray) -> float:
@@ -50,12 +57,13 @@ def rl_share(rl_compute: float, pretrain_compute: float) -> float:
 
 def cost_diagnostics(
     refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
-    hours_per_compute: dict[tuple[str, str], float] | None = None,
+    hours_per_compute: Mapping[tuple[str, str], float] | None = None,
 ) -> list[Diagnostic]:
     """One ``cost`` line per analysed task curve when a price or pre-training compute is given.
 
     The next doubling costs as much compute as the run has used so far, and buys the curve's gain
-    per doubling; ``hours_per_compute`` converts the x axis to GPU-hours per run (1 when absent).
+    per doubling; ``hours_per_compute`` converts the x axis to GPU-hours per run
+    (:func:`gpu_hour_rates`); a run without a rate gets no cost, never steps taken for GPU-hours.
     """
     settings = settings or DiagnosticSettings()
     if settings.gpu_hour_cost is None and settings.pretrain_compute is None:
@@ -63,12 +71,14 @@ def cost_diagnostics(
     out = []
     for ref in refs:
         ca = ref.analysis
-        if ca is None or is_instability(ref.metric):
+        if ca is None or ref.role != "objective":
             continue
         parts, details = [], {}
         last = float(ca.compute_last)
-        if settings.gpu_hour_cost is not None:
-            rate = (hours_per_compute or {}).get((ref.source, ref.run_id), 1.0)
+        rate = (hours_per_compute or {}).get((ref.source, ref.run_id))
+        if settings.gpu_hour_cost is not None and rate is None:
+            parts.append("no GPU-hours logged for this run: no cost")
+        elif settings.gpu_hour_cost is not None:
             hours = last * rate
             pt = point_size(ref.value)
             cpp = cost_per_point(ca.gain_per_doubling, hours, settings.gpu_hour_cost, pt)
@@ -95,19 +105,72 @@ def cost_diagnostics(
     return out
 
 
+class SameRate(Mapping):
+    """GPU-hours per unit of compute that is the same for every run (1 when the x axis is
+    GPU-hours): any ``(source, run_id)`` has it, pooled seed groups included."""
+
+    def __init__(self, rate: float = 1.0) -> None:
+        self.rate = float(rate)
+
+    def __getitem__(self, key: object) -> float:
+        return self.rate
+
+    def __iter__(self) -> Iterator:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def axis_is_gpu_hours(data, gpu_hours: str | None = None) -> bool:
+    """Whether the x axis of the tidy table ``data`` is GPU-hours: its unit says so
+    (``compute/gpu_hours``, ``gpu_hours``, ``--gpus``), or ``gpu_hours`` names the axis itself."""
+    name = data.attrs.get("compute_name", "step")
+    unit = data.attrs.get("compute_unit") or axis_unit(name)
+    return unit == GPU_HOURS or (gpu_hours is not None and gpu_hours == name)
+
+
+def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
+                   curves: Sequence = ()) -> Mapping[tuple[str, str], float]:
+    """GPU-hours per unit of the x axis for every run of ``data`` that has them.
+
+    1 for every run when the axis is GPU-hours (:func:`axis_is_gpu_hours`, :class:`SameRate`); from the metric or
+    column ``gpu_hours`` otherwise (:func:`hours_per_compute`). Without either, a
+    :class:`SettingsError` that says what ``need`` (the option asking) requires. Without ``data``
+    the analysed ``curves`` say what their x axis is.
+    """
+    if data is None or data.empty:
+        names = sorted({c.compute_name for c in curves})
+        if all(axis_unit(n) == GPU_HOURS for n in names):
+            return SameRate(1.0)
+        label, gpu_hours = ", ".join(names), None
+    elif axis_is_gpu_hours(data, gpu_hours):
+        return SameRate(1.0)
+    else:
+        label = axis_label(data.attrs.get("compute_name", "step"), data.attrs.get("compute_unit"))
+    if gpu_hours is None:
+        raise SettingsError(
+            f"{need} is in GPU-hours, and the x axis is {label}, not GPU-hours: give --gpu-hours "
+            "NAME (a metric or column of cumulative GPU-hours; --gpu-hours compute when the "
+            "compute column is GPU-hours) or --gpus N (GPU-hours from wall time)")
+    return hours_per_compute(data, gpu_hours)
+
+
 def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], float]:
     """GPU-hours per unit of the x axis, per (source, run_id), from a metric or column
     ``gpu_hours`` of the tidy table (the marginal rate over the last fifth of the run).
 
-    Empty (meaning 1 everywhere) when ``gpu_hours`` is not given or is the x axis itself.
+    Empty when ``gpu_hours`` is not given or is the x axis itself (see :func:`gpu_hour_rates`,
+    which says so instead of leaving the caller to guess).
     """
     if data is None or gpu_hours is None or data.attrs.get("compute_name") == gpu_hours:
         return {}
     out: dict[tuple[str, str], float] = {}
     is_metric = (data["metric"] == gpu_hours).any()
     if not is_metric and gpu_hours not in data.columns:
-        from saturate.errors import SettingsError
-
         raise SettingsError(f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")
     for (source, run_id), g in data.groupby(["source", "run_id"], sort=False):
         if is_metric:
@@ -131,7 +194,7 @@ def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], floa
 
 
 register(
-    lambda given: cost_diagnostics(given.refs, given.settings, dict(given.hours_per_compute)),
+    lambda given: cost_diagnostics(given.refs, given.settings, given.hours_per_compute),
     kind("cost", "info",
          "cost per point (--gpu-hour-cost) and RL compute against pre-training (--pretrain-compute)",
          fields(optional={"gpu_hours_next_doubling": NUM, "cost_per_point": EST, "point": NUM,

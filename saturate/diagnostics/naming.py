@@ -1,4 +1,6 @@
-"""Naming conventions that say what role a metric plays in an RL run.
+"""Naming conventions the diagnostics read: which objective is the training reward and which a
+held-out benchmark, which diagnostic is an entropy, a KL or a length, and which metrics are slices
+of one another. Whether a metric is judged at all is its role (:mod:`saturate.analysis.roles`).
 
 Names are split into lower-case tokens on anything that is not a letter, a digit or ``@`` (and on
 camelCase), so ``train/reward``, ``critic/score/mean`` and ``rollout/rewardMean`` are all rewards
@@ -10,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from saturate.analysis.direction import metric_tokens
+from saturate.analysis.roles import BENCHMARK_PREFIXES, MEASURE_WORDS, REWARD_WORDS, metric_role
+from saturate.names import metric_tokens
 
 __all__ = [
     "tokens",
@@ -23,14 +26,11 @@ __all__ = [
     "is_instability",
     "pass_at_k",
     "slice_families",
+    "names_subset",
     "subtask_families",
 ]
 
-BENCHMARK_PREFIXES = frozenset(
-    {"eval", "evals", "evaluation", "bench", "benchmark", "benchmarks", "val", "valid",
-     "validation", "test", "heldout", "held_out"}
-)
-_REWARD_WORDS = frozenset({"reward", "rewards", "return", "returns", "score", "scores"})
+_REWARD_WORDS = REWARD_WORDS
 _PASS = re.compile(r"^(?P<head>.*?)pass@(?P<k>\d+)(?P<tail>.*)$", re.IGNORECASE)
 
 
@@ -51,10 +51,12 @@ def is_benchmark(metric: str) -> bool:
 
 
 def is_reward(metric: str) -> bool:
-    """The training reward: a reward/return/score word outside the held-out prefixes."""
+    """The training reward: an objective (by the name rules) with a reward/return/score word,
+    outside the held-out prefixes (``critic/score/std`` and ``reward_std`` are diagnostics)."""
     if _first(metric) in BENCHMARK_PREFIXES:
         return False
-    return any(t in _REWARD_WORDS for t in tokens(metric)) and not is_instability(metric)
+    return (any(t in _REWARD_WORDS for t in tokens(metric)) and not is_instability(metric)
+            and metric_role(metric) == "objective")
 
 
 def reward_rank(metric: str) -> tuple[int, int, int, int]:
@@ -99,31 +101,46 @@ def pass_at_k(metric: str) -> tuple[str, int] | None:
     return f"{m.group('head')}pass@{{k}}{m.group('tail')}", int(m.group("k"))
 
 
+def names_subset(segment: str) -> bool:
+    """Whether a path segment names a data subset (``math500``, ``easy``, ``openai``) rather than
+    what is measured: none of its words is in :data:`~saturate.analysis.roles.MEASURE_WORDS`."""
+    words = tokens(segment)
+    return bool(words) and not any(w in MEASURE_WORDS or w.startswith("pass@") for w in words)
+
+
 def slice_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Metrics that differ in one middle path component: ``eval/<slice>/score``.
+    """Objectives that measure the same thing on different data: they differ in ONE middle path
+    segment, and that segment names a data subset (:func:`names_subset`): ``eval/<slice>/score``.
 
     Returns ``{"eval/*/score": [(slice, metric), ...]}`` for families of two or more. The last
-    component never varies here: ``eval/math`` vs ``eval/code`` are benchmarks, not slices.
+    segment never varies here (``eval/math`` vs ``eval/code`` are benchmarks, not slices), and
+    ``critic/rewards/mean`` vs ``critic/score/mean`` are two measures, not two slices.
     """
     fams: dict[str, list[tuple[str, str]]] = {}
     for m in metrics:
+        if metric_role(m) != "objective":
+            continue
         parts = m.split("/")
         for i in range(1, len(parts) - 1):
+            if not names_subset(parts[i]):
+                continue
             key = "/".join([*parts[:i], "*", *parts[i + 1:]])
             fams.setdefault(key, []).append((parts[i], m))
     return {k: v for k, v in fams.items() if len(v) >= 2}
 
 
 def subtask_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Groups of task scores that should move together: slice families, and task metrics that share
-    a reward or benchmark prefix (``train/reward/<task>``, ``eval/<task>``). Health signals and
+    """Groups of task scores that should move together: slice families, and objectives that share
+    a reward or benchmark prefix and differ in a last segment naming a task (``train/reward/<task>``,
+    ``eval/<task>``; not ``critic/rewards/max`` vs ``critic/rewards/mean``). Health signals and
     pass@k metrics are left out."""
-    names = [m for m in metrics if not is_instability(m) and pass_at_k(m) is None]
+    names = [m for m in metrics if not is_instability(m) and pass_at_k(m) is None
+             and metric_role(m) == "objective"]
     fams = slice_families(names)
     last: dict[str, list[tuple[str, str]]] = {}
     for m in names:
         parts = m.split("/")
-        if len(parts) < 2:
+        if len(parts) < 2 or not names_subset(parts[-1]):
             continue
         head = parts[:-1]
         if _first(m) in BENCHMARK_PREFIXES or any(t in _REWARD_WORDS for t in tokens("/".join(head))):

@@ -1,9 +1,10 @@
-"""Diagnostics that compare runs on one metric at a time: the curves grouped per task metric, and
-the recipe comparison and GPU-hour allocation done for each group.
+"""Diagnostics that compare runs on one metric at a time: the recipe comparison on every objective
+the groups share, and the GPU-hour plan on one objective.
 
-:func:`~saturate.diagnostics.base.curves_by_metric` is the one grouping rule the allocation diagnostic, ``saturate compare``
-and ``saturate allocate`` share: health signals (entropy, KL, length) are not task scores to
-compare or buy, and the GPU-hours metric is a second x axis, not a curve.
+:func:`~saturate.diagnostics.base.curves_by_metric` is the one grouping rule the allocation
+diagnostic, ``saturate compare`` and ``saturate allocate`` share: only objectives (see
+:mod:`saturate.analysis.roles`) are compared or bought; diagnostics (entropy, KL, lengths) and
+axes (the GPU-hours metric) are not.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from saturate.diagnostics.allocate import Allocation, allocate
+from saturate.diagnostics.allocate import Allocation, allocate, choose_objective
 from saturate.diagnostics.base import DiagnosticSettings, collect_curves, curves_by_metric
-from saturate.diagnostics.cost import hours_per_compute
+from saturate.diagnostics.cost import gpu_hour_rates
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.errors import SettingsError
 from saturate.results import CurveAnalysis
 
-__all__ = ["curves_by_metric", "compare_by_metric", "allocate_by_metric"]
+__all__ = ["curves_by_metric", "compare_by_metric", "plan_allocation"]
 
 
 def compare_by_metric(
@@ -38,17 +39,21 @@ def compare_by_metric(
     return found
 
 
-def allocate_by_metric(
-    curves: Sequence[CurveAnalysis], data: pd.DataFrame | None, settings: DiagnosticSettings
-) -> list[Allocation]:
-    """For every metric, the runs to extend with ``settings.budget`` GPU-hours (see
-    :func:`saturate.diagnostics.allocate`); ``data`` gives the GPU-hours per unit of compute."""
+def plan_allocation(
+    curves: Sequence[CurveAnalysis], data: pd.DataFrame | None, settings: DiagnosticSettings,
+    named: Sequence[str] | None = None,
+) -> Allocation:
+    """One plan for ``settings.budget`` GPU-hours on one objective (see
+    :func:`saturate.diagnostics.allocate`): the metric ``named`` by ``--metric`` when it selects
+    one, else the objective with the most runs (the plan says which and why). ``data`` gives the
+    GPU-hours per unit of compute; an x axis that is not GPU-hours, without ``--gpu-hours`` or
+    ``--gpus``, is a :class:`SettingsError`.
+    """
     if settings.budget is None:
         raise SettingsError("budget is required (GPU-hours to spend), got None")
-    rates = hours_per_compute(data, settings.gpu_hours)
-    refs = collect_curves(curves, None, settings)
-    return [
-        allocate(members, settings.budget, confidence=settings.confidence,
-                 hours_per_compute=rates, gpu_hour_cost=settings.gpu_hour_cost)
-        for members in curves_by_metric(refs, skip={settings.gpu_hours}).values()
-    ]
+    rates = None if data is None else gpu_hour_rates(data, settings.gpu_hours, need="--budget")
+    refs = collect_curves(curves, data, settings)
+    metric, members, why = choose_objective(
+        [r for r in refs if r.metric != settings.gpu_hours], named)
+    return allocate(members, settings.budget, confidence=settings.confidence,
+                    hours_per_compute=rates, gpu_hour_cost=settings.gpu_hour_cost, chosen=why)

@@ -1,4 +1,4 @@
-"""``saturate allocate`` faces: a terminal table per metric, plain text, and JSON.
+"""``saturate allocate`` faces: the plan as a terminal table, plain text, and JSON.
 
 Names from the data go in as :class:`rich.text.Text`, so a run called ``[bold]x`` shows literally.
 """
@@ -6,7 +6,6 @@ Names from the data go in as :class:`rich.text.Text`, so a run called ``[bold]x`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -16,19 +15,24 @@ from saturate.diagnostics import Allocation
 from saturate.results import format_estimate
 from saturate.text import for_terminal
 
-__all__ = ["render_allocations", "allocations_text", "allocations_json"]
+__all__ = ["render_allocation", "allocation_text", "allocation_json"]
 
 
-def render_allocations(
-    allocations: Sequence[Allocation], console: Console, *, gpu_hour_cost: float | None = None
+def render_allocation(
+    allocation: Allocation, console: Console, *, gpu_hour_cost: float | None = None
 ) -> None:
-    """One table per metric: runs ranked by UCB gain per GPU-hour, the plan, and the cost per
-    point of metric when the price of a GPU-hour is known; then the runs skipped."""
-    for a in allocations:
-        title = f"{a.budget:g} GPU-hours on {a.metric}: ranked by UCB gain per GPU-hour"
-        table = Table(title=Text(for_terminal(title)))
-        cols = ["rank", "run", "gain if given all", "UCB / GPU-hour", "plan (GPU-h)",
-                "planned gain"]
+    """The plan's headline, the objective and why it was chosen, the runs that pay ranked by UCB
+    gain per GPU-hour with their share (and the cost per point of metric when the price of a
+    GPU-hour is known), then the runs not funded and why."""
+    a, unit = allocation, allocation.unit
+    console.print(Text(for_terminal(a.headline), style="bold"))
+    console.print(Text(for_terminal(f"objective: {a.metric} ({a.chosen})" if a.chosen
+                                    else f"objective: {a.metric}")))
+    if a.choices:
+        table = Table(title=Text(f"runs that pay, ranked by UCB gain per {a.per_unit}"),
+                      title_justify="left", header_style="bold")
+        cols = ["rank", "run", f"gain if given all {a.budget:g} {unit}", f"UCB per {a.per_unit}",
+                f"plan ({unit})", "planned gain"]
         if gpu_hour_cost is not None:
             cols.append("cost per point")
         for col in cols:
@@ -41,16 +45,15 @@ def render_allocations(
                 row.append(format_estimate(c.cost_per_point))
             table.add_row(*row)
         console.print(table)
-        for s in a.skipped:
-            console.print(Text(for_terminal(f"  skipped {s}")))
+    for s in a.skipped:
+        console.print(Text(for_terminal(f"  not funded: {s}")))
 
 
-def allocations_text(allocations: Sequence[Allocation]) -> str:
-    """Each allocation's plain-text summary, a blank line between metrics."""
-    return "\n\n".join(a.summary() for a in allocations) + "\n"
+def allocation_text(allocation: Allocation) -> str:
+    """The plan's plain-text summary."""
+    return allocation.summary() + "\n"
 
 
-def allocations_json(allocations: Sequence[Allocation], budget: float) -> str:
-    """``{"budget": ..., "allocations": [...]}`` as indented JSON."""
-    doc = {"budget": budget, "allocations": [a.to_dict() for a in allocations]}
-    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+def allocation_json(allocation: Allocation) -> str:
+    """The plan (:meth:`Allocation.to_dict`) as indented JSON."""
+    return json.dumps(allocation.to_dict(), indent=2, allow_nan=False) + "\n"

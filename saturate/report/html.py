@@ -22,8 +22,11 @@ from saturate.report.plots import (
 from saturate.report.rows import (
     COLUMNS,
     DIAGNOSTIC_COLUMNS,
+    DIAGNOSTIC_METRIC_COLUMNS,
+    axis_text,
     curves_and_settings,
     diagnostic_row,
+    diagnostic_rows,
     diagnostics_of,
     interval,
     num,
@@ -32,7 +35,8 @@ from saturate.report.rows import (
 from saturate.report.rows import summary_row as _row
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
 
-__all__ = ["render_html", "notebook_html", "diagnostics_html", "CSP", "SEVERITY_COLORS"]
+__all__ = ["render_html", "notebook_html", "diagnostics_html", "diagnostic_metrics_html", "CSP",
+           "SEVERITY_COLORS"]
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -232,6 +236,18 @@ def _curve_section(i: int, c: CurveAnalysis, confidence: float, plots: bool) -> 
     )
 
 
+def diagnostic_metrics_html(analysis: Any) -> str:
+    """The "Diagnostic metrics" section: the metrics that get no verdict (empty when none)."""
+    rows = diagnostic_rows(analysis)
+    if not rows:
+        return ""
+    head = "".join(f"<th class='l'>{_e(h)}</th>" for _, h in DIAGNOSTIC_METRIC_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td class='l'>{_e(r[k])}</td>"
+                                    for k, _ in DIAGNOSTIC_METRIC_COLUMNS) + "</tr>" for r in rows)
+    return (f"<h2>Diagnostic metrics, no verdict ({len(rows)})</h2>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
 def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True) -> str:
     """The whole report as one self-contained HTML page."""
     curves, settings = curves_and_settings(analysis)
@@ -249,9 +265,10 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p class='lead'>{_e(verdict_counts(curves))}</p>{_counts(curves)}"
+        f"<h1>{_e(title)}</h1><p class='lead'>{_e(verdict_counts(curves))}; "
+        f"{_e(axis_text(analysis))}</p>{_counts(curves)}"
         f"{_summary_table(curves, links=True)}{diagnostics_html(analysis, plots=plots)}"
-        f"{settings_html}"
+        f"{diagnostic_metrics_html(analysis)}{settings_html}"
         "<p class='muted'>Gain per doubling: the fitted change of the metric (better is positive) "
         "when compute doubles from the last point, with its interval at "
         f"{confidence:.0%} confidence; <code>?</code> marks a value the data cannot pin down. "

@@ -14,8 +14,11 @@ from typing import Any
 from saturate.report.rows import (
     COLUMNS,
     DIAGNOSTIC_COLUMNS,
+    DIAGNOSTIC_METRIC_COLUMNS,
+    axis_text,
     curves_and_settings,
     diagnostic_row,
+    diagnostic_rows,
     diagnostics_of,
     settings_items,
     summary_row,
@@ -23,8 +26,8 @@ from saturate.report.rows import (
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
 from saturate.text import for_markdown
 
-__all__ = ["render_markdown", "diagnostics_markdown", "escape_md", "VERDICT_ICONS",
-           "SEVERITY_ICONS"]
+__all__ = ["render_markdown", "diagnostics_markdown", "diagnostic_metrics_markdown", "escape_md",
+           "VERDICT_ICONS", "SEVERITY_ICONS"]
 
 VERDICT_ICONS: dict[str, str] = {
     "scaling": "🟢",
@@ -82,6 +85,25 @@ def diagnostics_markdown(diagnostics: Any) -> list[str]:
     return lines
 
 
+def diagnostic_metrics_markdown(analysis: Any) -> list[str]:
+    """The ``### Diagnostic metrics`` section: the metrics that get no verdict (KL, entropy,
+    lengths, optimiser losses, timing, unused compute measures), as lines (none when none)."""
+    rows = diagnostic_rows(analysis)
+    if not rows:
+        return []
+    lines = ["### Diagnostic metrics (no verdict)", "",
+             "Health signals and compute measures: no better direction, no verdict, not gated; "
+             "the diagnostics above read them.", ""]
+    lines.append("| " + " | ".join(h for _, h in DIAGNOSTIC_METRIC_COLUMNS) + " |")
+    lines.append("|" + "|".join("---:" if k in ("points", "value", "trend") else ":---"
+                                for k, _ in DIAGNOSTIC_METRIC_COLUMNS) + "|")
+    for row in rows:
+        lines.append("| " + " | ".join(escape_md(row[k]) for k, _ in DIAGNOSTIC_METRIC_COLUMNS)
+                     + " |")
+    lines.append("")
+    return lines
+
+
 def _order(curves: tuple[CurveAnalysis, ...]) -> list[CurveAnalysis]:
     """Failing verdicts first, so the reasons a reviewer needs are at the top."""
     rank = {v: i for i, v in enumerate(("regressing", "saturated", "inconclusive", "slowing",
@@ -93,11 +115,13 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
     """The report as GitHub-flavoured Markdown: heading, counts, table, diagnostics, reasons,
     settings."""
     curves, settings = curves_and_settings(analysis)
-    out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", ""]
+    out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", "",
+           escape_md(axis_text(analysis)), ""]
     if curves:
         out += _table(curves)
         out.append("")
     out += diagnostics_markdown(analysis)
+    out += diagnostic_metrics_markdown(analysis)
     if reasons and curves:
         out += ["### Reasons", ""]
         for c in _order(curves):

@@ -11,6 +11,7 @@ import time as _time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from saturate.names import axis_label
 from saturate.results import CurveAnalysis, Estimate, format_estimate
 
 __all__ = [
@@ -24,6 +25,10 @@ __all__ = [
     "interval",
     "settings_items",
     "curves_and_settings",
+    "DIAGNOSTIC_METRIC_COLUMNS",
+    "diagnostic_metric_row",
+    "diagnostic_rows",
+    "axis_text",
 ]
 
 # (key, header) in display order.
@@ -53,6 +58,17 @@ DIAGNOSTIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("message", "message"),
 )
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+# (key, header) of the metrics without a verdict (diagnostics and axes), in display order.
+DIAGNOSTIC_METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run", "run"),
+    ("metric", "metric"),
+    ("role", "role"),
+    ("points", "points"),
+    ("value", "first → last"),
+    ("trend", "recent change / doubling"),
+    ("rule", "why no verdict"),
+)
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -143,3 +159,35 @@ def settings_items(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
 def format_time(t: float) -> str:
     """Epoch seconds as ``2026-11-29T17:03:12Z`` (UTC)."""
     return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(t))
+
+
+def diagnostic_metric_row(m: Any) -> dict[str, str]:
+    """The cells of :data:`DIAGNOSTIC_METRIC_COLUMNS` for one
+    :class:`~saturate.analysis.diagnostic_metrics.DiagnosticMetric`, as text."""
+    slope = "–" if m.trend is None else f"{m.movement} {interval(m.trend.slope_per_doubling)}"
+    return {
+        "run": str(m.run),
+        "metric": str(m.metric),
+        "role": str(m.role),
+        "points": str(m.n_points),
+        "value": f"{num(m.value_first, 4)} → {num(m.value_last, 4)}",
+        "trend": slope,
+        "rule": str(m.rule),
+    }
+
+
+def diagnostic_rows(analysis: Any) -> list[dict[str, str]]:
+    """The rows of the "Diagnostic metrics" section of an Analysis: the metrics that get no
+    verdict (none for a bare list of curves). Renderers place them after the diagnostics."""
+    return [diagnostic_metric_row(m) for m in getattr(analysis, "diagnostic_metrics", ()) or ()]
+
+
+def axis_text(analysis: Any) -> str:
+    """``x axis: GPU-hours (compute/gpu_hours)``, with the axis's note when it has one (runs on
+    their step, GPU-hours from wall time); from the curves' axis name for a bare list of curves."""
+    axis = getattr(analysis, "axis", None)
+    if axis is not None:
+        return f"x axis: {axis.label}" + (f" ({axis.note})" if axis.note else "")
+    curves, settings = curves_and_settings(analysis)
+    name = settings.get("compute") or (curves[0].compute_name if curves else "compute")
+    return f"x axis: {axis_label(name)}"

@@ -17,8 +17,11 @@ from rich.text import Text
 from saturate.report.rows import (
     COLUMNS,
     DIAGNOSTIC_COLUMNS,
+    DIAGNOSTIC_METRIC_COLUMNS,
+    axis_text,
     curves_and_settings,
     diagnostic_row,
+    diagnostic_rows,
     diagnostics_of,
     summary_row,
 )
@@ -51,9 +54,8 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> N
 
     ``reasons=True`` adds each curve's reasons below the table.
     """
-    curves, settings = curves_and_settings(analysis)
-    compute = settings.get("compute") or (curves[0].compute_name if curves else "compute")
-    table = Table(title=_text(f"saturate: {len(curves)} curve(s), x axis {compute}"),
+    curves, _ = curves_and_settings(analysis)
+    table = Table(title=_text(f"saturate: {len(curves)} curve(s), {axis_text(analysis)}"),
                   title_justify="left", header_style="bold")
     columns = [(k, h) for k, h in COLUMNS if console.width >= _WIDE or k not in _OPTIONAL]
     for key, header in columns:
@@ -68,6 +70,8 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> N
         table.add_row(*cells)
     console.print(table)
     render_diagnostics(analysis, console)
+    _plain_table(console, "Diagnostic metrics (no verdict)", DIAGNOSTIC_METRIC_COLUMNS,
+                 diagnostic_rows(analysis))
     if reasons:
         for curve in curves:
             head = _text(f"{curve.run} / {curve.metric}: ")
@@ -95,3 +99,14 @@ def render_diagnostics(analysis: Any, console: Console) -> None:
         cells[0].stylize(SEVERITY_STYLES.get(d.severity, ""))
         table.add_row(*cells)
     console.print(table)
+
+
+def _plain_table(console: Console, title: str, columns: Any, rows: list[dict[str, str]]) -> None:
+    """A titled table of text rows (nothing when there are none)."""
+    if rows:
+        table = Table(title=Text(title), title_justify="left", header_style="bold")
+        for _, header in columns:
+            table.add_column(header, overflow="fold")
+        for row in rows:
+            table.add_row(*[Text(row[k]) for k, _ in columns])
+        console.print(table)

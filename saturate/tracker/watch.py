@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from saturate import curves
+from saturate.analysis.roles import split_by_role
 from saturate.errors import SaturateError, SettingsError, SourceError
 from saturate.redaction import redact
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
@@ -105,7 +106,8 @@ class Watcher:
 
     ``settings`` is an :class:`~saturate.analysis.AnalysisSettings`; ``analyze`` the per-curve
     analysis (default :func:`saturate.analysis.analyze_curve`); ``compute``/``metric``/``run`` the
-    same selection as ``saturate analyze``; ``on_analysed`` is called with the curves analysed in a
+    same selection as ``saturate analyze``; ``objective``/``diagnostic`` the metric-role overrides
+    (only objectives are judged, as in ``saturate analyze``); ``on_analysed`` is called with the curves analysed in a
     pass (``--log-back`` hooks in there) and its return value kept in :attr:`PassResult.writeback`.
     """
 
@@ -115,6 +117,8 @@ class Watcher:
     compute: str | None = None
     metric: Sequence[str] | str | None = None
     run: Sequence[str] | str | None = None
+    objective: Sequence[str] = ()
+    diagnostic: Sequence[str] = ()
     analyze: Analyzer | None = None
     on_analysed: Callable[[tuple[CurveAnalysis, ...]], Any] | None = None
     clock: Callable[[], float] = field(default=time.time)
@@ -175,6 +179,7 @@ class Watcher:
         if not changed_runs:
             return analyses, events
         table = self._prepare(store.points(sorted(changed_runs)))
+        table, _, _ = split_by_role(table, self.objective, self.diagnostic)
         for key, pts in curves.iter_curves(table):
             run_key = (key[0], key[1])
             if not (key in added or run_key in status_runs or run_key in axis_runs):

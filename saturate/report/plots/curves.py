@@ -19,6 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from saturate.errors import InputError
+from saturate.names import axis_label
 from saturate.report.plots.style import (
     BAND,
     FIT,
@@ -130,7 +131,7 @@ def plot_curve(
     _marks(ax, curve)
     if c.size or drew_fit:
         ax.set_xscale("log")
-    ax.set_xlabel(f"{curve.compute_name} (log scale)")
+    ax.set_xlabel(f"{axis_label(curve.compute_name)} (log scale)")
     ax.set_ylabel(f"{short(curve.metric, 40)} ({curve.direction} is better)")
     ax.grid(True, which="major", alpha=0.3)
     ax.grid(True, which="minor", alpha=0.08)
@@ -206,7 +207,7 @@ def plot_gain(
     ax.axhline(0.0, color="grey", lw=0.8)
     if c.size or (math.isfinite(last) and last > 0):
         ax.set_xscale("log")
-    ax.set_xlabel(f"{curve.compute_name} (log scale)")
+    ax.set_xlabel(f"{axis_label(curve.compute_name)} (log scale)")
     ax.set_ylabel("gain per doubling")
     ax.grid(True, which="major", alpha=0.3)
     if title:

@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from saturate.names import axis_label
 from saturate.report.plots.style import (
     FORECAST_SPAN,
     axes_or_new,
@@ -77,7 +78,7 @@ def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> A
     if rc.size or bc.size:
         ax.set_xscale("log")
     compute_name = getattr(_curve_of(analysis, d.run_id, reward), "compute_name", "compute")
-    ax.set_xlabel(f"{compute_name} (log scale)")
+    ax.set_xlabel(f"{axis_label(compute_name)} (log scale)")
     ax.grid(True, which="major", alpha=0.3)
     verb = "falls" if d.details.get("benchmark_falls") else "flattens"
     ax.set_title(f"{short(d.run, 40)}: {short(bench, 40)} {verb} while the reward climbs",
@@ -161,7 +162,7 @@ def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
     if ax.has_data():
         ax.set_xscale("log")
     name = next((c.compute_name for _, c in curves if c is not None), "compute")
-    ax.set_xlabel(f"{name} (log scale)")
+    ax.set_xlabel(f"{axis_label(name)} (log scale)")
     ax.set_ylabel(short(metric, 40))
     ax.grid(True, which="major", alpha=0.3)
     ax.set_title(f"{short(diagnostic.run, 50)}: {short(metric, 40)}", fontsize=10, loc="left")

@@ -1,0 +1,158 @@
+"""The x axis of an analysis: what it measures and in which unit, GPU-hours derived from wall time,
+and whether the runs fell back to their step because no measure of compute was found.
+
+Which names measure compute is in :mod:`saturate.names`; the automatic choice among them in
+:func:`saturate.curves.auto_compute`. Here:
+
+* :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
+  logged timestamp, ``(timestamp - the run's first timestamp) / 3600 * N``, N the number of GPUs
+  given or read from the run parameter ``PARAM`` (``n_gpus``). Timestamps are epoch seconds (the
+  loaders convert MLflow's milliseconds); a run whose timestamps exceed 1e11 is taken to be in
+  milliseconds. It measures wall-clock time on N GPUs: idle time between logged points counts.
+* :func:`describe_axis`: the :class:`ComputeAxis` reports carry (name, unit, a note), and which
+  runs are on their step. Steps are never called GPU-hours: the cost and allocation diagnostics
+  refuse to run on them (:func:`saturate.diagnostics.cost.gpu_hour_rates`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from saturate.curves import PARAM_PREFIX
+from saturate.errors import InputError, SettingsError
+from saturate.names import GPU_HOURS, STEPS, axis_label, axis_unit
+
+__all__ = ["AxisWarning", "ComputeAxis", "describe_axis", "gpu_hours_from_time", "GPUS_AXIS"]
+
+GPUS_AXIS = "gpu_hours"
+"""The name of the x axis derived by :func:`gpu_hours_from_time`."""
+_MS_EPOCH = 1e11  # epoch seconds stay below this until the year 5138; milliseconds are above it
+
+
+class AxisWarning(UserWarning):
+    """The x axis is not what the numbers may be taken for: (some) runs are on their step."""
+
+
+@dataclass(frozen=True)
+class ComputeAxis:
+    """The x axis: its ``name`` (a column or metric, ``step``, or ``compute`` when runs differ),
+    its ``unit`` (``None`` when the name does not say), a ``note`` on how it was obtained or
+    what is missing, and the runs left on their step (``step_runs``) while others are not."""
+
+    name: str
+    unit: str | None
+    note: str | None = None
+    step_runs: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``GPU-hours (compute/gpu_hours)``: how reports and plots name the axis."""
+        return axis_label(self.name, self.unit)
+
+    @property
+    def is_steps(self) -> bool:
+        """Whether every run is on its step (no measure of compute was found or given)."""
+        return self.unit == STEPS
+
+    @property
+    def is_gpu_hours(self) -> bool:
+        return self.unit == GPU_HOURS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "unit": self.unit, "label": self.label,
+                "steps": self.is_steps, "note": self.note, "step_runs": list(self.step_runs)}
+
+    def warning(self) -> str | None:
+        """The one line to tell a user whose curves are (partly) on steps, else ``None``."""
+        if self.is_steps and self.note:
+            return self.note
+        if self.step_runs:
+            return self.note
+        return None
+
+
+def describe_axis(df: pd.DataFrame, *, explicit: bool = False) -> ComputeAxis:
+    """The :class:`ComputeAxis` of a tidy table (``explicit``: the axis was named by the user, so
+    landing on steps is no fallback worth a warning)."""
+    name = str(df.attrs.get("compute_name", "step"))
+    unit = df.attrs.get("compute_unit") or axis_unit(name)
+    note = df.attrs.get("axis_note")
+    if unit == STEPS:
+        if note is None and not explicit:
+            note = ("no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, "
+                    "samples or environment-steps metric): the x axis is the step; give one with "
+                    "--compute NAME, or --gpus N for GPU-hours from wall time")
+        return ComputeAxis(name, unit, note)
+    on_steps = _runs_on_steps(df)
+    if on_steps and note is None:
+        shown = ", ".join(on_steps[:3]) + (", ..." if len(on_steps) > 3 else "")
+        note = (f"{len(on_steps)} run(s) log no compute axis and are analysed against their step "
+                f"({shown}); their numbers are not comparable with the others' on {name}")
+    return ComputeAxis(name, unit, note, tuple(on_steps))
+
+
+def _runs_on_steps(df: pd.DataFrame) -> list[str]:
+    """Runs whose compute is their step while the table's axis is something else."""
+    if df.empty:
+        return []
+    same = (df["compute"].to_numpy(float) == df["step"].to_numpy(float))
+    flags = pd.Series(same, index=df.index).groupby([df["source"], df["run_id"]], sort=False).all()
+    if flags.all():
+        return []
+    runs = df.drop_duplicates(["source", "run_id"]).set_index(["source", "run_id"])["run"]
+    return [str(runs[k]) for k, v in flags.items() if v]
+
+
+def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> pd.DataFrame:
+    """The table with GPU-hours from wall time as its x axis (see module docstring).
+
+    ``gpus`` is the number of GPUs of every run, or the name of the run parameter that holds it
+    (``n_gpus`` or ``params.n_gpus``; a column of that name is read too). A run without timestamps, or without a positive GPU count,
+    is a :class:`~saturate.errors.SettingsError` naming it.
+    """
+    if "timestamp" not in df.columns or not np.isfinite(pd.to_numeric(
+            df["timestamp"], errors="coerce").to_numpy(float)).any():
+        raise SettingsError("--gpus derives GPU-hours from the logged timestamps, and the data has "
+                            "none; give the axis with --compute NAME instead")
+    counts, how = _gpu_counts(df, gpus)
+    t = pd.to_numeric(df["timestamp"], errors="coerce").astype(float)
+    keys = [df["source"], df["run_id"]]
+    t0 = t.groupby(keys, sort=False).transform("min")
+    scale = np.where(t.groupby(keys, sort=False).transform("max") > _MS_EPOCH, 1000.0, 1.0)
+    timed = pd.Series(np.isfinite(t.to_numpy(float)), index=df.index).groupby(df["run"]).any()
+    if not timed.all():
+        untimed = ", ".join(map(str, timed.index[~timed.to_numpy()][:3]))
+        raise SettingsError(f"--gpus: run(s) {untimed} logged no timestamps, so GPU-hours cannot "
+                            "be derived for them; leave them out with --run")
+    hours = (t - t0) / scale / 3600.0 * counts
+    out = df.assign(compute=hours.to_numpy(float))
+    dropped = int((~np.isfinite(out["compute"].to_numpy(float))).sum())
+    out = out.loc[np.isfinite(out["compute"].to_numpy(float))].reset_index(drop=True)
+    note = f"GPU-hours from wall time: (timestamp - the run's first timestamp) / 3600 x {how}"
+    if dropped:
+        note += f"; {dropped} point(s) without a timestamp dropped"
+    out.attrs = {**df.attrs, "compute_name": GPUS_AXIS, "compute_unit": GPU_HOURS,
+                 "axis_note": note}
+    return out
+
+
+def _gpu_counts(df: pd.DataFrame, gpus: float | str) -> tuple[np.ndarray, str]:
+    """The GPU count of each row, and how it was given (``8 GPUs``, ``params.n_gpus GPUs``)."""
+    if not isinstance(gpus, str):
+        return np.full(len(df), float(gpus)), f"{gpus:g} GPUs"
+    col = next((c for c in (gpus, PARAM_PREFIX + gpus) if c in df.columns), None)
+    if col is None:
+        params = sorted(c[len(PARAM_PREFIX):] for c in df.columns if c.startswith(PARAM_PREFIX))
+        raise SettingsError(f"--gpus {gpus!r} is neither a number nor a run parameter "
+                            f"(parameters: {', '.join(params) or 'none'})")
+    counts = pd.to_numeric(df[col], errors="coerce").to_numpy(float)
+    bad = ~(np.isfinite(counts) & (counts > 0))
+    if bad.any():
+        run = df.loc[bad, "run"].iloc[0]
+        raise InputError(f"--gpus {gpus!r}: run {run!r} has no positive GPU count "
+                         f"(got {df.loc[bad, col].iloc[0]!r})")
+    return counts, f"{col} GPUs"
