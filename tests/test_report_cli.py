@@ -27,7 +27,7 @@ def test_table_is_default_and_stdout_holds_only_results(runs: Path) -> None:
     res = _run("analyze", str(runs))
     assert res.exit_code == 0, res.output
     lines = res.stdout.rstrip().splitlines()
-    assert lines[-1].startswith("2 curves: ") and "1 inconclusive" in lines[-1]
+    assert lines[0].startswith("1 of 2 curves still pay") and "1 inconclusive" in lines[0]
     assert any("grow" in ln and "reward" in ln for ln in lines)
     assert res.stderr == ""
 

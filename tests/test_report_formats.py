@@ -89,7 +89,7 @@ def test_table_rows_summary_and_literal_markup(analysis) -> None:
     render_table([named, *analysis.curves[1:]], Console(file=buf, width=220, color_system=None))
     out = buf.getvalue()
     assert "[bold red]boom[/bold red]" in out
-    assert out.rstrip().splitlines()[-1].startswith("4 curves: ")
+    assert out.splitlines()[0].startswith("of 4 curves still pay for the next doubling", 2)
     text = render(analysis, "table")
     for c in analysis.curves:
         assert c.verdict in text and c.metric in text

@@ -31,6 +31,13 @@ LogBack = Annotated[
 ]
 
 
+Wide = Annotated[
+    bool,
+    typer.Option("--wide", help="Table: every column at full width, whatever the terminal's "
+                 "width (piped output is $COLUMNS wide, else 120)."),
+]
+
+
 @app.command()
 @handle_errors
 @settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, REPORT_FORMAT)
@@ -40,6 +47,7 @@ def analyze(
     out: Out = None,
     fast: Fast = True,
     log_back: LogBack = False,
+    wide: Wide = False,
 ) -> None:
     """Analyse every (run, metric) curve: is it still scaling, slowing, saturated or regressing?
 
@@ -54,7 +62,7 @@ def analyze(
     if settings.format == "table" and out is None:
         from saturate.report.table import render_table
 
-        render_table(analysis, terminal(sys.stdout, width=240))
+        render_table(analysis, terminal(sys.stdout), wide=wide)
         return
     from saturate.report import render
 

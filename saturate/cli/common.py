@@ -103,13 +103,24 @@ def run_analysis(
     return analysis
 
 
-def terminal(file: TextIO, *, width: int) -> Console:
-    """A rich console on ``file``; when it is not a terminal (piped, captured) it has ``width``
-    columns, so that rows stay on one line."""
+PIPED_WIDTH = 120
+"""Columns of output that goes to a pipe or a file when ``$COLUMNS`` does not say."""
+
+
+def terminal(file: TextIO, *, width: int = PIPED_WIDTH) -> Console:
+    """A rich console on ``file``: a terminal's own width; when it is not a terminal (piped,
+    captured), ``$COLUMNS`` columns, else ``width``."""
+    import os
+
     from rich.console import Console
 
     console = Console(file=file, soft_wrap=False)
-    return console if console.is_terminal else Console(file=file, soft_wrap=False, width=width)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    return Console(file=file, soft_wrap=False, width=width)
 
 
 def write_text(text: str, out: Path | None) -> None:
