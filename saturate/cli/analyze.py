@@ -14,6 +14,7 @@ from saturate.cli.common import (
     Out,
     Sources,
     handle_errors,
+    progress_bar,
     run_analysis,
     terminal,
     write_text,
@@ -63,6 +64,13 @@ def analyze(
         from saturate.report.table import render_table
 
         render_table(analysis, terminal(sys.stdout), wide=wide)
+        return
+    if settings.format == "html":
+        from saturate.report.html import render_html
+
+        with progress_bar("drawing the report") as hook:
+            text = render_html(analysis, progress=hook)
+        write_text(text, out)
         return
     from saturate.report import render
 

@@ -7,10 +7,11 @@ and exit code 2, and a warning becomes one ``warning:`` line. ``--debug`` shows 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
@@ -79,6 +80,28 @@ def _progress_callback(console: Any) -> tuple[Any, Any]:
         bar.update(task, description="fitting curves", completed=done, total=total)
 
     return hook, bar
+
+
+@contextlib.contextmanager
+def progress_bar(what: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A ``progress(done, total)`` hook that drives a bar on stderr, when stderr is a terminal
+    (else ``None``: nothing is shown)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=True)
+    task = bar.add_task(what, total=None)
+
+    def hook(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield hook
 
 
 def run_analysis(
