@@ -84,6 +84,7 @@ NOTEBOOK_CSS = """
   font-weight: 600; font-size: 12px; white-space: nowrap; }
 .saturate-nb .muted { opacity: 0.75; font-size: 12px; }
 .saturate-nb svg { display: block; max-width: 100%; height: auto; }
+.saturate-nb svg.thumb { max-width: none; }
 .saturate-nb ul { margin: 4px 0; padding-left: 20px; }
 """
 """Scoped to ``.saturate-nb``; no colours of its own but the badges', so the notebook's theme

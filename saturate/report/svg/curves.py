@@ -30,7 +30,8 @@ from saturate.report.svg.chart import Chart
 from saturate.report.svg.draw import chart_svg
 from saturate.results import CurveAnalysis
 
-__all__ = ["curve_chart", "gain_chart", "curve_svg", "thumbnail_svg", "sparkline_svg",
+__all__ = ["curve_chart", "gain_chart", "curve_svg", "thumbnail_chart", "thumbnail_svg",
+           "sparkline_svg",
            "seed_curves", "x_label"]
 
 POINTS = "#4c72b0"
@@ -71,17 +72,20 @@ def seed_curves(curve: CurveAnalysis, data: pd.DataFrame | None) -> list[tuple[s
 
 
 def _seeds(chart: Chart, curve: CurveAnalysis, data: pd.DataFrame | None) -> bool:
+    """The seeds pooled into the curve (from ``data``) and their spread (from the curve's own
+    points): says whether the curve is pooled."""
     seeds = seed_curves(curve, data)
     for _, c, y in seeds:
         chart.line(c, y, SEEDS, width=0.9, opacity=0.55, label=f"the {len(seeds)} seeds")
+    n = int((curve.group or {}).get("n_seeds") or 0)
     pts = curve.points
-    if seeds and pts is not None and "value_se" in pts.columns:
+    if n > 1 and pts is not None and "value_se" in pts.columns:
         pts = pts.sort_values("compute")
         c = pts["compute"].to_numpy(float)
         mean = pts["value"].to_numpy(float)
-        sd = pts["value_se"].to_numpy(float) * math.sqrt(len(seeds))
+        sd = pts["value_se"].to_numpy(float) * math.sqrt(n)
         chart.band(c, mean - sd, mean + sd, SEEDS, label="±1 sd across seeds", opacity=0.16)
-    return bool(seeds)
+    return n > 1
 
 
 def _fit(chart: Chart, curve: CurveAnalysis, c: np.ndarray, confidence: float) -> None:
@@ -188,17 +192,22 @@ def curve_svg(curve: CurveAnalysis, *, confidence: float = 0.9,
             + chart_svg(gain_chart(curve), title=f"gain per doubling of {title}"))
 
 
-def thumbnail_svg(curve: CurveAnalysis, *, confidence: float = 0.9, width: float = 220,
-                  height: float = 90) -> str:
-    """A small chart with a few readable ticks: the points, the fit and the forecast; its y
-    range is the data's (the forecast band is clipped, never stretching the axis)."""
+def thumbnail_chart(curve: CurveAnalysis, *, confidence: float = 0.9, width: float = 220,
+                    height: float = 90) -> Chart:
+    """A small chart: the points, the fit and the forecast, its y range the data's (the
+    forecast and its band are clipped, never stretching the axis)."""
     chart = Chart(width, height, yticks=3)
     c, y = observed(curve)
     _fit(chart, curve, c, confidence)
     chart.dots(c, y, POINTS, size=2.2, opacity=0.6)
     chart.restrict_y(y)
-    return chart_svg(chart, legend=False, css_class="thumb", font=9,
-                     title=f"{curve.run} / {curve.metric}")
+    return chart
+
+
+def thumbnail_svg(curve: CurveAnalysis, *, confidence: float = 0.9) -> str:
+    """:func:`thumbnail_chart` as SVG with a few readable ticks and no legend."""
+    return chart_svg(thumbnail_chart(curve, confidence=confidence), legend=False,
+                     css_class="thumb", font=9, title=f"{curve.run} / {curve.metric}")
 
 
 def sparkline_svg(curve: CurveAnalysis, *, width: float = 110, height: float = 26) -> str:
