@@ -18,6 +18,7 @@ from saturate.axis import AxisWarning, ComputeAxis, describe_axis
 from saturate.curves import REQUIRED_COLUMNS
 from saturate.errors import SettingsError
 from saturate.ingest import Source, load
+from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.settings import Settings
 
@@ -145,14 +146,18 @@ class Analysis:
         return "\n\n".join(parts)
 
     def plot(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
-        """A matplotlib Figure of the selected curves (all when no run/metric is given)."""
+        """A matplotlib Figure of the selected curves (all when no run/metric is given).
+
+        In Jupyter it shows once, inline, as the cell's value: it is made through pyplot (which
+        sets up the notebook's display of figures) and closed there at once, so pyplot does not
+        show it a second time at the end of the cell.
+        """
         from saturate.report.plots import plot_analysis
 
-        return plot_analysis(self, run=run, metric=metric)
+        return plot_analysis(self, run=run, metric=metric, pyplot=True)
 
     def _repr_html_(self) -> str:
-        from saturate.report.html import notebook_html
-
+        """Jupyter: the headline, a row per curve with a small chart, the diagnostics."""
         return notebook_html(self)
 
     def __repr__(self) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from saturate.display import html_of
 from saturate.errors import InputError
 
 if TYPE_CHECKING:
@@ -384,6 +385,10 @@ class CurveAnalysis:
             group=d.get("group"),
             compute_name=str(d.get("compute_name", "step")),
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the verdict, its charts, numbers and reasons."""
+        return html_of(self, "curve")
 
     def summary(self) -> str:
         """A short plain-text report of this curve."""

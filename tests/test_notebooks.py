@@ -66,7 +66,7 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch, kernel_env):
     for key, value in kernel_env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("SATURATE_SAMPLE_RUNS", str(ROOT / "sample_runs"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's own: inline, as in Jupyter
     workdir = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", workdir)
     before = _snapshot()
@@ -82,3 +82,25 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch, kernel_env):
         if "text/html" in out.get("data", {})
     ]
     assert html, f"{path.name} displays no rich (HTML) output"
+    _check_figures(nb, path.name)
+
+
+def _check_figures(nb: nbformat.NotebookNode, name: str) -> None:
+    """Every cell that plots shows its figure once, as a picture: one ``image/png`` output, and
+    no ``<Figure size ...>`` text standing in for one. Every view of a curve holds a chart."""
+    plotting = [c for c in nb.cells if c.cell_type == "code"
+                and (".plot(" in c.source or "plt.show()" in c.source)]
+    assert plotting, f"{name} has no plot cell"
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        as_text = [o for o in cell.outputs if "image/png" not in o.get("data", {})
+                   and "<Figure size" in o.get("data", {}).get("text/plain", "")]
+        assert not as_text, f"{name}: a figure shown as text: {cell.source!r}"
+        if cell in plotting:
+            assert len(images) == 1, f"{name}: {len(images)} images from {cell.source!r}"
+        for out in cell.outputs:
+            frag = out.get("data", {}).get("text/html", "")
+            if "saturate-nb" in frag:
+                assert "<svg" in frag and "<style>" in frag, f"{name}: a view without a chart"

@@ -222,7 +222,7 @@ class _ModelFree:
 
 def _model_free(obs: _Observed, settings: AnalysisSettings) -> _ModelFree:
     c, ys = obs.compute, obs.signed
-    seed_se = _seed_doubling_se(obs.points)
+    seed_se = seed_doubling_se(obs.points)
     span = smoothed_range(obs.value)
     return _ModelFree(
         seed_se=seed_se,
@@ -235,7 +235,7 @@ def _model_free(obs: _Observed, settings: AnalysisSettings) -> _ModelFree:
     )
 
 
-def _seed_doubling_se(points: pd.DataFrame) -> float:
+def seed_doubling_se(points: pd.DataFrame) -> float:
     """The spread across seeds of the gain per doubling (median of the last three), 0 without."""
     if "doubling_se" not in points.columns:
         return 0.0

@@ -14,6 +14,7 @@ from saturate.cli.common import (
     Out,
     Sources,
     handle_errors,
+    progress_bar,
     run_analysis,
     terminal,
     write_text,
@@ -31,6 +32,13 @@ LogBack = Annotated[
 ]
 
 
+Wide = Annotated[
+    bool,
+    typer.Option("--wide", help="Table: every column at full width, whatever the terminal's "
+                 "width (piped output is $COLUMNS wide, else 120)."),
+]
+
+
 @app.command()
 @handle_errors
 @settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, REPORT_FORMAT)
@@ -40,6 +48,7 @@ def analyze(
     out: Out = None,
     fast: Fast = True,
     log_back: LogBack = False,
+    wide: Wide = False,
 ) -> None:
     """Analyse every (run, metric) curve: is it still scaling, slowing, saturated or regressing?
 
@@ -54,7 +63,14 @@ def analyze(
     if settings.format == "table" and out is None:
         from saturate.report.table import render_table
 
-        render_table(analysis, terminal(sys.stdout, width=240))
+        render_table(analysis, terminal(sys.stdout), wide=wide)
+        return
+    if settings.format == "html":
+        from saturate.report.html import render_html
+
+        with progress_bar("drawing the report") as hook:
+            text = render_html(analysis, progress=hook)
+        write_text(text, out)
         return
     from saturate.report import render
 

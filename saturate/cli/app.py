@@ -3,14 +3,45 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+import click
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from saturate import __version__
 from saturate.cli.common import STATE
 
-app = typer.Typer(
+
+class _PlainArgument(TyperArgument):
+    """An argument shown in the help by its name (``SOURCE...``), without a Python type
+    (``SOURCE <list[str]>``)."""
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        return None
+
+    def _rich_display_name(self) -> str:
+        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+
+
+class PlainCommand(TyperCommand):
+    """Every command's help in plain words: arguments without Python types."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if type(param) is TyperArgument:
+                param.__class__ = _PlainArgument
+
+
+class _Typer(typer.Typer):
+    """A Typer app whose commands are :class:`PlainCommand` unless they say otherwise."""
+
+    def command(self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Any:
+        return super().command(*args, cls=cls or PlainCommand, **kwargs)
+
+
+app = _Typer(
     name="saturate",
     help="Is RL still scaling, or has it saturated? Fit scaling laws to RL curves and say so.",
     no_args_is_help=True,

@@ -7,10 +7,11 @@ and exit code 2, and a warning becomes one ``warning:`` line. ``--debug`` shows 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
@@ -81,6 +82,28 @@ def _progress_callback(console: Any) -> tuple[Any, Any]:
     return hook, bar
 
 
+@contextlib.contextmanager
+def progress_bar(what: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A ``progress(done, total)`` hook that drives a bar on stderr, when stderr is a terminal
+    (else ``None``: nothing is shown)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield None
+        return
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=True)
+    task = bar.add_task(what, total=None)
+
+    def hook(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield hook
+
+
 def run_analysis(
     sources: list[str] | None, settings: Settings, *, diagnostics: bool = True, fast: bool = True
 ) -> Analysis:
@@ -103,13 +126,24 @@ def run_analysis(
     return analysis
 
 
-def terminal(file: TextIO, *, width: int) -> Console:
-    """A rich console on ``file``; when it is not a terminal (piped, captured) it has ``width``
-    columns, so that rows stay on one line."""
+PIPED_WIDTH = 120
+"""Columns of output that goes to a pipe or a file when ``$COLUMNS`` does not say."""
+
+
+def terminal(file: TextIO, *, width: int = PIPED_WIDTH) -> Console:
+    """A rich console on ``file``: a terminal's own width; when it is not a terminal (piped,
+    captured), ``$COLUMNS`` columns, else ``width``."""
+    import os
+
     from rich.console import Console
 
     console = Console(file=file, soft_wrap=False)
-    return console if console.is_terminal else Console(file=file, soft_wrap=False, width=width)
+    if console.is_terminal:
+        return console
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    return Console(file=file, soft_wrap=False, width=width)
 
 
 def write_text(text: str, out: Path | None) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from saturate.display import html_of
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import Normalisation
@@ -269,6 +270,10 @@ class CurveFit:
                 "normalisation": self.norm.to_dict(),
             }
         )
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the fitted curve with its band, the laws and their weights, the forecasts."""
+        return html_of(self, "fit")
 
     def summary(self) -> str:
         """A statsmodels-like text table."""

@@ -14,7 +14,7 @@ __all__ = ["FORMATS", "render"]
 FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 
 
-def render(analysis: Any, fmt: str = "table", *, width: int = 160) -> str:
+def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
     """The report in format ``fmt`` (one of :data:`FORMATS`) as text.
 
     ``table`` is rendered without colours at ``width`` columns (the CLI prints it live instead).

@@ -7,7 +7,10 @@ number formatting; each renderer only escapes and styles the cells.
 from __future__ import annotations
 
 import math
+import os
+import re
 import time as _time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +32,12 @@ __all__ = [
     "diagnostic_metric_row",
     "diagnostic_rows",
     "axis_text",
+    "headline",
+    "short_reason",
+    "forecast_cell",
+    "shorten_middle",
+    "unique_labels",
+    "common_prefix",
 ]
 
 # (key, header) in display order.
@@ -154,6 +163,130 @@ def settings_items(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
             text = str(value)
         out.append((str(key), text))
     return out
+
+
+def headline(curves: Sequence[CurveAnalysis]) -> str:
+    """The first line of every report: ``27 of 53 curves still pay for the next doubling (12
+    scaling, 15 slowing); 18 saturated; 6 regressing; 2 inconclusive.``"""
+    counts = Counter(c.verdict for c in curves)
+    paying = counts["scaling"] + counts["slowing"]
+    noun = "curve" if len(curves) == 1 else "curves"
+    verb = "pays" if len(curves) == 1 else "pay"
+    head = f"{paying} of {len(curves)} {noun} still {verb} for the next doubling"
+    if paying:
+        split = [f"{counts[v]} {v}" for v in ("scaling", "slowing") if counts[v]]
+        head += f" ({', '.join(split)})"
+    rest = [f"{counts[v]} {v}" for v in ("saturated", "regressing", "inconclusive") if counts[v]]
+    return "; ".join([head, *rest]) + "."
+
+
+def _deciding(curve: CurveAnalysis) -> tuple[str, Estimate | None]:
+    """The estimate the verdict weighed against the threshold (as :mod:`saturate.analysis.verdict`
+    picks it): the fit's gain when it has an interval, else the recent trend, else the bare gain."""
+    g = curve.gain_per_doubling
+    if g is not None and math.isfinite(g.lo) and math.isfinite(g.hi):
+        return "", g
+    if curve.trend is not None:
+        return "trend ", curve.trend.slope_per_doubling
+    return "", g
+
+
+def _first_clause(reason: str) -> str:
+    """A reason without its intervals and asides, up to its first colon (or semicolon when long)."""
+    text = re.sub(r" \[[^\[\]]*[\])]| \([^()]*\)", "", reason)
+    text = text.split(": ", 1)[0]
+    return text.split("; ", 1)[0] if len(text) > 60 else text
+
+
+def short_reason(curve: CurveAnalysis) -> str:
+    """Why the curve got its verdict, in a few words (the reasons give the whole argument):
+    ``above threshold 0.0105``, ``straddles 0.00328; leans above``, ``collapse at 269, not
+    recovered``; ``trend ...`` when the recent trend decided (the fit's gain had no interval)."""
+    if curve.verdict == "regressing":
+        col = curve.collapse
+        if col is not None:
+            return f"collapse at {num(col.compute)}, not recovered"
+        if curve.trend is not None:
+            return f"recent trend falls {num(-curve.trend.slope_per_doubling.value)} per doubling"
+    which, est = _deciding(curve)
+    t = curve.threshold
+    if curve.verdict == "inconclusive" or est is None or not math.isfinite(est.value):
+        return _first_clause(curve.reasons[0]) if curve.reasons else curve.verdict
+    if est.lo > t:
+        return f"{which}above threshold {num(t)}"
+    if est.hi < t:
+        return f"{which}below threshold {num(t)}"
+    return f"{which}straddles {num(t)}; {'leans above' if curve.passes else 'not shown to pay'}"
+
+
+def forecast_cell(curve: CurveAnalysis, index: int = 0) -> str:
+    """The ``index``-th forecast as ``0.55 [0.49, 0.61]`` (``?`` when not identified), a dash
+    when there is none."""
+    if index >= len(curve.forecast):
+        return "–"
+    f = curve.forecast[index]
+    return interval(Estimate(f.value, f.lo, f.hi, identified=f.identified))
+
+
+_SEPARATORS = "-_/: "
+
+
+def shorten_middle(text: str, width: int, *, on_separators: bool = True) -> str:
+    """``text`` cut in the middle to ``width`` characters with ``…``, keeping its head and its
+    tail (which holds the seed or variant that tells runs apart); with ``on_separators`` the cuts
+    fall on separators (``-_/: ``) when that wastes at most three characters."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    budget = width - 1
+    tail = budget // 2
+    best = (text[: budget - tail], text[len(text) - tail:])
+    if not on_separators:
+        return f"{best[0]}…{best[1]}"
+    heads = [i + 1 for i, ch in enumerate(text) if ch in _SEPARATORS and i + 1 <= budget]
+    tails = [i for i, ch in enumerate(text) if ch in _SEPARATORS and len(text) - i <= budget]
+    pairs = [(h, t) for h in heads for t in tails if h <= t and h + len(text) - t <= budget]
+    if pairs:
+        h, t = max(pairs, key=lambda p: (p[0] + len(text) - p[1], len(text) - p[1]))
+        if h + len(text) - t >= budget - 3:
+            best = (text[:h], text[t:])
+    return f"{best[0]}…{best[1]}"
+
+
+def unique_labels(names: Sequence[str], width: int) -> tuple[list[str], int]:
+    """The names shortened in the middle to the largest width <= ``width`` at which distinct
+    names stay distinct (the least larger one when none is), and that width. The cuts fall on
+    separators unless that makes two names look alike."""
+    distinct = sorted(set(names))
+    longest = max((len(n) for n in names), default=0)
+
+    def labels(w: int) -> dict[str, str] | None:
+        for on_separators in (True, False):
+            out = {n: shorten_middle(n, w, on_separators=on_separators) for n in distinct}
+            if len(set(out.values())) == len(distinct):
+                return out
+        return None
+
+    w = min(max(width, 1), longest)
+    found = next(((v, lab) for v in range(w, 0, -1) if (lab := labels(v)) is not None), None)
+    if found is None:
+        found = next((v, lab) for v in range(w, longest + 1) if (lab := labels(v)) is not None)
+    return [found[1][n] for n in names], found[0]
+
+
+def common_prefix(names: Sequence[str], least: int = 4) -> str:
+    """The prefix every name shares, up to and including its last separator (``-_/: ``), when it
+    is at least ``least`` characters long and leaves every name something; else ``""``."""
+    distinct = sorted(set(names))
+    if len(distinct) < 2:
+        return ""
+    prefix = os.path.commonprefix(distinct)
+    cut = max(prefix.rfind(ch) for ch in _SEPARATORS) + 1
+    prefix = prefix[:cut]
+    if len(prefix) < least or any(len(n) <= len(prefix) for n in distinct):
+        return ""
+    return prefix
 
 
 def format_time(t: float) -> str:

@@ -1,34 +1,46 @@
-"""The terminal report: a rich table, one row per curve, the diagnostics across metrics and runs,
-and the verdict counts after them.
+"""The terminal report: a headline, a table of curves that fits the console's width, a one-line
+reason per curve, the diagnostics across metrics and runs, and a footer that explains the marks.
 
-Every string from the data goes in through :func:`_text`: a :class:`rich.text.Text` (so a run
-called ``[bold]x`` shows literally) of :func:`saturate.text.for_terminal` (so a newline, an ANSI
-escape or a BEL in a name is shown escaped and every row stays one line per name).
+Fitting the width: run, metric and verdict always show (names shortened in the middle, a prefix
+every name shares said once above the table), and numbers are never cut: the columns people need
+least are left out instead (``wide=True`` keeps every column). Names from the data go in as
+:class:`rich.text.Text` (see :func:`_cell`), so a run called ``[bold]x`` shows literally.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from saturate.report.rows import (
-    COLUMNS,
-    DIAGNOSTIC_COLUMNS,
-    DIAGNOSTIC_METRIC_COLUMNS,
     axis_text,
+    common_prefix,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
     diagnostics_of,
+    forecast_cell,
+    headline,
+    num,
+    short_reason,
+    shorten_middle,
     summary_row,
 )
-from saturate.results import verdict_counts
+from saturate.report.table_layout import NAMES, Layout, plan_columns
+from saturate.results import CurveAnalysis
 from saturate.text import for_terminal
 
-__all__ = ["render_table", "render_diagnostics", "VERDICT_STYLES", "SEVERITY_STYLES"]
+__all__ = ["render_table", "render_diagnostics", "table_cells", "VERDICT_STYLES",
+           "SEVERITY_STYLES", "TABLE_COLUMNS"]
 
 VERDICT_STYLES: dict[str, str] = {
     "scaling": "bold green",
@@ -38,75 +50,264 @@ VERDICT_STYLES: dict[str, str] = {
     "inconclusive": "dim",
 }
 SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
-_LEFT = {"run", "metric", "verdict", "roi"}
-# Below this console width the table drops the columns people need least (the JSON has them all).
-_WIDE = 150
-_OPTIONAL = {"value_last", "threshold", "stop"}
+
+# (key, header, right-aligned), in display order; the headers of numbers may wrap onto two lines.
+TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
+    ("run", "run", False),
+    ("metric", "metric", False),
+    ("verdict", "verdict", False),
+    ("gain", "gain / doubling", True),
+    ("why", "why", False),
+    ("forecast", "forecast", True),
+    ("value_last", "last value", True),
+    ("asymptote", "asymptote", True),
+    ("roi", "ROI stage", False),
+    ("stop", "stop point", True),
+    ("knee", "knee", True),
+    ("points", "points", True),
+    ("compute_last", "last compute", True),
+    ("threshold", "threshold", True),
+)
+_BOX = {"box": box.MINIMAL, "padding": (0, 1), "pad_edge": False, "show_edge": False}
+INDENT = 2
+"""Rows under a run heading are indented this far."""
 
 
-def _text(value: Any) -> Text:
-    """The terminal boundary of the table: data as literal, one-line text."""
-    return Text(for_terminal(value))
+def _cell(text: Any, style: str = "") -> Text:
+    """Text from data for the terminal: literal (never console markup) and one line, control
+    characters shown escaped (:func:`saturate.text.for_terminal`, the terminal boundary)."""
+    return Text(for_terminal(str(text)), style=style)
 
 
-def render_table(analysis: Any, console: Console, *, reasons: bool = False) -> None:
-    """Print the table of curves, the diagnostics and the one-line summary on ``console``.
+def table_cells(curve: CurveAnalysis) -> dict[str, str]:
+    """Every cell :data:`TABLE_COLUMNS` can show for ``curve``, as text."""
+    row = summary_row(curve)
+    row.update(gain=row["gain"], why=short_reason(curve), forecast=forecast_cell(curve))
+    return row
 
-    ``reasons=True`` adds each curve's reasons below the table.
+
+def _forecast_header(curves: Sequence[CurveAnalysis]) -> str:
+    ats = {str(c.forecast[0].at) for c in curves if c.forecast}
+    return f"forecast {ats.pop()}" if len(ats) == 1 else "forecast"
+
+
+def _findings(found: Sequence[Any]) -> str:
+    """``10 findings (8 errors, 2 warnings)``."""
+    counts = Counter(d.severity for d in found)
+    split = [f"{n} {sev}{'' if n == 1 else 's'}" for sev in ("error", "warning", "info")
+             if (n := counts[sev])]
+    return f"{len(found)} finding{'' if len(found) == 1 else 's'} ({', '.join(split)})"
+
+
+def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
+            headers: dict[str, str], width: int, wide: bool) -> Layout:
+    """A run column when the runs fit it in full beside the reasons (or ``wide``); else, when
+    runs have several curves, each run as a heading over its curves (named once, in full)."""
+    order = [k for k, _, _ in TABLE_COLUMNS]
+    flat = plan_columns(cells, headers, order, width, wide=wide)
+    if wide or len({c.run_id for c in curves}) == len(curves):
+        return flat
+    grouped = plan_columns(cells, headers, [k for k in order if k != "run"], width - INDENT)
+    runs = common_prefix([c.run for c in curves])
+    grouped = dataclasses.replace(grouped, prefixes={**grouped.prefixes, "run": runs})
+    if flat.shortened("run") or ("why" in grouped.columns and "why" not in flat.columns):
+        return grouped
+    return flat
+
+
+def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
+    lines = [_cell(f"{compute} · intervals at {confidence:.0%}", "dim")]
+    for what in NAMES:
+        if prefix := layout.prefixes.get(what):
+            lines.append(_cell(f"Every {what} name starts with {prefix!r}: left out below.",
+                               "dim"))
+    return lines
+
+
+def _threshold_text(min_gain: Any) -> str:
+    text = str(min_gain)
+    return f"{text} of its observed range" if text.endswith("%") else text
+
+
+def _footer(layout: Layout, cells: list[dict[str, str]], headers: dict[str, str], width: int,
+            min_gain: Any) -> list[str]:
+    lines = ["gain / doubling: the fitted change of the metric (better is positive) when compute "
+             "doubles from the last point, with its interval. A curve still pays when that gain "
+             f"clears the threshold ({_threshold_text(min_gain)}): scaling and slowing pay "
+             "(before and past the knee), saturated does not, regressing fell, inconclusive "
+             "cannot say."]
+    if any("?" in row[k] for row in cells for k in layout.columns):
+        lines.append("? after a value: the data cannot pin it down (not identified). – : none.")
+    if layout.shortened():
+        lines.append(f"Names are shortened in the middle (…) to fit {width} columns.")
+    if layout.dropped:
+        lines.append(f"Left out to fit {width} columns: "
+                     f"{', '.join(headers[k] for k in layout.dropped)} (--wide shows every "
+                     "column; --format json or html has everything).")
+    return lines
+
+
+def render_table(analysis: Any, console: Console, *, reasons: bool = False,
+                 wide: bool = False) -> None:
+    """Print the report on ``console``, fitted to its width: the headline, the table of curves,
+    the diagnostics and a footer explaining the marks.
+
+    ``wide=True`` shows every column at full width whatever the console's width;
+    ``reasons=True`` adds each curve's full reasons.
     """
-    curves, _ = curves_and_settings(analysis)
-    table = Table(title=_text(f"saturate: {len(curves)} curve(s), {axis_text(analysis)}"),
-                  title_justify="left", header_style="bold")
-    columns = [(k, h) for k, h in COLUMNS if console.width >= _WIDE or k not in _OPTIONAL]
-    for key, header in columns:
-        table.add_column(header, justify="left" if key in _LEFT else "right",
-                         overflow="fold", no_wrap=key not in ("run", "metric", "reasons"))
-    for curve in curves:
-        row = summary_row(curve)
-        cells = [_text(row[key]) for key, _ in columns]
-        cells[[k for k, _ in columns].index("verdict")].stylize(
-            VERDICT_STYLES.get(curve.verdict, "")
-        )
-        table.add_row(*cells)
-    console.print(table)
+    curves, settings = curves_and_settings(analysis)
+    confidence = settings.get("confidence") or 0.9
+    cells = [table_cells(c) for c in curves]
+    headers = {k: h for k, h, _ in TABLE_COLUMNS}
+    headers["forecast"] = _forecast_header(curves)
+    layout = _layout(curves, cells, headers, console.width, wide)
+    console.print(Text(headline(curves), style="bold"))
+    found = diagnostics_of(analysis)
+    if found:
+        console.print(Text(f"{_findings(found)} across metrics and runs: see Diagnostics below."))
+    for line in _caption(layout, axis_text(analysis), float(confidence)):
+        console.print(line)
+    _print_curves(console, curves, cells, layout, headers)
+    if "why" not in layout.columns:
+        _print_why(console, curves, cells, layout)
     render_diagnostics(analysis, console)
-    _plain_table(console, "Diagnostic metrics (no verdict)", DIAGNOSTIC_METRIC_COLUMNS,
-                 diagnostic_rows(analysis))
+    _print_diagnostic_metrics(console, diagnostic_rows(analysis))
     if reasons:
-        for curve in curves:
-            head = _text(f"{curve.run} / {curve.metric}: ")
-            head.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
-            console.print(head)
-            for r in curve.reasons:
-                console.print(_text(f"  - {r}"))
-    console.print(Text(verdict_counts(curves)))
+        _print_reasons(console, curves)
+    for line in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
+        console.print(Text(line, style="dim"))
+
+
+def _wrap_header(header: str, width: int) -> str:
+    """The header's words on as many lines as the column's width needs."""
+    lines: list[str] = []
+    for word in header.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _table(layout: Layout, headers: dict[str, str], *, header: bool) -> Table:
+    right = {k for k, _, r in TABLE_COLUMNS if r}
+    table = Table(header_style="bold", show_header=header, **_BOX)
+    for key in layout.columns:
+        table.add_column(_wrap_header(headers[key], layout.widths[key]),
+                         justify="right" if key in right else "left",
+                         width=layout.widths[key], no_wrap=key != "why", overflow="fold")
+    return table
+
+
+def _add_row(table: Table, layout: Layout, curve: CurveAnalysis, row: dict[str, str]) -> None:
+    shown = {**row, **layout.labels_for(row)}
+    style = VERDICT_STYLES.get(curve.verdict, "")
+    table.add_row(*(_cell(shown[k], style if k == "verdict" else "") for k in layout.columns))
+
+
+@contextmanager
+def _at_least(console: Console, width: int) -> Iterator[None]:
+    """The console at least ``width`` wide while the table prints (rich never prints wider than
+    its console; ``--wide`` asks for exactly that)."""
+    saved = console.width
+    console.width = max(saved, width)
+    try:
+        yield
+    finally:
+        console.width = saved
+
+
+def _print_curves(console: Console, curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
+                  layout: Layout, headers: dict[str, str]) -> None:
+    """The table: one row per curve; without a run column, each run's name over its rows."""
+    if "run" in layout.columns:
+        table = _table(layout, headers, header=True)
+        for curve, row in zip(curves, cells, strict=True):
+            _add_row(table, layout, curve, row)
+        with _at_least(console, layout.total):
+            console.print(table)
+        return
+    groups: dict[str, list[int]] = {}
+    for i, curve in enumerate(curves):
+        groups.setdefault(curve.run_id, []).append(i)
+    with _at_least(console, layout.total + INDENT):
+        console.print(Padding(_table(layout, headers, header=True), (0, 0, 0, INDENT)))
+        for members in groups.values():
+            run = curves[members[0]].run.removeprefix(layout.prefixes.get("run", ""))
+            console.print(_cell(shorten_middle(run, console.width), "bold"))
+            table = _table(layout, headers, header=False)
+            for i in members:
+                _add_row(table, layout, curves[i], cells[i])
+            console.print(Padding(table, (0, 0, 0, INDENT)))
+
+
+def _print_why(console: Console, curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
+               layout: Layout) -> None:
+    """The one-line reasons under the table, when the table has no room for them."""
+    console.print(Text("why", style="bold"))
+    for curve, row in zip(curves, cells, strict=True):
+        labels = {"run": curve.run.removeprefix(layout.prefixes.get("run", "")),
+                  **layout.labels_for(row)}
+        line = _cell(f"  {labels['run']} · {labels['metric']}: ")
+        line.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
+        line.append(for_terminal(f", {row['why']}"))
+        console.print(line)
+
+
+def _print_diagnostic_metrics(console: Console, rows: list[dict[str, str]]) -> None:
+    """The metrics with the diagnostic role (KL, entropy, timing...): no verdict, one line each."""
+    if not rows:
+        return
+    console.print(Text(f"Diagnostic metrics (no verdict): {len(rows)}", style="bold"))
+    for row in rows:
+        line = (f"{row['run']} · {row['metric']}: {row['value']} over {row['points']} points, "
+                f"recent change per doubling {row['trend']} ({row['role']}: {row['rule']})")
+        console.print(Padding(_cell(line), (0, 0, 0, INDENT)))
+
+
+def _print_reasons(console: Console, curves: Sequence[CurveAnalysis]) -> None:
+    for curve in curves:
+        head = _cell(f"{curve.run} / {curve.metric}: ")
+        head.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
+        console.print(head)
+        for r in curve.reasons:
+            console.print(_cell(f"  - {r}"))
 
 
 def render_diagnostics(analysis: Any, console: Console) -> None:
-    """Print the diagnostics section (nothing when there are none), errors first."""
+    """Print the diagnostics section (nothing when there are none), errors first: a table when
+    the console leaves the messages room, else one block per finding."""
     found = diagnostics_of(analysis)
     if not found:
         return
-    table = Table(title=Text(f"Diagnostics: {len(found)} finding(s) across metrics and runs"),
-                  title_justify="left", header_style="bold")
-    for key, header in DIAGNOSTIC_COLUMNS:
+    console.print(Text(f"Diagnostics: {_findings(found)} across metrics and runs", style="bold"))
+    rows = [diagnostic_row(d) for d in found]
+    fixed = {k: max(len(h), *(len(r[k]) for r in rows))
+             for k, h in (("severity", "severity"), ("kind", "kind"), ("run", "run"),
+                          ("compute", "from compute"))}
+    room = console.width - sum(fixed.values()) - 3 * len(fixed)
+    if room < 60:
+        _print_findings(console, found, rows)
+        return
+    table = Table(header_style="bold", **_BOX)
+    for key, header in (("severity", "severity"), ("kind", "kind"), ("run", "run"),
+                        ("compute", "from compute"), ("message", "message")):
         table.add_column(header, justify="right" if key == "compute" else "left",
-                         overflow="fold", no_wrap=key in ("severity", "kind", "compute"),
-                         ratio=4 if key == "message" else None)
-    for d in found:
-        row = diagnostic_row(d)
-        cells = [_text(row[key]) for key, _ in DIAGNOSTIC_COLUMNS]
-        cells[0].stylize(SEVERITY_STYLES.get(d.severity, ""))
-        table.add_row(*cells)
+                         width=fixed.get(key, room), no_wrap=key != "message",
+                         overflow="fold")
+    for d, row in zip(found, rows, strict=True):
+        table.add_row(_cell(row["severity"], SEVERITY_STYLES.get(d.severity, "")),
+                      _cell(row["kind"]), _cell(row["run"]), _cell(row["compute"]),
+                      _cell(row["message"]))
     console.print(table)
 
 
-def _plain_table(console: Console, title: str, columns: Any, rows: list[dict[str, str]]) -> None:
-    """A titled table of text rows (nothing when there are none)."""
-    if rows:
-        table = Table(title=Text(title), title_justify="left", header_style="bold")
-        for _, header in columns:
-            table.add_column(header, overflow="fold")
-        for row in rows:
-            table.add_row(*[Text(row[k]) for k, _ in columns])
-        console.print(table)
+def _print_findings(console: Console, found: Sequence[Any], rows: list[dict[str, str]]) -> None:
+    """Each finding as a heading line and its message below, for a narrow console."""
+    for d, row in zip(found, rows, strict=True):
+        head = _cell(f"{row['severity']:<8}", SEVERITY_STYLES.get(d.severity, ""))
+        head.append(f"{row['kind']} · {row['run']}")
+        if d.compute is not None:
+            head.append(f" · from {num(d.compute, 4)}")
+        console.print(head)
+        console.print(Padding(_cell(row["message"]), (0, 0, 0, INDENT)))

@@ -403,6 +403,16 @@ class SuiteAnalysis:
         lines += [f"note: {n}" for n in (*self.normalization.notes, *self.notes)]
         return "\n".join(lines)
 
+    def plot(self):  # noqa: ANN201
+        """A matplotlib Figure of every group's aggregate with its band and forecast. In Jupyter
+        it shows once, inline, as the cell's value (made through pyplot and closed there)."""
+        from saturate.report.plots.style import pyplot_figure
+        from saturate.report.suite_html import plot_suite
+
+        fig = pyplot_figure((7.0, 4.0))
+        plot_suite(self, ax=fig.add_subplot())
+        return fig
+
     def _repr_html_(self) -> str:
         from saturate.report.suite_html import suite_notebook_html
 

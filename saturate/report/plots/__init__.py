@@ -1,6 +1,8 @@
-"""Figures of analysed curves and diagnostics (matplotlib ``Figure`` objects, never pyplot: no
-window opens, no global figure registry to leak, and a notebook's own backend is left alone; files
-render with Agg).
+"""Figures of analysed curves and diagnostics as matplotlib ``Figure`` objects, for files
+(``saturate plot``, ``--log-back``) and :meth:`saturate.api.Analysis.plot`; the HTML report and the
+Jupyter views draw inline SVG instead (:mod:`saturate.report.svg`). Never pyplot, except for
+:meth:`~saturate.api.Analysis.plot`'s figure (see :func:`.style.pyplot_figure`): no window opens,
+no global figure registry to leak; files render with Agg.
 
 * :mod:`.curves`: :func:`plot_curve` (points, fit, forecast band, asymptote, knee, stop point),
   :func:`plot_gain` (marginal gain per doubling), :func:`curve_figure`, :func:`plot_analysis`,

@@ -30,10 +30,13 @@ from saturate.report.plots.style import (
     curves_of,
     fmt,
     forecast_end,
+    forecast_grid,
+    forecast_path,
     interval,
     new_figure,
     observed,
     predict,
+    pyplot_figure,
     select,
     short,
 )
@@ -63,26 +66,28 @@ def _asymptote(ax: Axes, curve: CurveAnalysis) -> None:
 
 
 def _fit_and_forecast(ax: Axes, curve: CurveAnalysis, c: np.ndarray, confidence: float) -> bool:
-    """The fit over the observed range, the forecast beyond it and their interval band; says
-    whether a fit line was drawn."""
+    """The fit over the observed range, the forecast beyond it (as reported: see
+    :func:`~saturate.report.plots.style.forecast_path`) and their interval bands; says whether a
+    fit line was drawn."""
     fit = curve.fit
     if fit is None or not c.size or c[0] <= 0 or c[-1] <= 0:
         return False
     first, last = c[0], c[-1]
     inside = np.geomspace(first, last, 160) if last > first else np.array([last])
-    beyond = np.geomspace(last, forecast_end(curve, last), 80)
-    band = interval(fit, np.concatenate([inside, beyond]), confidence)
-    p_in, p_out = predict(fit, inside), predict(fit, beyond)
+    band = interval(fit, inside, confidence)
+    p_in = predict(fit, inside)
     if band is not None:
-        lo, hi = band
-        n = inside.size
-        ax.fill_between(inside, lo[:n], hi[:n], color=BAND, alpha=0.12, lw=0)
-        ax.fill_between(beyond, lo[n:], hi[n:], color=BAND, alpha=0.25, lw=0,
-                        label=f"{confidence:.0%} interval")
+        ax.fill_between(inside, band[0], band[1], color=BAND, alpha=0.12, lw=0)
+    beyond = forecast_grid(curve, last)
+    ahead = forecast_path(curve, beyond, confidence)
+    if ahead is not None:
+        value, lo, hi = ahead
+        if np.isfinite(lo).any():
+            ax.fill_between(beyond, lo, hi, color=BAND, alpha=0.25, lw=0,
+                            label=f"{confidence:.0%} interval")
+        ax.plot(beyond, value, "--", color=FIT, lw=1.6, label="forecast", zorder=4)
     if p_in is not None:
         ax.plot(inside, p_in, "-", color=FIT, lw=1.8, label="fit", zorder=4)
-    if p_out is not None:
-        ax.plot(beyond, p_out, "--", color=FIT, lw=1.6, label="forecast", zorder=4)
     return p_in is not None
 
 
@@ -144,7 +149,7 @@ def plot_curve(
     return ax
 
 
-def _measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
+def measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
     """Gain per doubling measured from the data: mean of each octave of compute minus the previous.
 
     Octaves are ``[2^k, 2^(k+1))`` of compute relative to the first point; each gain is placed at the
@@ -190,7 +195,7 @@ def plot_gain(
             inside = grid <= last
             ax.plot(grid[inside], g[inside], "-", color=FIT, lw=1.8, label="fitted gain")
             ax.plot(grid[~inside], g[~inside], "--", color=FIT, lw=1.6, label="forecast gain")
-    at, gain = _measured_gains(c, y, curve.direction)
+    at, gain = measured_gains(c, y, curve.direction)
     if at.size:
         ax.plot(at, gain, "s", ms=4, color=POINTS, alpha=0.8, label="measured (octave means)")
     e = curve.gain_per_doubling
@@ -227,11 +232,14 @@ def curve_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:
     return fig
 
 
-def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None) -> Figure:
+def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None, *,
+                  pyplot: bool = False) -> Figure:
     """A figure with one row per selected curve: curve plot and gain plot side by side.
 
     ``run`` and ``metric`` are glob patterns (run name or id). At most
     :data:`MAX_CURVES_PER_FIGURE` rows are drawn; a warning says when some were left out.
+    ``pyplot=True`` makes the figure through pyplot and closes it there at once (see
+    :meth:`saturate.api.Analysis.plot`).
     """
     curves = select(curves_of(analysis), run, metric)
     if not curves:
@@ -245,7 +253,8 @@ def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = No
         )
         curves = curves[:MAX_CURVES_PER_FIGURE]
     confidence = confidence_of(analysis)
-    fig = Figure(figsize=(11.0, 3.6 * len(curves)), layout="constrained")
+    size = (11.0, 3.6 * len(curves))
+    fig = pyplot_figure(size) if pyplot else Figure(figsize=size, layout="constrained")
     axes = fig.subplots(len(curves), 2, squeeze=False, width_ratios=[1.25, 1])
     for (left, right), curve in zip(axes, curves, strict=True):
         plot_curve(curve, left, confidence=confidence)

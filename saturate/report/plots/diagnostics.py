@@ -33,7 +33,8 @@ DIAGNOSTIC_PLOTS = ("divergence", "sharpening", "recipe")
 """Diagnostic kinds that have a figure (:func:`diagnostic_figure`)."""
 
 
-def _points(analysis: Any, source: str, run_id: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+def curve_points(analysis: Any, source: str, run_id: str,
+                 metric: str) -> tuple[np.ndarray, np.ndarray]:
     """(compute, value) of one curve, sorted, compute > 0: from its analysis, else from the data."""
     for c in curves_of(analysis):
         if c.run_id == run_id and c.metric == metric and (not source or c.source == source):
@@ -50,7 +51,7 @@ def _points(analysis: Any, source: str, run_id: str, metric: str) -> tuple[np.nd
     return c[keep], y[keep]
 
 
-def _curve_of(analysis: Any, run_id: str, metric: str) -> CurveAnalysis | None:
+def curve_of(analysis: Any, run_id: str, metric: str) -> CurveAnalysis | None:
     for c in curves_of(analysis):
         if c.run_id == run_id and c.metric == metric:
             return c
@@ -63,8 +64,8 @@ def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> A
     ax = axes_or_new(ax)
     reward, bench = diagnostic.metrics[0], diagnostic.metrics[1]
     d = diagnostic
-    rc, ry = _points(analysis, d.source, d.run_id, reward)
-    bc, by = _points(analysis, d.source, d.run_id, bench)
+    rc, ry = curve_points(analysis, d.source, d.run_id, reward)
+    bc, by = curve_points(analysis, d.source, d.run_id, bench)
     ax.plot(rc, ry, ".", ms=3, color=_REWARD, alpha=0.7, label=short(reward, 40))
     ax.set_ylabel(short(reward, 40), color=_REWARD)
     ax.tick_params(axis="y", colors=_REWARD)
@@ -77,7 +78,7 @@ def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> A
                    label=f"stopped following at {fmt(d.compute)}")
     if rc.size or bc.size:
         ax.set_xscale("log")
-    compute_name = getattr(_curve_of(analysis, d.run_id, reward), "compute_name", "compute")
+    compute_name = getattr(curve_of(analysis, d.run_id, reward), "compute_name", "compute")
     ax.set_xlabel(f"{axis_label(compute_name)} (log scale)")
     ax.grid(True, which="major", alpha=0.3)
     verb = "falls" if d.details.get("benchmark_falls") else "flattens"
@@ -128,7 +129,7 @@ def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
     metric = diagnostic.metrics[0]
     recipes = diagnostic.details.get("recipes", ())
     crossing = (diagnostic.details.get("pair") or {}).get("crossing") or None
-    curves = [(r.get("label", "?"), _curve_of(analysis, r.get("run_id", ""), metric))
+    curves = [(r.get("label", "?"), curve_of(analysis, r.get("run_id", ""), metric))
               for r in recipes]
     last = max((c.compute_last for _, c in curves if c is not None), default=math.nan)
     end = last * FORECAST_SPAN

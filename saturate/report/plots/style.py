@@ -34,6 +34,17 @@ def new_figure(figsize: tuple[float, float] = SIZE, layout: str | None = "constr
     return Figure(figsize=figsize, layout=layout)
 
 
+def pyplot_figure(figsize: tuple[float, float]) -> Figure:
+    """A figure made through pyplot and closed there at once: pyplot's import sets up how the
+    notebook shows figures (inline, as the cell's value), and closing keeps it from showing the
+    figure a second time at the end of the cell (and from holding it in memory)."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    plt.close(fig)
+    return fig
+
+
 def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = SIZE) -> Axes:
     return ax if ax is not None else new_figure(figsize).add_subplot()
 
@@ -75,6 +86,50 @@ def interval(fit: Any, grid: np.ndarray, confidence: float) -> tuple[np.ndarray,
     if lo.shape != grid.shape or hi.shape != grid.shape or not np.isfinite(lo).any():
         return None
     return lo, hi
+
+
+def forecast_path(
+    curve: CurveAnalysis, grid: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The forecast beyond the last compute as the analysis reports it, on ``grid`` (computes
+    past the last): (value, lo, hi), or ``None`` without a fit.
+
+    The reported forecasts (``curve.forecast``) are not the raw fit: they carry the fit's
+    measured extrapolation error and are shrunk toward the current level when they cannot be
+    told from "no change" (:func:`saturate.analysis.quantities.honest_forecast`). Drawing the raw
+    fit beyond the data would put the forecast markers off the line and show more confidence
+    than the analysis has, so the line and its band are that same forecast, point by point.
+    """
+    fit = curve.fit
+    if fit is None or grid.size == 0:
+        return None
+    from saturate.analysis.curve import seed_doubling_se
+    from saturate.analysis.quantities import honest_forecast
+    from saturate.results import ForecastPoint
+
+    last = float(curve.compute_last)
+    value = predict(fit, grid)
+    band = interval(fit, grid, confidence)
+    if value is None:
+        return None
+    lo, hi = band if band is not None else (np.full(grid.size, np.nan),) * 2
+    extrap = fit.extrapolation_se
+    seeds = seed_doubling_se(curve.points) if curve.points is not None else 0.0
+    extra = math.hypot(seeds, extrap if math.isfinite(extrap) else 0.0)
+    level = float(fit.predict(np.array([last]))[0])
+    raw = tuple(ForecastPoint(at=float(c), compute=float(c), value=float(v), lo=float(a),
+                              hi=float(b)) for c, v, a, b in zip(grid, value, lo, hi, strict=True))
+    honest = honest_forecast(raw, last, level, extra, confidence)
+    return tuple(np.array([getattr(f, k) for f in honest], dtype=float)  # type: ignore[return-value]
+                 for k in ("value", "lo", "hi"))
+
+
+def forecast_grid(curve: CurveAnalysis, last: float, n: int = 60) -> np.ndarray:
+    """Computes from the last one to the end of the forecast, log-spaced, with the computes of
+    the reported forecasts among them (so their markers sit on the line's vertices)."""
+    grid = np.geomspace(last, forecast_end(curve, last), n)
+    asked = [f.compute for f in curve.forecast if f.compute and f.compute > last]
+    return np.unique(np.concatenate([grid, np.asarray(asked, dtype=float)]))
 
 
 def forecast_end(curve: CurveAnalysis, last: float) -> float:

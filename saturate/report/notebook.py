@@ -1,0 +1,148 @@
+"""What Jupyter shows for an :class:`~saturate.api.Analysis` (:func:`notebook_html`), a
+:class:`~saturate.results.CurveAnalysis` (:func:`curve_html`) and a
+:class:`~saturate.fit.result.CurveFit` (:func:`fit_html`): HTML fragments with their own small
+stylesheet (scoped to ``.saturate-nb``, no colours but the badges', so they read in light and
+dark themes) and inline SVG charts whose y range is the data's.
+
+Importing this module registers :func:`curve_html` and :func:`fit_html` with
+:mod:`saturate.display`, which the result classes' ``_repr_html_`` ask.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from saturate.display import register_html
+from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
+from saturate.report.rows import (
+    curves_and_settings,
+    diagnostics_of,
+    forecast_cell,
+    headline,
+    interval,
+    num,
+    short_reason,
+)
+from saturate.results import CurveAnalysis
+
+__all__ = ["notebook_html", "curve_html", "fit_html"]
+
+
+def _wrap(body: str) -> str:
+    return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'
+
+
+def _confidence(settings: dict[str, Any]) -> float:
+    level = settings.get("confidence")
+    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.9
+
+
+def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
+    """The headline, then one row per curve with a small chart of it (the first ``max_plots``),
+    then the diagnostics."""
+    from saturate.report.svg import thumbnail_svg
+
+    curves, settings = curves_and_settings(analysis)
+    confidence = _confidence(settings)
+    at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
+    heads = ("run", "metric", "verdict", "gain / doubling", "why", f"forecast {at}".strip(),
+             "last value", "curve")
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
+    rows = []
+    for i, c in enumerate(curves):
+        thumb = thumbnail_svg(c, confidence=confidence) if i < max_plots else ""
+        rows.append(
+            f"<tr><td>{breakable(c.run)}</td><td>{breakable(c.metric)}</td>"
+            f"<td>{badge(c.verdict)}</td>"
+            f"<td class='n'>{esc(interval(c.gain_per_doubling))}</td>"
+            f"<td>{esc(short_reason(c))}</td><td class='n'>{esc(forecast_cell(c))}</td>"
+            f"<td class='n'>{esc(num(c.value_last, 4))}</td><td>{thumb}</td></tr>")
+    more = (f"<p class='muted'>charts for the first {max_plots} of {len(curves)} curves</p>"
+            if len(curves) > max_plots else "")
+    found = diagnostics_of(analysis)
+    diag = ""
+    if found:
+        items = "".join(f"<li>{severity_badge(d.severity)} <b>{esc(d.kind)}</b> {esc(d.run)}: "
+                        f"{esc(d.message)}</li>" for d in found)
+        diag = f"<p><b>Diagnostics ({len(found)})</b></p><ul>{items}</ul>"
+    return _wrap(f"<p><b>{esc(headline(curves))}</b></p><table><thead><tr>{head}</tr></thead>"
+                 f"<tbody>{''.join(rows)}</tbody></table>{more}{diag}")
+
+
+def _facts_table(items: list[tuple[str, str]]) -> str:
+    return "<table><tbody>" + "".join(
+        f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items) + "</tbody></table>"
+
+
+def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
+    """One curve: its verdict and why, its chart and gain chart, the numbers and the reasons."""
+    from saturate.report.svg import chart_svg
+    from saturate.report.svg.curves import curve_chart, gain_chart
+
+    conf = confidence or (curve.fit.confidence if curve.fit is not None else 0.9)
+    charts = (chart_svg(curve_chart(curve, confidence=conf, width=600, height=280))
+              + chart_svg(gain_chart(curve, width=600, height=200)))
+    facts = [
+        ("points", f"{curve.n_points} ({curve.compute_name} {num(curve.compute_first)} – "
+                   f"{num(curve.compute_last)})"),
+        ("last value", f"{num(curve.value_last, 4)} ({curve.direction} is better)"),
+        ("gain per doubling", f"{interval(curve.gain_per_doubling)} (threshold "
+                              f"{num(curve.threshold)})"),
+        ("asymptote", interval(curve.asymptote)),
+        ("ROI", f"{num(curve.roi, 2)} ({curve.roi_stage})"),
+        ("knee", num(curve.knee)),
+        ("stop point", interval(curve.stop_point) if curve.stop_point else "none in range"),
+        *((f"forecast {f.at}", forecast_cell(curve, i)) for i, f in enumerate(curve.forecast)),
+    ]
+    reasons = "".join(f"<li>{esc(r)}</li>" for r in curve.reasons)
+    return _wrap(f"<p><b>{esc(curve.run)} / {esc(curve.metric)}</b> {badge(curve.verdict)} "
+                 f"<span class='muted'>{esc(short_reason(curve))}</span></p>{charts}"
+                 f"{_facts_table(facts)}<ul>{reasons}</ul>")
+
+
+def _fit_chart(fit: Any) -> str:
+    """The averaged fit from the first compute to four times the last, with its band."""
+    import numpy as np
+
+    from saturate.report.svg import Chart, chart_svg
+
+    if not (fit.compute_first > 0 and fit.compute_last > 0):
+        return ""
+    grid = np.geomspace(fit.compute_first, 4 * fit.compute_last, 120)
+    chart = Chart(600, 220, xlabel="compute, log scale", ylabel=f"fit ({fit.direction} is "
+                  "better)")
+    lo, hi = fit.interval(grid)
+    chart.band(grid, lo, hi, "#4c72b0", label=f"{fit.confidence:.0%} interval")
+    inside = grid <= fit.compute_last
+    chart.line(grid[inside], fit.predict(grid[inside]), "currentColor", width=1.9,
+               label="fit over the data")
+    chart.line(grid[~inside], fit.predict(grid[~inside]), "currentColor", dash="6 4",
+               label="beyond the data")
+    return chart_svg(chart)
+
+
+def fit_html(fit: Any) -> str:
+    """A curve fit: its chart, the laws with their weights and parameters, the forecasts."""
+    rows = []
+    for lf in sorted(fit.laws, key=lambda lf: -lf.weight if math.isfinite(lf.weight) else 0):
+        params = ", ".join(f"{k} = {interval(v)}" for k, v in lf.params.items())
+        rows.append(f"<tr><td>{esc(lf.name)}</td><td class='n'>{esc(num(lf.weight, 3))}</td>"
+                    f"<td class='n'>{esc(num(lf.aicc, 4))}</td>"
+                    f"<td class='n'>{esc(num(lf.cv_error, 3))}</td>"
+                    f"<td>{'yes' if lf.converged else 'no'}</td><td>{esc(params)}</td></tr>")
+    forecasts = "".join(
+        f"<li>forecast {esc(f.at)} (compute {esc(num(f.compute))}): {esc(num(f.value, 4))} "
+        f"[{esc(num(f.lo, 4))}, {esc(num(f.hi, 4))}]{'' if f.identified else ', not identified'}"
+        "</li>" for f in fit.forecast())
+    head = (f"<p><b>Curve fit</b> <span class='muted'>{fit.n_points} points, compute "
+            f"{esc(num(fit.compute_first))} – {esc(num(fit.compute_last))}, {fit.direction} is "
+            f"better; asymptote {esc(interval(fit.asymptote))}</span></p>")
+    table = ("<table><thead><tr><th>law</th><th>weight</th><th>AICc</th><th>CV rmse</th>"
+             f"<th>converged</th><th>parameters</th></tr></thead><tbody>{''.join(rows)}"
+             "</tbody></table>")
+    return _wrap(f"{head}{_fit_chart(fit)}{table}<ul>{forecasts}</ul>")
+
+
+register_html("curve", curve_html)
+register_html("fit", fit_html)

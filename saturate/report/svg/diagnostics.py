@@ -1,0 +1,125 @@
+"""SVG figures of the diagnostics a picture explains best, for the HTML report: a benchmark that
+stopped following the reward (the two curves stacked on one compute axis), pass@k sharpening
+(the change of pass@k against k) and two recipes' forecasts. The same pictures as
+:mod:`saturate.report.plots.diagnostics` draws with matplotlib for files."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from saturate.report.plots.diagnostics import DIAGNOSTIC_PLOTS, curve_of, curve_points
+from saturate.report.plots.style import (
+    FORECAST_SPAN,
+    confidence_of,
+    interval,
+    observed,
+    predict,
+    short,
+)
+from saturate.report.svg.chart import Chart
+from saturate.report.svg.curves import x_label
+from saturate.report.svg.draw import chart_svg
+
+__all__ = ["diagnostic_svg"]
+
+_REWARD = "#c44e52"
+_BENCH = "#4c72b0"
+_SINCE = "#8250df"
+_CROSS = "#cf222e"
+_RECIPES = ("#4c72b0", "#dd8452", "#55a868", "#8172b3")
+
+
+def _divergence(d: Any, analysis: Any) -> str:
+    reward, bench = d.metrics[0], d.metrics[1]
+    rc, ry = curve_points(analysis, d.source, d.run_id, reward)
+    bc, by = curve_points(analysis, d.source, d.run_id, bench)
+    both = np.concatenate([rc, bc])
+    if not both.size:
+        return ""
+    xlim = (float(both.min()), float(both.max()))
+    curve = curve_of(analysis, d.run_id, reward)
+    out = []
+    for metric, c, y, color, xlabel in ((reward, rc, ry, _REWARD, ""),
+                                        (bench, bc, by, _BENCH, x_label(curve) if curve else
+                                         "compute, log scale")):
+        chart = Chart(640, 170 if not xlabel else 200, xlabel=xlabel, ylabel=short(metric, 28),
+                      xlim=xlim, left=64.0)
+        chart.line(c, y, color, width=1.3, label=metric)
+        if d.compute is not None and math.isfinite(d.compute) and d.compute > 0:
+            chart.vline(d.compute, _SINCE, label=f"stopped following at {d.compute:.4g}")
+        out.append(chart_svg(chart, title=f"{d.kind} in {d.run}: {metric}"))
+    return "".join(out)
+
+
+def _sharpening(d: Any) -> str:
+    changes = sorted(d.details.get("changes", ()), key=lambda ch: ch["k"])
+    if not changes:
+        return ""
+    chart = Chart(640, 240, xlabel="k (log scale)", ylabel="pass@k: end - first", xbase2=True)
+    for ch in changes:
+        e = ch["delta"]
+        value = math.nan if e["value"] is None else e["value"]
+        lo = math.nan if e["lo"] is None else e["lo"]
+        hi = math.nan if e["hi"] is None else e["hi"]
+        chart.marker(float(ch["k"]), value, lo, hi, _BENCH, label="change since the first "
+                     "checkpoint")
+    chart.line([ch["k"] for ch in changes],
+               [math.nan if ch["delta"]["value"] is None else ch["delta"]["value"]
+                for ch in changes], _BENCH, width=1.2)
+    chart.hline(0.0, "#8c959f", dash="", scale=True)
+    kx = d.details.get("crossover_k_interpolated")
+    if kx is not None and math.isfinite(kx) and kx > 0:
+        chart.vline(kx, _CROSS, label=f"falls behind from k ≈ {kx:.3g}")
+    return chart_svg(chart, title=f"sharpening in {d.run}")
+
+
+def _recipe(d: Any, analysis: Any) -> str:
+    metric = d.metrics[0]
+    crossing = (d.details.get("pair") or {}).get("crossing") or None
+    curves = [(r.get("label", "?"), curve_of(analysis, r.get("run_id", ""), metric))
+              for r in d.details.get("recipes", ())]
+    curves = [(label, c) for label, c in curves if c is not None]
+    if not curves:
+        return ""
+    last = max(c.compute_last for _, c in curves)
+    end = last * FORECAST_SPAN
+    if crossing and crossing.get("value") is not None:
+        end = min(max(end, 1.3 * float(crossing["value"])), 64.0 * last)
+    conf = confidence_of(analysis)
+    chart = Chart(640, 280, xlabel=x_label(curves[0][1]), ylabel=short(metric, 40))
+    for i, (label, curve) in enumerate(curves):
+        color = _RECIPES[i % len(_RECIPES)]
+        c, y = observed(curve)
+        chart.dots(c, y, color, size=2.6, opacity=0.5)
+        if curve.fit is None or not c.size:
+            continue
+        grid = np.geomspace(c[0], max(end, c[-1] * 1.01), 160)
+        p, band = predict(curve.fit, grid), interval(curve.fit, grid, conf)
+        if band is not None:
+            chart.band(grid, band[0], band[1], color, opacity=0.12)
+        if p is not None:
+            inside = grid <= c[-1]
+            chart.line(grid[inside], p[inside], color, width=1.8, label=str(label))
+            chart.line(grid[~inside], p[~inside], color, dash="6 4", scale=False)
+    if crossing and crossing.get("value") is not None and crossing["value"] > 0:
+        x = float(crossing["value"])
+        lo, hi = crossing.get("lo"), crossing.get("hi")
+        if lo is not None and hi is not None and 0 < lo < hi:
+            chart.vspan(lo, hi, _CROSS, opacity=0.07)
+        chart.vline(x, _CROSS, label=f"forecasts cross at {x:.3g}", dash="2 3")
+    return chart_svg(chart, title=f"recipes in {d.run}: {metric}")
+
+
+def diagnostic_svg(diagnostic: Any, analysis: Any) -> str:
+    """The figure of a diagnostic whose kind is in :data:`DIAGNOSTIC_PLOTS` as SVG, else ``""``."""
+    kind = diagnostic.kind
+    if kind not in DIAGNOSTIC_PLOTS:
+        return ""
+    if kind == "divergence":
+        return _divergence(diagnostic, analysis) if len(diagnostic.metrics) >= 2 else ""
+    if kind == "sharpening":
+        return _sharpening(diagnostic)
+    return _recipe(diagnostic, analysis)

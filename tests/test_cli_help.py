@@ -1,0 +1,50 @@
+"""Every command's ``--help`` reads as plain text: flags without Python types (``--debug``, not
+``--debug <bool>``; ``SOURCE...``, not ``SOURCE <list[str]>``), no reStructuredText roles or
+double backticks; and the examples the help gives work as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_report_data import N_BOOT
+from typer.testing import CliRunner
+
+from saturate.cli import app
+
+runner = CliRunner()
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+RST = re.compile(r"``|:(?:func|class|meth|mod|attr|data):|\.\. \w+::")
+PYTHON_TYPE = re.compile(r"<(?:bool|int|float|str|text|path|list\[[^\]]*\]|[a-z_]+\[[^\]]*\])>")
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_is_plain(command: str) -> None:
+    res = runner.invoke(app, [*command.split(), "--help"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert not RST.search(text), RST.search(text)
+    assert not PYTHON_TYPE.search(text), PYTHON_TYPE.search(text)
+    assert "\x1b[" not in text  # no colour codes in help
+
+
+def test_the_commands_are_all_there() -> None:
+    assert {"analyze", "gate", "plot", "compare", "allocate", "watch", "history",
+            "timeline"} <= set(COMMANDS)
+
+
+def test_the_help_examples_work_as_written(tmp_path: Path) -> None:
+    help_text = runner.invoke(app, ["analyze", "--help"], env={"COLUMNS": "200"}).stdout
+    examples = {"--metric": "eval/*", "--target": "eval/math*=0.6",
+                "--pair": "train/reward=eval/*"}
+    for flag, value in examples.items():
+        assert f"e.g. '{value}'" in help_text, flag  # the example the help gives
+    args = [a for flag, value in examples.items() for a in (flag, value)]
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["analyze", str(SAMPLES / "02_scaleup_20x.csv"), *args,
+                              "--n-boot", str(N_BOOT), "--format", "json", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("{")
+    assert "--wide" in help_text

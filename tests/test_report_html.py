@@ -1,0 +1,167 @@
+"""The HTML report and the notebook views on real analyses of the sample runs: a size budget per
+curve, well-formed inline SVG, a Content-Security-Policy that allows exactly the page's script,
+forecast markers on the forecast line, seeds overlaid where curves are pooled, legends outside the
+data, and badges whose text reads on their colour.
+
+Speed is a benchmark (``benchmarks/bench_report.py``), never an assertion here."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import types
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_report_data import N_BOOT
+
+import saturate.api
+from saturate.report.html import render_html
+from saturate.report.html_assets import BADGE_COLORS, CSP, SEVERITY_COLORS, SORT_SCRIPT, contrast
+from saturate.report.svg import chart_svg
+from saturate.report.svg.curves import curve_chart, seed_curves, thumbnail_chart, x_label
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+SVG = "{http://www.w3.org/2000/svg}"
+BYTES_PER_CURVE = 25_000
+"""53 sample curves must make a report under 1.5 MB: 25 kB a curve (charts, sparkline, facts,
+reasons, laws), with room left for the diagnostics' figures and the page itself."""
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    files = [SAMPLES / "02_scaleup_20x.csv", SAMPLES / "06_pass_at_k.csv",
+             SAMPLES / "03_saturated.csv"]
+    return saturate.api.analyze(files, n_boot=N_BOOT, forecast_at=("2x", "4x"))
+
+
+@pytest.fixture(scope="module")
+def pooled():
+    return saturate.api.analyze(SAMPLES / "08_recipe_comparison.csv", n_boot=N_BOOT,
+                                group_by="recipe", metric="eval/*")
+
+
+@pytest.fixture(scope="module")
+def page(analysis) -> str:
+    return render_html(analysis)
+
+
+def test_size_budget_per_curve(analysis, page: str) -> None:
+    assert len(page.encode("utf-8")) < BYTES_PER_CURVE * len(analysis.curves)
+
+
+def test_every_svg_is_well_formed_and_there_is_one_chart_pair_per_curve(analysis, page) -> None:
+    svgs = re.findall(r"<svg\b.*?</svg>", page, re.S)
+    for s in svgs:
+        ET.fromstring(s)  # raises on malformed markup
+    charts = [s for s in svgs if 'class="chart"' in s]
+    sparks = [s for s in svgs if 'class="spark"' in s]
+    n = len(analysis.curves)
+    assert len(sparks) == n and len(charts) >= 2 * n
+    assert "<img" not in page and "data:image" not in page  # nothing but inline vector charts
+
+
+def test_only_the_page_script_runs_and_nothing_is_fetched(page) -> None:
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == [SORT_SCRIPT]
+    digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in CSP and "default-src 'none'" in CSP
+    assert f'content="{CSP}"' in page
+    for url in re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", page):
+        assert url.startswith("#"), url
+
+
+def test_sortable_table_has_a_row_and_sort_keys_per_curve(analysis, page) -> None:
+    table = page[page.index('<table class="sortable"'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr>.*?</tr>", table[table.index("<tbody>"):], re.S)
+    assert len(rows) == len(analysis.curves)
+    for row, c in zip(rows, analysis.curves, strict=True):
+        keys = re.findall(r'data-v="([^"]*)"', row)
+        assert keys[1] == f"{c.gain_per_doubling.value:.6g}"
+
+
+def test_forecast_markers_sit_on_the_forecast_line(analysis) -> None:
+    checked = 0
+    for c in analysis.curves:
+        chart = curve_chart(c)
+        line = next((i for i in chart.items if i.label == "forecast"), None)
+        markers = [i for i in chart.items if i.kind == "marker"]
+        if line is None:
+            continue
+        for m, f in zip(markers, c.forecast, strict=True):
+            (x,), (y,) = m.x, m.y
+            assert x == f.compute and y == f.value  # the reported forecast
+            k = int(np.argmin(np.abs(line.x - x)))
+            assert line.x[k] == pytest.approx(x) and line.y[k] == pytest.approx(y, abs=1e-12)
+            checked += 1
+    assert checked >= len(analysis.curves)
+
+
+def test_pooled_curves_draw_their_seeds_and_spread(pooled) -> None:
+    (curve, *_) = [c for c in pooled.curves if c.group and c.group.get("n_seeds", 0) > 1]
+    seeds = seed_curves(curve, pooled.data)
+    assert len(seeds) == curve.group["n_seeds"] == 3
+    chart = curve_chart(curve, data=pooled.data)
+    labels = [i.label for i in chart.items]
+    assert labels.count("the 3 seeds") == 3 and "±1 sd across seeds" in labels
+    assert "seed mean" in labels
+    page = render_html(pooled)
+    assert "the 3 seeds" in page
+
+
+def test_legend_below_the_plot_and_y_range_from_the_data(analysis) -> None:
+    c = analysis.curves[0]
+    root = ET.fromstring(chart_svg(curve_chart(c)))
+    frame = next(r for r in root.iter(f"{SVG}rect") if r.get("fill") == "none")
+    bottom = float(frame.get("y")) + float(frame.get("height"))
+    texts = {t.text: float(t.get("y")) for t in root.iter(f"{SVG}text") if t.get("y")}
+    for label in ("observed", "fit", "forecast"):
+        assert texts[label] > bottom + 20  # below the axis and its name, off the data
+    for c in analysis.curves:  # thumbnails: the data's range, whatever the forecast band does
+        y = c.points["value"].to_numpy(float)
+        lo, hi = thumbnail_chart(c).y_range()
+        pad = 0.05 * (y.max() - y.min())
+        assert lo == pytest.approx(y.min() - pad) and hi == pytest.approx(y.max() + pad)
+        chart = curve_chart(c)  # the detail chart: the data, fit, forecast line, not the bands
+        drawn = np.concatenate([i.y for i in chart.items
+                                if i.kind in ("dots", "line", "hline", "marker")])
+        drawn = drawn[np.isfinite(drawn)]
+        pad = 0.05 * (drawn.max() - drawn.min())
+        assert chart.y_range() == pytest.approx((drawn.min() - pad, drawn.max() + pad))
+
+
+def test_x_axis_names_its_unit_when_the_curve_has_one(analysis) -> None:
+    with_unit = types.SimpleNamespace(compute_name="gpu_hours", compute_unit="GPU-hours")
+    assert x_label(with_unit) == "gpu_hours (GPU-hours), log scale"
+    assert x_label(analysis.curves[0]) == f"{analysis.curves[0].compute_name}, log scale"
+
+
+def test_badges_read_on_their_colour() -> None:
+    for color in (*BADGE_COLORS.values(), *SEVERITY_COLORS.values()):
+        assert contrast(color, "#ffffff") >= 4.5, color
+
+
+def test_progress_is_called_for_every_curve(analysis) -> None:
+    seen: list[tuple[int, int]] = []
+    render_html(analysis, progress=lambda done, total: seen.append((done, total)))
+    n = len(analysis.curves)
+    assert seen[-1] == (n, n) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_two_workers_draw_the_same_page(analysis, page) -> None:
+    assert render_html(analysis, workers=2) == page
+
+
+def test_notebook_views_of_analysis_curve_and_fit(analysis) -> None:
+    frag = analysis._repr_html_()
+    assert frag.startswith('<div class="saturate-nb"><style>') and "<script" not in frag
+    assert frag.count('class="thumb"') == len(analysis.curves)
+    curve = analysis.curves[0]
+    card = curve._repr_html_()
+    assert "saturate-nb" in card and card.count("<svg") == 2 and curve.reasons[0][:30] in card
+    fit = curve.fit._repr_html_()
+    assert "<svg" in fit and all(law.name in fit for law in curve.fit.laws)
