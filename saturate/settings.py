@@ -81,6 +81,7 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "run": check_strings,
     "compute": check_text,
     "gpus": check_gpus,
+    "timeout": check_positive,
     # which metrics are judged
     "objective": check_strings,
     "diagnostic": check_strings,
@@ -137,6 +138,7 @@ class Settings:
     run: tuple[str, ...] = ()
     compute: str | None = None
     gpus: float | str | None = None
+    timeout: float | None = None
     objective: tuple[str, ...] = ()
     diagnostic: tuple[str, ...] = ()
     min_gain: float | str = AnalysisSettings.min_gain
@@ -222,7 +224,7 @@ class Settings:
         return {
             "experiment": list(self.experiment) or None, "filter": self.filter,
             "metric": list(self.metric) or None, "run": list(self.run) or None,
-            "compute": self.compute,
+            "compute": self.compute, "timeout": self.timeout,
         }
 
     def analysis(self) -> AnalysisSettings:

@@ -73,6 +73,8 @@ SELECTION: tuple[Shared, ...] = (
            "else the step (with a warning).", "NAME"),
     Shared("gpus", ("--gpus",), "GPUs per run, or the run parameter holding the count: the x "
            "axis becomes GPU-hours = (timestamp - first timestamp) / 3600 x N.", "N"),
+    Shared("timeout", ("--timeout",), "Seconds an MLflow server may take to answer one request, "
+           "retries and waits included (default 120, or $SATURATE_TIMEOUT).", "SECONDS"),
 )
 """What to read."""
 
