@@ -14,13 +14,14 @@ recipes. ``df.attrs["compute_name"]`` names the x axis.
 from __future__ import annotations
 
 import fnmatch
+import json
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError
+from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -37,6 +38,7 @@ __all__ = [
     "iter_curves",
     "curve_table",
     "run_columns",
+    "plain_cells",
 ]
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -54,6 +56,13 @@ KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
 _STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
+#: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
+_PLAIN_KINDS = frozenset({
+    "string", "floating", "integer", "mixed-integer-float", "decimal", "boolean", "empty",
+    "datetime64", "datetime", "date", "timedelta64", "timedelta", "time", "period", "categorical",
+})
+#: Steps are whole numbers that fit in int64 (about +-9.2e18).
+_STEP_LIMIT = 2.0**63
 #: Metrics taken as a run's compute axis when no other is given (``compute/gpu_hours``, ...).
 AXIS_METRICS: tuple[str, ...] = ("compute", "compute/*")
 
@@ -88,9 +97,10 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    df = _with_ids(_checked_copy(df, origin), origin)
+    df = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
+    keep &= _usable_steps(step, keep, origin)
     df = df.loc[keep].copy()
     df["value"] = value[keep].astype(float)
     df["compute"] = compute[keep].astype(float)
@@ -99,7 +109,7 @@ def tidy(
         df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
     df = _unique_sorted(df)
     if df.empty and not allow_empty:
-        raise InputError(f"{origin}: holds no curves (no finite points)")
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
     df.attrs["compute_name"] = name
     return df
 
@@ -107,16 +117,53 @@ def tidy(
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     """A copy of ``df`` once it is a frame with a metric, a value and a step or compute column."""
     if not isinstance(df, pd.DataFrame):
-        raise InputError(f"{origin}: expected a pandas DataFrame, got {type(df).__name__}")
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: expected a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in ("metric", "value") if c not in df.columns]
     if "step" not in df.columns and "compute" not in df.columns:
         missing.append("step")
     if missing:
         raise InputError(
-            f"{origin}: missing column(s) {', '.join(missing)}; "
-            f"found {', '.join(map(str, df.columns)) or 'none'}"
+            f"{shorten(origin, PATH_LIMIT)}: missing column(s) {', '.join(missing)}; "
+            f"found {names_text(df.columns) or 'none'}"
         )
+    dup = df.columns[df.columns.duplicated()].unique()
+    if len(dup):
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: more than one column is named {names_text(dup)}; "
+                         "rename or drop all but one")
     return df.copy()
+
+
+def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with cells that are lists, dicts, arrays, bytes or complex numbers turned into text
+    (JSON for containers, UTF-8 with bad bytes escaped for bytes), so every cell can be grouped
+    and compared; a list of values then reads as one parameter value, or is reported as "not
+    numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
+    """
+    fixed = {}
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS:
+            fixed[i] = col.map(_plain_cell)
+        elif pd.api.types.is_complex_dtype(col.dtype):
+            fixed[i] = col.astype(str)
+    if not fixed:
+        return df
+    out = df.copy()
+    for i, col in fixed.items():
+        out.isetitem(i, col)
+    return out
+
+
+def _plain_cell(v: object) -> object:
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).decode("utf-8", errors="backslashreplace")
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (list, tuple, dict, set, frozenset)):
+        return json.dumps(list(v) if isinstance(v, (set, frozenset)) else v, default=str)
+    if isinstance(v, complex):
+        return str(v)
+    return v
 
 
 def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -155,7 +202,7 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
         n_nan = int(value.isna().sum())
         n_inf = int(bad_value.sum()) - n_nan
         warnings.warn(
-            f"{origin}: dropped {int(bad_value.sum())} non-finite value(s) "
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
             DataWarning,
             stacklevel=3,
@@ -163,7 +210,7 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
-            f"{origin}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
             DataWarning,
             stacklevel=3,
         )
@@ -171,13 +218,31 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
 
 
 def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
-    """Integer steps; a curve logged without steps is numbered in compute order."""
+    """Integer steps; a curve logged without steps is numbered in compute order. Steps that are
+    infinite or beyond int64 (about +-9.2e18) are unusable: their points are dropped with a
+    :class:`DataWarning` (see :func:`_usable_steps`)."""
     if step.isna().any():
         order = df.sort_values("compute", kind="stable").groupby(
             list(KEY_COLUMNS), sort=False
         ).cumcount()
         step = step.fillna(order.astype(float))
     return step.round().astype("int64")
+
+
+def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
+    """Which points have a usable step: missing (numbered later) or within int64; warns with the
+    count of the others among the points ``keep`` holds."""
+    s = step.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = np.isnan(s) | (np.abs(s) < _STEP_LIMIT)
+    if not ok[keep].all():
+        warnings.warn(
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "
+            "beyond +-9.2e18",
+            DataWarning,
+            stacklevel=3,
+        )
+    return ok
 
 
 def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
@@ -221,7 +286,9 @@ def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
         known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
         if not known.all():
             sample = text[bad][~known.to_numpy()].iloc[0]
-            raise InputError(f"{origin}: column {name!r} is not numeric (found {str(sample)!r})")
+            raise InputError(
+                f"{shorten(origin, PATH_LIMIT)}: column {name!r} is not numeric (found {shorten(repr(str(sample)))})"
+            )
         out = out.copy()
         out[bad] = pd.to_numeric(
             words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
@@ -276,13 +343,14 @@ def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
     elif (df["metric"] == name).any():
         out = _join_axis(df, name)
     else:
-        metrics = ", ".join(sorted(map(str, df["metric"].unique()))[:10])
+        metrics = names_text(sorted(map(str, df["metric"].unique())), most=5, limit=40)
         raise InputError(
-            f"--compute {name!r} is neither a column nor a metric of the data (metrics: {metrics})"
+            f"--compute {shorten(repr(name))} is neither a column nor a metric of the data "
+            f"(metrics: {metrics})"
         )
     if not np.isfinite(out["compute"].to_numpy(float)).any():
-        raise InputError(f"--compute {name!r} gives no usable compute values")
-    out = _drop_missing_compute(out, f"with no {name!r} value at their step")
+        raise InputError(f"--compute {shorten(repr(name))} gives no usable compute values")
+    out = _drop_missing_compute(out, f"with no {shorten(repr(name))} value at their step")
     out.attrs = {**df.attrs, "compute_name": name}
     return out
 
