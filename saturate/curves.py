@@ -39,6 +39,7 @@ __all__ = [
     "curve_table",
     "run_columns",
     "plain_cells",
+    "is_compute_sorted",
 ]
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -101,7 +102,8 @@ def tidy(
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
     keep &= _usable_steps(step, keep, origin)
-    df = df.loc[keep].copy()
+    if not keep.all():
+        df = df.loc[keep].copy(deep=False)  # shallow: a fresh frame, not a view of the caller's
     df["value"] = value[keep].astype(float)
     df["compute"] = compute[keep].astype(float)
     df["step"] = _steps(df, step[keep])
@@ -130,7 +132,9 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     if len(dup):
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: more than one column is named {names_text(dup)}; "
                          "rename or drop all but one")
-    return df.copy()
+    # Shallow: columns are only ever replaced whole, never written into, so the caller's frame
+    # is not changed and its data is not duplicated.
+    return df.copy(deep=False)
 
 
 def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
@@ -248,8 +252,7 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
 def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
     """One point per (curve, step), the last logged winning; sorted; columns in contract order."""
     keys = [*KEY_COLUMNS, "step"]
-    index = pd.MultiIndex.from_frame(df[keys])
-    in_order = index.is_monotonic_increasing and index.is_unique
+    in_order = _strictly_increasing(df, keys)
     if not in_order:  # readers that already deliver sorted, unique points skip this work
         if "timestamp" in df.columns:
             df = df.sort_values("timestamp", kind="stable", na_position="first")
@@ -263,24 +266,45 @@ def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
+    """Whether the rows are sorted by ``keys`` with no two rows equal on all of them. Works one
+    key at a time with vectorised comparisons of neighbours, so it needs a few bytes per row (a
+    MultiIndex needs tens). Key columns hold no missing values (see :func:`_with_ids`)."""
+    n = len(df)
+    tied = np.ones(max(n - 1, 0), dtype=bool)  # rows equal to their predecessor on keys so far
+    for k in keys:
+        col = df[k]
+        plain = col.dtype == object or pd.api.types.is_numeric_dtype(col)
+        v = col.to_numpy() if plain else col.array  # numpy compares objects fastest
+        if (tied & np.asarray(v[1:] < v[:-1], dtype=bool)).any():
+            return False
+        tied &= np.asarray(v[1:] == v[:-1], dtype=bool)
+    return not tied.any()
+
+
 def _as_text(col: pd.Series) -> pd.Series:
-    """Text column with missing values as ``""``; converts each distinct value once."""
-    if isinstance(col.dtype, pd.StringDtype) and not col.hasnans:
-        return col
+    """Text column with missing values as ``""``; converts each distinct value once.
+
+    The column holds Python strings (object dtype), every row pointing at its value's one string:
+    8 bytes a row, where a string array repeats the text in every row (a long source path would
+    cost its length on every point of a long curve).
+    """
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    names = pd.array([str(u) for u in uniques] + [""], dtype=str)
+    names = np.array([str(u) for u in uniques] + [""], dtype=object)
     codes = np.where(codes < 0, len(uniques), codes)
-    return pd.Series(names.take(codes), index=col.index)
+    return pd.Series(names.take(codes), index=col.index, dtype=object)
 
 
 def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
     """Convert a column to float; non-numeric text is an error that names the column."""
     if pd.api.types.is_bool_dtype(col):
         return col.astype(float)
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
+        return col.astype(float)
     out = pd.to_numeric(col, errors="coerce")
-    text = col.astype(object)
     bad = out.isna() & col.notna()
     if bad.any():
+        text = col.astype(object)
         # Spellings of NaN/inf that loggers write are fine; anything else is not a number.
         words = text[bad].astype(str).str.strip().str.lower()
         known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
@@ -416,9 +440,27 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
-    """Yield ((source, run_id, metric), points sorted by compute) for each curve."""
-    for key, g in df.groupby(list(KEY_COLUMNS), sort=True):
-        yield key, g.sort_values(["compute", "step"], kind="stable")
+    """Yield ((source, run_id, metric), points sorted by compute) for each curve, in key order.
+
+    A curve whose rows are contiguous and already in compute order (as in a tidy table whose
+    compute grows with step) is yielded as a slice of ``df``, not a copy: with copy-on-write,
+    changing it never changes ``df``, and a long curve costs no second copy.
+    """
+    groups = df.groupby(list(KEY_COLUMNS), sort=True).indices
+    for key in sorted(groups):
+        idx = groups[key]
+        contiguous = idx.shape[0] == 0 or idx[-1] - idx[0] + 1 == idx.shape[0]
+        g = df.iloc[idx[0]: idx[-1] + 1] if contiguous else df.iloc[idx]
+        if not is_compute_sorted(g):
+            g = g.sort_values(["compute", "step"], kind="stable")
+        yield key, g
+
+
+def is_compute_sorted(points: pd.DataFrame) -> bool:
+    """Whether the points are sorted by compute, then step."""
+    c, s = points["compute"].to_numpy(float), points["step"].to_numpy()
+    later = c[1:] > c[:-1]
+    return bool(np.all(later | (c[1:] == c[:-1])) and np.all(later | (s[1:] >= s[:-1])))
 
 
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -448,9 +490,13 @@ def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not tables:
         return empty_table()
     names = {t.attrs.get("compute_name", "step") for t in tables}
-    out = pd.concat(tables, ignore_index=True, sort=False)
+    if len(tables) == 1:  # nothing to join; a sorted table is not copied either
+        out = tables[0].reset_index(drop=True)
+    else:
+        out = pd.concat(tables, ignore_index=True, sort=False)
     for col in run_columns(out):
         out[col] = out[col].astype(object)
-    out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    if not _strictly_increasing(out, [*KEY_COLUMNS, "step"]):
+        out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
     out.attrs["compute_name"] = names.pop() if len(names) == 1 else "compute"
     return out

@@ -14,7 +14,7 @@ from scipy.stats import norm
 
 from saturate.analysis.direction import signed
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
-from saturate.constants import KNEE_ROI, ROI_INITIAL, ROI_SATURATION
+from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
     Direction,
     Estimate,
@@ -49,9 +49,15 @@ def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
     """The median :func:`smoothed_range` of ``n`` points of pure Gaussian noise with standard
     deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
     smoothing's overlapping windows and partial edges have no simple closed form) with its own
-    seeded generator, so it is deterministic; the range is proportional to ``sigma``."""
+    seeded generator, so it is deterministic; the range is proportional to ``sigma``. Beyond
+    :data:`~saturate.constants.NOISE_RANGE_SIM_POINTS` points the range simulated at that length
+    is scaled by ``sqrt`` of the ratio of the smoothing windows (memory stays bounded)."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
+    if n > NOISE_RANGE_SIM_POINTS:
+        m = NOISE_RANGE_SIM_POINTS
+        ratio = smoothing_window(m) / smoothing_window(n)
+        return noise_range(m, sigma, seed, draws) * math.sqrt(ratio)
     rng = np.random.default_rng(seed)
     w = smoothing_window(n)
     noise = pd.DataFrame(rng.standard_normal((n, draws)))

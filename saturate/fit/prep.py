@@ -28,6 +28,8 @@ __all__ = [
     "ar_fit",
     "sieve_noise",
     "bootstrap_signs",
+    "bootstrap_burn",
+    "bootstrap_sign_rows",
 ]
 
 Array = NDArray[np.float64]
@@ -201,7 +203,17 @@ def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) 
 
 def bootstrap_signs(n: int, n_boot: int, rng: np.random.Generator) -> tuple[Array, NDArray[np.intp]]:
     """Rademacher signs and warm-up indices shared by every law (common random numbers)."""
-    burn_len = min(n, 50)
-    burn = rng.integers(0, n, size=(n_boot, burn_len))
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_boot, burn_len + n))
-    return signs, burn
+    burn = bootstrap_burn(n, n_boot, rng)
+    return bootstrap_sign_rows(n_boot, n, burn.shape[1], rng), burn
+
+
+def bootstrap_burn(n: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """Warm-up indices (n_boot, min(n, 50)) of :func:`sieve_noise`; drawn before the signs."""
+    return rng.integers(0, n, size=(n_boot, min(n, 50)))
+
+
+def bootstrap_sign_rows(rows: int, n: int, burn_len: int, rng: np.random.Generator) -> Array:
+    """The next ``rows`` rows of Rademacher signs (rows, burn_len + n). Rows drawn a few at a time
+    are the rows :func:`bootstrap_signs` draws at once (the generator fills row by row), so the
+    bootstrap can run in blocks of rows without holding every resample's noise."""
+    return rng.choice(np.array([-1.0, 1.0]), size=(rows, burn_len + n))

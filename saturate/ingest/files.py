@@ -46,6 +46,7 @@ TIME_ALIASES = ("timestamp", "wall_time", "_timestamp", "time")
 _WANDB_COL = re.compile(r"^(?P<run>.+?) - (?P<metric>.+?)(?P<agg>__MIN|__MAX)?$")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_SEPARATORS = {"csv": ",", "tsv": "\t", "csv;": ";"}
 
 
 def _where(path: Path) -> str:
@@ -113,6 +114,12 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
+        if kind in ("csv", "tsv", "csv;") and not _open_bytes(path, 2).startswith(_UTF16_BOMS):
+            # Straight from the file, so its bytes are never all in memory at once.
+            with open(path, "rb") as fh:
+                gz = fh.read(2) == b"\x1f\x8b"
+            return pd.read_csv(path, sep=_SEPARATORS[kind], comment=None, low_memory=False,
+                               compression="gzip" if gz else None, encoding="utf-8-sig")
         data = _utf8(_open_bytes(path))
         if kind == "jsonl":
             return pd.read_json(io.BytesIO(data), lines=True)
@@ -121,8 +128,7 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
             return _json_records(obj, path)
         if kind == "monitor":
             return _read_monitor(data, path)
-        sep = {"tsv": "\t", "csv;": ";"}.get(kind, ",")
-        return pd.read_csv(io.BytesIO(data), sep=sep, comment=None, low_memory=False)
+        return pd.read_csv(io.BytesIO(data), sep=_SEPARATORS[kind], comment=None, low_memory=False)
     except InputError:
         raise
     except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError,
@@ -332,7 +338,9 @@ def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         id_cols.append("run")
     df = df.rename(columns={p: PARAM_PREFIX + p for p in params})
     params = [PARAM_PREFIX + p for p in params]
-    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="metric", value_name="value")
+    # Melted under names no column can have, so a metric column called "value" or "metric" is kept.
+    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="\0metric",
+                   value_name="\0value").rename(columns={"\0metric": "metric", "\0value": "value"})
     # A wide table leaves a cell empty where a metric was not logged at that step.
     long = long[long["value"].notna()]
     return _disambiguate_runs(long)
@@ -360,7 +368,9 @@ def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFr
         frame, name = _normalise_columns(raw, path)
         if "metric" in frame.columns and "value" in frame.columns:
             frame = _long_to_tidy_frame(frame, path)
-        elif "value" in frame.columns and "step" in frame.columns and "metric" not in frame.columns:
+        elif "value" in frame.columns and "metric" not in frame.columns and (
+            "step" in frame.columns or "compute" in frame.columns
+        ):
             frame = _long_to_tidy_frame(frame.assign(metric="value"), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
