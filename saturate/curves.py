@@ -14,13 +14,13 @@ recipes. ``df.attrs["compute_name"]`` names the x axis.
 from __future__ import annotations
 
 import fnmatch
-import json
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
 
+from saturate.cells import as_numeric, as_text, plain_cells
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
@@ -38,7 +38,6 @@ __all__ = [
     "iter_curves",
     "curve_table",
     "run_columns",
-    "plain_cells",
     "is_compute_sorted",
 ]
 
@@ -57,11 +56,6 @@ KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
 _STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
-#: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
-_PLAIN_KINDS = frozenset({
-    "string", "floating", "integer", "mixed-integer-float", "decimal", "boolean", "empty",
-    "datetime64", "datetime", "date", "timedelta64", "timedelta", "time", "period", "categorical",
-})
 #: Steps are whole numbers that fit in int64 (about +-9.2e18).
 _STEP_LIMIT = 2.0**63
 #: Metrics taken as a run's compute axis when no other is given (``compute/gpu_hours``, ...).
@@ -137,39 +131,6 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     return df.copy(deep=False)
 
 
-def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with cells that are lists, dicts, arrays, bytes or complex numbers turned into text
-    (JSON for containers, UTF-8 with bad bytes escaped for bytes), so every cell can be grouped
-    and compared; a list of values then reads as one parameter value, or is reported as "not
-    numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
-    """
-    fixed = {}
-    for i in range(df.shape[1]):
-        col = df.iloc[:, i]
-        if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS:
-            fixed[i] = col.map(_plain_cell)
-        elif pd.api.types.is_complex_dtype(col.dtype):
-            fixed[i] = col.astype(str)
-    if not fixed:
-        return df
-    out = df.copy()
-    for i, col in fixed.items():
-        out.isetitem(i, col)
-    return out
-
-
-def _plain_cell(v: object) -> object:
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).decode("utf-8", errors="backslashreplace")
-    if isinstance(v, np.ndarray):
-        v = v.tolist()
-    if isinstance(v, (list, tuple, dict, set, frozenset)):
-        return json.dumps(list(v) if isinstance(v, (set, frozenset)) else v, default=str)
-    if isinstance(v, complex):
-        return str(v)
-    return v
-
-
 def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     """Fill the missing identifying columns (in place) and make them text."""
     if "run" not in df.columns and "run_id" not in df.columns:
@@ -181,7 +142,7 @@ def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     df["source"] = df["source"] if "source" in df.columns else origin
     df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
     for col in _STRING_COLUMNS:
-        df[col] = _as_text(df[col])
+        df[col] = as_text(df[col])
     return df
 
 
@@ -189,13 +150,13 @@ def _axes(
     df: pd.DataFrame, compute_name: str | None, origin: str
 ) -> tuple[pd.Series, pd.Series, pd.Series, str]:
     """(value, step, compute, name of the x axis) as floats; compute is the step when absent."""
-    value = _numeric(df["value"], "value", origin)
+    value = as_numeric(df["value"], "value", origin)
     if "step" in df.columns:
-        step = _numeric(df["step"], "step", origin)
+        step = as_numeric(df["step"], "step", origin)
     else:
         step = pd.Series(np.nan, index=df.index)
     if "compute" in df.columns:
-        return value, step, _numeric(df["compute"], "compute", origin), compute_name or "compute"
+        return value, step, as_numeric(df["compute"], "compute", origin), compute_name or "compute"
     return value, step, step.astype(float), compute_name or "step"
 
 
@@ -280,44 +241,6 @@ def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
             return False
         tied &= np.asarray(v[1:] == v[:-1], dtype=bool)
     return not tied.any()
-
-
-def _as_text(col: pd.Series) -> pd.Series:
-    """Text column with missing values as ``""``; converts each distinct value once.
-
-    The column holds Python strings (object dtype), every row pointing at its value's one string:
-    8 bytes a row, where a string array repeats the text in every row (a long source path would
-    cost its length on every point of a long curve).
-    """
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    names = np.array([str(u) for u in uniques] + [""], dtype=object)
-    codes = np.where(codes < 0, len(uniques), codes)
-    return pd.Series(names.take(codes), index=col.index, dtype=object)
-
-
-def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
-    """Convert a column to float; non-numeric text is an error that names the column."""
-    if pd.api.types.is_bool_dtype(col):
-        return col.astype(float)
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
-        return col.astype(float)
-    out = pd.to_numeric(col, errors="coerce")
-    bad = out.isna() & col.notna()
-    if bad.any():
-        text = col.astype(object)
-        # Spellings of NaN/inf that loggers write are fine; anything else is not a number.
-        words = text[bad].astype(str).str.strip().str.lower()
-        known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
-        if not known.all():
-            sample = text[bad][~known.to_numpy()].iloc[0]
-            raise InputError(
-                f"{shorten(origin, PATH_LIMIT)}: column {name!r} is not numeric (found {shorten(repr(str(sample)))})"
-            )
-        out = out.copy()
-        out[bad] = pd.to_numeric(
-            words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
-        )
-    return out.astype(float)
 
 
 def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:

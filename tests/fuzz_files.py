@@ -181,12 +181,22 @@ def _arrow_column(values: list[Any]) -> pa.Array:
 
 
 def write_parquet(table: Table) -> bytes:
-    """The table as Parquet (duplicate column names kept); mixed columns fall back to text."""
+    """The table as Parquet (duplicate column names kept); columns Arrow cannot hold or Parquet
+    cannot store (mixed types, empty structs) fall back to text."""
     cols, rows = table
-    arrays = [_arrow_column([r[i] for r in rows]) for i in range(len(cols))]
     safe = [c.encode("utf-8", errors="replace").decode("utf-8") for c in cols]
+    arrays = [_arrow_column([r[i] for r in rows]) for i in range(len(cols))]
+    try:
+        return _parquet_bytes(arrays, safe)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+        plain = [a if pa.types.is_primitive(a.type) or pa.types.is_string(a.type) else
+                 pa.array([None if v is None else _text(v) for v in a.to_pylist()]) for a in arrays]
+        return _parquet_bytes(plain, safe)
+
+
+def _parquet_bytes(arrays: list[pa.Array], names: list[str]) -> bytes:
     buf = io.BytesIO()
-    pq.write_table(pa.Table.from_arrays(arrays, names=safe), buf)
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), buf)
     return buf.getvalue()
 
 

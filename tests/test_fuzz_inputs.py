@@ -7,6 +7,7 @@ runs the same tests with 10,000 cases in all).
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -55,12 +56,15 @@ def test_a_folder_of_fuzzed_files_gives_the_tidy_table_or_one_clear_error(
             _load(Path(d))
 
 
-def _write_events(path: Path, events: list[tuple[str, int, Any]]) -> None:
+def _event_file_bytes(events: list[tuple[str, int, Any]]) -> bytes:
+    """An event file as TensorBoard writes it, with fixed wall times (so a case replays exactly)."""
     from tensorboard.compat.proto import event_pb2, summary_pb2
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+    from tensorboard.summary.writer.record_writer import RecordWriter
     from tensorboard.util import tensor_util
 
-    writer = EventFileWriter(str(path))
+    buf = io.BytesIO()
+    writer = RecordWriter(buf)
+    writer.write(event_pb2.Event(wall_time=1000.0, file_version="brain.Event:2").SerializeToString())
     for i, (tag, step, value) in enumerate(events):
         if isinstance(value, np.ndarray):
             meta = summary_pb2.SummaryMetadata(
@@ -69,9 +73,9 @@ def _write_events(path: Path, events: list[tuple[str, int, Any]]) -> None:
                                           tensor=tensor_util.make_tensor_proto(value))
         else:
             v = summary_pb2.Summary.Value(tag=tag, simple_value=value)
-        writer.add_event(event_pb2.Event(wall_time=1000.0 + i, step=step,
-                                         summary=summary_pb2.Summary(value=[v])))
-    writer.close()
+        event = event_pb2.Event(wall_time=1001.0 + i, step=step, summary=summary_pb2.Summary(value=[v]))
+        writer.write(event.SerializeToString())
+    return buf.getvalue()
 
 
 @fuzz_settings(ci=15, share=0.12)
@@ -81,9 +85,9 @@ def test_any_tensorboard_file_gives_the_tidy_table_or_one_clear_error(
 ) -> None:
     with tempfile.TemporaryDirectory() as d:
         logdir = Path(d) / "runs" / "exp"
-        _write_events(logdir, events)
-        (event_file,) = logdir.iterdir()
-        event_file.write_bytes(data.draw(mutated_bytes(event_file.read_bytes())))
+        logdir.mkdir(parents=True)
+        blob = data.draw(mutated_bytes(_event_file_bytes(events)))
+        (logdir / "events.out.tfevents.1000.fuzz").write_bytes(blob)
         with case("tensorboard"):
             _load(Path(d) / "runs")
 

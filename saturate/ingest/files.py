@@ -16,7 +16,7 @@ Text files may start with a byte-order mark (UTF-8, or UTF-16 as spreadsheet pro
 Column names are matched ignoring case and surrounding spaces; two columns that then name the same
 thing (``value`` and ``Value``, ``step`` and `` step ``) are refused with a message naming both,
 rather than one being picked silently. Cells holding lists, dicts or bytes are read as text
-(:func:`saturate.curves.plain_cells`).
+(:func:`saturate.cells.plain_cells`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, plain_cells, tidy
+from saturate.cells import plain_cells
+from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
