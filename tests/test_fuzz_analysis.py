@@ -76,7 +76,7 @@ def curve_tables(draw: st.DrawFn) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-@fuzz_settings(ci=8, share=0.25)
+@fuzz_settings(ci=8, share=0.253)
 @given(curve_tables(), st.booleans())
 def test_any_finite_curve_gives_a_result_or_one_clear_error(df: pd.DataFrame, diag: bool) -> None:
     with case("analysis"), warnings.catch_warnings():
@@ -121,7 +121,7 @@ UNITS = {
 
 
 @pytest.mark.parametrize("kind", ["saturating", "power", "collapse", "flat"])
-@fuzz_settings(ci=1, share=0.005)
+@fuzz_settings(ci=1, share=0.003)
 @given(seed=st.integers(0, 10_000), metric=st.sampled_from(["reward", "loss"]))
 def test_verdicts_do_not_depend_on_the_units(kind: str, seed: int, metric: str) -> None:
     c, v = _shape(kind, seed)

@@ -31,7 +31,7 @@ def _load(path: Path) -> None:
         check_tidy(saturate.load(path))
 
 
-@fuzz_settings(ci=60, share=0.54)
+@fuzz_settings(ci=40, share=0.55)
 @given(fuzzed_file())
 def test_any_table_file_gives_the_tidy_table_or_one_clear_error(blob: tuple[str, bytes]) -> None:
     name, data = blob
@@ -92,7 +92,7 @@ def test_any_tensorboard_file_gives_the_tidy_table_or_one_clear_error(
             _load(Path(d) / "runs")
 
 
-@fuzz_settings(ci=3, share=0.01)
+@fuzz_settings(ci=2, share=0.005)
 @given(fuzzed_file())
 def test_the_cli_exits_0_or_2_with_one_line_and_no_traceback(blob: tuple[str, bytes]) -> None:
     name, data = blob
