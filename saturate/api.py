@@ -314,9 +314,9 @@ def _load_table(
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], extra = [*metric, hours], hours
     if isinstance(source, pd.DataFrame) and set(REQUIRED_COLUMNS) <= set(source.columns):
-        from saturate import curves
+        from saturate import axis_join, curves
 
-        df = curves.set_compute(source, selection["compute"])
+        df = axis_join.set_compute(source, selection["compute"])
         df = curves.select(df, metric=selection["metric"], run=selection["run"],
                            experiment=selection["experiment"])
     else:

@@ -2,7 +2,7 @@
 and whether the runs fell back to their step because no measure of compute was found.
 
 Which names measure compute is in :mod:`saturate.names`; the automatic choice among them in
-:func:`saturate.curves.auto_compute`. Here:
+:func:`saturate.axis_join.auto_compute`. Here:
 
 * :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
   logged timestamp, ``(timestamp - the run's first timestamp) / 3600 * N``, N the number of GPUs

@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from saturate import curves
+from saturate import axis_join, curves
 from saturate.curves import AXIS_METRICS
-from saturate.errors import InputError, SettingsError
+from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, read_event_files
@@ -91,9 +91,9 @@ def _load_one(
     path = Path(text).expanduser()
     if not path.exists():
         if "://" in text:
-            raise InputError(f"{redact(text)}: not a source saturate knows (no such file, and not "
+            raise InputError(f"{shorten(redact(text), PATH_LIMIT)}: not a source saturate knows (no such file, and not "
                              "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
-        raise InputError(f"{text}: no such file or directory")
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: no such file or directory")
     if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
         return _load_mlflow(path, experiment=experiment, filter=filter, metric=metric, fast=fast,
                             timeout=timeout), True
@@ -103,7 +103,7 @@ def _load_one(
         return read_table_file(path, source=text), False
     tables, events, stores = walk(path)
     if not (tables or events or stores):
-        raise InputError(f"{text}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
                          "TensorBoard event files or an MLflow store)")
     parts = [read_table_file(t, source=str(t)) for t in tables]
     if events:
@@ -153,7 +153,7 @@ def load(
         >>> df.groupby(["run", "metric"]).size()  # doctest: +SKIP
     """
     if unknown:
-        raise SettingsError(f"load() got unknown option(s): {', '.join(sorted(unknown))}")
+        raise SettingsError(f"load() got unknown option(s): {names_text(sorted(unknown))}")
     if source is None:
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
@@ -175,17 +175,17 @@ def load(
     df = curves.concat(parts)
     if experiments and not any_mlflow:
         df = curves.select(df, experiment=experiments)
-    df = curves.set_compute(df, compute) if compute else curves.auto_compute(df)
+    df = axis_join.set_compute(df, compute) if compute else axis_join.auto_compute(df)
     df = curves.select(df, metric=metrics, run=_as_list(run))
     if df.empty:
         what = []
         if metrics:
-            what.append(f"metric {', '.join(metrics)}")
+            what.append(f"metric {names_text(metrics, most=5)}")
         if run:
-            what.append(f"run {', '.join(_as_list(run) or [])}")
+            what.append(f"run {names_text(_as_list(run) or [], most=5)}")
         if experiments:
-            what.append(f"experiment {', '.join(experiments)}")
+            what.append(f"experiment {names_text(experiments, most=5)}")
         detail = f" matching {'; '.join(what)}" if what else ""
-        names = ", ".join(map(str, sources))
+        names = names_text(map(str, sources), most=3, limit=PATH_LIMIT)
         raise InputError(f"{names}: no curves{detail}")
     return df

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from saturate.curves import tidy
-from saturate.errors import InputError
+from saturate.errors import PATH_LIMIT, InputError, shorten
 
 __all__ = ["is_event_file", "read_event_files"]
 
@@ -47,7 +47,10 @@ def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
                     continue
                 rows.append((v.tag, int(event.step), val, float(event.wall_time)))
     except Exception as exc:  # the loader raises a variety of errors on truncated/corrupt files
-        raise InputError(f"{path}: not a readable TensorBoard event file ({exc})") from None
+        why = shorten(str(exc).strip() or type(exc).__name__, 120)
+        raise InputError(
+            f"{shorten(path, PATH_LIMIT)}: not a readable TensorBoard event file ({why})"
+        ) from None
     return rows
 
 
@@ -64,6 +67,8 @@ def read_event_files(files: list[Path], root: Path, *, source: str | None = None
         frame["run"] = run
         frames.append(frame)
     if not frames:
-        raise InputError(f"{root}: TensorBoard event files hold no scalar summaries")
+        raise InputError(
+            f"{shorten(root, PATH_LIMIT)}: TensorBoard event files hold no scalar summaries"
+        )
     df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
     return tidy(df, origin=str(root))
