@@ -5,18 +5,20 @@ The command line is a thin layer over this module; options have the same names (
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
 
-from saturate.curves import REQUIRED_COLUMNS
 from saturate.errors import SettingsError
-from saturate.ingest import Source, load
+from saturate.ingest import Source, Tables
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.run_table import concat_tables, run_facts
 from saturate.settings import Settings
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
@@ -38,12 +40,31 @@ class Analysis:
     Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
     ``to_dict()`` is the JSON document itself.
+
+    ``table`` is the tidy table read when it was kept whole (seeds pooled); otherwise the points
+    live only in the curves, and :attr:`data` rebuilds the table from them on first use, with
+    ``extra`` (rows read for the diagnostics only) and ``runs`` (the run facts).
     """
 
     curves: tuple[CurveAnalysis, ...]
     settings: dict[str, Any]
     diagnostics: tuple[Any, ...] = ()
-    data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    extra: tuple[pd.DataFrame, ...] = field(default=(), repr=False, compare=False)
+    runs: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def data(self) -> pd.DataFrame | None:
+        """The tidy table read: one row per point, run facts beside it
+        (:func:`saturate.run_facts`, :func:`saturate.with_run_facts`)."""
+        if self.table is not None:
+            return self.table
+        if not self.curves and not self.extra:
+            return None
+        from saturate.analysis.table import table_of
+
+        return table_of(self.curves, str(self.settings.get("compute", "step")), self.runs,
+                        self.extra)
 
     def __len__(self) -> int:
         return len(self.curves)
@@ -166,6 +187,9 @@ def analyze(
     gpu_hours: str | None = None,
     diagnostics: bool = True,
     fast: bool = True,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
     config: str | os.PathLike | bool | None = None,
     settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -195,12 +219,18 @@ def analyze(
         gpu_hours: metric or column of cumulative GPU-hours when the x axis is not GPU-hours.
         diagnostics: ``False`` skips the diagnostics across metrics and runs.
         fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
+        workers: processes that analyse curves (default: one per core; 1: this process only).
+        scheduler: a running Dask scheduler's address (``"tcp://10.0.0.5:8786"``), or ``"local"``
+            for a Dask cluster of ``workers`` processes here (default ``$SATURATE_SCHEDULER``).
+            Needs ``pip install "saturate[dask]"``.
+        client: a ``distributed.Client`` to analyse on (left open); wins over ``scheduler``.
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
             ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
             Arguments given here win over the file.
         settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
             options given here are laid over it.
-        progress: called as ``progress(done, total)`` while curves are analysed.
+        progress: called as ``progress(done, total)`` as curves are analysed (on any engine);
+            while runs are still being read, ``total`` counts the curves read so far.
 
     Raises:
         SettingsError: an option is invalid; the message names it and shows the value.
@@ -209,8 +239,6 @@ def analyze(
         >>> a = saturate.analyze("sample_runs/", metric="eval/*")  # doctest: +SKIP
         >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
     """
-    from saturate.analysis import analyze_table
-
     given = {
         "experiment": experiment, "filter": filter, "metric": metric, "run": run,
         "compute": compute, "min_gain": min_gain, "confidence": confidence,
@@ -218,7 +246,7 @@ def analyze(
         "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
         "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
         "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
-        "gpu_hours": gpu_hours,
+        "gpu_hours": gpu_hours, "workers": workers, "scheduler": scheduler,
     }
     if settings is None:
         settings = Settings.build(config, **given)
@@ -226,47 +254,64 @@ def analyze(
         raise SettingsError("config: give either a settings file or settings=, not both")
     else:
         settings = settings.updated(**given)
-    df, axis_only = _load_table(source, settings, fast=fast)
-    curve_df = df if axis_only is None else _drop_metric(df, axis_only)
-    results = analyze_table(curve_df, settings.analysis(), progress=progress)
-    found: tuple[Any, ...] = ()
+    engine = settings.engine(client)
+    if engine.uses_dask:
+        from saturate.analysis.dask_engine import require_distributed
+
+        require_distributed("client" if client is not None else settings.option("scheduler"))
+    analysis = _analyze_tables(_tables(source, settings, fast=fast), settings, engine, progress)
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
-        found = run_diagnostics(results, df, settings.diagnostics())
-    used = settings.report(df.attrs.get("compute_name", "step"))
-    # ``data`` is the table read, with the GPU-hours metric even when only the diagnostics use it.
-    return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df)
+        # The GPU-hours rate needs the points of every run; otherwise the curves' own suffice.
+        data = analysis.data if settings.gpu_hours else None
+        found = run_diagnostics(analysis.curves, data, settings.diagnostics())
+        analysis = dataclasses.replace(analysis, diagnostics=found)
+    return analysis
 
 
-def _load_table(
-    source: Any, settings: Settings, *, fast: bool = True
-) -> tuple[pd.DataFrame, str | None]:
-    """The tidy table, and the ``gpu_hours`` metric when it was read only for the diagnostics.
+def _tables(source: Any, settings: Settings, *, fast: bool = True) -> Tables:
+    """The sources' tables, read part by part.
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
-    allocation diagnostics without it, so it is read too, and kept out of the analysed curves.
-    A DataFrame that is already the tidy table is only selected from; any other frame (or source)
-    is read by :func:`saturate.load`.
+    allocation diagnostics without it, so it is read too, and kept apart from the analysed
+    curves. A DataFrame that is already the tidy table is only selected from.
     """
     selection = settings.selection()
-    metric, hours, extra = selection["metric"], settings.gpu_hours, None
+    metric, hours, apart = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
-        selection["metric"], extra = [*metric, hours], hours
-    if isinstance(source, pd.DataFrame) and set(REQUIRED_COLUMNS) <= set(source.columns):
-        from saturate import curves
-
-        df = curves.set_compute(source, selection["compute"])
-        df = curves.select(df, metric=selection["metric"], run=selection["run"],
-                           experiment=selection["experiment"])
-    else:
-        df = load(source, **selection, fast=fast)
-    if extra is not None and not (df["metric"] == extra).any():
-        extra = None  # a column, or absent: the diagnostics say so
-    return df, extra
+        selection["metric"], apart = [*metric, hours], hours
+    return Tables(source, **selection, fast=fast, as_given=True, apart=apart)
 
 
-def _drop_metric(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    out = df[df["metric"] != metric]
-    out.attrs = dict(df.attrs)
-    return out
+def _analyze_tables(
+    tables: Tables, settings: Settings, engine: Any, progress: Callable[[int, int], None] | None
+) -> Analysis:
+    """Every curve of ``tables`` analysed on ``engine``: as the parts arrive, or (seeds pooled,
+    which needs every run of a recipe together) once all are read."""
+    from saturate.analysis.table import analyze_parts, analyze_table
+
+    how = settings.analysis()
+    if settings.group_by:
+        df = concat_tables(tables)
+        df.attrs["compute_name"] = name = tables.compute_name or "step"
+        results = analyze_table(df, how, progress=progress, engine=engine)
+        table = concat_tables([df, *tables.apart]) if tables.apart else df
+        table.attrs["compute_name"] = name
+        return Analysis(curves=tuple(results), settings=jsonable(settings.report(name)),
+                        table=table)
+    runs: list[pd.DataFrame] = []
+
+    def parts() -> Iterator[pd.DataFrame]:
+        for part in tables:
+            runs.append(run_facts(part))
+            yield part
+
+    results = analyze_parts(parts(), how, progress=progress, engine=engine)
+    name = tables.compute_name or "step"
+    # The x axis is named once for the whole read, as when the table was read in one piece.
+    results = [r if r.compute_name == name else dataclasses.replace(r, compute_name=name)
+               for r in results]
+    return Analysis(curves=tuple(results), settings=jsonable(settings.report(name)),
+                    extra=tuple(tables.apart),
+                    runs=pd.concat(runs, ignore_index=True) if runs else None)

@@ -25,7 +25,6 @@ level when they cannot be told from "no change" (:func:`honest_forecast`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +51,6 @@ from saturate.analysis.quantities import (
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 from saturate.constants import FORECAST_HORIZON
-from saturate.curves import iter_curves
 from saturate.errors import SaturateError, SettingsError
 from saturate.fit import CurveFit, fit_curve
 from saturate.results import (
@@ -388,26 +386,3 @@ def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collaps
         drop=collapse.drop,
         drop_fraction=collapse.drop_fraction,
     )
-
-
-def analyze_table(
-    df: pd.DataFrame,
-    settings: AnalysisSettings,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[CurveAnalysis]:
-    """Analyse every curve of a tidy table (pooling seeds first when ``settings.group_by``)."""
-    table = df
-    if settings.group_by:
-        from saturate.analysis.seeds import pool_seeds
-
-        table = pool_seeds(df, settings.group_by)
-    curves = list(iter_curves(table))
-    out = []
-    for i, (_, pts) in enumerate(curves):
-        pts = pts.copy()
-        pts.attrs = dict(table.attrs)
-        out.append(analyze_curve(pts, settings))
-        if progress is not None:
-            progress(i + 1, len(curves))
-    return out
-
