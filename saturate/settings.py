@@ -42,7 +42,7 @@ from saturate.validation import (
 )
 
 if TYPE_CHECKING:
-    from saturate.analysis.engine import Engine
+    from saturate.analysis.work import Engine
     from saturate.diagnostics import DiagnosticSettings
     from saturate.fit import FitSettings
 
@@ -258,7 +258,7 @@ class Settings:
     def engine(self, client: Any = None) -> Engine:
         """Where curves are analysed: ``workers`` processes here, the Dask ``scheduler``, or
         ``client`` (a ``distributed.Client``, which wins)."""
-        from saturate.analysis.engine import Engine
+        from saturate.analysis.work import Engine
 
         if client is not None:
             return Engine(workers=self.workers, client=client)

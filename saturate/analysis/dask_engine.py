@@ -1,6 +1,6 @@
 """The curves of :func:`~saturate.analysis.engine.run_curves` on a Dask cluster.
 
-One task per batch of curves (:func:`~saturate.analysis.engine.indexed_batch`), its points
+One task per batch of curves (:func:`~saturate.analysis.work.indexed_batch`), its points
 carried in the task itself, so that the scheduler can run it again elsewhere: a worker lost
 mid-run has its tasks rescheduled by Dask, and a task that raises is retried
 (:data:`RETRIES`). Results are gathered as they complete (``as_completed``), which feeds the
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from saturate.analysis.engine import Engine, Tally, indexed_batch, local_workers
 from saturate.analysis.settings import AnalysisSettings
+from saturate.analysis.work import Engine, Tally, indexed_batch, local_workers
 from saturate.errors import SettingsError, SourceError
 from saturate.results import CurveAnalysis
 
