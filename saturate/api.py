@@ -18,7 +18,7 @@ import pandas as pd
 from saturate.errors import SettingsError
 from saturate.ingest import Source, Tables
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
-from saturate.run_table import concat_tables, run_facts
+from saturate.run_table import concat_tables, merge_facts, run_facts
 from saturate.settings import Settings
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
@@ -314,4 +314,4 @@ def _analyze_tables(
                for r in results]
     return Analysis(curves=tuple(results), settings=jsonable(settings.report(name)),
                     extra=tuple(tables.apart),
-                    runs=pd.concat(runs, ignore_index=True) if runs else None)
+                    runs=merge_facts(runs))

@@ -41,6 +41,7 @@ __all__ = [
     "with_run_facts",
     "split_run_facts",
     "concat_tables",
+    "merge_facts",
     "status_of",
 ]
 
@@ -111,7 +112,7 @@ def with_run_facts(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _merged(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+def merge_facts(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """Side tables stacked, one row per run (the last one met wins), sorted by run."""
     frames = [f for f in frames if f is not None and len(f.columns)]
     if not frames:
@@ -130,7 +131,7 @@ def split_run_facts(df: pd.DataFrame) -> pd.DataFrame:
     cols = run_fact_columns(df)
     mine = df.drop_duplicates(list(RUN_KEY))[[*RUN_KEY, *cols]] if cols else None
     out = df.drop(columns=cols) if cols else df.copy(deep=False)
-    out.attrs = {**df.attrs, RUNS_ATTR: RunTable(_merged([_stored(df), mine]))}
+    out.attrs = {**df.attrs, RUNS_ATTR: RunTable(merge_facts([_stored(df), mine]))}
     return out
 
 
@@ -141,7 +142,7 @@ def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if len(parts) == 1:
         return parts[0]
     out = concat(parts)
-    out.attrs[RUNS_ATTR] = RunTable(_merged(_stored(p) for p in parts if not p.empty))
+    out.attrs[RUNS_ATTR] = RunTable(merge_facts(_stored(p) for p in parts if not p.empty))
     return out
 
 
