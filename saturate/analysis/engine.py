@@ -34,6 +34,9 @@ from saturate.results import CurveAnalysis
 __all__ = ["Engine", "run_curves"]
 
 Progress = Callable[[int, int], None]
+#: Seconds an idle pool waits for more work (a notebook's next call reuses it) before it exits.
+_IDLE_SECONDS = 300
+_ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 # ---- running them -------------------------------------------------------------------------------
@@ -83,16 +86,34 @@ def _in_process(
 def _on_pool(
     stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, workers: int, tally: Tally
 ) -> list[CurveAnalysis]:
-    """A pool of ``workers`` processes (joblib's loky: reused across calls, one BLAS thread
-    each); at most two batches per worker wait, so curves are read as the workers take them."""
-    from joblib import Parallel, delayed, parallel_config
+    """A pool of ``workers`` processes (joblib's loky executor: reused across calls, one BLAS
+    thread each). Batches are taken from ``stream`` here, in the calling thread (a reader's
+    connection stays in the thread that opened it), and at most two per worker wait."""
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
 
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS, env=_ONE_THREAD)
     done: dict[int, list[CurveAnalysis]] = {}
-    tasks = (delayed(indexed_batch)(i, b, settings) for i, b in enumerate(stream))
-    with parallel_config(backend="loky", inner_max_num_threads=1):
-        pool = Parallel(n_jobs=workers, return_as="generator_unordered", pre_dispatch="2*n_jobs",
-                        batch_size=1, max_nbytes=None)
-        for index, results in pool(tasks):
+    pending: set[Future] = set()
+
+    def collect() -> None:
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in finished:
+            pending.discard(future)
+            index, results = future.result()
             done[index] = results
             tally.finished(len(results))
+
+    try:
+        for i, batch in enumerate(stream):
+            pending.add(executor.submit(indexed_batch, i, batch, settings))
+            while len(pending) >= 2 * workers:
+                collect()
+        while pending:
+            collect()
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        raise
     return [r for i in sorted(done) for r in done[i]]
