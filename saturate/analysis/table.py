@@ -29,8 +29,7 @@ def table_curves(df: pd.DataFrame) -> Iterator[pd.DataFrame]:
     table (which would travel with every curve)."""
     status = status_of(df)
     attrs = {k: v for k, v in df.attrs.items() if k != RUNS_ATTR}
-    for key, pts in iter_curves(df):
-        pts = pts.copy()
+    for key, pts in iter_curves(df):  # each a new frame: adding a column leaves df alone
         if status and "run_status" not in pts.columns and key[:2] in status:
             pts["run_status"] = status[key[:2]]
         pts.attrs = dict(attrs)
