@@ -75,15 +75,18 @@ class Sampler:
     """Peak RSS and CPU time of process trees, sampled every ``every`` seconds in a thread.
 
     ``roles`` maps a name (driver, scheduler, worker 1, ...) to a root pid; the root and its
-    descendants count for that role, the root alone for ``<role> (own)``.
+    descendants count for that role, the root alone for ``<role> (own)``. CPU time is counted
+    from the sampler's start (a dask worker started before it has its start-up left out).
     """
 
     roles: dict[str, int]
     every: float = 0.2
     peak: dict[str, int] = field(default_factory=dict)
     cpu: dict[int, float] = field(default_factory=dict)
+    base: dict[int, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self._t0 = time.time()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -112,10 +115,13 @@ class Sampler:
             try:
                 rss = p.memory_info().rss
                 t = p.cpu_times()
+                if p.pid not in self.base:
+                    self.base[p.pid] = t.user + t.system if p.create_time() < self._t0 else 0.0
             except psutil.NoSuchProcess:
                 continue
             total += rss
-            self.cpu[p.pid] = max(self.cpu.get(p.pid, 0.0), t.user + t.system)
+            used = t.user + t.system - self.base[p.pid]
+            self.cpu[p.pid] = max(self.cpu.get(p.pid, 0.0), used)
             if p.pid == pid:
                 self.peak[f"{role} (own)"] = max(self.peak.get(f"{role} (own)", 0), rss)
             else:

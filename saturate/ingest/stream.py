@@ -139,26 +139,27 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
 
 class _Notes:
     """Warnings raised while parts are prepared, given once at the end: ``dropped N ...`` ones
-    of the same kind with their counts added up."""
+    of the same kind with their counts added up, others once each."""
 
     def __init__(self) -> None:
-        self.counts: dict[tuple[type[Warning], str], int] = {}
+        self.counts: dict[tuple[type[Warning], str, str], int | None] = {}
 
     def add(self, caught: list[warnings.WarningMessage]) -> None:
         for w in caught:
             text = str(w.message)
             match = re.match(r"(.*?dropped )(\d+)( .*)", text, flags=re.S)
-            key = (w.category, f"{match[1]}{{}}{match[3]}" if match else text.replace("{", "{{"))
-            self.counts[key] = self.counts.get(key, 0) + (int(match[2]) if match else 0)
+            if match is None:
+                self.counts[(w.category, text, "")] = None
+            else:
+                self.count(w.category, match[1], int(match[2]), match[3])
 
-    def count(self, category: type[Warning], template: str, n: int) -> None:
-        key = (category, template)
-        self.counts[key] = self.counts.get(key, 0) + n
+    def count(self, category: type[Warning], head: str, n: int, tail: str) -> None:
+        key = (category, head, tail)
+        self.counts[key] = (self.counts.get(key) or 0) + n
 
     def emit(self) -> None:
-        for (category, template), n in self.counts.items():
-            warnings.warn(template.format(n).replace("{{", "{").replace("}}", "}"), category,
-                          stacklevel=4)
+        for (category, head, tail), n in self.counts.items():
+            warnings.warn(head if n is None else f"{head}{n}{tail}", category, stacklevel=4)
 
 
 class Tables:
@@ -256,8 +257,8 @@ class Tables:
         has = (name == "step" or (name in part.columns and name not in REQUIRED_COLUMNS)
                or bool((part["metric"] == name).any()))
         if not has:
-            notes.count(curves.DataWarning, f"dropped {{}} point(s) with no {name!r} value at "
-                        "their step", len(part))
+            notes.count(curves.DataWarning, "dropped ", len(part),
+                        f" point(s) with no {name!r} value at their step")
             return part.iloc[0:0]
         try:
             out = curves.set_compute(part, name)
