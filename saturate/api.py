@@ -56,7 +56,8 @@ class Analysis:
     @cached_property
     def data(self) -> pd.DataFrame | None:
         """The tidy table read: one row per point, run facts beside it
-        (:func:`saturate.run_facts`, :func:`saturate.with_run_facts`)."""
+        (:func:`saturate.run_facts`, :func:`saturate.with_run_facts`). Rebuilt from the curves,
+        it lacks the points' wall-clock ``timestamp`` (which :func:`saturate.load` keeps)."""
         if self.table is not None:
             return self.table
         if not self.curves and not self.extra:

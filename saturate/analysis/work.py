@@ -1,9 +1,9 @@
 """The unit of work of :mod:`.engine`: where curves go (:class:`Engine`), batches of curves and
 their analysis (:func:`analyze_batch`, BLAS on one thread), and the progress :class:`Tally`.
 
-A batch's results hold their points compacted (:func:`compact`): what varies along the curve,
-not the names and run facts that every row would repeat, so that the results of a sweep stay
-small in the driver.
+A batch's results hold their points compacted (:func:`compact`): what the analysis reads along
+the curve, not the names and run facts that every row would repeat, so that the results of a
+sweep stay small in the driver.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ Progress = Callable[[int, int], None]
 BATCH_POINTS = 5_000
 #: ... and at most this many curves, so that a few hundred curves still make tasks for every worker.
 BATCH_CURVES = 4
-#: Columns a curve's stored points leave out: they are fields of its result, or run facts.
-_IDENTITY = ("source", "experiment", "run_id", "run", "metric")
+#: Columns a curve's stored points leave out: fields of its result, and the wall-clock time.
+_DROPPED = ("source", "experiment", "run_id", "run", "metric", "timestamp")
 
 
 @dataclass(frozen=True)
@@ -73,13 +73,15 @@ def local_workers(workers: int | None = None) -> int:
 
 
 def compact(result: CurveAnalysis) -> CurveAnalysis:
-    """The result with its points reduced to what varies along the curve (step, compute, value,
-    timestamp, ...): the run's and curve's names are fields of the result, its run facts are in
-    the side table. Keeps the results of a large sweep small in the driver."""
+    """The result with its points reduced to what the analysis and its reports read along the
+    curve (step, compute, value and any per-point column such as a seed spread): the run's and
+    curve's names are fields of the result, its run facts are in the side table, and wall-clock
+    timestamps (which nothing after the reading uses) stay in the table ``saturate.load`` gives.
+    Keeps the results of a large sweep small in the driver (24 bytes a point)."""
     pts = result.points
     if pts is None:
         return result
-    drop = [c for c in (*_IDENTITY, *run_fact_columns(pts)) if c in pts.columns]
+    drop = [c for c in (*_DROPPED, *run_fact_columns(pts)) if c in pts.columns]
     slim = pts.drop(columns=drop).reset_index(drop=True)
     slim.attrs = {}
     return dataclasses.replace(result, points=slim)
