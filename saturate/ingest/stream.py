@@ -224,9 +224,9 @@ class Tables:
                 names.add(part.attrs.get("compute_name", "step"))
                 kept += len(part)
                 yield part
-        notes.emit()
         if not kept:
-            self._nothing_kept()
+            self._nothing_kept()  # the error says why; what was dropped on the way is moot
+        notes.emit()
         self.compute_name = names.pop() if len(names) == 1 else "compute"
 
     def _prepare(self, part: pd.DataFrame, as_given: bool, notes: _Notes) -> pd.DataFrame:
