@@ -61,7 +61,7 @@ def dask_client(engine: Engine, option: str = "scheduler") -> Iterator[Client]:
     if engine.scheduler == "local":
         cluster = distributed.LocalCluster(
             n_workers=local_workers(engine.workers), threads_per_worker=1, processes=True,
-            dashboard_address=None, silence_logs=logging.ERROR,
+            dashboard_address=":0", silence_logs=logging.ERROR,  # any free port: no clash
         )
         try:
             with distributed.Client(cluster) as client:
