@@ -43,10 +43,14 @@ from saturate.validation import (
 )
 
 if TYPE_CHECKING:
+    from saturate.analysis.work import Engine
     from saturate.diagnostics import DiagnosticSettings
     from saturate.fit import FitSettings
 
-__all__ = ["Settings", "CHECKS", "cli_name"]
+__all__ = ["Settings", "CHECKS", "cli_name", "SCHEDULER_ENV"]
+
+#: Environment variable naming the Dask scheduler to analyse on (below the options given).
+SCHEDULER_ENV = "SATURATE_SCHEDULER"
 
 ConfigArg = str | os.PathLike | bool | None
 
@@ -71,6 +75,23 @@ def _check_fail_on(value: Any, name: str) -> tuple[str, ...]:
 
 def _count(value: Any, name: str) -> int:
     return check_int(value, name, 0)
+
+
+def _check_workers(value: Any, name: str) -> int:
+    return check_int(value, name, 1)
+
+
+def _check_scheduler(value: Any, name: str) -> str:
+    """``"local"`` (a Dask cluster on this machine) or a scheduler address such as
+    ``tcp://10.0.0.5:8786`` or ``10.0.0.5:8786``."""
+    text = check_text(value, name)
+    if text.lower() == "local":
+        return "local"
+    _, sep, rest = text.partition("://")
+    if any(ch.isspace() for ch in text) or (sep and not rest.strip("/")) or text.startswith(":"):
+        raise SettingsError(f"{name} must be 'local' or the address of a Dask scheduler such as "
+                            f"tcp://10.0.0.5:8786, got {value!r}")
+    return text
 
 
 CHECKS: dict[str, Callable[[Any, str], Any]] = {
@@ -104,6 +125,9 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "gpu_hours": check_text,
     "budget": check_positive,
     "compare_at": check_forecast_points,
+    # where curves are analysed
+    "workers": _check_workers,
+    "scheduler": _check_scheduler,
     # report and gate
     "format": _check_format,
     "fail_on": _check_fail_on,
@@ -158,6 +182,8 @@ class Settings:
     gpu_hours: str | None = None
     budget: float | None = None
     compare_at: tuple[str | float, ...] = ("1x", "4x")
+    workers: int | None = None
+    scheduler: str | None = None
     format: str = "table"
     fail_on: tuple[str, ...] = ()
     config: str | None = None
@@ -174,7 +200,7 @@ class Settings:
 
     @classmethod
     def build(cls, config: ConfigArg = None, *, cli: bool = False, **given: Any) -> Settings:
-        """Defaults < the settings file < ``given``.
+        """Defaults < the settings file < ``$SATURATE_SCHEDULER`` < ``given``.
 
         ``config``: a file path, ``True`` to look for ``saturate.toml`` / ``pyproject.toml`` from
         the current folder upward, ``None``/``False`` for none. ``given`` are options by name
@@ -187,6 +213,9 @@ class Settings:
             path = str(found.path)
             base = base._overlay(found.values, lambda key: f"{path}: {key}", where=f"{path}: ",
                                  config=path)
+        scheduler = os.environ.get(SCHEDULER_ENV, "").strip()
+        if scheduler:
+            base = base._overlay({"scheduler": scheduler}, lambda key: SCHEDULER_ENV)
         return base.updated(**given)
 
     def updated(self, **given: Any) -> Settings:
@@ -235,6 +264,15 @@ class Settings:
             thresholds=dict(self.thresholds), group_by=self.group_by, n_boot=self.n_boot,
             seed=self.seed, laws=self.laws,
         )
+
+    def engine(self, client: Any = None) -> Engine:
+        """Where curves are analysed: ``workers`` processes here, the Dask ``scheduler``, or
+        ``client`` (a ``distributed.Client``, which wins)."""
+        from saturate.analysis.work import Engine
+
+        if client is not None:
+            return Engine(workers=self.workers, client=client)
+        return Engine(workers=self.workers, scheduler=self.scheduler)
 
     def fit(self) -> FitSettings:
         """How each curve is fitted."""

@@ -152,7 +152,7 @@ def test_list_or_dict_valued_json_fields_are_read_as_text(tmp_path: Path, extra:
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     (tmp_path / "b.json").write_text(json.dumps(recs))
     for name in ("a.jsonl", "b.json"):
-        df = saturate.load(tmp_path / name)
+        df = saturate.load(tmp_path / name, with_runs=True)
         assert len(df) == 40 and set(df["params.extra"]) == {json.dumps(extra)}
 
 
@@ -160,7 +160,7 @@ def test_parquet_list_and_binary_columns_are_read_as_text(tmp_path: Path) -> Non
     table = pa.table({"step": STEPS, "metric": ["r"] * 40, "value": VALUES,
                       "tags": [[1, 2]] * 40, "blob": [b"\xff\xfeok"] * 40})
     pq.write_table(table, tmp_path / "runs.parquet")
-    df = saturate.load(tmp_path / "runs.parquet")
+    df = saturate.load(tmp_path / "runs.parquet", with_runs=True)
     assert len(df) == 40
     assert set(df["params.tags"]) == {"[1, 2]"} and set(df["params.blob"]) == {"\\xff\\xfeok"}
 

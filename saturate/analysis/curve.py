@@ -25,7 +25,6 @@ level when they cannot be told from "no change" (:func:`honest_forecast`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +52,7 @@ from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.thinning import thin
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 from saturate.constants import FORECAST_HORIZON
-from saturate.curves import KEY_COLUMNS, is_compute_sorted, iter_curves
+from saturate.curves import is_compute_sorted
 from saturate.errors import SaturateError, SettingsError
 from saturate.fit import CurveFit, fit_curve
 from saturate.results import (
@@ -397,25 +396,3 @@ def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collaps
         drop=collapse.drop,
         drop_fraction=collapse.drop_fraction,
     )
-
-
-def analyze_table(
-    df: pd.DataFrame,
-    settings: AnalysisSettings,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[CurveAnalysis]:
-    """Analyse every curve of a tidy table (pooling seeds first when ``settings.group_by``)."""
-    table = df
-    if settings.group_by:
-        from saturate.analysis.seeds import pool_seeds
-
-        table = pool_seeds(df, settings.group_by)
-    n_curves = table.groupby(list(KEY_COLUMNS), sort=False).ngroups
-    out = []
-    for i, (_, pts) in enumerate(iter_curves(table)):  # one curve's copy at a time
-        pts.attrs = dict(table.attrs)
-        out.append(analyze_curve(pts, settings))
-        if progress is not None:
-            progress(i + 1, n_curves)
-    return out
-

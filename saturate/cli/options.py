@@ -20,10 +20,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS
 from saturate.gate import fail_on_help
 from saturate.report import FORMATS
-from saturate.settings import Settings
+from saturate.settings import Settings, cli_name
 
 __all__ = [
     "Shared",
@@ -33,6 +34,7 @@ __all__ = [
     "REPORT_FORMAT",
     "FAIL_ON",
     "COMPARE_AT",
+    "ENGINE",
     "settings_options",
 ]
 
@@ -42,16 +44,27 @@ _DEFAULTS = Settings()
 
 @dataclass(frozen=True)
 class Shared:
-    """One shared option: the :class:`Settings` field it sets, its parameter, flags and help."""
+    """One shared option: the :class:`Settings` field it sets, its parameter, flags and help.
+
+    ``switch``: a flag without a value that, when given, sets ``field`` to this value.
+    """
 
     field: str
     flags: tuple[str, ...]
     help: str
     metavar: str
     many: bool = False
+    switch: str | None = None
+
+    @property
+    def param(self) -> str:
+        """The command's parameter: the field, or for a switch its flag's name."""
+        return self.field if self.switch is None else self.flags[0].lstrip("-").replace("-", "_")
 
     @property
     def annotation(self) -> Any:
+        if self.switch is not None:
+            return Annotated[bool, typer.Option(*self.flags, help=self.help, show_default=False)]
         kind = list[str] | None if self.many else str | None
         option = typer.Option(*self.flags, help=self.help, metavar=self.metavar, show_default=False)
         return Annotated[kind, option]
@@ -119,6 +132,16 @@ DIAGNOSTICS: tuple[Shared, ...] = (
 )
 """The diagnostics across metrics and runs."""
 
+ENGINE: tuple[Shared, ...] = (
+    Shared("workers", ("--workers",), "Processes that analyse curves (default: one per core; 1: "
+           "this process only; with --dask, the local cluster's workers).", "N"),
+    Shared("scheduler", ("--scheduler",), "Analyse on a running Dask scheduler, e.g. "
+           "tcp://10.0.0.5:8786 (default $SATURATE_SCHEDULER; needs saturate[dask]).", "ADDRESS"),
+    Shared("scheduler", ("--dask",), "Analyse on a Dask cluster of --workers processes started "
+           "on this machine (needs saturate[dask]).", "", switch="local"),
+)
+"""Where curves are analysed: this process, a local pool, or Dask."""
+
 _CONFIG = Shared("config", ("--config",), "Settings file (pyproject.toml with [tool.saturate], or "
                  "saturate.toml). Default: the nearest one from the current folder upward.",
                  "PATH")
@@ -143,6 +166,22 @@ COMPARE_AT: tuple[Shared, ...] = (
 """Where recipes are compared."""
 
 
+def _given(shared: Sequence[Shared], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The shared options' values by field (popped from ``kwargs``); a switch sets its field
+    unless an option did (both given: a :class:`SettingsError`)."""
+    given: dict[str, Any] = {}
+    for o in sorted(shared, key=lambda o: o.switch is not None):
+        value = kwargs.pop(o.param, None)
+        if o.switch is None:
+            given[o.field] = value
+        elif value:
+            if given.get(o.field) is not None:
+                raise SettingsError(f"{o.flags[0]} and {cli_name(o.field)} both say where to "
+                                    "run: give one")
+            given[o.field] = o.switch
+    return given
+
+
 def settings_options(
     *groups: Sequence[Shared], exclude: Collection[str] = ()
 ) -> Callable[[F], F]:
@@ -158,12 +197,13 @@ def settings_options(
         hints = typing.get_type_hints(func, include_extras=True)
         own = [p.replace(annotation=hints.get(p.name, p.annotation))
                for p in inspect.signature(func).parameters.values() if p.name != "settings"]
-        added = [inspect.Parameter(o.field, inspect.Parameter.KEYWORD_ONLY, default=None,
+        added = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY,
+                                   default=None if o.switch is None else False,
                                    annotation=o.annotation) for o in shared]
 
         @functools.wraps(func)
         def command(*args: Any, **kwargs: Any) -> Any:
-            given = {o.field: kwargs.pop(o.field, None) for o in shared}
+            given = _given(shared, kwargs)
             config = given.pop("config")
             settings = Settings.build(True if config is None else Path(config), cli=True,
                                       **given)
