@@ -1,5 +1,9 @@
 """One family of domain errors; the CLI turns any of them into one line on stderr and exit code 2.
 
+Anything else is a bug of saturate: :func:`step` tags such an exception with the step and the input
+it happened in, and the CLI prints :func:`internal_error_line` and exits 3 (``--debug`` shows the
+traceback).
+
 Messages embed what the user gave (paths, column names, cell values), which can be any length and
 hold any character. :func:`shorten` makes such a text one short line; every message that quotes
 user-given names goes through it (:func:`names_text` for lists of names), and
@@ -8,13 +12,16 @@ user-given names goes through it (:func:`names_text` for lists of names), and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 
 __all__ = [
     "SaturateError",
     "InputError",
     "SourceError",
     "SettingsError",
+    "step",
+    "internal_error_line",
     "shorten",
     "names_text",
     "NAME_LIMIT",
@@ -82,3 +89,33 @@ class SourceError(SaturateError):
 
 class SettingsError(SaturateError):
     """An option or configuration value is invalid."""
+
+
+#: Attribute an unexpected exception carries once :func:`step` has named where it happened.
+_STEP_ATTR = "saturate_step"
+
+
+@contextmanager
+def step(what: str) -> Iterator[None]:
+    """Name the step an unexpected exception (not a :class:`SaturateError`) happened in, such as
+    ``"fitting run 'a' / metric 'eval/acc'"``; the innermost step wins. The exception itself
+    propagates unchanged."""
+    try:
+        yield
+    except SaturateError:
+        raise
+    except Exception as exc:
+        if getattr(exc, _STEP_ATTR, None) is None:
+            with suppress(AttributeError):  # a type with __slots__: its step stays unnamed
+                setattr(exc, _STEP_ATTR, what)
+        raise
+
+
+def internal_error_line(exc: BaseException, default_step: str) -> str:
+    """The one line for an unexpected exception: the step and input it happened in, what it was,
+    and how to see more; at most :data:`MESSAGE_LIMIT` characters plus the ``error: `` prefix."""
+    where = getattr(exc, _STEP_ATTR, None) or default_step
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    hint = "; rerun with --debug for the traceback"
+    head = f"internal error while {shorten(where, 120)}: "
+    return f"error: {head}{shorten(what, MESSAGE_LIMIT - len(head) - len(hint))}{hint}"

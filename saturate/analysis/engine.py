@@ -19,13 +19,12 @@ from collections.abc import Callable, Iterable
 
 import pandas as pd
 
-from saturate.analysis.curve import analyze_curve
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.work import (
     Engine,
     Tally,
+    analyze_one,
     batches,
-    compact,
     indexed_batch,
     local_workers,
 )
@@ -78,7 +77,7 @@ def _in_process(
     with threadpool_limits(limits=1):
         for batch in stream:
             for points in batch:
-                out.append(compact(analyze_curve(points, settings)))
+                out.append(analyze_one(points, settings))
                 tally.finished(1)
     return out
 

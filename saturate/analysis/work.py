@@ -17,6 +17,7 @@ import pandas as pd
 
 from saturate.analysis.curve import analyze_curve
 from saturate.analysis.settings import AnalysisSettings
+from saturate.errors import shorten, step
 from saturate.results import CurveAnalysis
 from saturate.run_table import run_fact_columns
 from saturate.validation import check_int
@@ -92,7 +93,17 @@ def analyze_batch(batch: list[pd.DataFrame], settings: AnalysisSettings) -> list
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):
-        return [compact(analyze_curve(points, settings)) for points in batch]
+        return [analyze_one(points, settings) for points in batch]
+
+
+def analyze_one(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalysis:
+    """One curve analysed and made compact; an unexpected error names the curve it happened on."""
+    first = points.iloc[0] if len(points) else None
+    where = ("analysing a curve" if first is None else
+             f"analysing run {shorten(repr(str(first['run'])))} / metric "
+             f"{shorten(repr(str(first['metric'])))}")
+    with step(where):
+        return compact(analyze_curve(points, settings))
 
 
 def indexed_batch(

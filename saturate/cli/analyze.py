@@ -4,7 +4,8 @@ metrics and runs, print or write the report."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -27,6 +28,7 @@ from saturate.cli.options import (
     SELECTION,
     settings_options,
 )
+from saturate.errors import step
 from saturate.settings import Settings
 
 __all__ = ["analyze"]
@@ -67,6 +69,12 @@ def analyze(
         from saturate.tracker.writeback import log_back as write_back
 
         print(write_back(analysis).summary(), file=sys.stderr)
+    with step(f"writing the {settings.format} report"):
+        _emit(analysis, settings, out, wide=wide)
+
+
+def _emit(analysis: Any, settings: Settings, out: Path | None, *, wide: bool) -> None:
+    """Print the report, or write it to ``out``."""
     if settings.format == "table" and out is None:
         from saturate.report.table import render_table
 

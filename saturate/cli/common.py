@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
+import click
 import typer
 
 from saturate.errors import InputError, SaturateError
@@ -221,9 +222,14 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
     print(f"warning: {for_message(text)}", file=sys.stderr)
 
 
+#: Exit code of an unexpected internal error (a bug), distinct from 1 (gate failed) and 2 (bad input).
+INTERNAL_ERROR = 3
+
+
 def handle_errors(func: F) -> F:
     """Run a command: domain errors (and operating-system errors the library let through) -> one
-    stderr line and exit 2; warnings -> one line each."""
+    stderr line and exit 2; any other exception (a bug) -> one line naming the step and exit 3;
+    warnings -> one line each."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -250,5 +256,15 @@ def handle_errors(func: F) -> F:
             except KeyboardInterrupt:
                 print("interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
+            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+                raise
+            except Exception as exc:  # a bug of saturate: one line, exit 3 (--debug: traceback)
+                if STATE["debug"]:
+                    raise
+                from saturate.errors import internal_error_line
+
+                name = func.__name__.removesuffix("_cmd").replace("_", " ")
+                print(internal_error_line(exc, f"running saturate {name}"), file=sys.stderr)
+                raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]

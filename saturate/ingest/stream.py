@@ -27,7 +27,7 @@ import pandas as pd
 
 from saturate import axis_join, curves
 from saturate.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
-from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten
+from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
@@ -216,9 +216,10 @@ class Tables:
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         notes, names, kept = _Notes(), set(), 0
+        where = f"reading {names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)}"
         for read in self.reads:
-            for raw in read.parts():
-                with warnings.catch_warnings(record=True) as caught:
+            for raw in _named(read.parts, where):
+                with warnings.catch_warnings(record=True) as caught, step(where):
                     warnings.simplefilter("always")
                     part = self._prepare(split_run_facts(raw), read.as_given, notes)
                 notes.add(caught)
@@ -288,6 +289,19 @@ class Tables:
         detail = f" matching {'; '.join(what)}" if what else ""
         names = names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)
         raise InputError(f"{names}: no curves{detail}")
+
+
+def _named(read: Callable[[], Iterator[pd.DataFrame]], where: str) -> Iterator[pd.DataFrame]:
+    """The parts ``read()`` gives, an unexpected error while reading them named as happening
+    ``where``."""
+    with step(where):
+        parts = read()
+    while True:
+        with step(where):
+            part = next(parts, None)
+        if part is None:
+            return
+        yield part
 
 
 def _label(source: Any) -> str:
