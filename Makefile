@@ -22,7 +22,7 @@ test: setup ## the whole test suite
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: setup
-	$(BIN)/ruff check saturate tests benchmarks sample_runs
+	$(BIN)/ruff check saturate tests benchmarks sample_runs docs
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fit.py
