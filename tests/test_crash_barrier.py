@@ -76,3 +76,11 @@ def test_bad_input_is_still_exit_2_not_3(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "internal error" not in proc.stderr
+
+
+def test_a_failing_gate_is_exit_1_not_an_internal_error() -> None:
+    proc = subprocess.run([sys.executable, "-m", "saturate", "gate",
+                           str(ROOT / "sample_runs" / "03_saturated.csv"), "--n-boot", "20"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr
+    assert "internal error" not in proc.stderr and "FAIL" in proc.stdout
