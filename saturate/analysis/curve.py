@@ -10,10 +10,11 @@ the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting lev
 * threshold ``T``: ``--min-gain`` in metric units per doubling or ``N%`` of the range of the
   smoothed observed curve (default ``3%``);
 * ROI, the elasticity ``d ln(f(C) - R0) / d ln C``, and its stage (initial > 1.5, transition
-  0.8-1.5, knee 0.3-0.8, saturation < 0.3, negative < 0);
-* knee: first compute where ROI falls below 0.8; stop point: first compute where
-  ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws), searched up to
-  :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute;
+  0.8-1.5, knee 0.3-0.8, plateau < 0.3, negative < 0);
+* knee: where ROI falls below 0.8 for good (none while it is still above); stop point: first
+  compute where ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws),
+  searched up to :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute (a stop
+  point before the last compute on a curve still said to pay gets a reason saying why);
 * headroom: asymptote minus current level, when the asymptote is identified.
 
 The verdict weighs the fit's gain against a model-free trend test and collapse detection

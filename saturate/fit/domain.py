@@ -58,7 +58,7 @@ class DomainBounds:
         """Per row of ``theta`` (b, k) or for one (k,), whether the law leaves the domain on the
         grid (non-finite parameters count as outside)."""
         th = np.atleast_2d(np.asarray(theta, dtype=float))
-        tol = 1e-9 * (self.hi - self.lo) if math.isfinite(self.hi - self.lo) else 1e-9
+        tol = 1e-12 * (self.hi - self.lo) if math.isfinite(self.hi - self.lo) else 1e-12
         with np.errstate(all="ignore"):
             f = law(self.grid, th)
         bad = ~np.all(np.isfinite(f) & (f >= self.lo - tol) & (f <= self.hi + tol), axis=-1)
@@ -90,13 +90,30 @@ def domain_bounds(
     if domain is None:
         return None
     ends = np.sort(norm.y(np.array(domain, dtype=float)))
-    lo, hi = max(float(ends[0]), -LEVEL_BOUND), min(float(ends[1]), LEVEL_BOUND)
+    lo, hi = _inner(float(ends[0]), norm, domain, 1.0), _inner(float(ends[1]), norm, domain, -1.0)
+    lo, hi = max(lo, -LEVEL_BOUND), min(hi, LEVEL_BOUND)
     c_last = float(compute[-1])
     reach = [c_last] + [parse_at(a, c_last) for a in forecast_at]
     x = norm.x(np.array([compute[0], *reach], dtype=float))
     top = max(float(np.max(x[1:])), 2.0 * FORECAST_HORIZON)
     grid = np.geomspace(max(float(x[0]), 1e-12), top, 96)
     return DomainBounds(lo=lo, hi=hi, grid=grid, text=f"[{domain[0]:g}, {domain[1]:g}]")
+
+
+def _inner(end: float, norm: Normalisation, domain: tuple[float, float], inward: float) -> float:
+    """A finite end of the domain in fitting coordinates, moved inward by a hair (1e-9 of its
+    size, more if needed) so that a value on it maps back into the domain exactly: the round
+    trip through the normalisation is not exact to the last bit."""
+    if not math.isfinite(end):
+        return end
+    step = 1e-9 * max(1.0, abs(end))
+    for _ in range(8):
+        y = end + inward * step
+        v = float(norm.value(y))
+        if domain[0] <= v <= domain[1]:
+            return y
+        step *= 16.0
+    return end + inward * step
 
 
 def drop_outside(
