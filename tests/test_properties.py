@@ -106,12 +106,12 @@ def _draw_specs(count: int) -> list[Spec]:
     return list(out.values())
 
 
-def _frame(specs_: list[Spec], change=None) -> pd.DataFrame:
+def _frame(specs_: list[Spec], s: float = 1.0, off: float = 0.0, k: float = 1.0) -> pd.DataFrame:
+    """The curves as one tidy table, values as ``v * s + off`` and compute as ``c * k``."""
     parts = []
     for sp in specs_:
         c, v = sp.points()
-        if change is not None:
-            c, v = change(c, v)
+        c, v = (c * k, v * s + off) if (s, off, k) != (1.0, 0.0, 1.0) else (c, v)
         parts.append(pd.DataFrame({"run": sp.run, "metric": sp.metric, "step": np.arange(sp.n),
                                    "compute": c, "value": v}))
     return pd.concat(parts, ignore_index=True)
@@ -271,7 +271,7 @@ def scaled_pairs(drawn: list[Spec], curves: dict[str, CurveAnalysis]):
     out = {}
     for unit, (s, off, k) in UNITS.items():
         domains = {"eval/acc": (off, s + off)}  # [0, 1] in the changed units
-        out[unit] = (s, off, k, _analyze(_frame(chosen, lambda c, v: (c * k, v * s + off)),
+        out[unit] = (s, off, k, _analyze(_frame(chosen, s, off, k),
                                          forecast_at=["1x", "2x", "4x"], domains=domains))
     return [(sp, curves[sp.run]) for sp in chosen], out
 
