@@ -1,4 +1,4 @@
-"""One coherent story per curve, checked on 240 generated curves (hypothesis, derandomized).
+"""One coherent story per curve, checked on 210 generated curves (hypothesis, derandomized).
 
 The curves (laws, noise levels, lengths, directions, offsets, scales, with and without a domain)
 are drawn once per module and analysed in one call; each test checks one invariant on every
@@ -33,7 +33,7 @@ from saturate.analysis.quantities import roi_stage
 from saturate.constants import KNEE_ROI
 from saturate.results import CurveAnalysis, Estimate
 
-N_CURVES = 240
+N_CURVES = 210
 N_BOOT = 50
 VERDICTS = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
 LAWS = ("sigmoid", "power", "loglinear", "weibull", "risefall", "flat")
@@ -260,7 +260,7 @@ UNITS = {
     "compute x 1e12": (1.0, 0.0, 1e12),
     "compute x 1e-12": (1.0, 0.0, 1e-12),
 }
-N_SCALED = 24
+N_SCALED = 16
 
 
 @pytest.fixture(scope="module")

@@ -109,8 +109,8 @@ def _param_estimate(
     lo = hi = math.nan
     if draws.size:
         qlo, qhi = np.quantile(draws, [(1 - conf) / 2, (1 + conf) / 2])
-        if wald is not None:
-            qlo, qhi = min(qlo, wald[0]), max(qhi, wald[1])
+        if wald is not None:  # the Wald interval, within the parameter's bounds (its space)
+            qlo, qhi = max(min(qlo, wald[0]), p.lower), min(max(qhi, wald[1]), p.upper)
         on_bound |= bool(qlo <= p.lower + tol or qhi >= p.upper - tol)
         ends = natural_value(p.kind, np.array([qlo, qhi]), **kw)
         lo, hi = float(ends.min()), float(ends.max())
