@@ -210,6 +210,7 @@ def analyze(
     lower_is_better: Sequence[str] | str | None = None,
     higher_is_better: Sequence[str] | str | None = None,
     thresholds: Mapping[str, float | str] | None = None,
+    domains: Mapping[str, Any] | Sequence[str] | None = None,
     group_by: str | None = None,
     n_boot: int | None = None,
     seed: int | None = None,
@@ -246,6 +247,9 @@ def analyze(
             absolute values > 0.
         lower_is_better / higher_is_better: metric globs overriding the direction rules.
         thresholds: per metric glob, its own ``min_gain``.
+        domains: per metric glob, the ``(lo, hi)`` its values live in (``None``: no domain),
+            ``{"eval/*": (0, 1)}`` or ``["eval/*=0,1"]``; rates and accuracies get ``[0, 1]``
+            from their name (:mod:`saturate.analysis.domains`).
         group_by: a run parameter (``"recipe"`` or ``"params.recipe"``) whose runs are pooled as seeds.
         n_boot, seed, laws: bootstrap resamples, random seed, and the laws to fit.
         pairs: reward/benchmark metric globs checked for divergence, ``{"train/reward":
@@ -283,7 +287,8 @@ def analyze(
         "compute": compute, "gpus": gpus, "objective": objective, "diagnostic": diagnostic,
         "min_gain": min_gain, "confidence": confidence,
         "forecast_at": forecast_at, "lower_is_better": lower_is_better,
-        "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
+        "higher_is_better": higher_is_better, "thresholds": thresholds, "domains": domains,
+        "group_by": group_by,
         "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
         "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
         "gpu_hours": gpu_hours, "workers": workers, "scheduler": scheduler,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive"]
 Direction = Literal["higher", "lower"]
-Stage = Literal["initial", "transition", "knee", "saturation", "negative", "unknown"]
+Stage = Literal["initial", "transition", "knee", "plateau", "negative", "unknown"]
 
 VERDICTS: tuple[str, ...] = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
 PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
@@ -289,6 +289,7 @@ class CurveAnalysis:
     run_status: str | None = None
     group: dict[str, Any] | None = None
     compute_name: str = "step"
+    domain: tuple[float, float] | None = None
     fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
@@ -332,6 +333,9 @@ class CurveAnalysis:
                 "flags": list(self.flags),
                 "run_status": self.run_status,
                 "group": self.group,
+                "domain": None if self.domain is None else {
+                    "lo": self.domain[0], "hi": self.domain[1]
+                },
             }
         )
 
@@ -384,6 +388,7 @@ class CurveAnalysis:
             run_status=d.get("run_status"),
             group=d.get("group"),
             compute_name=str(d.get("compute_name", "step")),
+            domain=_domain_of(d.get("domain")),
         )
 
     def _repr_html_(self) -> str:
@@ -414,6 +419,14 @@ class CurveAnalysis:
         if self.flags:
             lines.append(f"  flags: {', '.join(self.flags)}")
         return "\n".join(lines)
+
+
+def _domain_of(d: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """A curve's domain from its JSON entry (a missing end is infinite)."""
+    if not d:
+        return None
+    lo, hi = d.get("lo"), d.get("hi")
+    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
 
 
 def verdict_counts(curves: tuple[CurveAnalysis, ...] | list[CurveAnalysis]) -> str:

@@ -30,6 +30,7 @@ from saturate.validation import (
     check_choice,
     check_choices,
     check_confidence,
+    check_domains,
     check_forecast_points,
     check_gain,
     check_gpus,
@@ -109,6 +110,7 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     # how curves are judged
     "min_gain": check_gain,
     "thresholds": check_thresholds,
+    "domains": check_domains,
     "confidence": check_confidence,
     "forecast_at": check_forecast_points,
     "lower_is_better": check_strings,
@@ -134,7 +136,7 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
 }
 """Each option a settings file or a caller may set, and the check that validates it."""
 
-_FLAGS = {"targets": "--target", "pairs": "--pair", "compare_at": "--at", "laws": "--law"}
+_FLAGS = {"domains": "--domain", "targets": "--target", "pairs": "--pair", "compare_at": "--at", "laws": "--law"}
 
 
 def cli_name(option: str) -> str:
@@ -167,6 +169,7 @@ class Settings:
     diagnostic: tuple[str, ...] = ()
     min_gain: float | str = AnalysisSettings.min_gain
     thresholds: Mapping[str, float | str] = field(default_factory=dict)
+    domains: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     confidence: float = AnalysisSettings.confidence
     forecast_at: tuple[str | float, ...] = AnalysisSettings.forecast_at
     lower_is_better: tuple[str, ...] = ()
@@ -230,8 +233,9 @@ class Settings:
             raise SettingsError(f"{where}unknown setting(s) {', '.join(unknown)} "
                                 f"(known: {', '.join(sorted(CHECKS))})")
         values = {k: CHECKS[k](v, name(k)) for k, v in raw.items() if not _unset(v)}
-        if "targets" in values:  # a glob given here replaces the same glob below, others stay
-            values["targets"] = {**self.targets, **values["targets"]}
+        for key in ("targets", "domains"):  # a glob given here replaces the same glob below
+            if key in values:
+                values[key] = {**getattr(self, key), **values[key]}
         return dataclasses.replace(
             self, **values, **extra, explicit=self.explicit | frozenset(values)
         )
@@ -262,7 +266,7 @@ class Settings:
             min_gain=self.min_gain, confidence=self.confidence, forecast_at=self.forecast_at,
             lower_is_better=self.lower_is_better, higher_is_better=self.higher_is_better,
             thresholds=dict(self.thresholds), group_by=self.group_by, n_boot=self.n_boot,
-            seed=self.seed, laws=self.laws,
+            seed=self.seed, laws=self.laws, domains=dict(self.domains),
         )
 
     def engine(self, client: Any = None) -> Engine:

@@ -41,6 +41,8 @@ __all__ = [
     "check_targets",
     "check_pair",
     "check_pairs",
+    "check_domain",
+    "check_domains",
 ]
 
 CONFIDENCE_RANGE = (0.5, 1.0)
@@ -331,3 +333,41 @@ def check_pairs(value: Any, name: str = "pairs") -> tuple[tuple[str, str], ...]:
         else:
             raise _fail(name, rule, value)
     return tuple(out)
+
+
+_DOMAIN_RULE = "must be LO,HI with LO < HI (numbers, inf allowed, e.g. 0,1) or none"
+
+
+def check_domain(value: Any, name: str = "domain") -> tuple[float, float] | None:
+    """A metric's domain: ``(0, 1)``, ``[0, 100]``, ``"0,1"`` or ``"-inf,0"``; ``None`` or
+    ``"none"`` for no domain."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    parts = value.split(",") if isinstance(value, str) else value
+    if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
+        raise _fail(name, _DOMAIN_RULE, value)
+    parts = list(parts)
+    if len(parts) != 2:
+        raise _fail(name, _DOMAIN_RULE, value)
+    lo, hi = (_real(p.strip() if isinstance(p, str) else p, name, _DOMAIN_RULE[8:])
+              for p in parts)
+    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+        raise _fail(name, _DOMAIN_RULE, value)
+    return float(lo), float(hi)
+
+
+def check_domains(value: Any, name: str = "domains") -> dict[str, tuple[float, float] | None]:
+    """Per metric glob, its domain: a table ``{"eval/*" = [0, 1]}`` or ``"GLOB=LO,HI"`` texts
+    (``"GLOB=none"`` removes the domain the name would give)."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return {str(g): check_domain(v, f"{name}[{str(g)!r}]") for g, v in value.items()}
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, Iterable):
+        raise _fail(name, "must be a table of metric glob = [lo, hi]", value)
+    out: dict[str, tuple[float, float] | None] = {}
+    for item in items:
+        glob, bounds = _split_assignment(item, name, "GLOB=LO,HI such as 'eval/*=0,1'")
+        out[glob] = check_domain(bounds, f"{name} {glob}")
+    return out

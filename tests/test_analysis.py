@@ -91,7 +91,7 @@ def test_roi_is_negative_on_a_falling_curve_and_nan_when_not_defined() -> None:
         (1.5, "transition"),
         (0.8, "transition"),
         (0.5, "knee"),
-        (0.1, "saturation"),
+        (0.1, "plateau"),
         (-0.2, "negative"),
         (math.nan, "unknown"),
     ],

@@ -291,7 +291,7 @@ def test_scaleup_benchmark_has_a_knee_near_the_baseline_budget(analysis):
     baseline = max(c.compute_last for c in analysis.select(run="*baseline*"))
     for c in analysis.select(run="*scaleup-20x*", metric="eval/*"):
         assert c.knee is not None and baseline <= c.knee <= 5 * baseline, c.knee
-        assert c.roi_stage in ("knee", "saturation")
+        assert c.roi_stage in ("knee", "plateau")
 
 
 def test_recipes_pool_by_group_by():

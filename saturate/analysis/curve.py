@@ -10,10 +10,11 @@ the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting lev
 * threshold ``T``: ``--min-gain`` in metric units per doubling or ``N%`` of the range of the
   smoothed observed curve (default ``3%``);
 * ROI, the elasticity ``d ln(f(C) - R0) / d ln C``, and its stage (initial > 1.5, transition
-  0.8-1.5, knee 0.3-0.8, saturation < 0.3, negative < 0);
-* knee: first compute where ROI falls below 0.8; stop point: first compute where
-  ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws), searched up to
-  :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute;
+  0.8-1.5, knee 0.3-0.8, plateau < 0.3, negative < 0);
+* knee: where ROI falls below 0.8 for good (none while it is still above); stop point: first
+  compute where ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws),
+  searched up to :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute (a stop
+  point before the last compute on a curve still said to pay gets a reason saying why);
 * headroom: asymptote minus current level, when the asymptote is identified.
 
 The verdict weighs the fit's gain against a model-free trend test and collapse detection
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.direction import metric_direction, signed
+from saturate.analysis.domains import Domain, domain_reasons, metric_domain
 from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
 from saturate.analysis.quantities import (
     Predict,
@@ -46,6 +48,7 @@ from saturate.analysis.quantities import (
     roi_stage,
     share_above,
     smoothed_range,
+    stop_point_note,
     threshold_for,
 )
 from saturate.analysis.settings import AnalysisSettings
@@ -96,6 +99,8 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     ev = _evidence(obs, free, fitted, settings)
     verdict, reasons = decide_verdict(ev)
     reasons, flags = _notes(reasons, ev, obs, free, fit, fit_error)
+    note = stop_point_note(verdict, fitted.stop, obs.compute[-1], fitted.gain, obs.threshold)
+    reasons = (*reasons, note) if note else reasons
     return CurveAnalysis(
         verdict=verdict,
         reasons=reasons,
@@ -137,6 +142,8 @@ class _Observed:
     threshold_text: str
     run_status: str | None
     kept: np.ndarray
+    domain: Domain | None = None
+    domain_note: str = ""
 
 
 def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
@@ -148,11 +155,13 @@ def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
     c = pts["compute"].to_numpy(float)
     threshold, text = threshold_for(metric, y, settings)
     status = pts.iloc[0].get("run_status") if "run_status" in pts.columns else None
+    domain, note = metric_domain(metric, y, settings.domains)
     return _Observed(
         points=pts, metric=metric, direction=direction, compute=c,
         value=y, signed=signed(y, direction), steps=pts["step"].to_numpy(),
         threshold=float(threshold), threshold_text=text,
         run_status=None if status is None or pd.isna(status) else str(status), kept=thin(c),
+        domain=domain, domain_note=note,
     )
 
 
@@ -176,6 +185,7 @@ def _base_fields(obs: _Observed, attrs: dict[str, Any]) -> dict[str, Any]:
         "group": _group_info(pts),
         "compute_name": str(attrs.get("compute_name", "step")),
         "points": pts,
+        "domain": None if obs.domain is None else (obs.domain.lo, obs.domain.hi),
     }
 
 
@@ -256,15 +266,18 @@ def seed_doubling_se(points: pd.DataFrame) -> float:
 def _try_fit(obs: _Observed, settings: AnalysisSettings) -> tuple[CurveFit | None, str]:
     """The fit, or None and the reason why no law could be fitted."""
     try:
-        return _fit(obs.compute[obs.kept], obs.value[obs.kept], obs.direction, settings), ""
+        return _fit(obs.compute[obs.kept], obs.value[obs.kept], obs.direction, settings,
+                    obs.domain), ""
     except _FIT_ERRORS as e:
         return None, f"no law could be fitted ({e}); the verdict rests on the trend test alone"
 
 
 def _fit(
-    c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings
+    c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings,
+    domain: Domain | None = None,
 ) -> CurveFit:
-    return fit_curve(c, y, direction=direction, settings=settings.fit_settings())
+    bounds = None if domain is None else (domain.lo, domain.hi)
+    return fit_curve(c, y, direction=direction, settings=settings.fit_settings(bounds))
 
 
 @dataclass(frozen=True)
@@ -327,7 +340,8 @@ def _fitted(
         knee=find_knee(f, r0, first_pos, last),
         stop=find_stop_point(f, fs, first_pos, FORECAST_HORIZON * last, obs.threshold, conf),
         forecast=honest_forecast(
-            fit.forecast(tuple(settings.forecast_at)), last, level_last, gain_se, conf
+            fit.forecast(tuple(settings.forecast_at)), last, level_last, gain_se, conf,
+            domain=None if obs.domain is None else (obs.domain.lo, obs.domain.hi),
         ),
         laws=fit.law_summaries(),
         asymptote=fit.asymptote,
@@ -369,6 +383,7 @@ def _notes(
         flags.append("fit_misses_recent_trend")
     if fit is None:
         reasons = (fit_error, *reasons)
+    reasons = (*reasons, *domain_reasons(obs.domain, obs.domain_note, fit))
     if free.seed_se > 0:
         reasons = (
             *reasons,

@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from saturate.analysis.direction import signed
+from saturate.analysis.domains import widen_within
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
 from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
@@ -192,13 +193,15 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
 
 
 def roi_stage(roi: float) -> Stage:
-    """The practitioners' stage for an ROI value (limits in :mod:`saturate.constants`)."""
+    """The practitioners' stage for an ROI value (limits in :mod:`saturate.constants`). Stage
+    names never reuse a verdict's words (the stage below 0.3 is ``plateau``, not "saturation",
+    which read as a second verdict next to ``slowing``)."""
     if roi is None or not math.isfinite(roi):
         return "unknown"
     if roi < 0:
         return "negative"
     if roi < ROI_SATURATION:
-        return "saturation"
+        return "plateau"
     if roi < KNEE_ROI:
         return "knee"
     if roi <= ROI_INITIAL:
@@ -211,20 +214,22 @@ def _grid(first: float, last: float, n: int = 200) -> np.ndarray:
 
 
 def find_knee(predict: Predict, r0: float, first: float, last: float) -> float | None:
-    """First compute in ``[first, last]`` where ROI falls below :data:`KNEE_ROI` after being at or
-    above it."""
+    """Where the ROI fell below :data:`KNEE_ROI` for good: the start of the stretch below it that
+    runs to ``last``, after a point at or above it. None while the ROI at ``last`` is still at or
+    above it (the curve is before its knee: a dip that recovered is no knee), so a knee is never
+    reported on a curve still in its initial or transition stage."""
     if not (first > 0 and last > first):
         return None
     grid = _grid(first, last)
     roi = elasticity(predict, grid, r0)
     above = np.isfinite(roi) & (roi >= KNEE_ROI)
-    if not above.any():
+    if not above.any() or above[-1]:
         return None
-    start = int(np.argmax(above))
-    below = np.isfinite(roi[start:]) & (roi[start:] < KNEE_ROI)
+    j = int(np.flatnonzero(above)[-1])
+    below = np.isfinite(roi[j + 1:]) & (roi[j + 1:] < KNEE_ROI)
     if not below.any():
         return None
-    return float(grid[start + int(np.argmax(below))])
+    return float(grid[j + 1 + int(np.argmax(below))])
 
 
 def _first_crossing(gains: np.ndarray, grid: np.ndarray, threshold: float) -> np.ndarray:
@@ -277,9 +282,24 @@ def find_stop_point(
             cross = _first_crossing(s[:, grid.size :] - s[:, : grid.size], grid, threshold)
             # Draws that never cross count as beyond the horizon (a finite stand-in for inf).
             lo, hi = _quantiles(np.where(np.isfinite(cross), cross, 2.0 * horizon), confidence)
-            lo = lo if lo <= horizon else math.nan
-            hi = hi if hi <= horizon else math.nan
+            lo = min(lo, point) if lo <= horizon else math.nan
+            hi = max(hi, point) if hi <= horizon else math.nan
     return Estimate(point, lo, hi, identified=math.isfinite(lo) and math.isfinite(hi))
+
+
+def stop_point_note(
+    verdict: str, stop: Estimate | None, compute_last: float, gain: Estimate | None,
+    threshold: float,
+) -> str:
+    """Why a curve still said to pay has a stop point before its last compute: the fitted gain
+    dipped below the threshold and recovered, or other evidence decided. Empty otherwise."""
+    if stop is None or not stop.value < compute_last or verdict not in ("scaling", "slowing"):
+        return ""
+    at = f"the fitted gain per doubling fell below the threshold at compute {stop.value:.4g}"
+    if gain is not None and gain.value >= threshold:
+        return f"stop point: {at}, but has climbed back above it by the last compute"
+    return (f"stop point: {at} and is still below it at the last compute; the verdict rests on "
+            f"the evidence above, not on the fit's gain alone")
 
 
 def honest_forecast(
@@ -288,6 +308,7 @@ def honest_forecast(
     level: float,
     extra_se: float,
     confidence: float = 0.9,
+    domain: tuple[float, float] | None = None,
 ) -> tuple[ForecastPoint, ...]:
     """Forecasts that carry the extrapolation error and do not outrun their own evidence.
 
@@ -298,7 +319,9 @@ def honest_forecast(
     standard error): the posterior mean under a normal prior on the increment with variance
     ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
     forecasts close to the last level, and a well-determined one is barely moved. The interval
-    always holds the point forecast. The shrinkage is worked out over
+    always holds the point forecast; with a ``domain`` the widening is made where the domain is
+    the whole line (:func:`~saturate.analysis.domains.widen_within`), so the band stays in it.
+    The shrinkage is worked out over
     :func:`~saturate.scaling.pow2_scale` of ``d`` and ``se`` (their squares would overflow or
     underflow in extreme units).
     """
@@ -321,8 +344,7 @@ def honest_forecast(
         value = level + d * _shrinkage(d, se) if se > 0 else fp.value
         lo0 = min(value, fp.lo) if math.isfinite(fp.lo) else value
         hi0 = max(value, fp.hi) if math.isfinite(fp.hi) else value
-        lo = value - math.hypot(value - lo0, z * se_extra)
-        hi = value + math.hypot(hi0 - value, z * se_extra)
+        lo, hi = widen_within(value, lo0, hi0, z * se_extra, domain)
         out.append(ForecastPoint(fp.at, fp.compute, float(value), float(lo), float(hi),
                                  fp.identified))
     return tuple(out)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from saturate.validation import (
     check_choices,
     check_confidence,
+    check_domains,
     check_forecast_points,
     check_int,
     check_strings,
@@ -34,7 +35,9 @@ class AnalysisSettings:
     ``"N%"`` of the curve's observed (smoothed) range. The default ``"3%"``: a doubling of compute
     that moves the metric by less than 3% of the ground it has covered is, for RL runs, within the
     run-to-run noise of most benchmarks and rarely worth twice the spend. ``thresholds`` maps
-    metric globs to their own ``min_gain``.
+    metric globs to their own ``min_gain``; ``domains`` maps metric globs to the ``(lo, hi)``
+    their values live in, or None for none (see :mod:`saturate.analysis.domains`: rates and
+    accuracies get ``[0, 1]`` from their name).
     """
 
     min_gain: float | str = "3%"
@@ -48,6 +51,7 @@ class AnalysisSettings:
     seed: int = 0
     laws: tuple[str, ...] | None = None
     min_points: int = 6
+    domains: dict[str, tuple[float, float] | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_confidence(self.confidence, "confidence")
@@ -61,18 +65,21 @@ class AnalysisSettings:
         check_int(self.n_boot, "n_boot", 0)
         check_int(self.seed, "seed", 0)
         check_int(self.min_points, "min_points", 3)
+        check_domains(self.domains, "domains")
         if self.laws is not None:
             from saturate.fit.laws import LAWS
 
             check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
 
-    def fit_settings(self) -> FitSettings:
-        """The fitting engine's settings for these: resamples, confidence, seed and laws."""
+    def fit_settings(self, domain: tuple[float, float] | None = None) -> FitSettings:
+        """The fitting engine's settings for these: resamples, confidence, seed, laws, the
+        forecast points and one curve's ``domain``."""
         from saturate.fit import FitSettings
 
         laws = {} if self.laws is None else {"laws": tuple(self.laws)}
         return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
-                           seed=int(self.seed), **laws)
+                           seed=int(self.seed), forecast_at=tuple(self.forecast_at),
+                           domain=domain, **laws)
 
 
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:

@@ -101,6 +101,9 @@ ANALYSIS: tuple[Shared, ...] = (
     _many("lower_is_better", ("--lower-is-better",), "Metric glob that is lower-is-better", "GLOB"),
     _many("higher_is_better", ("--higher-is-better",), "Metric glob that is higher-is-better",
           "GLOB"),
+    _many("domains", ("--domain",), "GLOB=LO,HI: the range matching metrics' values live in, "
+          "e.g. 'eval/*=0,1' ('GLOB=none': no domain). Default: [0, 1] for rates, accuracies, "
+          "pass@k, success and win rates, [0, 100] for their percentages", "GLOB=LO,HI"),
     Shared("min_gain", ("--min-gain",), "Least gain per doubling of compute that still pays: "
            "metric units (0.01) or N% of the curve's observed range (3%). "
            f"Default {_DEFAULTS.min_gain}.", "GAIN"),

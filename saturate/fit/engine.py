@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import least_squares
 
 from saturate.errors import SettingsError
+from saturate.fit.domain import DomainBounds, domain_bounds, drop_outside
 from saturate.fit.estimates import averaged_asymptote, build_law_fit, linear_se
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import (
@@ -98,11 +99,21 @@ def fit_curve(
     prep = _prepare(compute, value, direction, settings)
     rng = np.random.default_rng(settings.seed)
     laws = [LAWS[name] for name in settings.laws]
+    bounds = domain_bounds(settings.domain, prep.norm, prep.c, settings.forecast_at)
+    if bounds is not None:
+        laws = bounds.laws(laws)
     eligible, origins, k_max, flags = _plan(laws, prep, settings)
     prep = replace(prep, flags=flags)
     points = _fit_points(eligible, prep.bins, prep.yb, origins, settings, prep.f_scale)
+    outside: tuple[str, ...] = ()
+    if bounds is not None:
+        points, outside = drop_outside(points, laws, bounds)
     weighed = _weigh(points, prep, origins, k_max, settings, rng)
-    law_fits, draw_law = _law_fits(laws, points, weighed, prep, settings, rng)
+    law_fits, draw_law = _law_fits(laws, points, weighed, prep, settings, rng, bounds)
+    if outside:
+        note = f"outside_domain: the fit leaves the metric's domain {bounds.text}"  # type: ignore[union-attr]
+        law_fits = tuple(replace(lf, flags=(*lf.flags, note)) if lf.name in outside else lf
+                         for lf in law_fits)
     best_model = weighed.noise_models[weighed.best]
     return CurveFit(
         laws=law_fits, flags=prep.flags, direction=direction, confidence=settings.confidence,
@@ -182,7 +193,7 @@ def _weigh(
 # ---- step 4: bootstrap and per-law results ------------------------------------------------------
 def _law_fits(
     laws: list[Law], points: dict[str, PointFit], weighed: _Weighed, prep: _Prepared,
-    settings: FitSettings, rng: np.random.Generator,
+    settings: FitSettings, rng: np.random.Generator, bounds: DomainBounds | None = None,
 ) -> tuple[tuple[LawFit, ...], NDArray[np.intp]]:
     """Bootstrap the laws with weight, build every law's :class:`LawFit`, and allot the averaged
     curve's draws to the laws (``draw_law``)."""
@@ -192,7 +203,12 @@ def _law_fits(
         name: model for name, model in weighed.noise_models.items()
         if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
     }
-    boot = _bootstrap(points, boot_models, x, prep.bins, burn, rng, settings, prep.f_scale)
+    by_name = {law.name: law for law in laws}
+    boot = _bootstrap(points, boot_models, x, prep.bins, burn, rng, settings, prep.f_scale,
+                      by_name)
+    if bounds is not None:
+        boot = {name: bounds.keep_inside(by_name[name], th, points[name].theta)
+                for name, th in boot.items()}
     draw_law_names = _allot_draws(weights, boot, settings.n_boot, rng)
 
     def se_lin(law: Law) -> Array | None:
@@ -363,7 +379,7 @@ def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
 def _bootstrap(
     points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]], x: Array,
     bins: Bins, burn: NDArray[np.intp], rng: np.random.Generator, settings: FitSettings,
-    f_scale: float,
+    f_scale: float, laws: dict[str, Law] | None = None,
 ) -> dict[str, Array]:
     """Refit each law in ``models`` to (its fit + sieve-bootstrap noise), warm-started from its
     point estimate; all the laws' resamples in one batch.
@@ -385,8 +401,10 @@ def _bootstrap(
         for name, (phi, _, _) in models.items():
             noise = sieve_noise(phi, innovs[name], signs, burn[start:stop])
             y_star[name][start:stop] = bins.mean(fitted[name] + noise)
-    problems = [(LAWS[name], y_star[name], bins.counts, np.tile(points[name].theta, (n_boot, 1)))
-                for name in models]
+    # the laws as fitted (their bounds may hold the metric's domain)
+    law_of = laws or LAWS
+    problems = [(law_of[name], y_star[name], bins.counts,
+                 np.tile(points[name].theta, (n_boot, 1))) for name in models]
     results = solve_laws(problems, bins.x, loss=settings.loss, f_scale=f_scale,
                          max_iter=settings.boot_max_iter, tol=1e-6)
     out = {}

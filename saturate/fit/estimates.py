@@ -109,12 +109,14 @@ def _param_estimate(
     lo = hi = math.nan
     if draws.size:
         qlo, qhi = np.quantile(draws, [(1 - conf) / 2, (1 + conf) / 2])
-        if wald is not None:
-            qlo, qhi = min(qlo, wald[0]), max(qhi, wald[1])
+        if wald is not None:  # the Wald interval, within the parameter's bounds (its space)
+            qlo, qhi = max(min(qlo, wald[0]), p.lower), min(max(qhi, wald[1]), p.upper)
         on_bound |= bool(qlo <= p.lower + tol or qhi >= p.upper - tol)
         ends = natural_value(p.kind, np.array([qlo, qhi]), **kw)
         lo, hi = float(ends.min()), float(ends.max())
     val = float(natural_value(p.kind, value, **kw))
+    if math.isfinite(lo) and math.isfinite(hi):  # the estimate lies inside its own interval
+        lo, hi = min(lo, val), max(hi, val)
     return Estimate(val, lo, hi, identified=not on_bound)
 
 
@@ -146,11 +148,16 @@ def averaged_asymptote(
         lo_n, hi_n = weighted_quantile(np.concatenate(vals), np.concatenate(wts),
                                         [(1 - conf) / 2, (1 + conf) / 2])
         lo, hi = sorted(float(v) for v in norm.value(np.array([lo_n, hi_n])))
+    point = float(norm.value(value))
+    if math.isfinite(lo) and math.isfinite(hi):
+        # the weighted mean of the laws' asymptotes may fall outside the quantiles of their
+        # draws (laws of very different asymptotes): the interval always holds the estimate
+        lo, hi = min(lo, point), max(hi, point)
     width_ok = math.isfinite(lo) and math.isfinite(hi) and (
         (hi - lo) / norm.scale <= 4.0 * y_range + 1e-9
     )
     identified = share >= 0.5 and held >= 0.5 * share and width_ok
-    return Estimate(float(norm.value(value)), lo, hi, identified=bool(identified))
+    return Estimate(point, lo, hi, identified=bool(identified))
 
 
 def weighted_quantile(values: Array, weights: Array, qs: list[float]) -> Array:

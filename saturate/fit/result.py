@@ -128,7 +128,7 @@ class CurveFit:
     def start_level(self) -> Estimate:
         """The averaged curve at the first compute, with its bootstrap interval: ``R0``."""
         value = float(self.predict(self.compute_first)[0])
-        lo, hi = self.interval(self.compute_first)
+        lo, hi = _holding(value, *self.interval(self.compute_first))
         return Estimate(value, float(lo[0]), float(hi[0]), identified=True)
 
     @cached_property
@@ -222,7 +222,7 @@ class CurveFit:
             at = [at]
         computes = np.array([parse_at(a, self.compute_last) for a in at], dtype=float)
         value = self.predict(computes)
-        lo, hi = self.interval(computes, confidence)
+        lo, hi = _holding(value, *self.interval(computes, confidence))
         trusted = self.identified_share >= 0.5
         points = []
         for i, a in enumerate(at):
@@ -315,6 +315,15 @@ class CurveFit:
             lines.append(f"flags: {', '.join(self.flags)}")
         lines.append("=" * 78)
         return "\n".join(lines)
+
+
+def _holding(value: ArrayLike, lo: Array, hi: Array) -> tuple[Array, Array]:
+    """The interval widened where needed to hold the point estimate (the weighted mean of the
+    laws can fall outside the quantiles of their pooled draws); NaN ends stay NaN."""
+    v = np.asarray(value, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(lo), np.fmin(lo, v), lo), np.where(np.isfinite(hi),
+                                                                       np.fmax(hi, v), hi)
 
 
 def parse_at(at: str | float, compute_last: float) -> float:

@@ -11,6 +11,7 @@ from saturate.validation import (
     check_choice,
     check_choices,
     check_confidence,
+    check_domain,
     check_forecast_points,
     check_int,
     check_number,
@@ -29,6 +30,8 @@ class FitSettings:
     AICc. ``max_ar_order``: highest AR order of the residual noise model (chosen by AIC).
     ``max_points``: bins used for long curves. ``boot_min_weight``: laws with
     less weight get none (they are not bootstrapped and their parameters get no interval).
+    ``domain``: the ``(lo, hi)`` the metric's values live in (user units, an end may be infinite),
+    or None; the fit stays inside it (see :mod:`saturate.fit.domain`).
     """
 
     laws: tuple[str, ...] = tuple(LAWS)
@@ -47,6 +50,7 @@ class FitSettings:
     boot_min_weight: float = 0.01
     polish: bool = True  # scipy least_squares on a whole-curve fit the batch left unconverged
     forecast_at: tuple[str | float, ...] = field(default=("2x", "4x"))
+    domain: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
@@ -65,3 +69,5 @@ class FitSettings:
         check_int(self.boot_max_iter, "boot_max_iter", 1)
         check_number(self.boot_min_weight, "boot_min_weight", 0, 1, closed="left")
         check_forecast_points(self.forecast_at, "forecast_at")
+        if self.domain is not None:
+            check_domain(self.domain, "domain")
