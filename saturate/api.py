@@ -5,6 +5,7 @@ The command line is a thin layer over this module; options have the same names (
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import warnings
@@ -24,6 +25,7 @@ from saturate.settings import Settings
 
 if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+    from saturate.suites import SuiteAnalysis
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
 
@@ -41,8 +43,10 @@ class Analysis:
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
     curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
     metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
-    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), and the x
-    ``axis`` with its unit.
+    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), the x
+    ``axis`` with its unit, and, when a ``suite`` key was given, the
+    :class:`~saturate.suites.SuiteAnalysis` (one verdict per group on its aggregate over the
+    suite's tasks, and the per-task verdicts).
 
     Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
@@ -55,6 +59,7 @@ class Analysis:
     data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
+    suite: SuiteAnalysis | None = None
 
     def __len__(self) -> int:
         return len(self.curves)
@@ -84,18 +89,20 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``schema_version``, the settings used, the x axis, the curves (the
-        objectives, each with its verdict), the diagnostics, and the metrics without a verdict."""
-        return jsonable(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "settings": self.settings,
-                "summary": verdict_counts(self.curves),
-                "axis": None if self.axis is None else self.axis.to_dict(),
-                "curves": [c.to_dict() for c in self.curves],
-                "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
-                "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
-            }
-        )
+        objectives, each with its verdict), the diagnostics, the metrics without a verdict, and
+        the ``suite`` section when there is a suite."""
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "settings": self.settings,
+            "summary": verdict_counts(self.curves),
+            "axis": None if self.axis is None else self.axis.to_dict(),
+            "curves": [c.to_dict() for c in self.curves],
+            "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
+            "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
+        }
+        if self.suite is not None:
+            doc["suite"] = self.suite.to_dict()
+        return jsonable(doc)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per curve with the fields of the JSON entries, nested ones flattened."""
@@ -131,12 +138,14 @@ class Analysis:
         return pd.DataFrame(rows, columns=cols)
 
     def summary(self) -> str:
-        """A plain-text report: the verdict counts, each curve's summary, the diagnostics, then the
-        metrics without a verdict."""
+        """A plain-text report: the verdict counts, the suite (when there is one), each curve's
+        summary, the diagnostics, then the metrics without a verdict."""
         parts = [verdict_counts(self.curves)]
         if self.axis is not None:
             parts[0] += f"; x axis {self.axis.label}" + (f" ({self.axis.note})" if self.axis.note
                                                          else "")
+        if self.suite is not None:
+            parts.append(self.suite.summary())
         parts += [c.summary() for c in self.curves]
         if self.diagnostics:
             parts.append("Diagnostics:\n" + "\n".join(f"  {d.summary()}" for d in self.diagnostics))
@@ -162,7 +171,10 @@ class Analysis:
 
     def __repr__(self) -> str:
         n = len(self.diagnostics)
-        return f"<Analysis {verdict_counts(self.curves)}; {n} diagnostic{'' if n == 1 else 's'}>"
+        suite = "" if self.suite is None else "; suite {}: {}".format(
+            self.suite.suite, ", ".join(f"{g.group} {g.verdict}" for g in self.suite.groups))
+        return (f"<Analysis {verdict_counts(self.curves)}; {n} diagnostic{'' if n == 1 else 's'}"
+                f"{suite}>")
 
 
 def analyze(
@@ -192,6 +204,12 @@ def analyze(
     pretrain_compute: float | None = None,
     budget: float | None = None,
     gpu_hours: str | None = None,
+    suite: str | None = None,
+    normalize: str | os.PathLike | Mapping[str, Any] | None = None,
+    suite_statistic: str | None = None,
+    suite_boot: int | None = None,
+    task_bootstrap: bool | None = None,
+    min_coverage: float | None = None,
     diagnostics: bool = True,
     fast: bool = True,
     config: str | os.PathLike | bool | None = None,
@@ -225,6 +243,18 @@ def analyze(
         pretrain_compute: pre-training compute in the x axis's unit: RL share of it.
         budget: GPU-hours to spend: ranks the runs worth extending (the allocation diagnostic).
         gpu_hours: metric or column of cumulative GPU-hours when the x axis is not GPU-hours.
+        suite: the column, run parameter or tag naming the task of a benchmark suite (``"game"``,
+            ``"env"``, ``"task"``; ``"metric"`` when the tasks are metrics): the result's
+            ``suite`` then holds one verdict per ``group_by`` group on its aggregate over the
+            tasks (see :func:`saturate.suites.analyze_suite`). ``group_by`` then names the groups
+            and the curves are not pooled (pooling seeds would average across tasks).
+        normalize: per-task normalisation of the suite's scores: ``"min-max"`` (default, over
+            all groups), ``"none"``, ``"random=R,human=H"``, a ``task,random,human`` CSV/JSON
+            file, or a mapping.
+        suite_statistic: the suite aggregate judged, ``"iqm"`` (default) or ``"mean"``.
+        suite_boot: stratified bootstrap replicates of the suite aggregate (>= 100, default 2000).
+        task_bootstrap: resample tasks as well as seeds (intervals also over the choice of tasks).
+        min_coverage: share of a group's tasks a compute needs to enter its aggregate (default 1).
         diagnostics: ``False`` skips the diagnostics across metrics and runs.
         fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
@@ -253,7 +283,9 @@ def analyze(
         "higher_is_better": higher_is_better, "thresholds": thresholds, "group_by": group_by,
         "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
         "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
-        "gpu_hours": gpu_hours,
+        "gpu_hours": gpu_hours, "suite": suite, "normalize": normalize,
+        "suite_statistic": suite_statistic, "suite_boot": suite_boot,
+        "task_bootstrap": task_bootstrap, "min_coverage": min_coverage,
     }
     if settings is None:
         settings = Settings.build(config, **given)
@@ -265,7 +297,11 @@ def analyze(
     axis = _axis_of(df, settings)
     curve_df = df if axis_only is None else _drop_metric(df, axis_only)
     judged, unjudged, roles = split_by_role(curve_df, settings.objective, settings.diagnostic)
-    results = analyze_table(judged, settings.analysis(), progress=progress)
+    per_curve, suite_result, stage = settings.analysis(), None, _stages(progress)
+    if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
+        per_curve = dataclasses.replace(per_curve, group_by=None)
+        suite_result = _suite_of(judged, settings, stage())
+    results = analyze_table(judged, per_curve, progress=stage())
     found: tuple[Any, ...] = ()
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
@@ -276,7 +312,51 @@ def analyze(
     return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df,
                     diagnostic_metrics=summarize_metrics(unjudged, roles,
                                                          confidence=settings.confidence),
-                    axis=axis)
+                    axis=axis, suite=suite_result)
+
+
+def _stages(
+    progress: Callable[[int, int], None] | None,
+) -> Callable[[], Callable[[int, int], None] | None]:
+    """A maker of ``progress(done, total)`` hooks for stages that each count from zero: a new
+    stage's counts are shown after the totals of the stages before it, on one bar."""
+    seen: list[int] = []
+
+    def stage() -> Callable[[int, int], None] | None:
+        if progress is None:
+            return None
+        seen.append(0)
+        before = sum(seen[:-1])
+
+        def hook(done: int, total: int) -> None:
+            seen[-1] = total
+            progress(before + done, before + total)
+
+        return hook
+
+    return stage
+
+
+def _suite_of(
+    judged: pd.DataFrame, settings: Settings, progress: Callable[[int, int], None] | None
+) -> SuiteAnalysis:
+    """The suite analysis of the judged curves, with errors named as the caller spells them."""
+    from saturate.errors import SaturateError
+    from saturate.suites import analyze_suite, read_baselines
+    from saturate.suites.frame import resolve_key
+
+    options = settings.suite_options() or {}
+    resolve_key(judged, options["suite"], settings.option("suite"))
+    if options["group_by"] is not None:
+        resolve_key(judged, options["group_by"], settings.option("group_by"))
+    spec = options["normalize"]
+    if isinstance(spec, str) and spec not in ("min-max", "none") and not spec.startswith("random="):
+        try:
+            read_baselines(spec)
+        except SaturateError as exc:
+            raise type(exc)(f"{settings.option('normalize')}: {exc}") from None
+    return analyze_suite(judged, settings=settings.analysis(), seed=settings.seed,
+                         progress=progress, **options)
 
 
 def _axis_of(df: pd.DataFrame, settings: Settings) -> ComputeAxis:

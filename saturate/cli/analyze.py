@@ -19,7 +19,14 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, REPORT_FORMAT, SELECTION, settings_options
+from saturate.cli.options import (
+    ANALYSIS,
+    DIAGNOSTICS,
+    REPORT_FORMAT,
+    SELECTION,
+    SUITE,
+    settings_options,
+)
 from saturate.settings import Settings
 
 __all__ = ["analyze"]
@@ -41,7 +48,7 @@ Wide = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, REPORT_FORMAT)
+@settings_options(SELECTION, ANALYSIS, SUITE, DIAGNOSTICS, REPORT_FORMAT)
 def analyze(
     settings: Settings,
     sources: Sources = None,
