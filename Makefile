@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ bench: setup
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_mlflow.py
 	$(BIN)/python benchmarks/bench_accuracy.py
+
+FUZZ_SEED ?= 0
+FUZZ_LOG  := build/fuzz-log.jsonl
+fuzz: setup ## 10,000 fuzzed inputs (files, curves, CLI runs): counts of cases, tracebacks and hangs
+	mkdir -p build && rm -f $(FUZZ_LOG)
+	SATURATE_FUZZ=long SATURATE_FUZZ_LOG=$(CURDIR)/$(FUZZ_LOG) $(BIN)/python -m pytest -n 2 -q \
+		-p no:cacheprovider --hypothesis-seed=$(FUZZ_SEED) \
+		tests/test_fuzz_inputs.py tests/test_fuzz_analysis.py; \
+	status=$$?; $(BIN)/python tests/fuzzing.py $(FUZZ_LOG) && exit $$status
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -11,6 +11,7 @@ from __future__ import annotations
 from saturate.api import Analysis, analyze
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 from saturate.ingest import load
+from saturate.run_table import run_facts, with_run_facts
 from saturate.settings import Settings
 
 __version__ = "0.1.0"
@@ -25,4 +26,6 @@ __all__ = [
     "__version__",
     "analyze",
     "load",
+    "run_facts",
+    "with_run_facts",
 ]

@@ -11,16 +11,17 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from saturate.axis import AxisWarning, ComputeAxis, describe_axis
-from saturate.curves import REQUIRED_COLUMNS
+from saturate.axis import AxisWarning, ComputeAxis
 from saturate.errors import SettingsError
-from saturate.ingest import Source, load
+from saturate.ingest import Source, Tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.run_table import concat_tables
 from saturate.settings import Settings
 
 if TYPE_CHECKING:
@@ -51,15 +52,41 @@ class Analysis:
     Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
     ``to_dict()`` is the JSON document itself.
+
+    ``table`` is the tidy table read when it was kept whole (seeds pooled); otherwise the points
+    live only in the curves, and :attr:`data` rebuilds the table from them on first use, with
+    ``extra`` (rows read for the diagnostics only) and ``runs`` (the run facts).
     """
 
     curves: tuple[CurveAnalysis, ...]
     settings: dict[str, Any]
     diagnostics: tuple[Any, ...] = ()
-    data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
     suite: SuiteAnalysis | None = None
+    extra: tuple[pd.DataFrame, ...] = field(default=(), repr=False, compare=False)
+    runs: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def data(self) -> pd.DataFrame | None:
+        """The tidy table read: one row per point (the metrics without a verdict and the
+        GPU-hours metric read for the diagnostics too), run facts beside it
+        (:func:`saturate.run_facts`, :func:`saturate.with_run_facts`). Rebuilt from the curves,
+        it lacks the points' wall-clock ``timestamp`` (which :func:`saturate.load` keeps)."""
+        if self.table is not None:
+            return self.table
+        if not self.curves and not self.extra:
+            return None
+        from saturate.analysis.table import table_of
+
+        out = table_of(self.curves, str(self.settings.get("compute", "step")), self.runs,
+                       self.extra)
+        if self.axis is not None:
+            out.attrs["compute_name"] = self.axis.name
+            if self.axis.unit is not None:
+                out.attrs["compute_unit"] = self.axis.unit
+        return out
 
     def __len__(self) -> int:
         return len(self.curves)
@@ -212,6 +239,9 @@ def analyze(
     min_coverage: float | None = None,
     diagnostics: bool = True,
     fast: bool = True,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    client: Any = None,
     config: str | os.PathLike | bool | None = None,
     settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -257,12 +287,18 @@ def analyze(
         min_coverage: share of a group's tasks a compute needs to enter its aggregate (default 1).
         diagnostics: ``False`` skips the diagnostics across metrics and runs.
         fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
+        workers: processes that analyse curves (default: one per core; 1: this process only).
+        scheduler: a running Dask scheduler's address (``"tcp://10.0.0.5:8786"``), or ``"local"``
+            for a Dask cluster of ``workers`` processes here (default ``$SATURATE_SCHEDULER``).
+            Needs ``pip install "saturate[dask]"``.
+        client: a ``distributed.Client`` to analyse on (left open); wins over ``scheduler``.
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
             ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
             Arguments given here win over the file.
         settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
             options given here are laid over it.
-        progress: called as ``progress(done, total)`` while curves are analysed.
+        progress: called as ``progress(done, total)`` as curves are analysed (on any engine);
+            while runs are still being read, ``total`` counts the curves read so far.
 
     Raises:
         SettingsError: an option is invalid; the message names it and shows the value.
@@ -271,10 +307,6 @@ def analyze(
         >>> a = saturate.analyze("sample_runs/", metric="eval/*")  # doctest: +SKIP
         >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
     """
-    from saturate.analysis import analyze_table
-    from saturate.analysis.diagnostic_metrics import summarize_metrics
-    from saturate.analysis.roles import split_by_role
-
     given = {
         "experiment": experiment, "filter": filter, "metric": metric, "run": run,
         "compute": compute, "gpus": gpus, "objective": objective, "diagnostic": diagnostic,
@@ -286,6 +318,7 @@ def analyze(
         "gpu_hours": gpu_hours, "suite": suite, "normalize": normalize,
         "suite_statistic": suite_statistic, "suite_boot": suite_boot,
         "task_bootstrap": task_bootstrap, "min_coverage": min_coverage,
+        "workers": workers, "scheduler": scheduler,
     }
     if settings is None:
         settings = Settings.build(config, **given)
@@ -293,26 +326,20 @@ def analyze(
         raise SettingsError("config: give either a settings file or settings=, not both")
     else:
         settings = settings.updated(**given)
-    df, axis_only = _load_table(source, settings, fast=fast)
-    axis = _axis_of(df, settings)
-    curve_df = df if axis_only is None else _drop_metric(df, axis_only)
-    judged, unjudged, roles = split_by_role(curve_df, settings.objective, settings.diagnostic)
-    per_curve, suite_result, stage = settings.analysis(), None, _stages(progress)
-    if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
-        per_curve = dataclasses.replace(per_curve, group_by=None)
-        suite_result = _suite_of(judged, settings, stage())
-    results = analyze_table(judged, per_curve, progress=stage())
-    found: tuple[Any, ...] = ()
+    engine = settings.engine(client)
+    if engine.uses_dask:
+        from saturate.analysis.dask_engine import require_distributed
+
+        require_distributed("client" if client is not None else settings.option("scheduler"))
+    analysis = _analyze_tables(_tables(source, settings, fast=fast), settings, engine, progress)
+    if analysis.axis is not None and analysis.axis.warning() is not None:
+        warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
-        found = run_diagnostics(results, df, settings.diagnostics())
-    used = settings.report(df.attrs.get("compute_name", "step"))
-    # ``data`` is the table read, with the GPU-hours metric even when only the diagnostics use it.
-    return Analysis(curves=tuple(results), settings=jsonable(used), diagnostics=found, data=df,
-                    diagnostic_metrics=summarize_metrics(unjudged, roles,
-                                                         confidence=settings.confidence),
-                    axis=axis, suite=suite_result)
+        found = run_diagnostics(analysis.curves, analysis.data, settings.diagnostics())
+        analysis = dataclasses.replace(analysis, diagnostics=found)
+    return analysis
 
 
 def _stages(
@@ -337,52 +364,12 @@ def _stages(
     return stage
 
 
-def _suite_of(
-    judged: pd.DataFrame, settings: Settings, progress: Callable[[int, int], None] | None
-) -> SuiteAnalysis:
-    """The suite analysis of the judged curves, with errors named as the caller spells them."""
-    from saturate.errors import SaturateError
-    from saturate.suites import analyze_suite, read_baselines
-    from saturate.suites.frame import resolve_key
-
-    options = settings.suite_options() or {}
-    resolve_key(judged, options["suite"], settings.option("suite"))
-    if options["group_by"] is not None:
-        resolve_key(judged, options["group_by"], settings.option("group_by"))
-    spec = options["normalize"]
-    if isinstance(spec, str) and spec not in ("min-max", "none") and not spec.startswith("random="):
-        try:
-            read_baselines(spec)
-        except SaturateError as exc:
-            raise type(exc)(f"{settings.option('normalize')}: {exc}") from None
-    return analyze_suite(judged, settings=settings.analysis(), seed=settings.seed,
-                         progress=progress, **options)
-
-
-def _axis_of(df: pd.DataFrame, settings: Settings) -> ComputeAxis:
-    """The x axis, with one warning when runs fall back to their step; checked against what the
-    options need (GPU-hours for --budget and --gpu-hour-cost) before any curve is fitted."""
-    axis = describe_axis(df, explicit=settings.compute is not None)
-    if axis.warning() is not None:
-        warnings.warn(axis.warning(), AxisWarning, stacklevel=3)
-    for key in ("budget", "gpu_hour_cost"):
-        if getattr(settings, key) is not None:
-            from saturate.diagnostics.cost import gpu_hour_rates
-
-            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
-            break
-    return axis
-
-
-def _load_table(
-    source: Any, settings: Settings, *, fast: bool = True
-) -> tuple[pd.DataFrame, str | None]:
-    """The tidy table, and the ``gpu_hours`` metric when it was read only for the diagnostics.
+def _tables(source: Any, settings: Settings, *, fast: bool = True) -> Tables:
+    """The sources' tables, read part by part.
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
-    allocation diagnostics without it, so it is read too, and kept out of the analysed curves.
-    A DataFrame that is already the tidy table is only selected from; any other frame (or source)
-    is read by :func:`saturate.load`.
+    allocation diagnostics without it, so it is read too, and kept apart from the analysed
+    curves. A DataFrame that is already the tidy table is only selected from.
     """
     selection = settings.selection()
     if settings.gpus is not None:
@@ -390,27 +377,59 @@ def _load_table(
             raise SettingsError(f"{settings.option('gpus')} makes the x axis GPU-hours from wall "
                                 f"time; give it or {settings.option('compute')}, not both")
         selection["compute"] = "step"
-    metric, hours, extra = selection["metric"], settings.gpu_hours, None
+    metric, hours, apart = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
-        selection["metric"], extra = [*metric, hours], hours
-    if isinstance(source, pd.DataFrame) and set(REQUIRED_COLUMNS) <= set(source.columns):
-        from saturate import curves
+        selection["metric"], apart = [*metric, hours], hours
+    return Tables(source, **selection, fast=fast, as_given=True, apart=apart)
 
-        df = curves.set_compute(source, selection["compute"])
-        df = curves.select(df, metric=selection["metric"], run=selection["run"],
-                           experiment=selection["experiment"])
+
+def _analyze_tables(
+    tables: Tables, settings: Settings, engine: Any, progress: Callable[[int, int], None] | None
+) -> Analysis:
+    """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
+    all are read when seeds are pooled (every run of a recipe together), a suite is analysed
+    (its aggregate needs every task), or a GPU-hours option (``--budget``, ``--gpu-hour-cost``)
+    must be checked against the x axis before any fit."""
+    from saturate.analysis.diagnostic_metrics import summarize_metrics
+    from saturate.analysis.parts import PreparedParts
+    from saturate.analysis.table import analyze_parts, analyze_table
+    from saturate.suites.from_settings import suite_from_settings
+
+    how = settings.analysis()
+    parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
+                          diagnostic=settings.diagnostic,
+                          explicit_axis=settings.compute is not None)
+    whole = settings.group_by or settings.budget is not None or settings.gpu_hour_cost is not None
+    table, suite, stage = None, None, _stages(progress)
+    if whole or settings.suite is not None:
+        df = concat_tables(list(parts))
+        df.attrs.update(parts.attrs())
+        table = concat_tables([df, *tables.apart, *parts.others])
+        table.attrs.update(parts.attrs())
+        _check_rates(table, settings)
+        if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
+            how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
+            suite = suite_from_settings(df, settings, stage())
+        results = analyze_table(df, how, progress=stage(), engine=engine)
     else:
-        df = load(source, **selection, fast=fast)
-    if extra is not None and not (df["metric"] == extra).any():
-        extra = None  # a column, or absent: the diagnostics say so
-    if settings.gpus is not None:
-        from saturate.axis import gpu_hours_from_time
+        results = analyze_parts(parts, how, progress=progress, engine=engine)
+    axis = parts.axis()
+    # The x axis is named once for the whole read, as when the table was read in one piece.
+    results = [r if r.compute_name == axis.name else dataclasses.replace(r, compute_name=axis.name)
+               for r in results]
+    others = parts.other_points()
+    unjudged = () if others is None else summarize_metrics(others, parts.roles(),
+                                                           confidence=settings.confidence)
+    return Analysis(curves=tuple(results), settings=jsonable(settings.report(axis.name)),
+                    table=table, diagnostic_metrics=unjudged, axis=axis,
+                    extra=(*tables.apart, *parts.others), runs=parts.runs(), suite=suite)
 
-        df = gpu_hours_from_time(df, settings.gpus)
-    return df, extra
 
+def _check_rates(df: pd.DataFrame, settings: Settings) -> None:
+    """GPU-hours options checked against the x axis before any curve is fitted."""
+    for key in ("budget", "gpu_hour_cost"):
+        if getattr(settings, key) is not None:
+            from saturate.diagnostics.cost import gpu_hour_rates
 
-def _drop_metric(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    out = df[df["metric"] != metric]
-    out.attrs = dict(df.attrs)
-    return out
+            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
+            break

@@ -2,7 +2,7 @@
 and whether the runs fell back to their step because no measure of compute was found.
 
 Which names measure compute is in :mod:`saturate.names`; the automatic choice among them in
-:func:`saturate.curves.auto_compute`. Here:
+:func:`saturate.axis_join.auto_compute`. Here:
 
 * :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
   logged timestamp, ``(timestamp - the run's first timestamp) / 3600 * N``, N the number of GPUs
@@ -16,6 +16,7 @@ Which names measure compute is in :mod:`saturate.names`; the automatic choice am
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,14 +81,24 @@ def describe_axis(df: pd.DataFrame, *, explicit: bool = False) -> ComputeAxis:
     landing on steps is no fallback worth a warning)."""
     name = str(df.attrs.get("compute_name", "step"))
     unit = df.attrs.get("compute_unit") or axis_unit(name)
-    note = df.attrs.get("axis_note")
+    return axis_from(name, unit, df.attrs.get("axis_note"), run_step_flags(df), explicit=explicit)
+
+
+def axis_from(
+    name: str, unit: str | None, note: str | None, step_flags: Sequence[tuple[str, bool]],
+    *, explicit: bool = False,
+) -> ComputeAxis:
+    """The :class:`ComputeAxis` named ``name`` in ``unit``, from each run's ``(name, on its
+    step)`` (:func:`run_step_flags`; gathered part by part when the runs are read in parts)."""
     if unit == STEPS:
         if note is None and not explicit:
             note = ("no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, "
                     "samples or environment-steps metric): the x axis is the step; give one with "
                     "--compute NAME, or --gpus N for GPU-hours from wall time")
         return ComputeAxis(name, unit, note)
-    on_steps = _runs_on_steps(df)
+    on_steps = [run for run, steps in step_flags if steps]
+    if len(on_steps) == len(step_flags):
+        on_steps = []  # every run on its step: that is the axis, not a fallback of some runs
     if on_steps and note is None:
         shown = ", ".join(on_steps[:3]) + (", ..." if len(on_steps) > 3 else "")
         note = (f"{len(on_steps)} run(s) log no compute axis and are analysed against their step "
@@ -95,16 +106,14 @@ def describe_axis(df: pd.DataFrame, *, explicit: bool = False) -> ComputeAxis:
     return ComputeAxis(name, unit, note, tuple(on_steps))
 
 
-def _runs_on_steps(df: pd.DataFrame) -> list[str]:
-    """Runs whose compute is their step while the table's axis is something else."""
+def run_step_flags(df: pd.DataFrame) -> list[tuple[str, bool]]:
+    """``(run name, whether its compute is its step)`` for each run of a tidy table."""
     if df.empty:
         return []
     same = (df["compute"].to_numpy(float) == df["step"].to_numpy(float))
     flags = pd.Series(same, index=df.index).groupby([df["source"], df["run_id"]], sort=False).all()
-    if flags.all():
-        return []
     runs = df.drop_duplicates(["source", "run_id"]).set_index(["source", "run_id"])["run"]
-    return [str(runs[k]) for k, v in flags.items() if v]
+    return [(str(runs[k]), bool(v)) for k, v in flags.items()]
 
 
 def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> pd.DataFrame:

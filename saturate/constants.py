@@ -90,3 +90,15 @@ SPREAD_TAIL = 0.05
 """The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
 over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
 not follow the confidence setting."""
+
+# ---- long curves (analysis.thinning, analysis.quantities.noise_range) ---------------------------
+
+MAX_ANALYSED_POINTS = 16_384
+"""Curves with more points are thinned before the trend test, collapse detection and the fit (see
+:mod:`saturate.analysis.thinning`), so memory and time stop growing with length. Far above the
+longest real curve we test on (about 8,700 points), so no measured accuracy depends on it."""
+
+NOISE_RANGE_SIM_POINTS = 16_384
+""":func:`~saturate.analysis.quantities.noise_range` simulates at most this many points; longer
+curves scale the simulated range by ``sqrt(window ratio)`` (the smoothing averages that many more
+points; the range of the smoothed noise is in its limit a fixed multiple of ``sigma / sqrt(w)``)."""

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from saturate import names
-from saturate.errors import InputError
+from saturate.cells import as_numeric, as_text, plain_cells
+from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -32,12 +33,11 @@ __all__ = [
     "tidy",
     "empty_table",
     "select",
-    "set_compute",
-    "auto_compute",
     "AXIS_METRICS",
     "iter_curves",
     "curve_table",
     "run_columns",
+    "is_compute_sorted",
 ]
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -58,6 +58,8 @@ _STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
 #: Glob patterns of the metrics that may become a run's compute axis (``compute/gpu_hours``,
 #: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.names`.
 AXIS_METRICS: tuple[str, ...] = names.AXIS_GLOBS
+#: Steps are whole numbers that fit in int64 (about +-9.2e18).
+_STEP_LIMIT = 2.0**63
 
 
 class DataWarning(UserWarning):
@@ -90,10 +92,12 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    df = _with_ids(_checked_copy(df, origin), origin)
+    df = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
-    df = df.loc[keep].copy()
+    keep &= _usable_steps(step, keep, origin)
+    if not keep.all():
+        df = df.loc[keep].copy(deep=False)  # shallow: a fresh frame, not a view of the caller's
     df["value"] = value[keep].astype(float)
     df["compute"] = compute[keep].astype(float)
     df["step"] = _steps(df, step[keep])
@@ -101,7 +105,7 @@ def tidy(
         df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
     df = _unique_sorted(df)
     if df.empty and not allow_empty:
-        raise InputError(f"{origin}: holds no curves (no finite points)")
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
     df.attrs["compute_name"] = name
     return df
 
@@ -109,16 +113,22 @@ def tidy(
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     """A copy of ``df`` once it is a frame with a metric, a value and a step or compute column."""
     if not isinstance(df, pd.DataFrame):
-        raise InputError(f"{origin}: expected a pandas DataFrame, got {type(df).__name__}")
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: expected a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in ("metric", "value") if c not in df.columns]
     if "step" not in df.columns and "compute" not in df.columns:
         missing.append("step")
     if missing:
         raise InputError(
-            f"{origin}: missing column(s) {', '.join(missing)}; "
-            f"found {', '.join(map(str, df.columns)) or 'none'}"
+            f"{shorten(origin, PATH_LIMIT)}: missing column(s) {', '.join(missing)}; "
+            f"found {names_text(df.columns) or 'none'}"
         )
-    return df.copy()
+    dup = df.columns[df.columns.duplicated()].unique()
+    if len(dup):
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: more than one column is named {names_text(dup)}; "
+                         "rename or drop all but one")
+    # Shallow: columns are only ever replaced whole, never written into, so the caller's frame
+    # is not changed and its data is not duplicated.
+    return df.copy(deep=False)
 
 
 def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -132,7 +142,7 @@ def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     df["source"] = df["source"] if "source" in df.columns else origin
     df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
     for col in _STRING_COLUMNS:
-        df[col] = _as_text(df[col])
+        df[col] = as_text(df[col])
     return df
 
 
@@ -140,13 +150,13 @@ def _axes(
     df: pd.DataFrame, compute_name: str | None, origin: str
 ) -> tuple[pd.Series, pd.Series, pd.Series, str]:
     """(value, step, compute, name of the x axis) as floats; compute is the step when absent."""
-    value = _numeric(df["value"], "value", origin)
+    value = as_numeric(df["value"], "value", origin)
     if "step" in df.columns:
-        step = _numeric(df["step"], "step", origin)
+        step = as_numeric(df["step"], "step", origin)
     else:
         step = pd.Series(np.nan, index=df.index)
     if "compute" in df.columns:
-        return value, step, _numeric(df["compute"], "compute", origin), compute_name or "compute"
+        return value, step, as_numeric(df["compute"], "compute", origin), compute_name or "compute"
     return value, step, step.astype(float), compute_name or "step"
 
 
@@ -157,7 +167,7 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
         n_nan = int(value.isna().sum())
         n_inf = int(bad_value.sum()) - n_nan
         warnings.warn(
-            f"{origin}: dropped {int(bad_value.sum())} non-finite value(s) "
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
             DataWarning,
             stacklevel=3,
@@ -165,7 +175,7 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
-            f"{origin}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
             DataWarning,
             stacklevel=3,
         )
@@ -173,7 +183,9 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
 
 
 def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
-    """Integer steps; a curve logged without steps is numbered in compute order."""
+    """Integer steps; a curve logged without steps is numbered in compute order. Steps that are
+    infinite or beyond int64 (about +-9.2e18) are unusable: their points are dropped with a
+    :class:`DataWarning` (see :func:`_usable_steps`)."""
     if step.isna().any():
         order = df.sort_values("compute", kind="stable").groupby(
             list(KEY_COLUMNS), sort=False
@@ -182,11 +194,26 @@ def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
     return step.round().astype("int64")
 
 
+def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
+    """Which points have a usable step: missing (numbered later) or within int64; warns with the
+    count of the others among the points ``keep`` holds."""
+    s = step.to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        ok = np.isnan(s) | (np.abs(s) < _STEP_LIMIT)
+    if not ok[keep].all():
+        warnings.warn(
+            f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "
+            "beyond +-9.2e18",
+            DataWarning,
+            stacklevel=3,
+        )
+    return ok
+
+
 def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
     """One point per (curve, step), the last logged winning; sorted; columns in contract order."""
     keys = [*KEY_COLUMNS, "step"]
-    index = pd.MultiIndex.from_frame(df[keys])
-    in_order = index.is_monotonic_increasing and index.is_unique
+    in_order = _strictly_increasing(df, keys)
     if not in_order:  # readers that already deliver sorted, unique points skip this work
         if "timestamp" in df.columns:
             df = df.sort_values("timestamp", kind="stable", na_position="first")
@@ -200,35 +227,20 @@ def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def _as_text(col: pd.Series) -> pd.Series:
-    """Text column with missing values as ``""``; converts each distinct value once."""
-    if isinstance(col.dtype, pd.StringDtype) and not col.hasnans:
-        return col
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    names = pd.array([str(u) for u in uniques] + [""], dtype=str)
-    codes = np.where(codes < 0, len(uniques), codes)
-    return pd.Series(names.take(codes), index=col.index)
-
-
-def _numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
-    """Convert a column to float; non-numeric text is an error that names the column."""
-    if pd.api.types.is_bool_dtype(col):
-        return col.astype(float)
-    out = pd.to_numeric(col, errors="coerce")
-    text = col.astype(object)
-    bad = out.isna() & col.notna()
-    if bad.any():
-        # Spellings of NaN/inf that loggers write are fine; anything else is not a number.
-        words = text[bad].astype(str).str.strip().str.lower()
-        known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
-        if not known.all():
-            sample = text[bad][~known.to_numpy()].iloc[0]
-            raise InputError(f"{origin}: column {name!r} is not numeric (found {str(sample)!r})")
-        out = out.copy()
-        out[bad] = pd.to_numeric(
-            words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
-        )
-    return out.astype(float)
+def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
+    """Whether the rows are sorted by ``keys`` with no two rows equal on all of them. Works one
+    key at a time with vectorised comparisons of neighbours, so it needs a few bytes per row (a
+    MultiIndex needs tens). Key columns hold no missing values (see :func:`_with_ids`)."""
+    n = len(df)
+    tied = np.ones(max(n - 1, 0), dtype=bool)  # rows equal to their predecessor on keys so far
+    for k in keys:
+        col = df[k]
+        plain = col.dtype == object or pd.api.types.is_numeric_dtype(col)
+        v = col.to_numpy() if plain else col.array  # numpy compares objects fastest
+        if (tied & np.asarray(v[1:] < v[:-1], dtype=bool)).any():
+            return False
+        tied &= np.asarray(v[1:] == v[:-1], dtype=bool)
+    return not tied.any()
 
 
 def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:
@@ -259,130 +271,28 @@ def select(
     return out
 
 
-def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
-    """Use ``name`` as the compute axis: a ``params.``/extra column, or a metric joined on step.
-
-    A metric such as ``compute/gpu_hours`` is interpolated on step within each run (it is usually
-    logged every step while evaluations come every few), and its own rows leave the table. Points
-    outside the steps where it was logged are dropped with a warning.
-    """
-    if name is None or name == df.attrs.get("compute_name"):
-        return df
-    if name == "step":
-        out = df.assign(compute=df["step"].astype(float))
-        out.attrs = {**df.attrs, "compute_name": "step"}
-        return out
-    if name in df.columns and name not in REQUIRED_COLUMNS:
-        x = pd.to_numeric(df[name], errors="coerce")
-        out = df.assign(compute=x.astype(float))
-    elif (df["metric"] == name).any():
-        out = _join_axis(df, name)
-    else:
-        metrics = ", ".join(sorted(map(str, df["metric"].unique()))[:10])
-        raise InputError(
-            f"--compute {name!r} is neither a column nor a metric of the data (metrics: {metrics})"
-        )
-    if not np.isfinite(out["compute"].to_numpy(float)).any():
-        raise InputError(f"--compute {name!r} gives no usable compute values")
-    out = _drop_missing_compute(out, f"with no {name!r} value at their step")
-    out.attrs = {**df.attrs, "compute_name": name}
-    return out
-
-
-def _drop_missing_compute(df: pd.DataFrame, why: str) -> pd.DataFrame:
-    """Drop points whose compute is not finite (with a warning that counts them), re-sorted."""
-    bad = ~np.isfinite(df["compute"].to_numpy(float))
-    if bad.any():
-        warnings.warn(f"dropped {int(bad.sum())} point(s) {why}", DataWarning, stacklevel=3)
-    return df.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
-
-
-def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.DataFrame:
-    """Interpolate metric ``name`` on step as the compute of the other metrics of each run.
-
-    Runs outside ``only_runs`` (keys ``(source, run_id)``) keep their compute; with
-    ``only_runs=None`` a run without the metric gets NaN compute (dropped by the caller).
-    """
-    axis = df[df["metric"] == name]
-    rest = df[df["metric"] != name]
-    parts = []
-    for key, g in rest.groupby(["source", "run_id"], sort=False):
-        if only_runs is not None and key not in only_runs:
-            parts.append(g)
-            continue
-        a = axis[(axis["source"] == key[0]) & (axis["run_id"] == key[1])].sort_values("step")
-        if a.empty:
-            parts.append(g.assign(compute=np.nan))
-            continue
-        xs, ys = a["step"].to_numpy(float), a["value"].to_numpy(float)
-        c = np.interp(g["step"].to_numpy(float), xs, ys, left=np.nan, right=np.nan)
-        parts.append(g.assign(compute=c))
-    return pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
-
-
-def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
-    """Give each run still on its step a logged measure of compute as its x axis.
-
-    Candidates: the run's metrics and the table's extra columns whose names measure compute
-    (:func:`saturate.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
-    ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
-    :attr:`~saturate.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
-    (its rows leave the table; points past its last value are dropped with a warning).
-    ``attrs["compute_unit"]`` is set when every run got an axis of the same unit.
-    """
-    chosen = _axis_choices(df)
-    if not chosen:
-        return df
-    out = df
-    for name in sorted(set(chosen.values())):
-        runs = {k for k, v in chosen.items() if v == name}
-        if (df["metric"] == name).any():
-            out = _join_axis(out, name, only_runs=runs)
-        else:
-            rows = pd.MultiIndex.from_frame(out[["source", "run_id"]]).isin(list(runs))
-            out = out.assign(compute=np.where(rows, pd.to_numeric(out[name], errors="coerce"),
-                                              out["compute"]))
-    out = _drop_missing_compute(out, "logged after the last compute value of their run")
-    every = set(chosen) == set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy()))
-    used, units = set(chosen.values()), {names.axis_unit(n) for n in chosen.values()}
-    out.attrs = {**df.attrs, "compute_name": used.pop() if len(used) == 1 and every else "compute"}
-    if len(units) == 1 and every and None not in units:
-        out.attrs["compute_unit"] = units.pop()
-    return out
-
-
-def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """``{(source, run_id): axis name}`` for the runs on their step that log a measure of compute."""
-    metrics = [m for m in pd.unique(df["metric"]) if names.is_compute_name(str(m))]
-    columns = [c for c in df.columns if c not in REQUIRED_COLUMNS and c not in OPTIONAL_COLUMNS
-               and not c.startswith((PARAM_PREFIX, TAG_PREFIX)) and names.is_compute_name(c)]
-    if not metrics and not columns:
-        return {}
-    chosen: dict[tuple[str, str], str] = {}
-    for key, g in df.groupby(["source", "run_id"], sort=False):
-        if not (g["compute"] == g["step"]).all():
-            continue
-        found = [str(m) for m in metrics if _grows(g[g["metric"] == m].sort_values("step")["value"])]
-        for col in columns:
-            per_step = g.sort_values("step").groupby("step", sort=True)[col].first()
-            if _grows(pd.to_numeric(per_step, errors="coerce").dropna()):
-                found.append(col)
-        if found:
-            chosen[key] = min(found, key=lambda n: (names.axis_quantity(n).rank, n))
-    return chosen
-
-
-def _grows(values: pd.Series) -> bool:
-    """A cumulative measure: at least two finite values, never decreasing, not constant."""
-    v = values.to_numpy(float)
-    v = v[np.isfinite(v)]
-    return v.size >= 2 and bool(np.all(np.diff(v) >= 0)) and v[-1] > v[0]
-
-
 def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
-    """Yield ((source, run_id, metric), points sorted by compute) for each curve."""
-    for key, g in df.groupby(list(KEY_COLUMNS), sort=True):
-        yield key, g.sort_values(["compute", "step"], kind="stable")
+    """Yield ((source, run_id, metric), points sorted by compute) for each curve, in key order.
+
+    A curve whose rows are contiguous and already in compute order (as in a tidy table whose
+    compute grows with step) is yielded as a slice of ``df``, not a copy: with copy-on-write,
+    changing it never changes ``df``, and a long curve costs no second copy.
+    """
+    groups = df.groupby(list(KEY_COLUMNS), sort=True).indices
+    for key in sorted(groups):
+        idx = groups[key]
+        contiguous = idx.shape[0] == 0 or idx[-1] - idx[0] + 1 == idx.shape[0]
+        g = df.iloc[idx[0]: idx[-1] + 1] if contiguous else df.iloc[idx]
+        if not is_compute_sorted(g):
+            g = g.sort_values(["compute", "step"], kind="stable")
+        yield key, g
+
+
+def is_compute_sorted(points: pd.DataFrame) -> bool:
+    """Whether the points are sorted by compute, then step."""
+    c, s = points["compute"].to_numpy(float), points["step"].to_numpy()
+    later = c[1:] > c[:-1]
+    return bool(np.all(later | (c[1:] == c[:-1])) and np.all(later | (s[1:] >= s[:-1])))
 
 
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -412,9 +322,13 @@ def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not tables:
         return empty_table()
     names = {t.attrs.get("compute_name", "step") for t in tables}
-    out = pd.concat(tables, ignore_index=True, sort=False)
+    if len(tables) == 1:  # nothing to join; a sorted table is not copied either
+        out = tables[0].reset_index(drop=True)
+    else:
+        out = pd.concat(tables, ignore_index=True, sort=False)
     for col in run_columns(out):
         out[col] = out[col].astype(object)
-    out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    if not _strictly_increasing(out, [*KEY_COLUMNS, "step"]):
+        out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
     out.attrs["compute_name"] = names.pop() if len(names) == 1 else "compute"
     return out

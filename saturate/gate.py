@@ -431,11 +431,7 @@ def junit_xml(result: GateResult, *, suite: str = "saturate gate") -> str:
 
 
 def write_junit(result: GateResult, path: str | os.PathLike) -> Path:
-    """Write :func:`junit_xml` to ``path`` (parent folders created)."""
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(junit_xml(result), encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--junit {p}: cannot write ({exc.strerror})") from None
-    return p
+    """Write :func:`junit_xml` to ``path`` (parent folders created), all at once or not at all."""
+    from saturate.report.output import write_atomic
+
+    return write_atomic(path, junit_xml(result), what="--junit")

@@ -48,10 +48,14 @@ from saturate.validation import (
 )
 
 if TYPE_CHECKING:
+    from saturate.analysis.work import Engine
     from saturate.diagnostics import DiagnosticSettings
     from saturate.fit import FitSettings
 
-__all__ = ["Settings", "CHECKS", "cli_name"]
+__all__ = ["Settings", "CHECKS", "cli_name", "SCHEDULER_ENV"]
+
+#: Environment variable naming the Dask scheduler to analyse on (below the options given).
+SCHEDULER_ENV = "SATURATE_SCHEDULER"
 
 ConfigArg = str | os.PathLike | bool | None
 
@@ -90,6 +94,23 @@ def _check_coverage(value: Any, name: str) -> float:
     return check_number(value, name, 0.0, 1.0, closed="right")
 
 
+def _check_workers(value: Any, name: str) -> int:
+    return check_int(value, name, 1)
+
+
+def _check_scheduler(value: Any, name: str) -> str:
+    """``"local"`` (a Dask cluster on this machine) or a scheduler address such as
+    ``tcp://10.0.0.5:8786`` or ``10.0.0.5:8786``."""
+    text = check_text(value, name)
+    if text.lower() == "local":
+        return "local"
+    _, sep, rest = text.partition("://")
+    if any(ch.isspace() for ch in text) or (sep and not rest.strip("/")) or text.startswith(":"):
+        raise SettingsError(f"{name} must be 'local' or the address of a Dask scheduler such as "
+                            f"tcp://10.0.0.5:8786, got {value!r}")
+    return text
+
+
 CHECKS: dict[str, Callable[[Any, str], Any]] = {
     # what to read
     "experiment": check_strings,
@@ -98,6 +119,7 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "run": check_strings,
     "compute": check_text,
     "gpus": check_gpus,
+    "timeout": check_positive,
     # which metrics are judged
     "objective": check_strings,
     "diagnostic": check_strings,
@@ -127,6 +149,9 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "suite_boot": _check_suite_boot,
     "task_bootstrap": check_bool,
     "min_coverage": _check_coverage,
+    # where curves are analysed
+    "workers": _check_workers,
+    "scheduler": _check_scheduler,
     # report and gate
     "format": _check_format,
     "fail_on": _check_fail_on,
@@ -161,6 +186,7 @@ class Settings:
     run: tuple[str, ...] = ()
     compute: str | None = None
     gpus: float | str | None = None
+    timeout: float | None = None
     objective: tuple[str, ...] = ()
     diagnostic: tuple[str, ...] = ()
     min_gain: float | str = AnalysisSettings.min_gain
@@ -187,6 +213,8 @@ class Settings:
     suite_boot: int = DEFAULT_N_BOOT
     task_bootstrap: bool = False
     min_coverage: float = 1.0
+    workers: int | None = None
+    scheduler: str | None = None
     format: str = "table"
     fail_on: tuple[str, ...] = ()
     config: str | None = None
@@ -203,7 +231,7 @@ class Settings:
 
     @classmethod
     def build(cls, config: ConfigArg = None, *, cli: bool = False, **given: Any) -> Settings:
-        """Defaults < the settings file < ``given``.
+        """Defaults < the settings file < ``$SATURATE_SCHEDULER`` < ``given``.
 
         ``config``: a file path, ``True`` to look for ``saturate.toml`` / ``pyproject.toml`` from
         the current folder upward, ``None``/``False`` for none. ``given`` are options by name
@@ -216,6 +244,9 @@ class Settings:
             path = str(found.path)
             base = base._overlay(found.values, lambda key: f"{path}: {key}", where=f"{path}: ",
                                  config=path)
+        scheduler = os.environ.get(SCHEDULER_ENV, "").strip()
+        if scheduler:
+            base = base._overlay({"scheduler": scheduler}, lambda key: SCHEDULER_ENV)
         return base.updated(**given)
 
     def updated(self, **given: Any) -> Settings:
@@ -253,7 +284,7 @@ class Settings:
         return {
             "experiment": list(self.experiment) or None, "filter": self.filter,
             "metric": list(self.metric) or None, "run": list(self.run) or None,
-            "compute": self.compute,
+            "compute": self.compute, "timeout": self.timeout,
         }
 
     def analysis(self) -> AnalysisSettings:
@@ -264,6 +295,15 @@ class Settings:
             thresholds=dict(self.thresholds), group_by=self.group_by, n_boot=self.n_boot,
             seed=self.seed, laws=self.laws,
         )
+
+    def engine(self, client: Any = None) -> Engine:
+        """Where curves are analysed: ``workers`` processes here, the Dask ``scheduler``, or
+        ``client`` (a ``distributed.Client``, which wins)."""
+        from saturate.analysis.work import Engine
+
+        if client is not None:
+            return Engine(workers=self.workers, client=client)
+        return Engine(workers=self.workers, scheduler=self.scheduler)
 
     def fit(self) -> FitSettings:
         """How each curve is fitted."""

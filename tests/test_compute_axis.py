@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 import saturate
-from saturate import curves
+from saturate import axis_join, curves
 from saturate.axis import AxisWarning, describe_axis, gpu_hours_from_time
 from saturate.cli.app import app
 from saturate.errors import SettingsError
@@ -95,10 +95,10 @@ def test_a_compute_column_by_name_and_the_ranking_of_candidates() -> None:
     hours = df[df["metric"] == "gpu_hours"].set_index("step")["value"]
     rows = df[df["metric"] != "gpu_hours"].assign(
         total_flops=lambda d: d["step"].map(hours) * 3e15, gpu_hours=lambda d: d["step"].map(hours))
-    table = curves.auto_compute(curves.tidy(rows))
+    table = axis_join.auto_compute(curves.tidy(rows))
     assert table.attrs["compute_name"] == "gpu_hours"  # GPU-hours rank before FLOPs
     assert table.attrs["compute_unit"] == "GPU-hours"
-    only_flops = curves.auto_compute(curves.tidy(rows.drop(columns="gpu_hours")))
+    only_flops = axis_join.auto_compute(curves.tidy(rows.drop(columns="gpu_hours")))
     assert only_flops.attrs["compute_name"] == "total_flops"
     assert describe_axis(only_flops).label == "FLOPs (total_flops)"
     # a logged tokens metric the axis does not use stays, as an axis: no verdict

@@ -62,8 +62,11 @@ def test_long_format_every_file_kind(tmp_path: Path, name: str, writer) -> None:
     assert len(df) == len(src)
     assert df.attrs["compute_name"] == "compute"
     assert df["compute"].max() == pytest.approx(22.5)
-    assert "params.seed" in df.columns
-    assert df.loc[df["run"] == "ppo-b", "params.seed"].astype(int).eq(2).all()
+    assert "params.seed" not in df.columns  # a run fact: once per run, beside the points
+    assert saturate.run_facts(df).set_index("run_id")["params.seed"].astype(int).to_dict() == {
+        "ppo-a": 1, "ppo-b": 2}
+    wide = saturate.load(path, with_runs=True)
+    assert wide.loc[wide["run"] == "ppo-b", "params.seed"].astype(int).eq(2).all()
     last = df[(df["run"] == "ppo-a") & (df["metric"] == "train/reward")]["value"].iloc[-1]
     assert last == pytest.approx(1 - np.exp(-45 / 20))
 
@@ -76,7 +79,7 @@ def test_wide_format_run_from_file_stem(tmp_path: Path) -> None:
     _check_tidy(df)
     assert set(df["run"]) == {"qwen-run7"}
     assert set(df["metric"]) == {"reward", "eval/acc"}
-    assert (df["params.recipe"] == "grpo").all()
+    assert (saturate.with_run_facts(df)["params.recipe"] == "grpo").all()
     assert df.attrs["compute_name"] == "step"
     assert np.array_equal(np.sort(df["compute"].unique()), steps.astype(float))
 

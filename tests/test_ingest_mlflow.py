@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 from mlflow_server import MlflowServer, free_port, unique_name
 
+import saturate
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow import Selection, is_mlflow_source, load_mlflow, resolve_source
@@ -134,7 +135,7 @@ def test_every_source_kind_gives_the_same_table(stores: dict) -> None:
 
 
 def test_table_content_matches_what_was_logged(stores: dict) -> None:
-    df = _load(stores["server"].url, experiment=[stores["rl"]])
+    df = saturate.with_run_facts(_load(stores["server"].url, experiment=[stores["rl"]]))
     runs = df.groupby("run")
     assert dict(runs["run_status"].first()) == {
         "ppo-s0": "FINISHED", "cispo-s0": "FINISHED", "cispo-s1": "RUNNING", "crashed": "FAILED",

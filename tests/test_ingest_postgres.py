@@ -292,7 +292,8 @@ def test_postgres_content_and_non_finite_values(stores: dict) -> None:
     ppo = ev[ev["run"] == "ppo-s0"]
     assert ppo.loc[ppo["step"] == 230, "value"].tolist() == [1e300]
     assert not {200, 210, 220} & set(ppo["step"])
-    df = _load(uri, experiment="rl", filter="params.recipe = 'cispo'", metric="reward")
+    df = _load(uri, experiment="rl", filter="params.recipe = 'cispo'", metric="reward",
+               with_runs=True)
     assert dict(df.groupby("run")["run_status"].first()) == {"cispo-s0": "FINISHED", "cispo-s1": "RUNNING"}
     relogged = _load(uri, experiment="rl", run="ppo-s0", metric="reward")
     assert relogged.loc[relogged["step"] == 100, "value"].tolist() == [7.0]  # the later value wins

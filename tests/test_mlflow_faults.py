@@ -6,6 +6,7 @@ a trickle's bytes sent and the proxy's hit counts show what the client did."""
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import pandas as pd
@@ -186,3 +187,17 @@ def test_the_timeout_setting_is_checked(monkeypatch) -> None:
     for bad in (0, -1, math.inf, "nan"):
         with pytest.raises(SettingsError, match="timeout must be a positive number"):
             resolve_timeout(bad)
+
+
+def test_the_timeout_option_sets_the_deadline(proxy, logged, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("SATURATE_TIMEOUT", "600")  # the option wins over the environment
+    monkeypatch.chdir(tmp_path)
+    proxy.set("hang", match="runs/search")
+    started = time.monotonic()
+    res = CliRunner().invoke(app, ["analyze", proxy.url, "-e", logged["experiment"],
+                                   "--timeout", "2"])
+    assert res.exit_code == 2, res.output
+    assert "timed out" in res.stderr.strip().splitlines()[-1]
+    assert time.monotonic() - started < 60  # not the environment's 600 s
+    res = CliRunner().invoke(app, ["analyze", proxy.url, "--timeout", "soon"])
+    assert res.exit_code == 2 and "--timeout" in res.stderr and "soon" in res.stderr

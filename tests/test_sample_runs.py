@@ -136,7 +136,8 @@ def _row_for(run: str, metric: str, file: str | None = None) -> list[dict[str, s
 @pytest.fixture(scope="module")
 def tables() -> dict[str, object]:
     """Each scenario's file (or folder) loaded on its own: {README file name: tidy table}."""
-    return {name: saturate.load(SAMPLES / name) for name in sorted({r["file"] for r in DOCUMENTED})}
+    return {name: saturate.load(SAMPLES / name, with_runs=True)
+            for name in sorted({r["file"] for r in DOCUMENTED})}
 
 
 @pytest.fixture(scope="module")

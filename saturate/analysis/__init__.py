@@ -8,7 +8,9 @@
 * :mod:`.quantities`: gain per doubling, ROI, knee, stop point, forecasts, headroom;
 * :mod:`.verdict`: the verdict rules and their reasons;
 * :mod:`.seeds`: pooling the seeds of a recipe;
-* :mod:`.curve`: :func:`analyze_curve` and :func:`analyze_table`, which run the steps.
+* :mod:`.curve`: :func:`analyze_curve`, which runs the steps on one curve;
+* :mod:`.engine` (and :mod:`.dask_engine`): many curves in this process, a local pool or Dask;
+* :mod:`.table`: :func:`analyze_table` and :func:`analyze_parts`, every curve of a table.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 # Exported name -> submodule. Loaded on first use (PEP 562), so that importing the light
 # submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
 _EXPORTS = {
-    "analyze_curve": "curve", "analyze_table": "curve",
+    "analyze_curve": "curve", "analyze_table": "table", "analyze_parts": "table",
+    "Engine": "engine", "run_curves": "engine",
     "KNEE_ROI": "quantities", "elasticity": "quantities", "find_knee": "quantities",
     "find_stop_point": "quantities", "gain_per_doubling": "quantities", "headroom": "quantities",
     "honest_forecast": "quantities", "noise_range": "quantities", "recent_slope": "quantities",
@@ -49,6 +52,9 @@ __all__ = [
     "AnalysisSettings",
     "analyze_curve",
     "analyze_table",
+    "analyze_parts",
+    "Engine",
+    "run_curves",
     "decide_verdict",
     "fit_matches_trend",
     "recent_slope",

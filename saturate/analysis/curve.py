@@ -25,7 +25,6 @@ level when they cannot be told from "no change" (:func:`honest_forecast`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,9 +49,10 @@ from saturate.analysis.quantities import (
     threshold_for,
 )
 from saturate.analysis.settings import AnalysisSettings
+from saturate.analysis.thinning import thin
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 from saturate.constants import FORECAST_HORIZON
-from saturate.curves import iter_curves
+from saturate.curves import is_compute_sorted
 from saturate.errors import SaturateError, SettingsError
 from saturate.fit import CurveFit, fit_curve
 from saturate.results import (
@@ -122,7 +122,9 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
 @dataclass(frozen=True)
 class _Observed:
     """One curve's points sorted by compute, and what the analysis reads off them: the values as
-    logged and signed so that larger is better, and the curve's threshold."""
+    logged and signed so that larger is better, the curve's threshold, and the points ``kept``
+    for the trend test, collapse detection and the fit (all but on very long curves, see
+    :mod:`saturate.analysis.thinning`)."""
 
     points: pd.DataFrame
     metric: str
@@ -134,20 +136,23 @@ class _Observed:
     threshold: float
     threshold_text: str
     run_status: str | None
+    kept: np.ndarray
 
 
 def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
-    pts = points.sort_values(["compute", "step"], kind="stable")
+    pts = points if is_compute_sorted(points) else points.sort_values(["compute", "step"],
+                                                                     kind="stable")
     metric = str(pts.iloc[0]["metric"])
     direction = metric_direction(metric, settings.lower_is_better, settings.higher_is_better)
     y = pts["value"].to_numpy(float)
+    c = pts["compute"].to_numpy(float)
     threshold, text = threshold_for(metric, y, settings)
     status = pts.iloc[0].get("run_status") if "run_status" in pts.columns else None
     return _Observed(
-        points=pts, metric=metric, direction=direction, compute=pts["compute"].to_numpy(float),
+        points=pts, metric=metric, direction=direction, compute=c,
         value=y, signed=signed(y, direction), steps=pts["step"].to_numpy(),
         threshold=float(threshold), threshold_text=text,
-        run_status=None if status is None or pd.isna(status) else str(status),
+        run_status=None if status is None or pd.isna(status) else str(status), kept=thin(c),
     )
 
 
@@ -221,16 +226,17 @@ class _ModelFree:
 
 
 def _model_free(obs: _Observed, settings: AnalysisSettings) -> _ModelFree:
-    c, ys = obs.compute, obs.signed
+    k = obs.kept
+    c, ys = obs.compute[k], obs.signed[k]
     seed_se = seed_doubling_se(obs.points)
     span = smoothed_range(obs.value)
     return _ModelFree(
         seed_se=seed_se,
         trend=trend_test(c, ys, confidence=settings.confidence, extra_se=seed_se),
         span=span,
-        noise=noise_sd(ys),
+        noise=noise_sd(obs.signed),
         collapse=detect_collapse(
-            c, ys, steps=obs.steps, scale=span, confidence=settings.confidence
+            c, ys, steps=obs.steps[k], scale=span, confidence=settings.confidence
         ),
     )
 
@@ -250,7 +256,7 @@ def seed_doubling_se(points: pd.DataFrame) -> float:
 def _try_fit(obs: _Observed, settings: AnalysisSettings) -> tuple[CurveFit | None, str]:
     """The fit, or None and the reason why no law could be fitted."""
     try:
-        return _fit(obs.compute, obs.value, obs.direction, settings), ""
+        return _fit(obs.compute[obs.kept], obs.value[obs.kept], obs.direction, settings), ""
     except _FIT_ERRORS as e:
         return None, f"no law could be fitted ({e}); the verdict rests on the trend test alone"
 
@@ -314,7 +320,7 @@ def _fitted(
         gain=gain_per_doubling(f, fs, last, conf, extra_se=gain_se),
         p_above=share_above(fs, last, obs.threshold, extra_se=gain_se),
         fit_recent=None if trend is None else recent_slope(
-            f, trend.compute_from, trend.compute_to, c
+            f, trend.compute_from, trend.compute_to, c[obs.kept]
         ),
         roi=float(elasticity(f, last, r0)[0]),
         level_above=float(f(np.array([last]))[0]) - r0,
@@ -373,6 +379,8 @@ def _notes(
         reasons = (*reasons, "the run is still RUNNING: its curve is partial and this may change")
     if free.collapse is not None:
         flags.append("collapse")
+    if obs.kept.shape[0] < obs.compute.shape[0]:
+        flags.append(f"thinned:{obs.compute.shape[0]}->{obs.kept.shape[0]}")
     return reasons, tuple(dict.fromkeys(flags))
 
 
@@ -388,26 +396,3 @@ def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collaps
         drop=collapse.drop,
         drop_fraction=collapse.drop_fraction,
     )
-
-
-def analyze_table(
-    df: pd.DataFrame,
-    settings: AnalysisSettings,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[CurveAnalysis]:
-    """Analyse every curve of a tidy table (pooling seeds first when ``settings.group_by``)."""
-    table = df
-    if settings.group_by:
-        from saturate.analysis.seeds import pool_seeds
-
-        table = pool_seeds(df, settings.group_by)
-    curves = list(iter_curves(table))
-    out = []
-    for i, (_, pts) in enumerate(curves):
-        pts = pts.copy()
-        pts.attrs = dict(table.attrs)
-        out.append(analyze_curve(pts, settings))
-        if progress is not None:
-            progress(i + 1, len(curves))
-    return out
-

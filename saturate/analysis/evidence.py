@@ -37,6 +37,7 @@ from saturate.constants import (
     TREND_WINDOW_POINTS,
 )
 from saturate.results import Collapse, Estimate, Trend
+from saturate.scaling import pow2_scale
 
 __all__ = [
     "noise_sd",
@@ -53,18 +54,20 @@ def noise_sd(values: np.ndarray) -> float:
     """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).
 
     First differences remove the slow trend, so this measures the jitter around it, not the trend.
+    Worked out on the values over :func:`~saturate.scaling.pow2_scale`, so any units are safe.
     """
     y = np.asarray(values, dtype=float)
     if y.size < 3:
         return math.nan
-    d = np.diff(y)
+    s = pow2_scale(y)
+    d = np.diff(y / s)
     mad = float(np.median(np.abs(d - np.median(d))))
     sd = 1.4826 * mad / math.sqrt(2.0)
     if sd == 0.0:
         # Curves logged with a few distinct values (accuracies on tiny eval sets): fall back on the
         # plain standard deviation of the differences.
         sd = float(np.std(d)) / math.sqrt(2.0)
-    return sd
+    return sd * s
 
 
 def newey_west_lags(n: int) -> int:
@@ -99,7 +102,8 @@ def trend_test(
 
     ``values`` are on the larger-is-better scale. ``extra_se`` (for example the spread of the
     slope across seeds) is added in quadrature to the HAC standard error. Returns ``None`` when
-    fewer than :data:`MIN_TREND_POINTS` points with positive compute are available.
+    fewer than :data:`MIN_TREND_POINTS` points with positive compute are available. The
+    regression runs on the values over :func:`~saturate.scaling.pow2_scale` (any units are safe).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
@@ -108,7 +112,8 @@ def trend_test(
     if n < MIN_TREND_POINTS:
         return None
     x = np.log2(c[mask])
-    yy = y[mask]
+    s = pow2_scale(y[mask], extra_se)
+    yy = y[mask] / s
     if np.ptp(x) == 0:
         return None
     # statsmodels and ruptures cost ~3 s of imports: loaded when a curve is analysed, not when
@@ -129,7 +134,7 @@ def trend_test(
         # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
         # AR(1) variance inflation of a trend slope, (1 + phi) / (1 - phi), is not.
         se = max(float(hac.bse[1]), float(ols.bse[1]) * math.sqrt((1 + phi) / (1 - phi)))
-    se = math.sqrt(se**2 + float(extra_se) ** 2)
+    se = math.sqrt(se**2 + (float(extra_se) / s) ** 2)
     df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
     if se > 0:
         t_crit = float(stats.t.ppf(0.5 + confidence / 2.0, df))
@@ -139,7 +144,7 @@ def trend_test(
         p = 0.0 if slope != 0 else 1.0
         lo = hi = slope
     return Trend(
-        slope_per_doubling=Estimate(slope, lo, hi),
+        slope_per_doubling=Estimate(slope * s, lo * s, hi * s),
         p_value=p,
         method=(
             f"OLS on log2 compute; errors the larger of Newey-West HAC ({lags} lags) and "
@@ -160,6 +165,7 @@ def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:
     yy = y[a:b]
     sse_line = math.inf
     for x in (c[a:b], np.log(np.maximum(c[a:b], 1e-300))):
+        x = x / pow2_scale(x)  # a line on x is a line on x / s; x^2 must not overflow
         if np.ptp(x) > 0:
             coef = np.polyfit(x, yy, 1)
             sse_line = min(sse_line, float(np.sum((yy - np.polyval(coef, x)) ** 2)))
@@ -203,15 +209,18 @@ def detect_collapse(
     quantile of the difference's standard error, inflated for AR(1) noise around the segment
     means (a slow wander has few independent points); and their trend (:func:`post_drop_trend`)
     is not significantly upward at ``confidence`` (a dip climbing back is recovering).
-    Levels in the result are on the larger-is-better scale; ``drop`` is positive.
+    Levels in the result are on the larger-is-better scale; ``drop`` is positive. The search runs
+    on the values over :func:`~saturate.scaling.pow2_scale` (the penalty squares the noise).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
     n = y.size
     if n < COLLAPSE_MIN_POINTS:
         return None
+    unit = pow2_scale(y)
+    y = y / unit
     sigma = noise_sd(y)
-    span = float(np.ptp(y)) if scale is None else float(scale)
+    span = float(np.ptp(y)) if scale is None else float(scale) / unit
     if not (span > 0) or not math.isfinite(sigma):
         return None
     sigma = max(sigma, 1e-12 * span)
@@ -243,7 +252,7 @@ def detect_collapse(
             and drop >= z * se
             and before >= best_so_far - COLLAPSE_DROP_SHARE * drop
             and final <= before - COLLAPSE_DROP_SHARE * drop
-            and (best is None or drop > best.drop)
+            and (best is None or drop * unit > best.drop)
             and _is_step(c, y, edges[j], edges[j + 1], edges[j + 2])
             and _not_recovered(c, y, fitted, edges[j], edges[j + 1], before, drop, z_level,
                                confidence)
@@ -252,9 +261,9 @@ def detect_collapse(
             best = Collapse(
                 compute=float(c[at]),
                 step=int(steps[at]) if steps is not None else int(at),
-                level_before=before,
-                level_after=after,
-                drop=drop,
+                level_before=before * unit,
+                level_after=after * unit,
+                drop=drop * unit,
                 drop_fraction=drop / span,
             )
     return best

@@ -15,13 +15,14 @@ from scipy.special import ndtr, ndtri
 
 from saturate.analysis.direction import signed
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
-from saturate.constants import KNEE_ROI, ROI_INITIAL, ROI_SATURATION
+from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
     Direction,
     Estimate,
     ForecastPoint,
     Stage,
 )
+from saturate.scaling import pow2_scale
 
 
 def smoothing_window(n: int) -> int:
@@ -34,22 +35,30 @@ def smoothed_range(values: np.ndarray) -> float:
     """Range of the curve after a light centred rolling mean (window :func:`smoothing_window`).
 
     Smoothing keeps one noisy evaluation from setting the scale the threshold is a share of.
+    The rolling sums run on the values over :func:`~saturate.scaling.pow2_scale`.
     """
     y = np.asarray(values, dtype=float)
     if y.size == 0:
         return math.nan
+    s = pow2_scale(y)
     window = smoothing_window(y.size)
-    sm = pd.Series(y).rolling(window, center=True, min_periods=window // 2 + 1).mean()
-    return float(np.nanmax(sm) - np.nanmin(sm))
+    sm = pd.Series(y / s).rolling(window, center=True, min_periods=window // 2 + 1).mean()
+    return float(np.nanmax(sm) - np.nanmin(sm)) * s
 
 
 def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
     """The median :func:`smoothed_range` of ``n`` points of pure Gaussian noise with standard
     deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
     smoothing's overlapping windows and partial edges have no simple closed form) with its own
-    seeded generator, so it is deterministic; the range is proportional to ``sigma``."""
+    seeded generator, so it is deterministic; the range is proportional to ``sigma``. Beyond
+    :data:`~saturate.constants.NOISE_RANGE_SIM_POINTS` points the range simulated at that length
+    is scaled by ``sqrt`` of the ratio of the smoothing windows (memory stays bounded)."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
+    if n > NOISE_RANGE_SIM_POINTS:
+        m = NOISE_RANGE_SIM_POINTS
+        ratio = smoothing_window(m) / smoothing_window(n)
+        return noise_range(m, sigma, seed, draws) * math.sqrt(ratio)
     return float(_unit_noise_range(n, seed, draws) * sigma)
 
 
@@ -158,11 +167,13 @@ def elasticity(predict: Predict, compute: float | np.ndarray, r0: float) -> np.n
         - np.asarray(predict(c * math.exp(-h)), dtype=float)
     ) / (2.0 * h)
     mid = np.asarray(predict(c), dtype=float) - r0
+    # The floor under |mid| is 1e-12 in the curve's units, over pow2_scale for extreme units.
+    tiny = 1e-12 * pow2_scale(slope, mid)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(mid > 0, slope / mid, np.nan)
         # At or below the start level the logarithm is undefined; a falling curve there is still
         # negative returns.
-        out = np.where((mid <= 0) & (slope < 0), slope / np.maximum(np.abs(mid), 1e-12), out)
+        out = np.where((mid <= 0) & (slope < 0), slope / np.maximum(np.abs(mid), tiny), out)
     return out
 
 
@@ -173,7 +184,11 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
     c = c[(c >= lo) & (c <= hi)]
     if c.size < 2 or np.ptp(c) == 0:
         return math.nan
-    return float(np.polyfit(np.log2(c), np.asarray(predict(c), dtype=float), 1)[0])
+    p = np.asarray(predict(c), dtype=float)
+    if not np.all(np.isfinite(p)):
+        return math.nan
+    s = pow2_scale(p)
+    return float(np.polyfit(np.log2(c), p / s, 1)[0]) * s
 
 
 def roi_stage(roi: float) -> Stage:
@@ -283,7 +298,9 @@ def honest_forecast(
     standard error): the posterior mean under a normal prior on the increment with variance
     ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
     forecasts close to the last level, and a well-determined one is barely moved. The interval
-    always holds the point forecast.
+    always holds the point forecast. The shrinkage is worked out over
+    :func:`~saturate.scaling.pow2_scale` of ``d`` and ``se`` (their squares would overflow or
+    underflow in extreme units).
     """
     if not (math.isfinite(level) and compute_last > 0):
         return points
@@ -295,10 +312,13 @@ def honest_forecast(
             out.append(fp)
             continue
         d = fp.value - level
+        if not math.isfinite(d):  # a forecast more than the largest float away from the level
+            out.append(fp)
+            continue
         se_boot = (fp.hi - fp.lo) / (2.0 * z) if math.isfinite(fp.hi - fp.lo) else 0.0
         se_extra = max(extra_se, 0.0) * ahead if math.isfinite(extra_se) else 0.0
         se = math.hypot(se_boot, se_extra)
-        value = level + d * (d * d / (d * d + se * se)) if se > 0 else fp.value
+        value = level + d * _shrinkage(d, se) if se > 0 else fp.value
         lo0 = min(value, fp.lo) if math.isfinite(fp.lo) else value
         hi0 = max(value, fp.hi) if math.isfinite(fp.hi) else value
         lo = value - math.hypot(value - lo0, z * se_extra)
@@ -306,6 +326,13 @@ def honest_forecast(
         out.append(ForecastPoint(fp.at, fp.compute, float(value), float(lo), float(hi),
                                  fp.identified))
     return tuple(out)
+
+
+def _shrinkage(d: float, se: float) -> float:
+    """``d^2 / (d^2 + se^2)`` without overflow or underflow (``se`` > 0)."""
+    s = pow2_scale(d, se)
+    d, se = d / s, se / s
+    return d * d / (d * d + se * se)
 
 
 def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estimate:

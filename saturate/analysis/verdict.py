@@ -36,6 +36,7 @@ from saturate.results import (
     Verdict,
     format_estimate,
 )
+from saturate.scaling import pow2_scale
 
 __all__ = [
     "Evidence",
@@ -219,14 +220,16 @@ def _pair(ev: Evidence) -> _Pair | None:
 
 
 def _precision_share(fit: Estimate, trend: Estimate) -> float:
-    """The fit's share of the combined precision, from the widths of the two intervals."""
+    """The fit's share of the combined precision, from the widths of the two intervals (taken
+    over :func:`~saturate.scaling.pow2_scale`: their squares may overflow or underflow)."""
     wf, wt = fit.hi - fit.lo, trend.hi - trend.lo
     if not (math.isfinite(wf) and math.isfinite(wt)):
         return 1.0 if math.isfinite(wf) else 0.0
     if wf <= 0 or wt <= 0:
         return 1.0 if wf <= 0 < wt else (0.0 if wt <= 0 < wf else 0.5)
-    pf, pt = 1.0 / wf**2, 1.0 / wt**2
-    return pf / (pf + pt)
+    s = pow2_scale(wf, wt)
+    wf, wt = wf / s, wt / s  # the larger is now in [1, 2): no division by an underflowed zero
+    return wt * wt / (wf * wf + wt * wt)
 
 
 def _trend_roi(ev: Evidence) -> float:

@@ -16,7 +16,7 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, SELECTION, settings_options
+from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, SELECTION, settings_options
 from saturate.settings import Settings
 from saturate.validation import check_choice
 
@@ -27,7 +27,7 @@ AllocFormat = format_option(FORMATS)
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS)
+@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, ENGINE)
 def allocate(
     settings: Settings,
     sources: Sources = None,

@@ -4,7 +4,8 @@ metrics and runs, print or write the report."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -22,11 +23,13 @@ from saturate.cli.common import (
 from saturate.cli.options import (
     ANALYSIS,
     DIAGNOSTICS,
+    ENGINE,
     REPORT_FORMAT,
     SELECTION,
     SUITE,
     settings_options,
 )
+from saturate.errors import step
 from saturate.settings import Settings
 
 __all__ = ["analyze"]
@@ -48,7 +51,7 @@ Wide = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, SUITE, DIAGNOSTICS, REPORT_FORMAT)
+@settings_options(SELECTION, ANALYSIS, SUITE, DIAGNOSTICS, REPORT_FORMAT, ENGINE)
 def analyze(
     settings: Settings,
     sources: Sources = None,
@@ -67,6 +70,12 @@ def analyze(
         from saturate.tracker.writeback import log_back as write_back
 
         print(write_back(analysis).summary(), file=sys.stderr)
+    with step(f"writing the {settings.format} report"):
+        _emit(analysis, settings, out, wide=wide)
+
+
+def _emit(analysis: Any, settings: Settings, out: Path | None, *, wide: bool) -> None:
+    """Print the report, or write it to ``out``."""
     if settings.format == "table" and out is None:
         from saturate.report.table import render_table
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
+import click
 import typer
 
 from saturate.errors import InputError, SaturateError
@@ -135,38 +136,80 @@ def terminal(file: TextIO, *, width: int = PIPED_WIDTH) -> Console:
     captured), ``$COLUMNS`` columns, else ``width``."""
     import os
 
-    from rich.console import Console
 
-    console = Console(file=file, soft_wrap=False)
+    console = _Console(file=file, soft_wrap=False)
     if console.is_terminal:
         return console
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:
         width = int(columns)
-    return Console(file=file, soft_wrap=False, width=width)
+    return _Console(file=file, soft_wrap=False, width=width)
+
+
+def _console_class() -> type:
+    from rich.console import Console
+
+    class SafeConsole(Console):
+        """A console whose broken pipe is one error line and exit 2 (rich exits 1 silently,
+        the code ``gate`` uses for "saturated")."""
+
+        def on_broken_pipe(self) -> None:
+            _silence_stdout()
+            raise InputError("cannot write the report to standard output (the reader closed "
+                             "the pipe)")
+
+        def _check_buffer(self) -> None:
+            with stdout_errors():
+                super()._check_buffer()
+
+    return SafeConsole
+
+
+def _Console(**kwargs: Any) -> Console:  # noqa: N802 - a class, made on first use (rich is heavy)
+    return _console_class()(**kwargs)
 
 
 def write_text(text: str, out: Path | None) -> None:
-    """Write a report to ``out`` (a note on stderr) or to stdout."""
+    """Write a report to ``out`` (all at once or not at all, a note on stderr) or to stdout."""
     if out is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        with stdout_errors():
+            sys.stdout.write(text)
+            sys.stdout.flush()
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"--out {out}: cannot write ({exc.strerror})") from None
+    from saturate.report.output import write_atomic
+
+    write_atomic(out, text, what="--out")
     print(f"wrote {out}", file=sys.stderr)
 
 
-def save_figure(figure: Any, path: Path) -> None:
-    """Save a matplotlib figure (format from the suffix) with a note on stderr."""
+@contextlib.contextmanager
+def stdout_errors() -> Iterator[None]:
+    """A full disk or a reader that went away while writing stdout: one line and exit 2 (stdout is
+    pointed at /dev/null first, so the interpreter's last flush at exit has nothing to fail on)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(path, dpi=120)
+        yield
     except OSError as exc:
-        raise InputError(f"--plot {path}: cannot write ({exc.strerror})") from None
+        _silence_stdout()
+        why = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else (
+            exc.strerror or str(exc))
+        raise InputError(f"cannot write the report to standard output ({why})") from None
+
+
+def _silence_stdout() -> None:
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def save_figure(figure: Any, path: Path) -> None:
+    """Save a matplotlib figure (format from the suffix, written atomically), a note on stderr."""
+    from saturate.report.output import save_with
+
+    fmt = path.suffix.lstrip(".").lower() or None
+    try:
+        save_with(path, lambda fh: figure.savefig(fh, format=fmt, dpi=120), what="--plot")
     except ValueError as exc:  # matplotlib: an unknown image format
         raise InputError(f"--plot {path}: {str(exc).splitlines()[0]}") from None
     print(f"plot written to {path}", file=sys.stderr)
@@ -179,9 +222,14 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
     print(f"warning: {for_message(text)}", file=sys.stderr)
 
 
+#: Exit code of an unexpected internal error (a bug), distinct from 1 (gate failed) and 2 (bad input).
+INTERNAL_ERROR = 3
+
+
 def handle_errors(func: F) -> F:
     """Run a command: domain errors (and operating-system errors the library let through) -> one
-    stderr line and exit 2; warnings -> one line each."""
+    stderr line and exit 2; any other exception (a bug) -> one line naming the step and exit 3;
+    warnings -> one line each."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -208,5 +256,15 @@ def handle_errors(func: F) -> F:
             except KeyboardInterrupt:
                 print("interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
+            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+                raise
+            except Exception as exc:  # a bug of saturate: one line, exit 3 (--debug: traceback)
+                if STATE["debug"]:
+                    raise
+                from saturate.errors import internal_error_line
+
+                name = func.__name__.removesuffix("_cmd").replace("_", " ")
+                print(internal_error_line(exc, f"running saturate {name}"), file=sys.stderr)
+                raise typer.Exit(INTERNAL_ERROR) from None
 
     return wrapper  # type: ignore[return-value]

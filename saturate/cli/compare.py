@@ -15,7 +15,7 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, COMPARE_AT, SELECTION, settings_options
+from saturate.cli.options import ANALYSIS, COMPARE_AT, ENGINE, SELECTION, settings_options
 from saturate.settings import Settings
 from saturate.validation import check_choice
 
@@ -26,7 +26,7 @@ CompareFormat = format_option(FORMATS)
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, COMPARE_AT)
+@settings_options(SELECTION, ANALYSIS, COMPARE_AT, ENGINE)
 def compare(
     settings: Settings,
     sources: Sources = None,

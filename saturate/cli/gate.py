@@ -20,7 +20,7 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, FAIL_ON, SELECTION, settings_options
+from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, FAIL_ON, SELECTION, settings_options
 from saturate.settings import Settings
 
 Junit = Annotated[
@@ -32,7 +32,7 @@ Junit = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, FAIL_ON, DIAGNOSTICS)
+@settings_options(SELECTION, ANALYSIS, FAIL_ON, DIAGNOSTICS, ENGINE)
 def gate(
     settings: Settings,
     sources: Sources = None,

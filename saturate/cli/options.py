@@ -20,10 +20,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS
 from saturate.gate import fail_on_help
 from saturate.report import FORMATS
-from saturate.settings import Settings
+from saturate.settings import Settings, cli_name
 
 __all__ = [
     "Shared",
@@ -34,6 +35,7 @@ __all__ = [
     "FAIL_ON",
     "COMPARE_AT",
     "SUITE",
+    "ENGINE",
     "settings_options",
 ]
 
@@ -43,7 +45,10 @@ _DEFAULTS = Settings()
 
 @dataclass(frozen=True)
 class Shared:
-    """One shared option: the :class:`Settings` field it sets, its parameter, flags and help."""
+    """One shared option: the :class:`Settings` field it sets, its parameter, flags and help.
+
+    ``switch``: a flag without a value that, when given, sets ``field`` to this value.
+    """
 
     field: str
     flags: tuple[str, ...]
@@ -51,9 +56,17 @@ class Shared:
     metavar: str
     many: bool = False
     flag: bool = False
+    switch: str | None = None
+
+    @property
+    def param(self) -> str:
+        """The command's parameter: the field, or for a switch its flag's name."""
+        return self.field if self.switch is None else self.flags[0].lstrip("-").replace("-", "_")
 
     @property
     def annotation(self) -> Any:
+        if self.switch is not None:
+            return Annotated[bool, typer.Option(*self.flags, help=self.help, show_default=False)]
         if self.flag:  # --name/--no-name; None when neither is given (the settings file decides)
             flags = [f"{self.flags[0]}/--no-{self.flags[0].removeprefix('--')}", *self.flags[1:]]
             return Annotated[bool | None, typer.Option(*flags, help=self.help, show_default=False)]
@@ -78,6 +91,8 @@ SELECTION: tuple[Shared, ...] = (
            "else the step (with a warning).", "NAME"),
     Shared("gpus", ("--gpus",), "GPUs per run, or the run parameter holding the count: the x "
            "axis becomes GPU-hours = (timestamp - first timestamp) / 3600 x N.", "N"),
+    Shared("timeout", ("--timeout",), "Seconds an MLflow server may take to answer one request, "
+           "retries and waits included (default 120, or $SATURATE_TIMEOUT).", "SECONDS"),
 )
 """What to read."""
 
@@ -144,6 +159,16 @@ SUITE: tuple[Shared, ...] = (
 )
 """A benchmark suite: one verdict per agent or recipe over its tasks (:mod:`saturate.suites`)."""
 
+ENGINE: tuple[Shared, ...] = (
+    Shared("workers", ("--workers",), "Processes that analyse curves (default: one per core; 1: "
+           "this process only; with --dask, the local cluster's workers).", "N"),
+    Shared("scheduler", ("--scheduler",), "Analyse on a running Dask scheduler, e.g. "
+           "tcp://10.0.0.5:8786 (default $SATURATE_SCHEDULER; needs saturate[dask]).", "ADDRESS"),
+    Shared("scheduler", ("--dask",), "Analyse on a Dask cluster of --workers processes started "
+           "on this machine (needs saturate[dask]).", "", switch="local"),
+)
+"""Where curves are analysed: this process, a local pool, or Dask."""
+
 _CONFIG = Shared("config", ("--config",), "Settings file (pyproject.toml with [tool.saturate], or "
                  "saturate.toml). Default: the nearest one from the current folder upward.",
                  "PATH")
@@ -168,6 +193,22 @@ COMPARE_AT: tuple[Shared, ...] = (
 """Where recipes are compared."""
 
 
+def _given(shared: Sequence[Shared], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The shared options' values by field (popped from ``kwargs``); a switch sets its field
+    unless an option did (both given: a :class:`SettingsError`)."""
+    given: dict[str, Any] = {}
+    for o in sorted(shared, key=lambda o: o.switch is not None):
+        value = kwargs.pop(o.param, None)
+        if o.switch is None:
+            given[o.field] = value
+        elif value:
+            if given.get(o.field) is not None:
+                raise SettingsError(f"{o.flags[0]} and {cli_name(o.field)} both say where to "
+                                    "run: give one")
+            given[o.field] = o.switch
+    return given
+
+
 def settings_options(
     *groups: Sequence[Shared], exclude: Collection[str] = ()
 ) -> Callable[[F], F]:
@@ -183,12 +224,13 @@ def settings_options(
         hints = typing.get_type_hints(func, include_extras=True)
         own = [p.replace(annotation=hints.get(p.name, p.annotation))
                for p in inspect.signature(func).parameters.values() if p.name != "settings"]
-        added = [inspect.Parameter(o.field, inspect.Parameter.KEYWORD_ONLY, default=None,
+        added = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY,
+                                   default=None if o.switch is None else False,
                                    annotation=o.annotation) for o in shared]
 
         @functools.wraps(func)
         def command(*args: Any, **kwargs: Any) -> Any:
-            given = {o.field: kwargs.pop(o.field, None) for o in shared}
+            given = _given(shared, kwargs)
             config = given.pop("config")
             settings = Settings.build(True if config is None else Path(config), cli=True,
                                       **given)

@@ -10,7 +10,7 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, SELECTION, settings_options
+from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, SELECTION, settings_options
 from saturate.settings import Settings
 from saturate.validation import check_choices
 
@@ -30,7 +30,7 @@ ImageFormat = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS)
+@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, ENGINE)
 def plot(
     settings: Settings,
     sources: Sources = None,

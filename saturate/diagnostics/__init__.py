@@ -25,6 +25,7 @@ from saturate.diagnostics.cost import gpu_hour_rates
 from saturate.diagnostics.per_metric import compare_by_metric, curves_by_metric, plan_allocation
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.diagnostics.target import TargetResult, compute_to_target
+from saturate.errors import step
 from saturate.results import CurveAnalysis
 
 __all__ = [
@@ -79,7 +80,10 @@ def run_diagnostics(
         need = "--budget" if settings.budget is not None else "--gpu-hour-cost"
         rates = gpu_hour_rates(data, settings.gpu_hours, need=need, curves=curves)
     given = registry.DiagnosticInput(tuple(refs), settings, rates)
-    found = [registry.check_finding(p, d) for p in registry.producers() for d in p.find(given)]
+    found = []
+    for p in registry.producers():
+        with step(f"running the {p.name} diagnostic"):
+            found += [registry.check_finding(p, d) for d in p.find(given)]
     order = {k: i for i, k in enumerate(registry.kinds())}
     found.sort(key=lambda d: (_SEVERITY_ORDER[d.severity], order[d.kind], d.run))
     return tuple(found)

@@ -38,7 +38,8 @@ from saturate.fit.prep import (
     Normalisation,
     ar_fit,
     bin_points,
-    bootstrap_signs,
+    bootstrap_burn,
+    bootstrap_sign_rows,
     clean_curve,
     noise_level,
     normalisation,
@@ -52,6 +53,9 @@ from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "parse_at"]
 
 Array = NDArray[np.float64]
+#: Most noise values the bootstrap holds at once per law (16 MB): resamples of long curves are
+#: drawn and refitted-data built a block of rows at a time (see :func:`_bootstrap`).
+_BLOCK_ELEMENTS = 2**21
 
 
 @dataclass(frozen=True)
@@ -183,12 +187,12 @@ def _law_fits(
     """Bootstrap the laws with weight, build every law's :class:`LawFit`, and allot the averaged
     curve's draws to the laws (``draw_law``)."""
     x, n, weights = prep.x, prep.x.shape[0], weighed.weights
-    signs, burn = bootstrap_signs(n, settings.n_boot, rng)
+    burn = bootstrap_burn(n, settings.n_boot, rng)
     boot_models = {
         name: model for name, model in weighed.noise_models.items()
         if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
     }
-    boot = _bootstrap(points, boot_models, x, prep.bins, signs, burn, settings, prep.f_scale)
+    boot = _bootstrap(points, boot_models, x, prep.bins, burn, rng, settings, prep.f_scale)
     draw_law_names = _allot_draws(weights, boot, settings.n_boot, rng)
 
     def se_lin(law: Law) -> Array | None:
@@ -358,17 +362,31 @@ def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
 # ---- step 4: bootstrap --------------------------------------------------------------------------
 def _bootstrap(
     points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]], x: Array,
-    bins: Bins, signs: Array, burn: NDArray[np.intp], settings: FitSettings, f_scale: float,
+    bins: Bins, burn: NDArray[np.intp], rng: np.random.Generator, settings: FitSettings,
+    f_scale: float,
 ) -> dict[str, Array]:
     """Refit each law in ``models`` to (its fit + sieve-bootstrap noise), warm-started from its
-    point estimate; all the laws' resamples in one batch."""
-    n = x.shape[0]
-    problems = []
-    for name, (phi, innov, _) in models.items():
-        law, theta = LAWS[name], points[name].theta
-        innov = innov * math.sqrt(n / max(n - phi.shape[0], 1))
-        y_star = bins.mean(law(x, theta) + sieve_noise(phi, innov, signs, burn))
-        problems.append((law, y_star, bins.counts, np.tile(theta, (signs.shape[0], 1))))
+    point estimate; all the laws' resamples in one batch.
+
+    The noise is drawn per point, but only a block of resamples at a time (at most
+    :data:`_BLOCK_ELEMENTS` values), each block reduced to bin means before the next: memory
+    grows with the curve's length, not with length times ``n_boot``. The signs come from ``rng``
+    in the same order as one draw of them all, so the blocks change no number.
+    """
+    n, n_boot, burn_len = x.shape[0], burn.shape[0], burn.shape[1]
+    fitted = {name: LAWS[name](x, points[name].theta) for name in models}
+    innovs = {name: innov * math.sqrt(n / max(n - phi.shape[0], 1))
+              for name, (phi, innov, _) in models.items()}
+    y_star = {name: np.empty((n_boot, bins.x.shape[0])) for name in models}
+    rows = max(1, _BLOCK_ELEMENTS // (burn_len + n))
+    for start in range(0, n_boot, rows):  # every block is drawn, so rng ends where it always did
+        stop = min(n_boot, start + rows)
+        signs = bootstrap_sign_rows(stop - start, n, burn_len, rng)
+        for name, (phi, _, _) in models.items():
+            noise = sieve_noise(phi, innovs[name], signs, burn[start:stop])
+            y_star[name][start:stop] = bins.mean(fitted[name] + noise)
+    problems = [(LAWS[name], y_star[name], bins.counts, np.tile(points[name].theta, (n_boot, 1)))
+                for name in models]
     results = solve_laws(problems, bins.x, loss=settings.loss, f_scale=f_scale,
                          max_iter=settings.boot_max_iter, tol=1e-6)
     out = {}

@@ -65,7 +65,7 @@ def build_law_fit(
     name = law.name
     return LawFit(
         name=name, theta=theta, params=params,
-        rss=rss.get(name, math.nan) * norm.scale**2, aicc=aicc.get(name, math.nan),
+        rss=rss.get(name, math.nan) * (norm.scale * norm.scale), aicc=aicc.get(name, math.nan),
         cv_error=cv_rmse.get(name, math.nan) * norm.scale, weight=weights.get(name, 0.0),
         converged=bool(point is not None and point.converged), theta_boot=draws,
         flags=tuple(flags),

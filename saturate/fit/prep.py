@@ -16,6 +16,7 @@ from scipy.signal import lfilter
 
 from saturate.curves import DataWarning
 from saturate.errors import InputError
+from saturate.scaling import pow2_scale
 
 __all__ = [
     "Normalisation",
@@ -27,6 +28,8 @@ __all__ = [
     "ar_fit",
     "sieve_noise",
     "bootstrap_signs",
+    "bootstrap_burn",
+    "bootstrap_sign_rows",
 ]
 
 Array = NDArray[np.float64]
@@ -39,7 +42,9 @@ class Normalisation:
 
     ``x = (compute + offset) / c_ref`` (``offset`` > 0 only when the curve has compute <= 0, e.g.
     step 0: the axis is then shifted by one compute gap so a log scale can hold it), and
-    ``y = sign * (value - loc) / scale`` with ``sign = -1`` for lower-is-better metrics.
+    ``y = sign * (value - loc) / scale`` with ``sign = -1`` for lower-is-better metrics. Both
+    directions work over :func:`~saturate.scaling.pow2_scale` of ``loc`` and ``scale``, so values
+    near the largest float do not overflow on the way.
     """
 
     loc: float
@@ -54,10 +59,12 @@ class Normalisation:
         return np.maximum((c + self.offset) / self.c_ref, _X_MIN)
 
     def y(self, value: ArrayLike) -> Array:
-        return self.sign * (np.asarray(value, dtype=float) - self.loc) / self.scale
+        s = pow2_scale(self.loc, self.scale)
+        return self.sign * (np.asarray(value, dtype=float) / s - self.loc / s) / (self.scale / s)
 
     def value(self, y: ArrayLike) -> Array:
-        return self.loc + self.sign * self.scale * np.asarray(y, dtype=float)
+        s = pow2_scale(self.loc, self.scale)
+        return (self.loc / s + self.sign * (self.scale / s) * np.asarray(y, dtype=float)) * s
 
     def to_dict(self) -> dict[str, float]:
         return {k: float(v) for k, v in self.__dict__.items()}
@@ -110,16 +117,22 @@ def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tup
 
 
 def normalisation(c: Array, v: Array, direction: str) -> tuple[Normalisation, tuple[str, ...]]:
-    """Axes for fitting: compute shifted off zero if needed, values standardised and oriented."""
+    """Axes for fitting: compute shifted off zero if needed, values standardised and oriented.
+
+    Mean and standard deviation are taken over :func:`~saturate.scaling.pow2_scale` of the values
+    (exact), so they neither overflow nor underflow; a curve whose spread is below 1e-12 of its
+    largest magnitude is constant, whatever its units.
+    """
     flags: list[str] = []
     offset = 0.0
     if c[0] <= 0:
         gaps = np.diff(np.unique(c))
         offset = float(-c[0] + gaps[0])
         flags.append("compute_shifted")
-    loc = float(np.mean(v))
-    scale = float(np.std(v))
-    if not scale > 1e-12 * max(1.0, abs(loc)):
+    s = pow2_scale(v)
+    loc = float(np.mean(v / s)) * s
+    scale = float(np.std(v / s)) * s
+    if not scale > 1e-12 * float(np.max(np.abs(v))):
         scale = 1.0
         flags.append("constant")
     sign = -1.0 if direction == "lower" else 1.0
@@ -190,7 +203,17 @@ def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) 
 
 def bootstrap_signs(n: int, n_boot: int, rng: np.random.Generator) -> tuple[Array, NDArray[np.intp]]:
     """Rademacher signs and warm-up indices shared by every law (common random numbers)."""
-    burn_len = min(n, 50)
-    burn = rng.integers(0, n, size=(n_boot, burn_len))
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_boot, burn_len + n))
-    return signs, burn
+    burn = bootstrap_burn(n, n_boot, rng)
+    return bootstrap_sign_rows(n_boot, n, burn.shape[1], rng), burn
+
+
+def bootstrap_burn(n: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.intp]:
+    """Warm-up indices (n_boot, min(n, 50)) of :func:`sieve_noise`; drawn before the signs."""
+    return rng.integers(0, n, size=(n_boot, min(n, 50)))
+
+
+def bootstrap_sign_rows(rows: int, n: int, burn_len: int, rng: np.random.Generator) -> Array:
+    """The next ``rows`` rows of Rademacher signs (rows, burn_len + n). Rows drawn a few at a time
+    are the rows :func:`bootstrap_signs` draws at once (the generator fills row by row), so the
+    bootstrap can run in blocks of rows without holding every resample's noise."""
+    return rng.choice(np.array([-1.0, 1.0]), size=(rows, burn_len + n))

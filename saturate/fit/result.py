@@ -28,6 +28,7 @@ from saturate.results import (
     format_estimate,
     jsonable,
 )
+from saturate.scaling import pow2_scale
 from saturate.validation import check_confidence, resolve_at
 
 __all__ = ["LawFit", "CurveFit", "parse_at"]
@@ -134,10 +135,11 @@ class CurveFit:
     def extrapolation_se(self) -> float:
         """Root-mean-square error per doubling of the rolling-origin gain forecasts (see
         ``gain_backtest``): the curve's own measure of how far an extrapolated gain can miss.
-        NaN without a backtest."""
+        NaN without a backtest. Squared over :func:`~saturate.scaling.pow2_scale` (any units)."""
         errs = np.array([e for _, _, e in self.gain_backtest], dtype=float)
         errs = errs[np.isfinite(errs)]
-        return float(np.sqrt(np.mean(errs**2))) if errs.size else math.nan
+        s = pow2_scale(errs)
+        return float(np.sqrt(np.mean((errs / s) ** 2))) * s if errs.size else math.nan
 
     # ---- evaluation -------------------------------------------------------------------------
     def weights(self) -> dict[str, float]:

@@ -11,6 +11,12 @@ Layouts:
   the run is a ``run`` column or the file's stem.
 * **W&B export**: a step column and ``<run> - <metric>`` columns (``__MIN``/``__MAX`` ignored).
 * **SB3 Monitor**: a ``#{json}`` first line, then ``r,l,t``; the x axis is environment steps.
+
+Text files may start with a byte-order mark (UTF-8, or UTF-16 as spreadsheet programs write).
+Column names are matched ignoring case and surrounding spaces; two columns that then name the same
+thing (``value`` and ``Value``, ``step`` and `` step ``) are refused with a message naming both,
+rather than one being picked silently. Cells holding lists, dicts or bytes are read as text
+(:func:`saturate.cells.plain_cells`).
 """
 
 from __future__ import annotations
@@ -27,8 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from saturate.cells import plain_cells
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
-from saturate.errors import InputError
+from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -38,6 +45,14 @@ STEP_ALIASES = ("step", "global_step", "_step", "iteration", "iter", "timestep",
 RUN_ALIASES = ("run", "run_name", "name")
 TIME_ALIASES = ("timestamp", "wall_time", "_timestamp", "time")
 _WANDB_COL = re.compile(r"^(?P<run>.+?) - (?P<metric>.+?)(?P<agg>__MIN|__MAX)?$")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_SEPARATORS = {"csv": ",", "tsv": "\t", "csv;": ";"}
+
+
+def _where(path: Path) -> str:
+    """The path as messages quote it (long paths shortened in the middle)."""
+    return shorten(path, PATH_LIMIT)
 
 
 def is_table_file(path: Path) -> bool:
@@ -56,20 +71,30 @@ def _open_bytes(path: Path, n: int | None = None) -> bytes:
         return fh.read() if n is None else fh.read(n)
 
 
+def _utf8(data: bytes) -> bytes:
+    """Text bytes as UTF-8 without a byte-order mark (UTF-16 with a mark is converted)."""
+    if data.startswith(_UTF8_BOM):
+        return data[len(_UTF8_BOM):]
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", errors="replace").encode("utf-8")
+    return data
+
+
 def sniff(path: Path) -> str:
     """Name the format of a file from its first bytes: parquet, jsonl, json, monitor, csv or tsv."""
     try:
         head = _open_bytes(path, 65536)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from None
+        raise InputError(f"{_where(path)}: cannot be read ({exc})") from None
     if head.startswith(b"PAR1"):
         return "parquet"
+    head = _utf8(head)
     if b"\x00" in head[:4096]:
-        raise InputError(f"{path}: not a table file we can read (binary content)")
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+        raise InputError(f"{_where(path)}: not a table file we can read (binary content)")
+    text = head.decode("utf-8", errors="replace")
     stripped = text.lstrip()
     if not stripped:
-        raise InputError(f"{path}: is empty")
+        raise InputError(f"{_where(path)}: is empty")
     if stripped.startswith("{"):
         return "jsonl"
     if stripped.startswith("["):
@@ -90,7 +115,13 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
-        data = _open_bytes(path)
+        if kind in ("csv", "tsv", "csv;") and not _open_bytes(path, 2).startswith(_UTF16_BOMS):
+            # Straight from the file, so its bytes are never all in memory at once.
+            with open(path, "rb") as fh:
+                gz = fh.read(2) == b"\x1f\x8b"
+            return pd.read_csv(path, sep=_SEPARATORS[kind], comment=None, low_memory=False,
+                               compression="gzip" if gz else None, encoding="utf-8-sig")
+        data = _utf8(_open_bytes(path))
         if kind == "jsonl":
             return pd.read_json(io.BytesIO(data), lines=True)
         if kind == "json":
@@ -98,17 +129,20 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
             return _json_records(obj, path)
         if kind == "monitor":
             return _read_monitor(data, path)
-        sep = {"tsv": "\t", "csv;": ";"}.get(kind, ",")
-        return pd.read_csv(io.BytesIO(data), sep=sep, comment=None, low_memory=False)
+        return pd.read_csv(io.BytesIO(data), sep=_SEPARATORS[kind], comment=None, low_memory=False)
     except InputError:
         raise
     except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError,
             pd.errors.ParserError, json.JSONDecodeError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"{path}: cannot be read as {kind.rstrip(';')} ({msg})") from None
+        raise InputError(f"{_where(path)}: cannot be read as {kind.rstrip(';')} ({_why(exc)})") from None
     except Exception as exc:  # pyarrow and friends raise their own types for corrupt files
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InputError(f"{path}: cannot be read as {kind} ({msg})") from None
+        raise InputError(f"{_where(path)}: cannot be read as {kind.rstrip(';')} ({_why(exc)})") from None
+
+
+def _why(exc: BaseException) -> str:
+    """The first line of an exception's text (its type when it has none), shortened."""
+    text = str(exc).strip()
+    return shorten(text.splitlines()[0] if text else type(exc).__name__, 120)
 
 
 def _json_records(obj: object, path: Path) -> pd.DataFrame:
@@ -116,7 +150,7 @@ def _json_records(obj: object, path: Path) -> pd.DataFrame:
     if isinstance(obj, dict):
         obj = [obj]
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-        raise InputError(f"{path}: JSON must be a list of objects")
+        raise InputError(f"{_where(path)}: JSON must be a list of objects")
     series_keys = [("xs", "ys"), ("steps", "values"), ("x", "y")]
     for xk, yk in series_keys:
         if obj and all(isinstance(r.get(xk), list) and isinstance(r.get(yk), list) for r in obj):
@@ -124,7 +158,9 @@ def _json_records(obj: object, path: Path) -> pd.DataFrame:
             for i, rec in enumerate(obj):
                 xs, ys = rec[xk], rec[yk]
                 if len(xs) != len(ys):
-                    raise InputError(f"{path}: record {i} has {len(xs)} {xk} but {len(ys)} {yk}")
+                    raise InputError(
+                        f"{_where(path)}: record {i} has {len(xs)} {xk} but {len(ys)} {yk}"
+                    )
                 meta = {k: v for k, v in rec.items() if k not in (xk, yk) and not isinstance(v, (list, dict))}
                 run = rec.get("run") or "-".join(str(v) for v in meta.values()) or f"run{i}"
                 frame = pd.DataFrame({"step": xs, "value": ys})
@@ -146,7 +182,9 @@ def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
         meta = json.loads(lines[0][1:])
     df = pd.read_csv(io.StringIO("\n".join(lines[1:])))
     if not {"r", "l"} <= set(df.columns):
-        raise InputError(f"{path}: a Monitor file needs columns r and l, found {', '.join(df.columns)}")
+        raise InputError(
+            f"{_where(path)}: a Monitor file needs columns r and l, found {names_text(df.columns)}"
+        )
     env_steps = pd.to_numeric(df["l"], errors="coerce").cumsum()
     step = np.arange(len(df))
     out = []
@@ -160,22 +198,45 @@ def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
     return res
 
 
-def _find(columns: list[str], aliases: tuple[str, ...]) -> str | None:
-    lower = {c.lower(): c for c in columns}
+def _find(columns: list[str], aliases: tuple[str, ...], path: Path) -> str | None:
+    """The column named by the first alias found (ignoring case); two columns that differ only in
+    case for that alias are refused (which one was meant cannot be told)."""
     for a in aliases:
-        if a in lower:
-            return lower[a]
+        hits = [c for c in columns if c.lower() == a]
+        if len(hits) > 1:
+            raise InputError(
+                f"{_where(path)}: columns {names_text(map(repr, hits))} differ only in case and "
+                f"would all be read as {a!r}; rename or drop all but one"
+            )
+        if hits:
+            return hits[0]
     return None
 
 
-def _is_wandb(df: pd.DataFrame) -> bool:
+def _check_names(df: pd.DataFrame, path: Path) -> None:
+    """Refuse columns whose names are the same once surrounding spaces are trimmed."""
+    names = [str(c) for c in df.columns]
+    trimmed = [n.strip() for n in names]
+    if len(set(trimmed)) == len(trimmed):
+        return
+    seen: dict[str, list[str]] = {}
+    for n, t in zip(names, trimmed, strict=True):
+        seen.setdefault(t, []).append(n)
+    clash = next(v for v in seen.values() if len(v) > 1)
+    raise InputError(
+        f"{_where(path)}: columns {names_text(map(repr, clash))} have the same name once "
+        "surrounding spaces are trimmed; rename or drop all but one"
+    )
+
+
+def _is_wandb(df: pd.DataFrame, path: Path) -> bool:
     cols = [str(c) for c in df.columns]
     hits = [c for c in cols if _WANDB_COL.match(c)]
-    return bool(hits) and len(hits) >= len(cols) - 2 and _find(cols, STEP_ALIASES) is not None
+    return bool(hits) and len(hits) >= len(cols) - 2 and _find(cols, STEP_ALIASES, path) is not None
 
 
-def _from_wandb(df: pd.DataFrame) -> pd.DataFrame:
-    step_col = _find(list(map(str, df.columns)), STEP_ALIASES)
+def _from_wandb(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    step_col = _find(list(map(str, df.columns)), STEP_ALIASES, path)
     parts = []
     for col in df.columns:
         m = _WANDB_COL.match(str(col))
@@ -206,26 +267,20 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     df = df.rename(columns=lambda c: str(c).strip())
     cols = list(df.columns)
     ren: dict[str, str] = {}
-    lower = {c.lower(): c for c in cols}
     for want in ("metric", "value", "compute", "experiment", "run_id", "run_status"):
-        if want in lower and lower[want] != want:
-            ren[lower[want]] = want
-    if "step" not in lower:
-        s = _find(cols, STEP_ALIASES)
-        if s is not None:
-            ren[s] = "step"
-    elif lower["step"] != "step":
-        ren[lower["step"]] = "step"
-    if "run" not in lower:
-        r = _find(cols, RUN_ALIASES)
-        if r is not None and r not in ren:
-            ren[r] = "run"
-    elif lower["run"] != "run":
-        ren[lower["run"]] = "run"
-    if "timestamp" not in lower:
-        t = _find(cols, TIME_ALIASES)
-        if t is not None:
-            ren[t] = "timestamp"
+        c = _find(cols, (want,), path)
+        if c is not None and c != want:
+            ren[c] = want
+    s = _find(cols, STEP_ALIASES, path)
+    if s is not None:
+        ren[s] = "step"
+    r = _find(cols, RUN_ALIASES, path)
+    if r is not None and r not in ren:
+        ren[r] = "run"
+    t = _find(cols, TIME_ALIASES, path)
+    if t is not None and t not in ren:
+        ren[t] = "timestamp"
+    ren = {k: v for k, v in ren.items() if k != v}
     df = df.rename(columns=ren)
     name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
     return df, name
@@ -276,15 +331,17 @@ def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         (metrics if _is_numeric(df[c]) else params).append(c)
     if not metrics:
         raise InputError(
-            f"{path}: no metric columns: expect long columns (metric, value, step) or a step column "
-            f"and one numeric column per metric; found {', '.join(map(str, df.columns))}"
+            f"{_where(path)}: no metric columns: expect long columns (metric, value, step) or a "
+            f"step column and one numeric column per metric; found {names_text(df.columns)}"
         )
     if "run" not in df.columns and "run_id" not in df.columns:
         df = df.assign(run=path.name.split(".")[0])
         id_cols.append("run")
     df = df.rename(columns={p: PARAM_PREFIX + p for p in params})
     params = [PARAM_PREFIX + p for p in params]
-    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="metric", value_name="value")
+    # Melted under names no column can have, so a metric column called "value" or "metric" is kept.
+    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="\0metric",
+                   value_name="\0value").rename(columns={"\0metric": "metric", "\0value": "value"})
     # A wide table leaves a cell empty where a metric was not logged at that step.
     long = long[long["value"].notna()]
     return _disambiguate_runs(long)
@@ -294,30 +351,33 @@ def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFr
     """Read one file into the tidy table (see module docstring for the layouts)."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
+        raise InputError(f"{_where(path)}: no such file or directory")
     if not path.is_file():
-        raise InputError(f"{path}: not a file")
+        raise InputError(f"{_where(path)}: not a file")
     kind = sniff(path)
     raw = _read_raw(path, kind)
     attrs = dict(raw.attrs)
     if raw.empty or len(raw.columns) == 0:
-        raise InputError(f"{path}: holds no rows")
-    raw = raw.loc[:, [not str(c).startswith("Unnamed: ") for c in raw.columns]]
+        raise InputError(f"{_where(path)}: holds no rows")
+    raw = plain_cells(raw.loc[:, [not str(c).startswith("Unnamed: ") for c in raw.columns]])
     raw.attrs = attrs
-    if _is_wandb(raw):
-        frame = _from_wandb(raw)
+    _check_names(raw, path)
+    if _is_wandb(raw, path):
+        frame = _from_wandb(raw, path)
         name = None
     else:
         frame, name = _normalise_columns(raw, path)
         if "metric" in frame.columns and "value" in frame.columns:
             frame = _long_to_tidy_frame(frame, path)
-        elif "value" in frame.columns and "step" in frame.columns and "metric" not in frame.columns:
+        elif "value" in frame.columns and "metric" not in frame.columns and (
+            "step" in frame.columns or "compute" in frame.columns
+        ):
             frame = _long_to_tidy_frame(frame.assign(metric="value"), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
                 raise InputError(
-                    f"{path}: missing column(s) step (or metric and value); "
-                    f"found {', '.join(map(str, frame.columns))}"
+                    f"{_where(path)}: missing column(s) step (or metric and value); "
+                    f"found {names_text(frame.columns)}"
                 )
             frame = _wide_to_long(frame, path)
     frame = frame.assign(source=source or str(path))

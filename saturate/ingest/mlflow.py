@@ -17,7 +17,7 @@ with the run facts; the types the readers share are in :mod:`~saturate.ingest.ml
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +42,11 @@ from saturate.ingest.mlflow_sources import (
     is_mlflow_sqlite,
     resolve_source,
 )
-from saturate.ingest.mlflow_sql import read_database
+from saturate.ingest.mlflow_sql import iter_database, read_database
+from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 
 __all__ = [
-    "is_mlflow_source", "load_mlflow", "resolve_source", "is_mlflow_sqlite", "is_legacy_store",
+    "is_mlflow_source", "load_mlflow", "iter_mlflow", "points_table", "run_facts_frame", "resolve_source", "is_mlflow_sqlite", "is_legacy_store",
     "MlflowSource", "Selection", "assemble",
 ]
 
@@ -68,6 +69,77 @@ def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
     return np.lexsort((value, ts, step, group))
 
 
+def _check_found(
+    label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta], selection: Selection,
+    n_points: int | None,
+) -> None:
+    """An :class:`InputError` when no run was selected, or (``n_points`` 0) none logged points."""
+    scope = ", ".join(repr(e.name) for e in experiments) or "no experiment"
+    if not runs:
+        detail = f" matching --filter {selection.filter!r}" if selection.filter else ""
+        raise InputError(f"{label}: no active runs{detail} in {scope}")
+    if n_points == 0:
+        n = len({r.run_id for r in runs})
+        if selection.metric:
+            raise InputError(
+                f"{label}: no metric matches --metric {', '.join(selection.metric)} "
+                f"in {n} run(s) of {scope}"
+            )
+        raise InputError(f"{label}: the {n} selected run(s) of {scope} logged no metrics")
+
+
+def run_facts_frame(
+    label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(names, facts)`` sorted by run_id: each run's experiment and display name (which go on
+    its points), and its status, params and tags (the side table, :mod:`saturate.run_table`)."""
+    runs = list({r.run_id: r for r in runs}.values())  # a run met twice (paging) counts once
+    exp_names = {e.id: e.name for e in experiments}
+    names = pd.DataFrame({
+        "run_id": np.asarray([r.run_id for r in runs], dtype=object),
+        "experiment": np.asarray([exp_names.get(r.experiment_id, r.experiment_id) for r in runs],
+                                 dtype=object),
+        "run": np.asarray([r.display_name for r in runs], dtype=object),
+    })  # fmt: skip
+    extra: dict[str, dict[int, str]] = {}
+    for i, r in enumerate(runs):
+        for k, v in r.params.items():
+            extra.setdefault(PARAM_PREFIX + k, {})[i] = v
+        for k, v in kept_tags(r.tags).items():
+            extra.setdefault(TAG_PREFIX + k, {})[i] = v
+    facts = pd.DataFrame({"source": label, "run_id": names["run_id"],
+                          "run_status": np.asarray([r.status for r in runs], dtype=object)})
+    for col in sorted(extra):
+        values = extra[col]
+        facts[col] = pd.Series([values.get(i) for i in range(len(runs))], dtype=object)
+    order = np.argsort(names["run_id"].to_numpy(dtype=str), kind="stable")
+    names = names.take(order).reset_index(drop=True)
+    facts = facts.take(order).reset_index(drop=True)
+    facts["source"] = facts["source"].astype(object)
+    return names, facts
+
+
+def points_table(
+    label: str, names: pd.DataFrame, facts: pd.DataFrame, points: pd.DataFrame
+) -> pd.DataFrame:
+    """The tidy table of ``points`` (of the runs in ``names``), the run facts in its side table."""
+    where = pd.Index(names["run_id"]).get_indexer(points["run_id"])
+    pts = points.loc[where >= 0].reset_index(drop=True)
+    run_code = where[where >= 0]
+    order = _tidy_order(run_code, pts)
+    if order is not None:
+        pts = pts.iloc[order].reset_index(drop=True)
+        run_code = run_code[order]
+    ids = names.drop(columns="run_id").take(run_code).reset_index(drop=True)
+    df = pd.concat([pts, ids], axis=1)
+    df["timestamp"] = df["timestamp"].to_numpy(dtype=float) / 1000.0
+    df["compute"] = df["step"].to_numpy(dtype=float)
+    df["source"] = label
+    out = tidy(df, origin=label, compute_name="step")
+    out.attrs[RUNS_ATTR] = RunTable(facts.take(np.unique(run_code)).reset_index(drop=True))
+    return out
+
+
 def assemble(
     label: str,
     experiments: Sequence[Experiment],
@@ -75,49 +147,11 @@ def assemble(
     points: pd.DataFrame,
     selection: Selection,
 ) -> pd.DataFrame:
-    """Join points with run facts and hand the long table to :func:`saturate.curves.tidy`."""
-    scope = ", ".join(repr(e.name) for e in experiments) or "no experiment"
-    runs = list({r.run_id: r for r in runs}.values())  # a run met twice (paging) counts once
-    if not runs:
-        detail = f" matching --filter {selection.filter!r}" if selection.filter else ""
-        raise InputError(f"{label}: no active runs{detail} in {scope}")
-    if points.empty:
-        if selection.metric:
-            raise InputError(
-                f"{label}: no metric matches --metric {', '.join(selection.metric)} "
-                f"in {len(runs)} run(s) of {scope}"
-            )
-        raise InputError(f"{label}: the {len(runs)} selected run(s) of {scope} logged no metrics")
-    names = {e.id: e.name for e in experiments}
-    table: dict[str, list] = {"run_id": [], "experiment": [], "run": [], "run_status": []}
-    extra: dict[str, dict[str, str]] = {}
-    for i, r in enumerate(runs):
-        table["run_id"].append(r.run_id)
-        table["experiment"].append(names.get(r.experiment_id, r.experiment_id))
-        table["run"].append(r.display_name)
-        table["run_status"].append(r.status)
-        for k, v in r.params.items():
-            extra.setdefault(PARAM_PREFIX + k, {})[i] = v
-        for k, v in kept_tags(r.tags).items():
-            extra.setdefault(TAG_PREFIX + k, {})[i] = v
-    run_table = pd.DataFrame({k: np.asarray(v, dtype=object) for k, v in table.items()})
-    for col in sorted(extra):
-        values = extra[col]
-        run_table[col] = pd.Series([values.get(i) for i in range(len(runs))], dtype=object)
-    run_table = run_table.sort_values("run_id", kind="stable").reset_index(drop=True)
-    where = pd.Index(run_table["run_id"]).get_indexer(points["run_id"])
-    pts = points.loc[where >= 0].reset_index(drop=True)
-    run_code = where[where >= 0]
-    order = _tidy_order(run_code, pts)
-    if order is not None:
-        pts = pts.iloc[order].reset_index(drop=True)
-        run_code = run_code[order]
-    facts = run_table.drop(columns="run_id").take(run_code).reset_index(drop=True)
-    df = pd.concat([pts, facts], axis=1)
-    df["timestamp"] = df["timestamp"].to_numpy(dtype=float) / 1000.0
-    df["compute"] = df["step"].to_numpy(dtype=float)
-    df["source"] = label
-    return tidy(df, origin=label, compute_name="step")
+    """Join points with run facts and hand the long table to :func:`saturate.curves.tidy`; the
+    run facts go to its side table (:mod:`saturate.run_table`), not on every point."""
+    _check_found(label, experiments, runs, selection, len(points))
+    names, facts = run_facts_frame(label, experiments, runs)
+    return points_table(label, names, facts, points)
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -144,6 +178,51 @@ def load_mlflow(
     Deleted runs are skipped; RUNNING runs are kept (``run_status`` says their curves are
     partial). ``source=None`` uses ``MLFLOW_TRACKING_URI``.
     """
+    return concat_tables(iter_mlflow(source, experiment=experiment, filter=filter, metric=metric,
+                                     fast=fast, max_workers=max_workers, stream=False,
+                                     timeout=timeout))
+
+
+def iter_mlflow(
+    source: str | os.PathLike | None,
+    *,
+    experiment: Sequence[str] | None = None,
+    filter: str | None = None,  # noqa: A002 - the CLI's option name
+    metric: Sequence[str] | None = None,
+    fast: bool = True,
+    max_workers: int = 8,
+    stream: bool = True,
+    timeout: float | None = None,
+) -> Iterator[pd.DataFrame]:
+    """:func:`load_mlflow` in parts, each the tidy table of whole runs (facts in its side table).
+
+    ``stream``: database backends are read a few runs at a time
+    (:func:`~saturate.ingest.mlflow_sql.iter_database`), so memory follows the largest run, not
+    the store; other sources (and ``stream=False``) come as one part. ``timeout`` as in
+    :func:`load_mlflow`.
+    """
+    selection = _selection(experiment, filter, metric, max_workers)
+    timeout = resolve_timeout(timeout)
+    src = resolve_source(source)
+    if src.kind == "files":
+        exps, runs, points = read_filestore(
+            Path(src.target), selection, label=src.label, max_workers=max_workers
+        )
+    elif src.kind == "rest":
+        exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
+                                       timeout=timeout)
+    elif not stream:
+        exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
+    else:
+        yield from _iter_database(src, selection, fast, max_workers)
+        return
+    yield assemble(src.label, exps, runs, points, selection)
+
+
+def _selection(
+    experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
+    metric: Sequence[str] | str | None, max_workers: int,
+) -> Selection:
     if isinstance(experiment, str):
         experiment = [experiment]
     if isinstance(metric, str):
@@ -156,15 +235,22 @@ def load_mlflow(
         metric=tuple(metric) if metric else None,
     )
     check_filter(selection.filter)
-    timeout = resolve_timeout(timeout)
-    src = resolve_source(source)
-    if src.kind == "files":
-        exps, runs, points = read_filestore(
-            Path(src.target), selection, label=src.label, max_workers=max_workers
-        )
-    elif src.kind == "rest":
-        exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
-                                       timeout=timeout)
-    else:
-        exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
-    return assemble(src.label, exps, runs, points, selection)
+    return selection
+
+
+def _iter_database(
+    src: MlflowSource, selection: Selection, fast: bool, max_workers: int
+) -> Iterator[pd.DataFrame]:
+    """The parts of a database: run facts once, then the points of a few runs at a time."""
+    names = facts = None
+    n_points = 0
+    for exps, runs, points in iter_database(src, selection, fast=fast, max_workers=max_workers):
+        if names is None:
+            _check_found(src.label, exps, runs, selection, None)
+            names, facts = run_facts_frame(src.label, exps, runs)
+        if points.empty:
+            continue
+        n_points += len(points)
+        yield points_table(src.label, names, facts, points)
+    if names is not None:
+        _check_found(src.label, exps, runs, selection, n_points)

@@ -40,7 +40,7 @@ from saturate.ingest.mlflow_db_client import read_via_client
 from saturate.ingest.mlflow_db_rows import Rows, row_reader
 
 __all__ = [
-    "read_database", "select_runs", "latest_metrics", "points_after", "RUN_BATCH", "POINT_CHUNK",
+    "read_database", "iter_database", "select_runs", "latest_metrics", "points_after", "RUN_BATCH", "POINT_CHUNK",
 ]
 
 RUN_BATCH = 400  # runs per metrics query: IN lists stay far below sqlite's parameter limit
@@ -137,43 +137,49 @@ def _metric_keys(conn: sa.Connection, run_ids: list[str], selection: Selection) 
 
 
 def _points(reader: Rows, run_ids: list[str], selection: Selection) -> pd.DataFrame:
-    """All points of a batch of runs: curve sizes, then bare numbers, no per-row text.
+    """All points of a batch of runs (:func:`_iter_points` gathered)."""
+    parts = list(_iter_points(reader, run_ids, selection))
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else (
+        empty_points()
+    )
+
+
+def _iter_points(
+    reader: Rows, run_ids: list[str], selection: Selection, attempt: int = 0
+) -> Iterator[pd.DataFrame]:
+    """The points of a batch of runs, whole runs at a time: curve sizes, then bare numbers, no
+    per-row text.
 
     Curve sizes come from the (run_uuid, key, step) index; the point rows carry only numbers in
     the same (run_uuid, key) order, so run ids and keys are expanded from the sizes. The numbers
     are read for consecutive runs holding at most ``POINT_CHUNK`` points together (a longer run
-    alone), so memory stays bounded however long the runs are. A writer committing between the
-    queries shows up as a size mismatch, and the batch is re-read.
+    alone), each such chunk yielded as it is read, so memory stays bounded however long the runs
+    are. A writer committing between the queries shows up as a size mismatch, and the chunk's
+    runs are read again (three times at most).
     """
     keys = _metric_keys(reader.conn, run_ids, selection)
     if keys is not None and not keys:
-        return empty_points()
+        return
     m = TABLES["metrics"].c
     key_filter = [] if keys is None else [m.key.in_(keys)]
     sizes = sa.select(m.run_uuid, m.key, sa.func.count()).where(m.run_uuid.in_(run_ids), *key_filter)
-    sizes = sizes.group_by(m.run_uuid, m.key).order_by(m.run_uuid, m.key)
-    for _attempt in range(3):
-        groups = reader.rows(sizes)
-        counts = np.array([g[2] for g in groups], dtype=np.int64)
-        parts = []
-        for lo, hi in _chunks(groups, counts):
-            sub = sorted({g[0] for g in groups[lo:hi]})
-            rows = sa.select(m.step, m.value, m.is_nan, m.timestamp)
-            rows = rows.where(m.run_uuid.in_(sub), *key_filter).order_by(m.run_uuid, m.key)
-            part = reader.numbers(rows)
-            if len(part[0]) != int(counts[lo:hi].sum()):
-                break
-            parts.append(part)
-        else:
-            break
-    else:
-        raise SourceError("the store kept changing while it was read; try again")
-    if not parts or not counts.sum():
-        return empty_points()
-    step, value, is_nan, ts = (np.concatenate(cols) for cols in zip(*parts, strict=True))
-    uid = np.repeat(np.array([g[0] for g in groups], dtype=object), counts)
-    key = np.repeat(np.array([g[1] for g in groups], dtype=object), counts)
-    return points_frame(uid, key, step, restore_values(value, is_nan), ts)
+    groups = reader.rows(sizes.group_by(m.run_uuid, m.key).order_by(m.run_uuid, m.key))
+    counts = np.array([g[2] for g in groups], dtype=np.int64)
+    for lo, hi in _chunks(groups, counts):
+        sub = sorted({g[0] for g in groups[lo:hi]})
+        rows = sa.select(m.step, m.value, m.is_nan, m.timestamp)
+        rows = rows.where(m.run_uuid.in_(sub), *key_filter).order_by(m.run_uuid, m.key)
+        step, value, is_nan, ts = reader.numbers(rows)
+        if len(step) != int(counts[lo:hi].sum()):
+            if attempt >= 2:
+                raise SourceError("the store kept changing while it was read; try again")
+            yield from _iter_points(reader, sub, selection, attempt + 1)
+            continue
+        if not len(step):
+            continue
+        uid = np.repeat(np.array([g[0] for g in groups[lo:hi]], dtype=object), counts[lo:hi])
+        key = np.repeat(np.array([g[1] for g in groups[lo:hi]], dtype=object), counts[lo:hi])
+        yield points_frame(uid, key, step, restore_values(value, is_nan), ts)
 
 
 def _chunks(groups: list[tuple], counts: np.ndarray) -> Iterator[tuple[int, int]]:
@@ -248,6 +254,44 @@ def _parallel_points(
 
     with ThreadPoolExecutor(max_workers=min(workers, 4, len(batches))) as pool:
         return list(pool.map(work, batches))
+
+
+def iter_database(
+    src: MlflowSource, selection: Selection, *, fast: bool = True, max_workers: int = 8,
+    arrow: bool = True,
+) -> Iterator[tuple[list[Experiment], list[RunMeta], pd.DataFrame]]:
+    """:func:`read_database` a few whole runs at a time: ``(experiments, every selected run,
+    points of some of them)``, the runs in ``run_id`` order, at most ``POINT_CHUNK`` points a
+    time (a longer run alone). The first item comes even when no run has points. Without the
+    fast path, one item with everything MlflowClient read.
+    """
+    if fast:
+        try:
+            yield from _iter_fast(src, selection, arrow)
+            return
+        except UnsupportedSchema as why:
+            warnings.warn(
+                f"{src.label}: fast path unavailable ({why}); reading through MlflowClient "
+                "on a read-only basis instead (slower)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    yield read_via_client(src, selection, max_workers)
+
+
+def _iter_fast(
+    src: MlflowSource, selection: Selection, arrow: bool
+) -> Iterator[tuple[list[Experiment], list[RunMeta], pd.DataFrame]]:
+    with checked_connection(src) as (_engine, conn):
+        exps, runs, _latest = select_runs(conn, selection, src.label)
+        reader = row_reader(conn, src, arrow)
+        try:
+            yield exps, runs, empty_points()
+            for batch in _batches(sorted(r.run_id for r in runs), RUN_BATCH):
+                for part in _iter_points(reader, batch, selection):
+                    yield exps, runs, part
+        finally:
+            reader.close()
 
 
 def read_database(

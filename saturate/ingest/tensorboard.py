@@ -6,14 +6,15 @@ The run is the event file's folder relative to the folder the user gave (or the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from saturate.curves import tidy
-from saturate.errors import InputError
+from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["is_event_file", "read_event_files"]
+__all__ = ["is_event_file", "read_event_files", "iter_event_runs"]
 
 
 def is_event_file(path: Path) -> bool:
@@ -47,8 +48,16 @@ def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
                     continue
                 rows.append((v.tag, int(event.step), val, float(event.wall_time)))
     except Exception as exc:  # the loader raises a variety of errors on truncated/corrupt files
-        raise InputError(f"{path}: not a readable TensorBoard event file ({exc})") from None
+        why = shorten(str(exc).strip() or type(exc).__name__, 120)
+        raise InputError(
+            f"{shorten(path, PATH_LIMIT)}: not a readable TensorBoard event file ({why})"
+        ) from None
     return rows
+
+
+def _run_name(f: Path, root: Path) -> str:
+    rel = f.parent.relative_to(root) if f.parent != root and root in f.parents else None
+    return str(rel) if rel is not None and str(rel) != "." else (root.name if root.is_dir() else f.parent.name)
 
 
 def read_event_files(files: list[Path], root: Path, *, source: str | None = None) -> pd.DataFrame:
@@ -58,12 +67,36 @@ def read_event_files(files: list[Path], root: Path, *, source: str | None = None
         rows = _scalars(f)
         if not rows:
             continue
-        rel = f.parent.relative_to(root) if f.parent != root and root in f.parents else None
-        run = str(rel) if rel is not None and str(rel) != "." else (root.name if root.is_dir() else f.parent.name)
         frame = pd.DataFrame(rows, columns=["metric", "step", "value", "timestamp"])
-        frame["run"] = run
+        frame["run"] = _run_name(f, root)
         frames.append(frame)
     if not frames:
-        raise InputError(f"{root}: TensorBoard event files hold no scalar summaries")
+        raise InputError(
+            f"{shorten(root, PATH_LIMIT)}: TensorBoard event files hold no scalar summaries"
+        )
     df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
     return tidy(df, origin=str(root))
+
+
+def iter_event_runs(
+    files: list[Path], root: Path, *, source: str | None = None
+) -> Iterator[pd.DataFrame]:
+    """:func:`read_event_files` one run (folder) at a time, for bounded memory; the same error
+    when no file holds a scalar."""
+    by_run: dict[str, list[Path]] = {}
+    for f in sorted(files):
+        by_run.setdefault(_run_name(f, root), []).append(f)
+    found = False
+    for run_files in by_run.values():
+        frames = []
+        for f in run_files:
+            rows = _scalars(f)
+            if rows:
+                frames.append(pd.DataFrame(rows, columns=["metric", "step", "value", "timestamp"])
+                              .assign(run=_run_name(f, root)))
+        if frames:
+            found = True
+            df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
+            yield tidy(df, origin=str(root))
+    if not found:
+        raise InputError(f"{root}: TensorBoard event files hold no scalar summaries")

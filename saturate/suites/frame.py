@@ -15,6 +15,7 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import InputError, SettingsError
+from saturate.run_table import with_run_facts
 
 __all__ = ["SuiteRows", "resolve_key", "suite_rows", "ALL_GROUP"]
 
@@ -84,6 +85,7 @@ def suite_rows(
     if missing:
         raise InputError(f"analyze_suite: the table lacks column(s) {', '.join(missing)}; "
                          "pass saturate.load(...) output")
+    table = with_run_facts(table)  # the suite and group keys are often run parameters or tags
     task_col = resolve_key(table, suite, "suite")
     group_col = resolve_key(table, group_by, "group_by") if group_by is not None else None
     if group_col == task_col:

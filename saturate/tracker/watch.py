@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from saturate import curves
+from saturate import axis_join, curves
 from saturate.analysis.roles import split_by_role
 from saturate.errors import SaturateError, SettingsError, SourceError
 from saturate.redaction import redact
@@ -212,9 +212,9 @@ class Watcher:
             warnings.simplefilter("ignore", curves.DataWarning)
             try:
                 if self.compute:
-                    table = curves.set_compute(table, self.compute)
+                    table = axis_join.set_compute(table, self.compute)
                 else:
-                    table = curves.auto_compute(table)
+                    table = axis_join.auto_compute(table)
             except SaturateError:
                 if self.compute and not (table["metric"] == self.compute).any():
                     return table.iloc[0:0]

@@ -12,6 +12,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from saturate.errors import InputError, SettingsError
+from saturate.report.output import save_with
 from saturate.report.plots.curves import curve_figure
 from saturate.report.plots.diagnostics import diagnostic_figure
 from saturate.report.plots.style import confidence_of, curves_of, select
@@ -61,7 +62,7 @@ def _save(fig: Figure, out: Path, name: str, formats: tuple[str, ...], dpi: int)
     paths = []
     for fmt in formats:
         path = out / f"{name}.{fmt}"
-        fig.savefig(path, format=fmt, dpi=dpi)
+        save_with(path, lambda fh, fmt=fmt: fig.savefig(fh, format=fmt, dpi=dpi), what="--out")
         paths.append(path)
     return paths
 

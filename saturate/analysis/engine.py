@@ -1,0 +1,118 @@
+"""Run the per-curve analysis over many curves: in this process, on a local pool of processes,
+or on a Dask cluster (:mod:`.dask_engine`).
+
+Each curve's analysis (:func:`~saturate.analysis.curve.analyze_curve`) is a pure function of its
+points and the :class:`~saturate.analysis.AnalysisSettings`, so a curve can be analysed anywhere.
+Curves travel in batches (:func:`~saturate.analysis.work.batches`: a long curve alone, short ones
+together), one task per batch; results come back in the order the curves were given. Every engine
+gives the same numbers: each curve's bootstrap is seeded from the settings alone (nothing depends
+on which curve ran before), and BLAS runs on one thread in every process, the driver's included.
+
+Curves are read from an iterator, and at most a few batches per worker are in flight, so the
+driver holds the curves being analysed, not the whole sweep (see :mod:`saturate.ingest.stream`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+
+import pandas as pd
+
+from saturate.analysis.settings import AnalysisSettings
+from saturate.analysis.work import (
+    Engine,
+    Tally,
+    analyze_one,
+    batches,
+    indexed_batch,
+    local_workers,
+)
+from saturate.results import CurveAnalysis
+
+__all__ = ["Engine", "run_curves"]
+
+Progress = Callable[[int, int], None]
+#: Seconds an idle pool waits for more work (a notebook's next call reuses it) before it exits.
+_IDLE_SECONDS = 300
+_ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+# ---- running them -------------------------------------------------------------------------------
+
+
+def run_curves(
+    curves: Iterable[pd.DataFrame],
+    settings: AnalysisSettings,
+    engine: Engine | None = None,
+    progress: Progress | None = None,
+) -> list[CurveAnalysis]:
+    """Analyse every curve (each the tidy rows of one curve); results in the order given.
+
+    The local pool is started only when there are at least two batches of work for it: fewer
+    curves are analysed in this process, where starting workers would cost more than it saves.
+    """
+    engine = engine or Engine()
+    tally = Tally(progress)
+    stream = (tally.handed(b) for b in batches(curves))
+    if engine.uses_dask:
+        from saturate.analysis.dask_engine import run_on_dask
+
+        return run_on_dask(stream, settings, engine, tally)
+    workers = local_workers(engine.workers)
+    head = list(itertools.islice(stream, workers))
+    stream = itertools.chain(head, stream)
+    if workers == 1 or len(head) < 2:
+        return _in_process(stream, settings, tally)
+    return _on_pool(stream, settings, min(workers, len(head)), tally)
+
+
+def _in_process(
+    stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, tally: Tally
+) -> list[CurveAnalysis]:
+    """Curve after curve here, progress after each."""
+    from threadpoolctl import threadpool_limits
+
+    out: list[CurveAnalysis] = []
+    with threadpool_limits(limits=1):
+        for batch in stream:
+            for points in batch:
+                out.append(analyze_one(points, settings))
+                tally.finished(1)
+    return out
+
+
+def _on_pool(
+    stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, workers: int, tally: Tally
+) -> list[CurveAnalysis]:
+    """A pool of ``workers`` processes (joblib's loky executor: reused across calls, one BLAS
+    thread each). Batches are taken from ``stream`` here, in the calling thread (a reader's
+    connection stays in the thread that opened it), and at most two per worker wait."""
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS, env=_ONE_THREAD)
+    done: dict[int, list[CurveAnalysis]] = {}
+    pending: set[Future] = set()
+
+    def collect() -> None:
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in finished:
+            pending.discard(future)
+            index, results = future.result()
+            done[index] = results
+            tally.finished(len(results))
+
+    try:
+        for i, batch in enumerate(stream):
+            pending.add(executor.submit(indexed_batch, i, batch, settings))
+            while len(pending) >= 2 * workers:
+                collect()
+        while pending:
+            collect()
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        raise
+    return [r for i in sorted(done) for r in done[i]]

@@ -1,0 +1,91 @@
+"""Every curve of a tidy table (or of a stream of its parts) analysed on an engine, and the
+table rebuilt from the results.
+
+:func:`analyze_table` pools seeds first when ``settings.group_by`` asks (which needs every run of
+a recipe together); :func:`analyze_parts` hands each part's curves to the engine as the part
+arrives. Both give the results in the order of the curves' keys ``(source, run_id, metric)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import pandas as pd
+
+from saturate.analysis.engine import Engine, run_curves
+from saturate.analysis.settings import AnalysisSettings
+from saturate.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
+from saturate.results import CurveAnalysis
+from saturate.run_table import RUNS_ATTR, RunTable, status_of, with_run_facts
+
+__all__ = ["analyze_table", "analyze_parts", "table_curves", "table_of"]
+
+Progress = Callable[[int, int], None]
+
+
+def table_curves(df: pd.DataFrame) -> Iterator[pd.DataFrame]:
+    """Each curve of ``df`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: its
+    points sorted by compute, its run's status as a column, the table's ``attrs`` less the side
+    table (which would travel with every curve)."""
+    status = status_of(df)
+    attrs = {k: v for k, v in df.attrs.items() if k != RUNS_ATTR}
+    for key, pts in iter_curves(df):  # each a new frame: adding a column leaves df alone
+        if status and "run_status" not in pts.columns and key[:2] in status:
+            pts["run_status"] = status[key[:2]]
+        pts.attrs = dict(attrs)
+        yield pts
+
+
+def analyze_table(
+    df: pd.DataFrame,
+    settings: AnalysisSettings,
+    progress: Progress | None = None,
+    engine: Engine | None = None,
+) -> list[CurveAnalysis]:
+    """Analyse every curve of a tidy table (pooling seeds first when ``settings.group_by``) on
+    ``engine`` (default: a local pool, see :class:`~saturate.analysis.engine.Engine`)."""
+    table = df
+    if settings.group_by:
+        from saturate.analysis.seeds import pool_seeds
+
+        table = pool_seeds(with_run_facts(df), settings.group_by)
+    return run_curves(table_curves(table), settings, engine, progress)
+
+
+def analyze_parts(
+    parts: Iterable[pd.DataFrame],
+    settings: AnalysisSettings,
+    progress: Progress | None = None,
+    engine: Engine | None = None,
+) -> list[CurveAnalysis]:
+    """Analyse the curves of each part (whole runs, see :class:`saturate.ingest.Tables`) as the
+    part arrives; no seed pooling (it needs every part: use :func:`analyze_table`)."""
+    curves = (pts for part in parts for pts in table_curves(part))
+    results = run_curves(curves, settings, engine, progress)
+    return sorted(results, key=lambda r: (r.source, r.run_id, r.metric))
+
+
+def table_of(
+    curves: Sequence[CurveAnalysis], compute_name: str, runs: pd.DataFrame | None = None,
+    extra: Sequence[pd.DataFrame] = (),
+) -> pd.DataFrame:
+    """The tidy table back from the results' points (and ``extra`` tidy rows): one row per
+    point, sorted by curve and step, ``runs`` as its side table."""
+    parts = [
+        c.points.assign(source=c.source, experiment=c.experiment, run_id=c.run_id, run=c.run,
+                        metric=c.metric)
+        for c in curves if c.points is not None
+    ]
+    parts += [e for e in extra if not e.empty]
+    if not parts:
+        out = pd.DataFrame({c: pd.Series(dtype=object) for c in REQUIRED_COLUMNS})
+    else:
+        out = pd.concat(parts, ignore_index=True, sort=False)
+    rest = [c for c in out.columns if c not in REQUIRED_COLUMNS]
+    order = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in rest]]
+    order += sorted(c for c in rest if c not in OPTIONAL_COLUMNS)
+    out = out[order].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+    out.attrs = {"compute_name": compute_name}
+    if runs is not None:
+        out.attrs[RUNS_ATTR] = RunTable(runs)
+    return out

@@ -1,0 +1,153 @@
+"""The unit of work of :mod:`.engine`: where curves go (:class:`Engine`), batches of curves and
+their analysis (:func:`analyze_batch`, BLAS on one thread), and the progress :class:`Tally`.
+
+A batch's results hold their points compacted (:func:`compact`): what the analysis reads along
+the curve, not the names and run facts that every row would repeat, so that the results of a
+sweep stay small in the driver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from saturate.analysis.curve import analyze_curve
+from saturate.analysis.settings import AnalysisSettings
+from saturate.errors import shorten, step
+from saturate.results import CurveAnalysis
+from saturate.run_table import run_fact_columns
+from saturate.validation import check_int
+
+__all__ = [
+    "Engine", "Tally", "analyze_batch", "indexed_batch", "batches", "compact", "local_workers",
+    "BATCH_POINTS", "BATCH_CURVES",
+]
+
+Progress = Callable[[int, int], None]
+
+#: A batch holds curves up to this many points together (a longer curve travels alone): enough
+#: work per task that sending it costs little, small enough that the work spreads evenly.
+BATCH_POINTS = 5_000
+#: ... and at most this many curves, so that a few hundred curves still make tasks for every worker.
+BATCH_CURVES = 4
+#: Columns a curve's stored points leave out: fields of its result, and the wall-clock time.
+_DROPPED = ("source", "experiment", "run_id", "run", "metric", "timestamp")
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where curves are analysed.
+
+    ``workers``: processes (None: one per core, at most one per batch of curves; 1: this process
+    only). ``scheduler``: the address of a running ``dask scheduler`` (``tcp://host:8786``), or
+    ``"local"`` for a Dask cluster of ``workers`` processes on this machine. ``client``: a
+    ``distributed.Client`` to use (and leave open). Without a scheduler or client, a local pool.
+    """
+
+    workers: int | None = None
+    scheduler: str | None = None
+    client: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.workers is not None:
+            check_int(self.workers, "workers", 1)
+
+    @property
+    def uses_dask(self) -> bool:
+        return self.client is not None or self.scheduler is not None
+
+
+def local_workers(workers: int | None = None) -> int:
+    """``workers``, or the cores this process may use."""
+    if workers is not None:
+        return int(workers)
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))
+
+
+# ---- one task -----------------------------------------------------------------------------------
+
+
+def compact(result: CurveAnalysis) -> CurveAnalysis:
+    """The result with its points reduced to what the analysis and its reports read along the
+    curve (step, compute, value and any per-point column such as a seed spread): the run's and
+    curve's names are fields of the result, its run facts are in the side table, and wall-clock
+    timestamps (which nothing after the reading uses) stay in the table ``saturate.load`` gives.
+    Keeps the results of a large sweep small in the driver (24 bytes a point)."""
+    pts = result.points
+    if pts is None:
+        return result
+    drop = [c for c in (*_DROPPED, *run_fact_columns(pts)) if c in pts.columns]
+    slim = pts.drop(columns=drop).reset_index(drop=True)
+    slim.attrs = {}
+    return dataclasses.replace(result, points=slim)
+
+
+def analyze_batch(batch: list[pd.DataFrame], settings: AnalysisSettings) -> list[CurveAnalysis]:
+    """Analyse a batch of curves (each the tidy rows of one curve), BLAS on one thread."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return [analyze_one(points, settings) for points in batch]
+
+
+def analyze_one(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalysis:
+    """One curve analysed and made compact; an unexpected error names the curve it happened on."""
+    first = points.iloc[0] if len(points) else None
+    where = ("analysing a curve" if first is None else
+             f"analysing run {shorten(repr(str(first['run'])))} / metric "
+             f"{shorten(repr(str(first['metric'])))}")
+    with step(where):
+        return compact(analyze_curve(points, settings))
+
+
+def indexed_batch(
+    index: int, batch: list[pd.DataFrame], settings: AnalysisSettings
+) -> tuple[int, list[CurveAnalysis]]:
+    """:func:`analyze_batch` with the batch's position, for results that arrive out of order."""
+    return index, analyze_batch(batch, settings)
+
+
+def batches(
+    curves: Iterable[pd.DataFrame], points: int = BATCH_POINTS, size: int = BATCH_CURVES
+) -> Iterator[list[pd.DataFrame]]:
+    """Consecutive curves grouped up to ``points`` points and ``size`` curves (a longer curve
+    alone), in order."""
+    batch: list[pd.DataFrame] = []
+    total = 0
+    for curve in curves:
+        n = len(curve)
+        if batch and (total + n > points or len(batch) >= size):
+            yield batch
+            batch, total = [], 0
+        batch.append(curve)
+        total += n
+    if batch:
+        yield batch
+
+
+# ---- progress ----------------------------------------------------------------------------------
+
+
+class Tally:
+    """Counts curves handed out and analysed, and reports ``progress(done, total)``; while curves
+    are still being read, ``total`` is the number handed out so far."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.total = 0
+        self.done = 0
+
+    def handed(self, batch: list[pd.DataFrame]) -> list[pd.DataFrame]:
+        self.total += len(batch)
+        return batch
+
+    def finished(self, n: int) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(self.done, self.total)

@@ -1,0 +1,147 @@
+"""Choosing and joining a run's compute axis: ``--compute NAME`` (:func:`set_compute`) or the
+first logged measure of compute that grows with the step (:func:`auto_compute`).
+
+A metric such as ``compute/gpu_hours`` is interpolated on step within each run and its own rows
+leave the table; what the axis means (name, unit, label) is :mod:`saturate.axis`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from saturate import names
+from saturate.curves import (
+    KEY_COLUMNS,
+    OPTIONAL_COLUMNS,
+    PARAM_PREFIX,
+    REQUIRED_COLUMNS,
+    TAG_PREFIX,
+    DataWarning,
+)
+from saturate.errors import InputError, names_text, shorten
+
+__all__ = ["set_compute", "auto_compute"]
+
+
+def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
+    """Use ``name`` as the compute axis: a ``params.``/extra column, or a metric joined on step.
+
+    A metric such as ``compute/gpu_hours`` is interpolated on step within each run (it is usually
+    logged every step while evaluations come every few), and its own rows leave the table. Points
+    outside the steps where it was logged are dropped with a warning.
+    """
+    if name is None or name == df.attrs.get("compute_name"):
+        return df
+    if name == "step":
+        out = df.assign(compute=df["step"].astype(float))
+        out.attrs = {**df.attrs, "compute_name": "step"}
+        return out
+    if name in df.columns and name not in REQUIRED_COLUMNS:
+        x = pd.to_numeric(df[name], errors="coerce")
+        out = df.assign(compute=x.astype(float))
+    elif (df["metric"] == name).any():
+        out = _join_axis(df, name)
+    else:
+        metrics = names_text(sorted(map(str, df["metric"].unique())), most=5, limit=40)
+        raise InputError(
+            f"--compute {shorten(repr(name))} is neither a column nor a metric of the data "
+            f"(metrics: {metrics})"
+        )
+    if not np.isfinite(out["compute"].to_numpy(float)).any():
+        raise InputError(f"--compute {shorten(repr(name))} gives no usable compute values")
+    out = _drop_missing_compute(out, f"with no {shorten(repr(name))} value at their step")
+    out.attrs = {**df.attrs, "compute_name": name}
+    return out
+
+
+def _drop_missing_compute(df: pd.DataFrame, why: str) -> pd.DataFrame:
+    """Drop points whose compute is not finite (with a warning that counts them), re-sorted."""
+    bad = ~np.isfinite(df["compute"].to_numpy(float))
+    if bad.any():
+        warnings.warn(f"dropped {int(bad.sum())} point(s) {why}", DataWarning, stacklevel=3)
+    return df.loc[~bad].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
+
+
+def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.DataFrame:
+    """Interpolate metric ``name`` on step as the compute of the other metrics of each run.
+
+    Runs outside ``only_runs`` (keys ``(source, run_id)``) keep their compute; with
+    ``only_runs=None`` a run without the metric gets NaN compute (dropped by the caller).
+    """
+    axis = df[df["metric"] == name]
+    rest = df[df["metric"] != name]
+    parts = []
+    for key, g in rest.groupby(["source", "run_id"], sort=False):
+        if only_runs is not None and key not in only_runs:
+            parts.append(g)
+            continue
+        a = axis[(axis["source"] == key[0]) & (axis["run_id"] == key[1])].sort_values("step")
+        if a.empty:
+            parts.append(g.assign(compute=np.nan))
+            continue
+        xs, ys = a["step"].to_numpy(float), a["value"].to_numpy(float)
+        c = np.interp(g["step"].to_numpy(float), xs, ys, left=np.nan, right=np.nan)
+        parts.append(g.assign(compute=c))
+    return pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
+
+
+def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
+    """Give each run still on its step a logged measure of compute as its x axis.
+
+    Candidates: the run's metrics and the table's extra columns whose names measure compute
+    (:func:`saturate.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
+    ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
+    :attr:`~saturate.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
+    (its rows leave the table; points past its last value are dropped with a warning).
+    ``attrs["compute_unit"]`` is set when every run got an axis of the same unit.
+    """
+    chosen = _axis_choices(df)
+    if not chosen:
+        return df
+    out = df
+    for name in sorted(set(chosen.values())):
+        runs = {k for k, v in chosen.items() if v == name}
+        if (df["metric"] == name).any():
+            out = _join_axis(out, name, only_runs=runs)
+        else:
+            rows = pd.MultiIndex.from_frame(out[["source", "run_id"]]).isin(list(runs))
+            out = out.assign(compute=np.where(rows, pd.to_numeric(out[name], errors="coerce"),
+                                              out["compute"]))
+    out = _drop_missing_compute(out, "logged after the last compute value of their run")
+    every = set(chosen) == set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy()))
+    used, units = set(chosen.values()), {names.axis_unit(n) for n in chosen.values()}
+    out.attrs = {**df.attrs, "compute_name": used.pop() if len(used) == 1 and every else "compute"}
+    if len(units) == 1 and every and None not in units:
+        out.attrs["compute_unit"] = units.pop()
+    return out
+
+
+def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """``{(source, run_id): axis name}`` for the runs on their step that log a measure of compute."""
+    metrics = [m for m in pd.unique(df["metric"]) if names.is_compute_name(str(m))]
+    columns = [c for c in df.columns if c not in REQUIRED_COLUMNS and c not in OPTIONAL_COLUMNS
+               and not c.startswith((PARAM_PREFIX, TAG_PREFIX)) and names.is_compute_name(c)]
+    if not metrics and not columns:
+        return {}
+    chosen: dict[tuple[str, str], str] = {}
+    for key, g in df.groupby(["source", "run_id"], sort=False):
+        if not (g["compute"] == g["step"]).all():
+            continue
+        found = [str(m) for m in metrics if _grows(g[g["metric"] == m].sort_values("step")["value"])]
+        for col in columns:
+            per_step = g.sort_values("step").groupby("step", sort=True)[col].first()
+            if _grows(pd.to_numeric(per_step, errors="coerce").dropna()):
+                found.append(col)
+        if found:
+            chosen[key] = min(found, key=lambda n: (names.axis_quantity(n).rank, n))
+    return chosen
+
+
+def _grows(values: pd.Series) -> bool:
+    """A cumulative measure: at least two finite values, never decreasing, not constant."""
+    v = values.to_numpy(float)
+    v = v[np.isfinite(v)]
+    return v.size >= 2 and bool(np.all(np.diff(v) >= 0)) and v[-1] > v[0]

@@ -1,0 +1,95 @@
+"""Raw cells made clean: any cell into hashable text or a float, before the tidy table is built.
+
+Readers hand over whatever a file held: lists and dicts (JSON), bytes (Parquet), numbers written
+as text, the spellings loggers use for NaN and infinity. :func:`plain_cells` makes every cell
+hashable, :func:`as_text` turns an identifying column into text, :func:`as_numeric` a value
+column into floats (or names the first cell that is not a number).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from saturate.errors import PATH_LIMIT, InputError, shorten
+
+__all__ = ["plain_cells", "as_text", "as_numeric"]
+
+#: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
+_PLAIN_KINDS = frozenset({
+    "string", "floating", "integer", "mixed-integer-float", "decimal", "boolean", "empty",
+    "datetime64", "datetime", "date", "timedelta64", "timedelta", "time", "period", "categorical",
+})
+
+
+def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with cells that are lists, dicts, arrays, bytes or complex numbers turned into text
+    (JSON for containers, UTF-8 with bad bytes escaped for bytes), so every cell can be grouped
+    and compared; a list of values then reads as one parameter value, or is reported as "not
+    numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
+    """
+    fixed = {}
+    for i in range(df.shape[1]):
+        col = df.iloc[:, i]
+        if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS:
+            fixed[i] = col.map(_plain_cell)
+        elif pd.api.types.is_complex_dtype(col.dtype):
+            fixed[i] = col.astype(str)
+    if not fixed:
+        return df
+    out = df.copy()
+    for i, col in fixed.items():
+        out.isetitem(i, col)
+    return out
+
+
+def _plain_cell(v: object) -> object:
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).decode("utf-8", errors="backslashreplace")
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, (list, tuple, dict, set, frozenset)):
+        return json.dumps(list(v) if isinstance(v, (set, frozenset)) else v, default=str)
+    if isinstance(v, complex):
+        return str(v)
+    return v
+
+
+def as_text(col: pd.Series) -> pd.Series:
+    """Text column with missing values as ``""``; converts each distinct value once.
+
+    The column holds Python strings (object dtype), every row pointing at its value's one string:
+    8 bytes a row, where a string array repeats the text in every row (a long source path would
+    cost its length on every point of a long curve).
+    """
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    names = np.array([str(u) for u in uniques] + [""], dtype=object)
+    codes = np.where(codes < 0, len(uniques), codes)
+    return pd.Series(names.take(codes), index=col.index, dtype=object)
+
+
+def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
+    """Convert a column to float; non-numeric text is an error that names the column."""
+    if pd.api.types.is_bool_dtype(col):
+        return col.astype(float)
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
+        return col.astype(float)
+    out = pd.to_numeric(col, errors="coerce")
+    bad = out.isna() & col.notna()
+    if bad.any():
+        text = col.astype(object)
+        # Spellings of NaN/inf that loggers write are fine; anything else is not a number.
+        words = text[bad].astype(str).str.strip().str.lower()
+        known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
+        if not known.all():
+            sample = text[bad][~known.to_numpy()].iloc[0]
+            raise InputError(
+                f"{shorten(origin, PATH_LIMIT)}: column {name!r} is not numeric (found {shorten(repr(str(sample)))})"
+            )
+        out = out.copy()
+        out[bad] = pd.to_numeric(
+            words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
+        )
+    return out.astype(float)

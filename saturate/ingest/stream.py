@@ -1,0 +1,314 @@
+"""Read the sources part by part: each part the tidy table of whole runs, selected and on its x
+axis, its run facts in the side table (:mod:`saturate.run_table`).
+
+:class:`Tables` is what :func:`saturate.load` gathers into one table and what
+:func:`saturate.analyze` hands to the engine curve by curve as parts arrive: files one at a time,
+TensorBoard logs one run folder at a time, MLflow databases a few runs at a time
+(:func:`~saturate.ingest.mlflow.iter_mlflow`). With ``stream=True`` memory follows the largest
+part, not the sweep; ``stream=False`` reads each source whole (one part per source).
+
+Everything done to a part (the compute axis, the selection) works run by run, so parts give the
+same points as the whole table would. What needs all of them is settled at the end: the errors
+for a selection that kept nothing, the warnings (one per kind, their counts added up) and the
+name of the x axis.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from saturate import axis_join, curves
+from saturate.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
+from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
+from saturate.ingest.files import is_table_file, read_table_file
+from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
+from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
+from saturate.run_table import split_run_facts, with_run_facts
+
+__all__ = ["Tables", "walk", "Source"]
+
+Source = str | os.PathLike | pd.DataFrame
+_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
+_URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
+                "postgres+", "mysql://", "mysql+", "mssql", "file:", "databricks")
+
+
+def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
+    """Find table files, TensorBoard event files and MLflow stores below ``root``."""
+    tables: list[Path] = []
+    events: list[Path] = []
+    stores: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        if is_legacy_store(here):
+            stores.append(here)
+            dirnames.clear()
+            continue
+        if "mlflow.db" in filenames and is_mlflow_sqlite(here / "mlflow.db"):
+            stores.append(here / "mlflow.db")
+            filenames = [f for f in filenames if f != "mlflow.db"]
+            # MLflow 3's default local layout keeps artifacts (not curves) in mlruns/ beside the db.
+            if "mlruns" in dirnames and not is_legacy_store(here / "mlruns"):
+                dirnames.remove("mlruns")
+        for name in sorted(filenames):
+            p = here / name
+            if is_event_file(p):
+                events.append(p)
+            elif is_table_file(p):
+                tables.append(p)
+    return tables, events, stores
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One read planned: its parts, and whether it is an MLflow source (for ``--filter``)."""
+
+    parts: Callable[[], Iterator[pd.DataFrame]]
+    mlflow: bool = False
+    as_given: bool = False
+
+
+@dataclass(frozen=True)
+class _Options:
+    experiment: list[str] | None
+    filter: str | None
+    metric: list[str] | None
+    fast: bool
+    stream: bool
+    timeout: float | None = None
+
+
+def _mlflow(source: str | Path, opt: _Options) -> _Read:
+    def parts() -> Iterator[pd.DataFrame]:
+        # Imported on first use: the MLflow readers load SQLAlchemy, which files do not need.
+        from saturate.ingest.mlflow import iter_mlflow
+
+        yield from iter_mlflow(source, experiment=opt.experiment, filter=opt.filter,
+                               metric=opt.metric, fast=opt.fast, stream=opt.stream,
+                               timeout=opt.timeout)
+
+    return _Read(parts, mlflow=True)
+
+
+def _one(value: Callable[[], pd.DataFrame]) -> Callable[[], Iterator[pd.DataFrame]]:
+    return lambda: iter([value()])
+
+
+def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
+    """The reads of one source; a missing path or an unknown source is an error at once."""
+    if isinstance(source, pd.DataFrame):
+        if as_given and set(REQUIRED_COLUMNS) <= set(source.columns):
+            return [_Read(lambda: iter([source]), as_given=True)]
+        return [_Read(_one(lambda: curves.tidy(source, origin="DataFrame")))]
+    if not isinstance(source, (str, os.PathLike)):
+        raise InputError(f"cannot read a source of type {type(source).__name__}")
+    text = os.fspath(source)
+    if text.startswith(_URI_SCHEMES):
+        return [_mlflow(text, opt)]
+    path = Path(text).expanduser()
+    if not path.exists():
+        if "://" in text:
+            raise InputError(f"{shorten(redact(text), PATH_LIMIT)}: not a source saturate knows (no such file, and not "
+                             "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: no such file or directory")
+    if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
+        return [_mlflow(path, opt)]
+    if path.is_file():
+        if is_event_file(path):
+            return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)))]
+        return [_Read(_one(lambda: read_table_file(path, source=text)))]
+    tables, events, stores = walk(path)
+    if not (tables or events or stores):
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
+                         "TensorBoard event files or an MLflow store)")
+    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t)))) for t in tables]
+    if events and opt.stream:
+        reads.append(_Read(lambda: iter_event_runs(events, path, source=text)))
+    elif events:
+        reads.append(_Read(_one(lambda: read_event_files(events, path, source=text))))
+    reads += [_mlflow(store, opt) for store in stores]
+    return reads
+
+
+class _Notes:
+    """Warnings raised while parts are prepared, given once at the end: ``dropped N ...`` ones
+    of the same kind with their counts added up, others once each."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[type[Warning], str, str], int | None] = {}
+
+    def add(self, caught: list[warnings.WarningMessage]) -> None:
+        for w in caught:
+            text = str(w.message)
+            match = re.match(r"(.*?dropped )(\d+)( .*)", text, flags=re.S)
+            if match is None:
+                self.counts[(w.category, text, "")] = None
+            else:
+                self.count(w.category, match[1], int(match[2]), match[3])
+
+    def count(self, category: type[Warning], head: str, n: int, tail: str) -> None:
+        key = (category, head, tail)
+        self.counts[key] = (self.counts.get(key) or 0) + n
+
+    def emit(self) -> None:
+        for (category, head, tail), n in self.counts.items():
+            warnings.warn(head if n is None else f"{head}{n}{tail}", category, stacklevel=4)
+
+
+class Tables:
+    """The sources' tidy tables, part by part (iterate once); after the last part,
+    :attr:`compute_name` names the x axis and :attr:`apart` holds the points of the metric set
+    apart (read for the diagnostics, not analysed).
+
+    Arguments as :func:`saturate.load`; ``as_given``: a DataFrame that is already the tidy
+    table is only selected from (not tidied again, its x axis kept); ``apart``: a metric whose
+    points are kept out of the parts.
+    """
+
+    def __init__(
+        self,
+        source: Source | Sequence[Source] | None,
+        *,
+        experiment: Sequence[str] | str | None = None,
+        filter: str | None = None,  # noqa: A002 - the CLI's option name
+        metric: Sequence[str] | str | None = None,
+        run: Sequence[str] | str | None = None,
+        compute: str | None = None,
+        fast: bool = True,
+        stream: bool = True,
+        as_given: bool = False,
+        apart: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        if source is None:
+            source = os.environ.get("MLFLOW_TRACKING_URI")
+            if not source:
+                raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
+        self.sources = list(source) if isinstance(source, (list, tuple)) else [source]
+        if not self.sources:
+            raise InputError("no source given")
+        self.experiment, self.metric = _as_list(experiment), _as_list(metric)
+        self.run, self.compute, self.apart_metric = _as_list(run), compute, apart
+        # The compute axis may be a metric: fetch it along with the selected metrics.
+        fetch = None if self.metric is None else [
+            *self.metric, *([compute] if compute else []), *([apart] if apart else []),
+            *AXIS_METRICS,
+        ]
+        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout)
+        self.reads = [r for s in self.sources for r in _plan(s, opt, as_given)]
+        self.any_mlflow = any(r.mlflow for r in self.reads)
+        if filter and not self.any_mlflow:
+            raise SettingsError("--filter is an MLflow search filter; none of the sources is MLflow")
+        self.compute_name: str | None = None
+        self.apart: list[pd.DataFrame] = []
+        self._axis_error: InputError | None = None
+        self._has_axis = False
+        self._metrics: set[str] = set()
+
+    def __iter__(self) -> Iterator[pd.DataFrame]:
+        notes, names, kept = _Notes(), set(), 0
+        where = f"reading {names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)}"
+        for read in self.reads:
+            for raw in _named(read.parts, where):
+                with warnings.catch_warnings(record=True) as caught, step(where):
+                    warnings.simplefilter("always")
+                    part = self._prepare(split_run_facts(raw), read.as_given, notes)
+                notes.add(caught)
+                if part.empty:
+                    continue
+                names.add(part.attrs.get("compute_name", "step"))
+                kept += len(part)
+                yield part
+        if not kept:
+            self._nothing_kept()  # the error says why; what was dropped on the way is moot
+        notes.emit()
+        self.compute_name = names.pop() if len(names) == 1 else "compute"
+
+    def _prepare(self, part: pd.DataFrame, as_given: bool, notes: _Notes) -> pd.DataFrame:
+        if self.experiment and not self.any_mlflow:
+            part = curves.select(part, experiment=self.experiment)
+        if self.compute:
+            part = self._on_axis(part, notes)
+        elif not as_given:
+            part = axis_join.auto_compute(part)
+        part = curves.select(part, metric=self.metric, run=self.run)
+        if self.apart_metric is not None and not part.empty:
+            is_apart = (part["metric"] == self.apart_metric).to_numpy()
+            if is_apart.any():
+                self.apart.append(part.loc[is_apart])
+                rest = part.loc[~is_apart].reset_index(drop=True)
+                rest.attrs = part.attrs
+                part = rest
+        return part
+
+    def _on_axis(self, part: pd.DataFrame, notes: _Notes) -> pd.DataFrame:
+        """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted as
+        :func:`saturate.axis_join.set_compute` counts them), and errors wait for the end."""
+        name = self.compute
+        self._metrics.update(map(str, part["metric"].unique()))
+        if name not in part.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
+            self._has_axis = True  # a run fact as the x axis: on every row for set_compute
+            return split_run_facts(axis_join.set_compute(with_run_facts(part), name))
+        has = (name == "step" or (name in part.columns and name not in REQUIRED_COLUMNS)
+               or bool((part["metric"] == name).any()))
+        if not has:
+            notes.count(curves.DataWarning, "dropped ", len(part),
+                        f" point(s) with no {name!r} value at their step")
+            return part.iloc[0:0]
+        try:
+            out = axis_join.set_compute(part, name)
+        except InputError as exc:
+            self._axis_error = exc
+            return part.iloc[0:0]
+        self._has_axis = True
+        return out
+
+    def _nothing_kept(self) -> None:
+        if self.compute and not self._has_axis:
+            if self._axis_error is not None:
+                raise self._axis_error
+            metrics = names_text(sorted(self._metrics), most=5, limit=40)
+            raise InputError(f"--compute {shorten(repr(self.compute))} is neither a column nor a metric of "
+                             f"the data (metrics: {metrics})")
+        what = []
+        if self.metric:
+            what.append(f"metric {names_text(self.metric, most=5)}")
+        if self.run:
+            what.append(f"run {names_text(self.run, most=5)}")
+        if self.experiment:
+            what.append(f"experiment {names_text(self.experiment, most=5)}")
+        detail = f" matching {'; '.join(what)}" if what else ""
+        names = names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)
+        raise InputError(f"{names}: no curves{detail}")
+
+
+def _named(read: Callable[[], Iterator[pd.DataFrame]], where: str) -> Iterator[pd.DataFrame]:
+    """The parts ``read()`` gives, an unexpected error while reading them named as happening
+    ``where``."""
+    with step(where):
+        parts = read()
+    while True:
+        with step(where):
+            part = next(parts, None)
+        if part is None:
+            return
+        yield part
+
+
+def _label(source: Any) -> str:
+    return "DataFrame" if isinstance(source, pd.DataFrame) else str(source)
+
+
+def _as_list(x: Sequence[str] | str | None) -> list[str] | None:
+    if x is None:
+        return None
+    return [x] if isinstance(x, str) else list(x)

@@ -1,0 +1,116 @@
+"""Fuzzing the loaders: whatever file saturate is pointed at, the outcome is the tidy table or one
+:class:`~saturate.errors.SaturateError` (exit 2 from the CLI), never another exception.
+
+Strategies in ``fuzz_files.py``; settings and the per-case guard in ``fuzzing.py`` (``make fuzz``
+runs the same tests with 10,000 cases in all).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fuzz_files import fuzzed_file, mutated_bytes, tensorboard_events
+from fuzzing import CASE_SECONDS, case, check_tidy, fuzz_settings, record
+from hypothesis import given
+from hypothesis import strategies as st
+
+import saturate
+
+
+def _load(path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_tidy(saturate.load(path))
+
+
+@fuzz_settings(ci=40, share=0.55)
+@given(fuzzed_file())
+def test_any_table_file_gives_the_tidy_table_or_one_clear_error(blob: tuple[str, bytes]) -> None:
+    name, data = blob
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / name
+        path.write_bytes(data)
+        with case("table file"):
+            _load(path)
+
+
+@fuzz_settings(ci=10, share=0.06)
+@given(st.lists(fuzzed_file(), min_size=1, max_size=4))
+def test_a_folder_of_fuzzed_files_gives_the_tidy_table_or_one_clear_error(
+    blobs: list[tuple[str, bytes]],
+) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        for i, (name, data) in enumerate(blobs):
+            sub = Path(d) / f"r{i}"
+            sub.mkdir()
+            (sub / name).write_bytes(data)
+        with case("folder"):
+            _load(Path(d))
+
+
+def _event_file_bytes(events: list[tuple[str, int, Any]]) -> bytes:
+    """An event file as TensorBoard writes it, with fixed wall times (so a case replays exactly)."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.record_writer import RecordWriter
+    from tensorboard.util import tensor_util
+
+    buf = io.BytesIO()
+    writer = RecordWriter(buf)
+    writer.write(event_pb2.Event(wall_time=1000.0, file_version="brain.Event:2").SerializeToString())
+    for i, (tag, step, value) in enumerate(events):
+        if isinstance(value, np.ndarray):
+            meta = summary_pb2.SummaryMetadata(
+                plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+            v = summary_pb2.Summary.Value(tag=tag, metadata=meta,
+                                          tensor=tensor_util.make_tensor_proto(value))
+        else:
+            v = summary_pb2.Summary.Value(tag=tag, simple_value=value)
+        event = event_pb2.Event(wall_time=1001.0 + i, step=step, summary=summary_pb2.Summary(value=[v]))
+        writer.write(event.SerializeToString())
+    return buf.getvalue()
+
+
+@fuzz_settings(ci=15, share=0.12)
+@given(tensorboard_events(), st.data())
+def test_any_tensorboard_file_gives_the_tidy_table_or_one_clear_error(
+    events: list[tuple[str, int, Any]], data: st.DataObject
+) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        logdir = Path(d) / "runs" / "exp"
+        logdir.mkdir(parents=True)
+        blob = data.draw(mutated_bytes(_event_file_bytes(events)))
+        (logdir / "events.out.tfevents.1000.fuzz").write_bytes(blob)
+        with case("tensorboard"):
+            _load(Path(d) / "runs")
+
+
+@fuzz_settings(ci=2, share=0.005)
+@given(fuzzed_file())
+def test_the_cli_exits_0_or_2_with_one_line_and_no_traceback(blob: tuple[str, bytes]) -> None:
+    name, data = blob
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / name
+        path.write_bytes(data)
+        cmd = [sys.executable, "-m", "saturate", "analyze", str(path), "--format", "json",
+               "--n-boot", "20"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CASE_SECONDS)
+        except subprocess.TimeoutExpired:
+            record("cli", "hang", name)
+            raise
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    ok = proc.returncode == 0 and not errors and isinstance(json.loads(proc.stdout), dict)
+    refused = proc.returncode == 2 and len(errors) == 1 and len(errors[0]) <= 300
+    clean = "Traceback" not in proc.stderr
+    record("cli", "ok" if ok and clean else "refused" if refused and clean else "traceback",
+           proc.stderr[-300:])
+    assert clean and (ok or refused), proc.stderr[-2000:]
+
