@@ -256,7 +256,8 @@ def handle_errors(func: F) -> F:
             except KeyboardInterrupt:
                 print("interrupted", file=sys.stderr)
                 raise typer.Exit(130) from None
-            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            except (click.exceptions.Exit, typer.Exit, click.exceptions.Abort, click.ClickException,
+                    SystemExit):  # newer typer's Exit is not click's
                 raise
             except Exception as exc:  # a bug of saturate: one line, exit 3 (--debug: traceback)
                 if STATE["debug"]:
