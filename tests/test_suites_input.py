@@ -220,7 +220,7 @@ def test_report_faces_escape_names_and_show_the_grid():
     console = Console(file=io.StringIO(), width=220, color_system=None)
     render_suite_table(res, console, reasons=True)
     text = console.file.getvalue()
-    assert "suite verdict" in text and "Method:" in text and "dqn vs r|ainbow" in text
+    assert "one verdict per group" in text and "Method:" in text and "dqn vs r|ainbow" in text
     ax = plot_suite(res)
     assert len(ax.get_lines()) >= 2
     assert res._repr_html_().startswith("<section")

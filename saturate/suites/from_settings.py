@@ -4,16 +4,19 @@ options read from :class:`~saturate.settings.Settings`, checked before any fit."
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from saturate.errors import SaturateError
 from saturate.run_table import run_facts
-from saturate.settings import Settings
 from saturate.suites.analysis import analyze_suite
 from saturate.suites.frame import resolve_key
 from saturate.suites.normalize import read_baselines
 from saturate.suites.result import SuiteAnalysis
+
+if TYPE_CHECKING:  # types only: saturate.settings reads the suites' defaults (no cycle)
+    from saturate.settings import Settings
 
 __all__ = ["suite_from_settings"]
 
