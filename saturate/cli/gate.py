@@ -34,8 +34,8 @@ from saturate.settings import Settings
 
 Junit = Annotated[
     Path | None,
-    typer.Option("--junit", help="Write JUnit XML (one test case per curve and per failing "
-                 "diagnostic) to this path.", show_default=False, metavar="PATH"),
+    typer.Option("--junit", help="Write JUnit XML (one test case per curve, per suite group and "
+                 "per failing diagnostic) to this path.", show_default=False, metavar="PATH"),
 ]
 
 
