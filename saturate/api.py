@@ -26,6 +26,7 @@ from saturate.settings import Settings
 
 if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+    from saturate.suites import SuiteAnalysis
 
 __all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
 
@@ -43,8 +44,10 @@ class Analysis:
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
     curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
     metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
-    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), and the x
-    ``axis`` with its unit.
+    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), the x
+    ``axis`` with its unit, and, when a ``suite`` key was given, the
+    :class:`~saturate.suites.SuiteAnalysis` (one verdict per group on its aggregate over the
+    suite's tasks, and the per-task verdicts).
 
     Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
@@ -61,6 +64,7 @@ class Analysis:
     table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
+    suite: SuiteAnalysis | None = None
     extra: tuple[pd.DataFrame, ...] = field(default=(), repr=False, compare=False)
     runs: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
@@ -112,18 +116,20 @@ class Analysis:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: ``schema_version``, the settings used, the x axis, the curves (the
-        objectives, each with its verdict), the diagnostics, and the metrics without a verdict."""
-        return jsonable(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "settings": self.settings,
-                "summary": verdict_counts(self.curves),
-                "axis": None if self.axis is None else self.axis.to_dict(),
-                "curves": [c.to_dict() for c in self.curves],
-                "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
-                "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
-            }
-        )
+        objectives, each with its verdict), the diagnostics, the metrics without a verdict, and
+        the ``suite`` section when there is a suite."""
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "settings": self.settings,
+            "summary": verdict_counts(self.curves),
+            "axis": None if self.axis is None else self.axis.to_dict(),
+            "curves": [c.to_dict() for c in self.curves],
+            "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
+            "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
+        }
+        if self.suite is not None:
+            doc["suite"] = self.suite.to_dict()
+        return jsonable(doc)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per curve with the fields of the JSON entries, nested ones flattened."""
@@ -159,12 +165,14 @@ class Analysis:
         return pd.DataFrame(rows, columns=cols)
 
     def summary(self) -> str:
-        """A plain-text report: the verdict counts, each curve's summary, the diagnostics, then the
-        metrics without a verdict."""
+        """A plain-text report: the verdict counts, the suite (when there is one), each curve's
+        summary, the diagnostics, then the metrics without a verdict."""
         parts = [verdict_counts(self.curves)]
         if self.axis is not None:
             parts[0] += f"; x axis {self.axis.label}" + (f" ({self.axis.note})" if self.axis.note
                                                          else "")
+        if self.suite is not None:
+            parts.append(self.suite.summary())
         parts += [c.summary() for c in self.curves]
         if self.diagnostics:
             parts.append("Diagnostics:\n" + "\n".join(f"  {d.summary()}" for d in self.diagnostics))
@@ -190,7 +198,10 @@ class Analysis:
 
     def __repr__(self) -> str:
         n = len(self.diagnostics)
-        return f"<Analysis {verdict_counts(self.curves)}; {n} diagnostic{'' if n == 1 else 's'}>"
+        suite = "" if self.suite is None else "; suite {}: {}".format(
+            self.suite.suite, ", ".join(f"{g.group} {g.verdict}" for g in self.suite.groups))
+        return (f"<Analysis {verdict_counts(self.curves)}; {n} diagnostic{'' if n == 1 else 's'}"
+                f"{suite}>")
 
 
 def analyze(
@@ -221,6 +232,12 @@ def analyze(
     pretrain_compute: float | None = None,
     budget: float | None = None,
     gpu_hours: str | None = None,
+    suite: str | None = None,
+    normalize: str | os.PathLike | Mapping[str, Any] | None = None,
+    suite_statistic: str | None = None,
+    suite_boot: int | None = None,
+    task_bootstrap: bool | None = None,
+    min_coverage: float | None = None,
     diagnostics: bool = True,
     fast: bool = True,
     workers: int | None = None,
@@ -260,6 +277,18 @@ def analyze(
         pretrain_compute: pre-training compute in the x axis's unit: RL share of it.
         budget: GPU-hours to spend: ranks the runs worth extending (the allocation diagnostic).
         gpu_hours: metric or column of cumulative GPU-hours when the x axis is not GPU-hours.
+        suite: the column, run parameter or tag naming the task of a benchmark suite (``"game"``,
+            ``"env"``, ``"task"``; ``"metric"`` when the tasks are metrics): the result's
+            ``suite`` then holds one verdict per ``group_by`` group on its aggregate over the
+            tasks (see :func:`saturate.suites.analyze_suite`). ``group_by`` then names the groups
+            and the curves are not pooled (pooling seeds would average across tasks).
+        normalize: per-task normalisation of the suite's scores: ``"min-max"`` (default, over
+            all groups), ``"none"``, ``"random=R,human=H"``, a ``task,random,human`` CSV/JSON
+            file, or a mapping.
+        suite_statistic: the suite aggregate judged, ``"iqm"`` (default) or ``"mean"``.
+        suite_boot: stratified bootstrap replicates of the suite aggregate (>= 100, default 2000).
+        task_bootstrap: resample tasks as well as seeds (intervals also over the choice of tasks).
+        min_coverage: share of a group's tasks a compute needs to enter its aggregate (default 1).
         diagnostics: ``False`` skips the diagnostics across metrics and runs.
         fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
         workers: processes that analyse curves (default: one per core; 1: this process only).
@@ -291,7 +320,10 @@ def analyze(
         "group_by": group_by,
         "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
         "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
-        "gpu_hours": gpu_hours, "workers": workers, "scheduler": scheduler,
+        "gpu_hours": gpu_hours, "suite": suite, "normalize": normalize,
+        "suite_statistic": suite_statistic, "suite_boot": suite_boot,
+        "task_bootstrap": task_bootstrap, "min_coverage": min_coverage,
+        "workers": workers, "scheduler": scheduler,
     }
     if settings is None:
         settings = Settings.build(config, **given)
@@ -313,6 +345,28 @@ def analyze(
         found = run_diagnostics(analysis.curves, analysis.data, settings.diagnostics())
         analysis = dataclasses.replace(analysis, diagnostics=found)
     return analysis
+
+
+def _stages(
+    progress: Callable[[int, int], None] | None,
+) -> Callable[[], Callable[[int, int], None] | None]:
+    """A maker of ``progress(done, total)`` hooks for stages that each count from zero: a new
+    stage's counts are shown after the totals of the stages before it, on one bar."""
+    seen: list[int] = []
+
+    def stage() -> Callable[[int, int], None] | None:
+        if progress is None:
+            return None
+        seen.append(0)
+        before = sum(seen[:-1])
+
+        def hook(done: int, total: int) -> None:
+            seen[-1] = total
+            progress(before + done, before + total)
+
+        return hook
+
+    return stage
 
 
 def _tables(source: Any, settings: Settings, *, fast: bool = True) -> Tables:
@@ -338,25 +392,30 @@ def _analyze_tables(
     tables: Tables, settings: Settings, engine: Any, progress: Callable[[int, int], None] | None
 ) -> Analysis:
     """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
-    all are read when seeds are pooled (every run of a recipe together) or a GPU-hours option
-    (``--budget``, ``--gpu-hour-cost``) must be checked against the x axis before any fit."""
+    all are read when seeds are pooled (every run of a recipe together), a suite is analysed
+    (its aggregate needs every task), or a GPU-hours option (``--budget``, ``--gpu-hour-cost``)
+    must be checked against the x axis before any fit."""
     from saturate.analysis.diagnostic_metrics import summarize_metrics
     from saturate.analysis.parts import PreparedParts
     from saturate.analysis.table import analyze_parts, analyze_table
+    from saturate.suites.from_settings import suite_from_settings
 
     how = settings.analysis()
     parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
                           diagnostic=settings.diagnostic,
                           explicit_axis=settings.compute is not None)
     whole = settings.group_by or settings.budget is not None or settings.gpu_hour_cost is not None
-    table = None
-    if whole:
+    table, suite, stage = None, None, _stages(progress)
+    if whole or settings.suite is not None:
         df = concat_tables(list(parts))
         df.attrs.update(parts.attrs())
         table = concat_tables([df, *tables.apart, *parts.others])
         table.attrs.update(parts.attrs())
         _check_rates(table, settings)
-        results = analyze_table(df, how, progress=progress, engine=engine)
+        if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
+            how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
+            suite = suite_from_settings(df, settings, stage())
+        results = analyze_table(df, how, progress=stage(), engine=engine)
     else:
         results = analyze_parts(parts, how, progress=progress, engine=engine)
     axis = parts.axis()
@@ -368,7 +427,7 @@ def _analyze_tables(
                                                            confidence=settings.confidence)
     return Analysis(curves=tuple(results), settings=jsonable(settings.report(axis.name)),
                     table=table, diagnostic_metrics=unjudged, axis=axis,
-                    extra=(*tables.apart, *parts.others), runs=parts.runs())
+                    extra=(*tables.apart, *parts.others), runs=parts.runs(), suite=suite)
 
 
 def _check_rates(df: pd.DataFrame, settings: Settings) -> None:

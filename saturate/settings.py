@@ -26,7 +26,10 @@ from typing import TYPE_CHECKING, Any
 from saturate.analysis.settings import AnalysisSettings
 from saturate.config import load_config
 from saturate.errors import SettingsError
+from saturate.suites.aggregate import STATISTICS
+from saturate.suites.analysis import DEFAULT_N_BOOT
 from saturate.validation import (
+    check_bool,
     check_choice,
     check_choices,
     check_confidence,
@@ -35,6 +38,8 @@ from saturate.validation import (
     check_gain,
     check_gpus,
     check_int,
+    check_normalize,
+    check_number,
     check_pairs,
     check_positive,
     check_strings,
@@ -76,6 +81,18 @@ def _check_fail_on(value: Any, name: str) -> tuple[str, ...]:
 
 def _count(value: Any, name: str) -> int:
     return check_int(value, name, 0)
+
+
+def _check_statistic(value: Any, name: str) -> str:
+    return check_choice(value, name, STATISTICS)
+
+
+def _check_suite_boot(value: Any, name: str) -> int:
+    return check_int(value, name, 100)
+
+
+def _check_coverage(value: Any, name: str) -> float:
+    return check_number(value, name, 0.0, 1.0, closed="right")
 
 
 def _check_workers(value: Any, name: str) -> int:
@@ -127,6 +144,13 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "gpu_hours": check_text,
     "budget": check_positive,
     "compare_at": check_forecast_points,
+    # suites: one verdict per group over a suite of tasks (saturate.suites)
+    "suite": check_text,
+    "normalize": check_normalize,
+    "suite_statistic": _check_statistic,
+    "suite_boot": _check_suite_boot,
+    "task_bootstrap": check_bool,
+    "min_coverage": _check_coverage,
     # where curves are analysed
     "workers": _check_workers,
     "scheduler": _check_scheduler,
@@ -185,6 +209,13 @@ class Settings:
     gpu_hours: str | None = None
     budget: float | None = None
     compare_at: tuple[str | float, ...] = ("1x", "4x")
+    # suites (see suite_options)
+    suite: str | None = None
+    normalize: str | Mapping[str, Any] | None = None
+    suite_statistic: str = "iqm"
+    suite_boot: int = DEFAULT_N_BOOT
+    task_bootstrap: bool = False
+    min_coverage: float = 1.0
     workers: int | None = None
     scheduler: str | None = None
     format: str = "table"
@@ -296,6 +327,24 @@ class Settings:
             diagnostic=self.diagnostic, gpus=self.gpus,
         )
 
+    def suite_options(self) -> dict[str, Any] | None:
+        """Keyword arguments of :func:`saturate.suites.analyze_suite` (None without ``suite``).
+
+        With a suite, ``group_by`` names its groups (agents or recipes): each gets one verdict on
+        its aggregate over the tasks, and curves are not pooled across runs (that would average
+        over tasks). One ``metric`` glob, when given, picks the suite's metric (or, with
+        ``suite="metric"``, its tasks).
+        """
+        if self.suite is None:
+            return None
+        return {
+            "suite": self.suite, "group_by": self.group_by,
+            "metric": self.metric[0] if len(self.metric) == 1 else None,
+            "normalize": self.normalize, "statistic": self.suite_statistic,
+            "n_boot": self.suite_boot, "task_bootstrap": self.task_bootstrap,
+            "min_coverage": self.min_coverage,
+        }
+
     def report(self, compute_name: str) -> dict[str, Any]:
         """The ``settings`` block of a report: the x axis, the analysis settings, and the
         selection, diagnostics options and settings file when they are set."""
@@ -312,6 +361,10 @@ class Settings:
         for key in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours", "gpus"):
             if getattr(self, key) is not None:
                 used[key] = getattr(self, key)
+        if self.suite is not None:
+            used["group_by"] = None  # the curves are not pooled: group_by names the suite's groups
+            used["suite"] = {k: v for k, v in (self.suite_options() or {}).items()
+                             if k != "metric"}
         if self.config is not None:
             used["config"] = self.config
         return used

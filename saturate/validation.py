@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from saturate.errors import SettingsError
@@ -43,6 +45,8 @@ __all__ = [
     "check_pairs",
     "check_domain",
     "check_domains",
+    "check_bool",
+    "check_normalize",
 ]
 
 CONFIDENCE_RANGE = (0.5, 1.0)
@@ -371,3 +375,75 @@ def check_domains(value: Any, name: str = "domains") -> dict[str, tuple[float, f
         glob, bounds = _split_assignment(item, name, "GLOB=LO,HI such as 'eval/*=0,1'")
         out[glob] = check_domain(bounds, f"{name} {glob}")
     return out
+
+
+# ---- suites (saturate.suites: one verdict per agent over a suite of tasks) ----------------------
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+_NORMALIZE_RULE = ("must be a baselines file (task,random,human CSV or JSON), 'random=R,human=H', "
+                   "'min-max' or 'none'")
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``True``/``False``, or the words ``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0``."""
+    if isinstance(value, bool):
+        return value
+    key = value.strip().lower() if isinstance(value, str) else value
+    if key in _TRUE or key == 1:
+        return True
+    if key in _FALSE or key == 0:
+        return False
+    raise _fail(name, "must be true or false", value)
+
+
+def _baseline_pair(value: Any, name: str, shown: Any = None) -> dict[str, float]:
+    """``{"random": R, "human": H}``: both finite numbers, and different (``shown``: the value as
+    the user gave it, for the message)."""
+    shown = value if shown is None else shown
+    keys = {str(k).strip().lower(): v for k, v in value.items()} if isinstance(value, Mapping) \
+        else {}
+    if set(keys) != {"random", "human"}:
+        raise _fail(name, "must give exactly random and human (random=R,human=H)", shown)
+    pair = {k: check_number(keys[k], f"{name} {k}") for k in ("random", "human")}
+    if pair["random"] == pair["human"]:
+        raise _fail(name, "must have random != human (the scale from random to human is empty)",
+                    shown)
+    return pair
+
+
+def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]:
+    """How a suite's scores are normalised per task, checked for form (a file's contents are read
+    by :func:`saturate.suites.read_baselines` when the suite is analysed):
+
+    * ``"min-max"`` (also ``"minmax"``) or ``"none"``;
+    * ``"random=R,human=H"``: one pair for every task (returned with the numbers as parsed);
+    * the path of an existing ``task,random,human`` CSV or JSON file (returned as given);
+    * a mapping ``{"random": R, "human": H}`` or ``{task: {"random": R, "human": H}}``.
+    """
+    if isinstance(value, Mapping):
+        if {str(k).strip().lower() for k in value} & {"random", "human"}:
+            return _baseline_pair(value, name)
+        if not value:
+            raise _fail(name, _NORMALIZE_RULE, value)
+        return {str(task): _baseline_pair(pair, f"{name}[{str(task)!r}]")
+                for task, pair in value.items()}
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(name, _NORMALIZE_RULE, value)
+    text = value.strip()
+    if text.lower() in ("min-max", "minmax"):
+        return "min-max"
+    if text.lower() == "none":
+        return "none"
+    path = Path(text).expanduser()
+    if "=" in text and not path.exists():
+        items = [part.partition("=") for part in text.split(",")]
+        if any(not sep for _, sep, _ in items):
+            raise _fail(name, _NORMALIZE_RULE, value)
+        pair = _baseline_pair({k: v for k, _, v in items}, name, text)
+        return f"random={pair['random']!r},human={pair['human']!r}"
+    if not path.is_file():
+        raise _fail(name, f"{_NORMALIZE_RULE}; no such file", value)
+    return text

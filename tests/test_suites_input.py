@@ -14,8 +14,9 @@ from rich.console import Console
 from saturate.analysis import AnalysisSettings
 from saturate.curves import tidy
 from saturate.errors import InputError, SettingsError
-from saturate.report.suite import render_suite_table, suite_markdown
+from saturate.report.suite import suite_markdown
 from saturate.report.suite_html import plot_suite, suite_html
+from saturate.report.suite_table import render_suite_table
 from saturate.suites import analyze_suite, parse_normalize, read_baselines
 
 FAST = {"n_boot": 200, "settings": AnalysisSettings(n_boot=50), "per_task": False}
@@ -212,14 +213,14 @@ def test_report_faces_escape_names_and_show_the_grid():
                         settings=AnalysisSettings(n_boot=50))
     page = suite_html(res)
     assert "<b>pong</b>" not in page and "&lt;b&gt;pong&lt;/b&gt;" in page
-    assert "data:image/png;base64," in page and "suite-grid" in page
+    assert "<svg" in page and "data:image" not in page and "suite-grid" in page
     assert page.count("class='v'") == 4
     md = "\n".join(suite_markdown(res))
     assert "r\\|ainbow" in md and "Per-task verdicts" in md
     console = Console(file=io.StringIO(), width=220, color_system=None)
     render_suite_table(res, console, reasons=True)
     text = console.file.getvalue()
-    assert "suite verdict" in text and "Method:" in text and "dqn vs r|ainbow" in text
+    assert "one verdict per group" in text and "Method:" in text and "dqn vs r|ainbow" in text
     ax = plot_suite(res)
     assert len(ax.get_lines()) >= 2
     assert res._repr_html_().startswith("<section")

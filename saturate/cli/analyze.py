@@ -26,6 +26,7 @@ from saturate.cli.options import (
     ENGINE,
     REPORT_FORMAT,
     SELECTION,
+    SUITE,
     settings_options,
 )
 from saturate.errors import step
@@ -50,7 +51,7 @@ Wide = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, REPORT_FORMAT, ENGINE)
+@settings_options(SELECTION, ANALYSIS, SUITE, DIAGNOSTICS, REPORT_FORMAT, ENGINE)
 def analyze(
     settings: Settings,
     sources: Sources = None,

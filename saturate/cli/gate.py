@@ -3,7 +3,8 @@ diagnostic fails, 2 on errors.
 
 The threshold is analyze's: ``--min-gain``, else ``min_gain`` in the settings file, else 3% of
 each curve's observed range per doubling. Only objectives are gated (metrics such as KL or entropy
-get no verdict, see the README's metric roles). ``--fail-on`` names verdicts (saturated and regressing always fail), per-curve checks
+get no verdict, see the README's metric roles). With ``--suite`` the gate is on each group's
+aggregate over the suite's tasks (see :mod:`saturate.gate.decide`). ``--fail-on`` names verdicts (saturated and regressing always fail), per-curve checks
 (collapse), and diagnostic kinds. Under GitHub Actions (GITHUB_ACTIONS=true) it also writes
 ::error / ::warning annotations and appends the gate's decision and the Markdown report to
 $GITHUB_STEP_SUMMARY; --junit PATH writes JUnit XML.
@@ -20,19 +21,27 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, FAIL_ON, SELECTION, settings_options
+from saturate.cli.options import (
+    ANALYSIS,
+    DIAGNOSTICS,
+    ENGINE,
+    FAIL_ON,
+    SELECTION,
+    SUITE,
+    settings_options,
+)
 from saturate.settings import Settings
 
 Junit = Annotated[
     Path | None,
-    typer.Option("--junit", help="Write JUnit XML (one test case per curve and per failing "
-                 "diagnostic) to this path.", show_default=False, metavar="PATH"),
+    typer.Option("--junit", help="Write JUnit XML (one test case per curve, per suite group and "
+                 "per failing diagnostic) to this path.", show_default=False, metavar="PATH"),
 ]
 
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, FAIL_ON, DIAGNOSTICS, ENGINE)
+@settings_options(SELECTION, ANALYSIS, SUITE, FAIL_ON, DIAGNOSTICS, ENGINE)
 def gate(
     settings: Settings,
     sources: Sources = None,
@@ -41,7 +50,10 @@ def gate(
 ) -> None:
     """CI gate: fail (exit 1) when a curve has saturated or regresses, or a diagnostic named in
     --fail-on is found; 0 when all pass. The threshold is analyze's: --min-gain, else min_gain in
-    the settings file, else 3% of each curve's range per doubling."""
+    the settings file, else 3% of each curve's range per doubling. With --suite the gate is on
+    each --group-by group's aggregate over the suite's tasks: a group fails when the aggregate's
+    next doubling does not pay (saturated or regressing); single curves then fail only on the
+    kinds named in --fail-on, and warn otherwise."""
     from saturate.gate import (
         append_step_summary,
         decide,
@@ -53,8 +65,9 @@ def gate(
     from saturate.report.markdown import render_markdown
 
     analysis = run_analysis(sources, settings, fast=fast)
+    named = parse_fail_on(settings.fail_on, extend=False) if analysis.suite is not None else None
     result = decide(analysis.curves, fail_on=parse_fail_on(settings.fail_on),
-                    diagnostics=analysis.diagnostics)
+                    diagnostics=analysis.diagnostics, suite=analysis.suite, curve_fail_on=named)
     if junit is not None:
         write_junit(result, junit)
     if os.environ.get("GITHUB_ACTIONS") == "true":

@@ -34,6 +34,7 @@ __all__ = [
     "REPORT_FORMAT",
     "FAIL_ON",
     "COMPARE_AT",
+    "SUITE",
     "ENGINE",
     "settings_options",
 ]
@@ -54,6 +55,7 @@ class Shared:
     help: str
     metavar: str
     many: bool = False
+    flag: bool = False
     switch: str | None = None
 
     @property
@@ -65,6 +67,9 @@ class Shared:
     def annotation(self) -> Any:
         if self.switch is not None:
             return Annotated[bool, typer.Option(*self.flags, help=self.help, show_default=False)]
+        if self.flag:  # --name/--no-name; None when neither is given (the settings file decides)
+            flags = [f"{self.flags[0]}/--no-{self.flags[0].removeprefix('--')}", *self.flags[1:]]
+            return Annotated[bool | None, typer.Option(*flags, help=self.help, show_default=False)]
         kind = list[str] | None if self.many else str | None
         option = typer.Option(*self.flags, help=self.help, metavar=self.metavar, show_default=False)
         return Annotated[kind, option]
@@ -97,7 +102,8 @@ ANALYSIS: tuple[Shared, ...] = (
     _many("diagnostic", ("--diagnostic",), "Metric glob given no verdict (a diagnostic: KL, "
           "entropy, lengths, losses of the optimiser, timing...) whatever its name says", "GLOB"),
     Shared("group_by", ("--group-by",), "Run parameter whose runs are pooled as seeds of one "
-           "recipe.", "PARAM"),
+           "recipe (with --suite: the agent or recipe each suite verdict is about; runs are then "
+           "not pooled).", "PARAM"),
     _many("lower_is_better", ("--lower-is-better",), "Metric glob that is lower-is-better", "GLOB"),
     _many("higher_is_better", ("--higher-is-better",), "Metric glob that is higher-is-better",
           "GLOB"),
@@ -134,6 +140,27 @@ DIAGNOSTICS: tuple[Shared, ...] = (
            "(see 'saturate allocate').", "HOURS"),
 )
 """The diagnostics across metrics and runs."""
+
+SUITE: tuple[Shared, ...] = (
+    Shared("suite", ("--suite",), "Column, run parameter or tag naming the task of a benchmark "
+           "suite (game, env, task; 'metric' when the tasks are metrics): one verdict per "
+           "--group-by group on its aggregate over the tasks (IQM over tasks and seeds), with "
+           "the per-task verdicts, before the curves.", "KEY"),
+    Shared("normalize", ("--normalize",), "Per-task normalisation of the suite's scores: a "
+           "task,random,human CSV or JSON file, random=R,human=H (every task), min-max (default: "
+           "each task's worst and best score over all groups) or none.", "SPEC"),
+    Shared("suite_statistic", ("--suite-statistic",), "The suite aggregate judged: iqm "
+           "(interquartile mean, default) or mean (of task means).", "STAT"),
+    Shared("suite_boot", ("--suite-boot",), "Stratified bootstrap replicates of the suite "
+           f"aggregate, >= 100 (default {_DEFAULTS.suite_boot}).", "N"),
+    Shared("task_bootstrap", ("--task-bootstrap",), "Resample the suite's tasks as well as their "
+           "seeds: the intervals then also say how much the verdict depends on which tasks are in "
+           "the suite (default: seeds within tasks).", "", flag=True),
+    Shared("min_coverage", ("--min-coverage",), "Share of a group's tasks a compute needs to "
+           "enter its aggregate, in (0, 1] (default 1: every task, so the mix never changes).",
+           "SHARE"),
+)
+"""A benchmark suite: one verdict per agent or recipe over its tasks (:mod:`saturate.suites`)."""
 
 ENGINE: tuple[Shared, ...] = (
     Shared("workers", ("--workers",), "Processes that analyse curves (default: one per core; 1: "

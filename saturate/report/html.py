@@ -87,6 +87,16 @@ def _summary_table(curves: tuple[CurveAnalysis, ...], sparks: list[str]) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
+def _suite(analysis: Any, plots: bool) -> str:
+    """The suite section (with a suite key), before the curves: it is the answer asked for."""
+    suite = getattr(analysis, "suite", None)
+    if suite is None:
+        return ""
+    from saturate.report.suite_html import suite_html
+
+    return f"{suite_html(suite, plots=plots)}<h2 id='curves-head'>Curves (each run on its own)</h2>"
+
+
 def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
     """The Diagnostics section: a table of every finding (errors first), then a figure for each
     divergence, sharpening and recipe comparison. Empty when there are no diagnostics."""
@@ -163,6 +173,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         f"<title>{esc(title)}</title><style>{PAGE_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1><p class='headline'>{esc(headline(curves))}</p>"
         f"<p class='muted'>{esc(axis_text(analysis))}</p>{_counts(curves)}{note}"
+        f"{_suite(analysis, plots)}"
         "<p class='muted'>Click a column to sort. Gain per doubling: the fitted change of the "
         "metric (better is positive) when compute doubles from the last point, with its interval "
         f"at {confidence:.0%} confidence; <code>?</code> marks a value the data cannot pin down. "

@@ -15,6 +15,7 @@ from saturate.report.rows import (
     COLUMNS,
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
+    VERDICT_ICONS,
     axis_text,
     curves_and_settings,
     diagnostic_row,
@@ -29,13 +30,6 @@ from saturate.text import for_markdown
 __all__ = ["render_markdown", "diagnostics_markdown", "diagnostic_metrics_markdown", "escape_md",
            "VERDICT_ICONS", "SEVERITY_ICONS"]
 
-VERDICT_ICONS: dict[str, str] = {
-    "scaling": "🟢",
-    "slowing": "🟡",
-    "saturated": "🔴",
-    "regressing": "🟣",
-    "inconclusive": "⚪",
-}
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
@@ -112,11 +106,16 @@ def _order(curves: tuple[CurveAnalysis, ...]) -> list[CurveAnalysis]:
 
 
 def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True) -> str:
-    """The report as GitHub-flavoured Markdown: heading, counts, table, diagnostics, reasons,
-    settings."""
+    """The report as GitHub-flavoured Markdown: heading, counts, the suite (when there is one),
+    table, diagnostics, reasons, settings."""
     curves, settings = curves_and_settings(analysis)
     out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", "",
            escape_md(axis_text(analysis)), ""]
+    suite = getattr(analysis, "suite", None)
+    if suite is not None:  # the suite first: it is the answer asked for
+        from saturate.report.suite import suite_markdown
+
+        out += [*suite_markdown(suite, reasons=reasons), "### Curves (each run on its own)", ""]
     if curves:
         out += _table(curves)
         out.append("")

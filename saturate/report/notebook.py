@@ -39,8 +39,8 @@ def _confidence(settings: dict[str, Any]) -> float:
 
 
 def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
-    """The headline, then one row per curve with a small chart of it (the first ``max_plots``),
-    then the diagnostics."""
+    """The headline, the suite (when there is one), then one row per curve with a small chart of
+    it (the first ``max_plots``), then the diagnostics."""
     from saturate.report.svg import thumbnail_svg
 
     curves, settings = curves_and_settings(analysis)
@@ -66,8 +66,13 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
         items = "".join(f"<li>{severity_badge(d.severity)} <b>{esc(d.kind)}</b> {esc(d.run)}: "
                         f"{esc(d.message)}</li>" for d in found)
         diag = f"<p><b>Diagnostics ({len(found)})</b></p><ul>{items}</ul>"
-    return _wrap(f"<p><b>{esc(headline(curves))}</b></p><table><thead><tr>{head}</tr></thead>"
-                 f"<tbody>{''.join(rows)}</tbody></table>{more}{diag}")
+    suite = getattr(analysis, "suite", None)
+    if suite is not None:  # the suite first: it is the answer asked for
+        from saturate.report.suite_html import suite_notebook_html
+
+        suite = suite_notebook_html(suite)
+    return _wrap(f"<p><b>{esc(headline(curves))}</b></p>{suite or ''}<table><thead><tr>{head}"
+                 f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{diag}")
 
 
 def _facts_table(items: list[tuple[str, str]]) -> str:

@@ -18,6 +18,8 @@ from saturate.names import axis_label
 from saturate.results import CurveAnalysis, Estimate, format_estimate
 
 __all__ = [
+    "VERDICT_ICONS",
+    "VERDICT_STYLES",
     "COLUMNS",
     "DIAGNOSTIC_COLUMNS",
     "SEVERITY_ORDER",
@@ -39,6 +41,23 @@ __all__ = [
     "unique_labels",
     "common_prefix",
 ]
+
+VERDICT_ICONS: dict[str, str] = {
+    "scaling": "🟢",
+    "slowing": "🟡",
+    "saturated": "🔴",
+    "regressing": "🟣",
+    "inconclusive": "⚪",
+}
+"""The verdict's mark in Markdown."""
+VERDICT_STYLES: dict[str, str] = {
+    "scaling": "bold green",
+    "slowing": "bold yellow",
+    "saturated": "bold red",
+    "regressing": "bold magenta",
+    "inconclusive": "dim",
+}
+"""The verdict's style on the terminal (rich)."""
 
 # (key, header) in display order.
 COLUMNS: tuple[tuple[str, str], ...] = (

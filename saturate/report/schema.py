@@ -1,6 +1,7 @@
 """The JSON Schema of the report: ``schema.json`` beside this module, its diagnostics part (the
 kind enum, and per kind its severities and the schema of its ``details``) written from the
-diagnostics registry (:mod:`saturate.diagnostics.registry`).
+diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part (``suite`` and the
+``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
 
 The report is validated against :func:`build_schema`: the committed file with the diagnostics part
 as the registry has it now (so a diagnostic registered at run time is in it). After adding or
@@ -8,7 +9,8 @@ changing a diagnostic, rewrite the committed file with::
 
     python -m saturate.report.schema
 
-(a test checks that the committed file is what this writes).
+(a test checks that the committed file is what this writes). Do the same after changing
+``suite_schema.json``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
     from saturate.diagnostics.registry import kind_specs
 
     doc = copy.deepcopy(base) if base is not None else json.loads(_committed_text())
+    _add_suite(doc)
     diagnostic = doc["$defs"]["diagnostic"]
     specs = kind_specs()
     diagnostic["properties"]["kind"]["enum"] = [k.name for k in specs]
@@ -52,6 +55,40 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
         for k in specs
     ]
     return doc
+
+
+def _add_suite(doc: dict[str, Any]) -> None:
+    """Lay the suite section's schema into ``doc``: ``properties.suite`` and its ``$defs``, each
+    named ``suite_<name>`` unless the report already defines the same schema under that name; a
+    group's ``analysis`` (the aggregate curve analysed) is a report ``curve``."""
+    from saturate.report.suite import suite_schema
+
+    part = suite_schema()
+    own = part.pop("$defs")
+    defs = doc["$defs"]
+    names = {n: n if defs.get(n) == d else f"suite_{n}" for n, d in own.items()}
+    old = [n for n in defs if n == "suite" or n.startswith("suite_")]
+    for n in old:
+        del defs[n]
+
+    def relink(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: (f"#/$defs/{names[v.removeprefix('#/$defs/')]}"
+                        if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/")
+                        else relink(v)) for k, v in x.items()}
+        return [relink(v) for v in x] if isinstance(x, list) else x
+
+    for n, d in own.items():
+        if names[n] != n:
+            defs[names[n]] = relink(d)
+    group = defs[names["group"]]["properties"]
+    group["analysis"] = {"description": "The aggregate curve analysed (a curve entry).",
+                         "$ref": "#/$defs/curve"}
+    defs["suite"] = relink({k: v for k, v in part.items() if k not in ("$schema", "$id")})
+    doc["properties"]["suite"] = {
+        "$ref": "#/$defs/suite",
+        "description": "With a suite key (--suite): one verdict per group on its aggregate over "
+                       "the suite's tasks, and the per-task verdicts."}
 
 
 def render_schema(doc: dict[str, Any], width: int = WIDTH) -> str:

@@ -1,10 +1,10 @@
-"""The suite section of the reports, as text: cells shared by every format, the terminal tables
-(rich), Markdown, and the JSON dict with its JSON-schema fragment.
+"""The suite section of the reports, as text: cells shared by every format, Markdown, and the
+JSON dict with its JSON-schema fragment.
 
 One row per group (the aggregate's verdict, its level and gain with intervals, the probability that
 the next doubling pays, how many tasks still pay, which saturated first, which regress), then the
-per-task verdicts as a grid (tasks x groups), then the comparisons between groups. The HTML face
-is :mod:`saturate.report.suite_html`.
+per-task verdicts as a grid (tasks x groups), then the comparisons between groups. The terminal
+face is :mod:`saturate.report.suite_table`, the HTML face :mod:`saturate.report.suite_html`.
 """
 
 from __future__ import annotations
@@ -15,20 +15,14 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from saturate.report.markdown import VERDICT_ICONS, escape_md
-from saturate.report.rows import interval, num
-from saturate.report.table import VERDICT_STYLES
+from saturate.report.rows import VERDICT_ICONS, interval, num
 from saturate.results import Estimate
+from saturate.text import for_markdown as escape_md
 
 __all__ = [
     "SUITE_COLUMNS",
     "suite_group_row",
     "task_grid",
-    "render_suite_table",
     "suite_markdown",
     "suite_json",
     "suite_schema",
@@ -41,15 +35,15 @@ __all__ = [
 SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("group", "group"),
     ("verdict", "suite verdict"),
-    ("tasks", "tasks"),
-    ("level", "aggregate at last compute"),
     ("gain", "gain / doubling"),
-    ("threshold", "threshold"),
     ("p_pays", "P(next doubling pays)"),
     ("paying", "tasks still paying"),
     ("first", "saturated first"),
     ("regressing", "regressing"),
+    ("level", "aggregate at last compute"),
     ("forecast", "forecast 2x"),
+    ("tasks", "tasks"),
+    ("threshold", "threshold"),
 )
 
 if TYPE_CHECKING:  # types only: suites.result renders itself through this module
@@ -111,49 +105,6 @@ def comparison_text(c: Any) -> str:
              f"fitted aggregates cross at {interval(c.crossing)}, {c.leader_after} ahead after")
     return (f"{c.a} vs {c.b}: P({c.a} ahead) {_prob(c.p_a_ahead)} at {num(c.compute)}, "
             f"{_prob(c.p_a_ahead_2x)} at 2x ({num(c.compute_2x)}); {cross}")
-
-
-def render_suite_table(suite: SuiteAnalysis, console: Console, *, reasons: bool = False) -> None:
-    """Print the suite section on ``console``: groups, task grid, comparisons, method and notes."""
-    table = Table(title=Text(f"Suite {suite.suite}: {suite.statistic.upper()} over tasks and "
-                             f"seeds of {suite.metric}"), title_justify="left",
-                  header_style="bold")
-    for key, header in SUITE_COLUMNS:
-        table.add_column(header, justify="left" if key in ("group", "verdict", "first",
-                                                            "regressing") else "right",
-                         overflow="fold")
-    for g in suite.groups:
-        row = suite_group_row(suite, g)
-        cells = [Text(row[k]) for k, _ in SUITE_COLUMNS]
-        cells[1].stylize(VERDICT_STYLES.get(g.verdict, ""))
-        table.add_row(*cells)
-    console.print(table)
-    tasks, groups, cells = task_grid(suite)
-    if tasks:
-        grid = Table(title=Text("Per-task verdicts (seeds pooled)"), title_justify="left",
-                     header_style="bold")
-        grid.add_column("task")
-        for name in groups:
-            grid.add_column(name)
-        for t in tasks:
-            row = [Text(t)]
-            for name in groups:
-                v = cells.get((t, name), "")
-                row.append(Text(v or "–", style=VERDICT_STYLES.get(v, "")))
-            grid.add_row(*row)
-        console.print(grid)
-    for c in suite.comparisons:
-        console.print(Text(comparison_text(c)))
-    if reasons:
-        for g in suite.groups:
-            head = Text(f"{g.group}: ")
-            head.append(g.verdict, style=VERDICT_STYLES.get(g.verdict, ""))
-            console.print(head)
-            for r in g.analysis.reasons:
-                console.print(Text(f"  - {r}"))
-    console.print(Text(f"Method: {suite.method()}"))
-    for n in suite_notes(suite):
-        console.print(Text(f"note: {n}"))
 
 
 def suite_notes(suite: SuiteAnalysis) -> list[str]:

@@ -1,18 +1,21 @@
 """The suite section in HTML, and its figure.
 
-* :func:`plot_suite`: each group's aggregate curve with its bootstrap band, the fitted curve and its
-  forecasts with their intervals, on a log compute axis (``ax=None`` makes a figure);
-* :func:`suite_html`: the section for the HTML report: the group table, the figure, the per-task
+* :func:`suite_chart` / :func:`suite_svg`: each group's aggregate curve with its bootstrap band,
+  the fit over the analysed stretch and the forecast as the analysis reports it (line, band and
+  the forecasts asked for), on a log compute axis, as inline SVG (like every chart of the report);
+* :func:`plot_suite`: the same with matplotlib, for figure files and ``SuiteAnalysis.plot()``
+  (``ax=None`` makes a figure);
+* :func:`suite_html`: the section for the HTML report: the group table, the chart, the per-task
   verdicts as a compact grid (tasks x groups, coloured by verdict), the comparisons and notes;
 * :func:`suite_notebook_html`: the same, smaller, for Jupyter (``SuiteAnalysis._repr_html_``).
 
-Every string from the data is escaped; images are embedded PNGs, so the page stays
-self-contained under the report's Content-Security-Policy.
+Every string from the data is escaped; the chart is inline SVG and the styles are inline, so the
+page stays self-contained under the report's Content-Security-Policy (which runs no other script
+and fetches nothing).
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 from typing import TYPE_CHECKING, Any
@@ -21,7 +24,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from saturate.report.plots import VERDICT_COLORS, figure_bytes
+from saturate.report.plots import VERDICT_COLORS
+from saturate.report.plots.style import forecast_grid, forecast_path, short
 from saturate.report.suite import (
     SUITE_COLUMNS,
     comparison_text,
@@ -29,8 +33,10 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
+from saturate.report.svg import Chart, chart_svg
 
-__all__ = ["plot_suite", "suite_figure", "suite_html", "suite_notebook_html"]
+__all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
+           "suite_notebook_html"]
 
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
             "#8c8c8c", "#ccb974", "#64b5cd")
@@ -67,18 +73,29 @@ def _draw_group(ax: Axes, g: SuiteGroup, statistic: str, color: str, confidence:
     ax.plot(c[shown & ~inside], y[shown & ~inside], ".", ms=3, color=color, alpha=0.5)
     ax.plot(c[inside], y[inside], "o-", ms=3, lw=1.2, color=color,
             label=f"{g.group}: {g.verdict} ({len(g.tasks)} tasks)")
-    fit = g.analysis.fit
-    last = g.analysis.compute_last
-    far = max([last * 4.0, *(f.compute for f in g.analysis.forecast if f.compute)])
-    if fit is not None and last > 0:
-        beyond = np.geomspace(last, far, 60)
-        ax.plot(beyond, np.asarray(fit.predict(beyond), float), "--", lw=1.4, color=color)
+    path = _forecast(g, confidence)
+    if path is not None:
+        ahead, value, f_lo, f_hi = path
+        if np.isfinite(f_lo).any():
+            ax.fill_between(ahead, f_lo, f_hi, color=color, alpha=0.10, lw=0)
+        ax.plot(ahead, value, "--", lw=1.4, color=color)
     for f in g.analysis.forecast:
         if f.compute > 0 and math.isfinite(f.value):
             err = None
             if math.isfinite(f.lo) and math.isfinite(f.hi):
                 err = [[max(f.value - f.lo, 0.0)], [max(f.hi - f.value, 0.0)]]
             ax.errorbar([f.compute], [f.value], yerr=err, fmt="D", ms=4, color=color, capsize=3)
+
+
+def _forecast(g: SuiteGroup, confidence: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The aggregate's forecast as reported (computes, value, lo, hi), None without a fit."""
+    a = g.analysis
+    if a.fit is None or not a.compute_last > 0:
+        return None
+    ahead = forecast_grid(a, a.compute_last)
+    path = forecast_path(a, ahead, confidence)
+    return None if path is None else (ahead, *path)
 
 
 def plot_suite(suite: SuiteAnalysis, ax: Axes | None = None) -> Axes:
@@ -102,8 +119,44 @@ def suite_figure(suite: SuiteAnalysis) -> Figure:
     return plot_suite(suite).figure
 
 
-def _png(fig: Figure, dpi: int) -> str:
-    return "data:image/png;base64," + base64.b64encode(figure_bytes(fig, "png", dpi)).decode()
+def suite_chart(suite: SuiteAnalysis, *, width: float = 720, height: float = 320) -> Chart:
+    """Every group's aggregate (the analysed stretch joined, points outside it dotted) with its
+    bootstrap band, and its forecast as reported, with the forecasts asked for."""
+    stat = suite.statistic
+    chart = Chart(width, height, xlabel=f"{suite.compute_name}, log scale",
+                  ylabel=f"{stat.upper()} of normalised {short(suite.metric, 30)}")
+    for i, g in enumerate(suite.groups):
+        color = _PALETTE[i % len(_PALETTE)]
+        a = g.aggregate
+        c = np.asarray(a.compute, float)
+        y = np.asarray(getattr(a, stat), float)
+        start, stop = a.analysed
+        chart.band(c, getattr(a, f"{stat}_lo"), getattr(a, f"{stat}_hi"), color,
+                   label=f"{suite.confidence:.0%} band", opacity=0.16)
+        inside = np.zeros(c.size, bool)
+        inside[start:stop] = True
+        if (~inside & np.isfinite(y)).any():
+            chart.dots(c[~inside], y[~inside], color, size=2.5, opacity=0.5,
+                       label="fewer tasks (not analysed)")
+        chart.line(c[inside], y[inside], color, width=2.0,
+                   label=f"{short(g.group, 30)}: {g.verdict} ({len(g.tasks)} tasks)")
+        path = _forecast(g, suite.confidence)
+        if path is not None:
+            ahead, value, lo, hi = path
+            if np.isfinite(lo).any():
+                chart.band(ahead, lo, hi, color, opacity=0.08)
+            chart.line(ahead, value, color, dash="6 4", label="forecast")
+        for f in g.analysis.forecast:
+            if f.compute and f.compute > 0 and math.isfinite(f.value):
+                chart.marker(f.compute, f.value, f.lo, f.hi, color, text=str(f.at),
+                             label="forecasts asked for")
+    return chart
+
+
+def suite_svg(suite: SuiteAnalysis, *, width: float = 720, height: float = 320) -> str:
+    """:func:`suite_chart` as an inline ``<svg>`` element."""
+    return chart_svg(suite_chart(suite, width=width, height=height),
+                     title=f"aggregate curves of suite {suite.suite}")
 
 
 def _group_table(suite: SuiteAnalysis) -> str:
@@ -144,18 +197,16 @@ def _notes(suite: SuiteAnalysis) -> str:
     return "".join(f"<p class='muted'>note: {_e(n)}</p>" for n in suite_notes(suite))
 
 
-def suite_html(suite: SuiteAnalysis, *, plots: bool = True, dpi: int = 96) -> str:
-    """The suite section of the HTML report (a ``<section>`` with its own small style)."""
-    img = ""
-    if plots:
-        alt = f"aggregate curves of suite {suite.suite}"
-        img = f'<img src="{_png(suite_figure(suite), dpi)}" alt="{_e(alt)}" style="max-width:100%">'
+def suite_html(suite: SuiteAnalysis, *, plots: bool = True, width: float = 720) -> str:
+    """The suite section of the HTML report (a ``<section id="suite">`` with its own small
+    style); ``plots=False`` leaves the chart out."""
+    img = suite_svg(suite, width=width) if plots else ""
     reasons = "".join(
         f"<p><b>{_e(g.group)}</b> {_badge(g.verdict)}</p><ul class='reasons'>"
         + "".join(f"<li>{_e(r)}</li>" for r in g.analysis.reasons) + "</ul>"
         for g in suite.groups
     )
-    return (f"<section class='suite'><style>{_CSS}</style>"
+    return (f"<section class='suite' id='suite'><style>{_CSS}</style>"
             f"<h2>Suite {_e(suite.suite)}</h2><p class='muted'>{_e(suite.method())}</p>"
             f"{_group_table(suite)}{img}{_task_grid(suite)}{_comparisons(suite)}"
             f"<details><summary>Why</summary>{reasons}</details>{_notes(suite)}</section>")
@@ -163,4 +214,4 @@ def suite_html(suite: SuiteAnalysis, *, plots: bool = True, dpi: int = 96) -> st
 
 def suite_notebook_html(suite: SuiteAnalysis) -> str:
     """A compact fragment for Jupyter: the group table, a small figure, the task grid."""
-    return suite_html(suite, plots=True, dpi=72)
+    return suite_html(suite, plots=True, width=560)

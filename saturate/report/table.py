@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from saturate.report.rows import (
+    VERDICT_STYLES,
     axis_text,
     common_prefix,
     curves_and_settings,
@@ -42,13 +43,6 @@ from saturate.text import for_terminal
 __all__ = ["render_table", "render_diagnostics", "table_cells", "VERDICT_STYLES",
            "SEVERITY_STYLES", "TABLE_COLUMNS"]
 
-VERDICT_STYLES: dict[str, str] = {
-    "scaling": "bold green",
-    "slowing": "bold yellow",
-    "saturated": "bold red",
-    "regressing": "bold magenta",
-    "inconclusive": "dim",
-}
 SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
 # (key, header, right-aligned), in display order; the headers of numbers may wrap onto two lines.
@@ -165,6 +159,7 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False,
     found = diagnostics_of(analysis)
     if found:
         console.print(Text(f"{_findings(found)} across metrics and runs: see Diagnostics below."))
+    _print_suite(console, getattr(analysis, "suite", None), reasons=reasons, wide=wide)
     for line in _caption(layout, axis_text(analysis), float(confidence)):
         console.print(line)
     _print_curves(console, curves, cells, layout, headers)
@@ -176,6 +171,18 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False,
         _print_reasons(console, curves)
     for line in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
         console.print(Text(line, style="dim"))
+
+
+def _print_suite(console: Console, suite: Any, *, reasons: bool, wide: bool) -> None:
+    """The suite section (with ``--suite``), between the headline and the curves."""
+    if suite is None:
+        return
+    from saturate.report.suite_table import render_suite_table
+
+    console.print()
+    render_suite_table(suite, console, reasons=reasons, wide=wide)
+    console.print()
+    console.print(Text("Curves (each run on its own)", style="bold"))
 
 
 def _wrap_header(header: str, width: int) -> str:

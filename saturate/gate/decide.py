@@ -1,0 +1,290 @@
+"""The gate's decision: which curves, suite groups and diagnostics fail.
+
+:func:`decide` is a pure function of the analysed curves, the diagnostics, the suite (when there is
+one) and the ``fail_on`` kinds (:mod:`saturate.gate.kinds`). With a suite, the gate is on each
+group's aggregate over the suite's tasks: a group fails when its aggregate's verdict is among the
+kinds (saturated or regressing by default: the next doubling of compute does not pay for the
+suite as a whole); the curves of single runs then fail only on kinds named in ``--fail-on``, and
+their other verdicts that do not pay only warn (one task saturating is what the suite verdict
+weighs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from saturate.diagnostics.base import Diagnostic
+from saturate.errors import InputError
+from saturate.gate.kinds import DEFAULT_FAIL_ON, FAIL_CHECKS, fail_kinds
+from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.text import for_terminal
+from saturate.validation import check_choices
+
+if TYPE_CHECKING:
+    from saturate.suites import SuiteAnalysis, SuiteGroup
+
+__all__ = ["Status", "CurveOutcome", "DiagnosticOutcome", "SuiteOutcome", "GateResult", "decide",
+           "gate_markdown"]
+
+Status = Literal["pass", "fail", "warn"]
+
+@dataclass(frozen=True)
+class CurveOutcome:
+    """What the gate says about one curve: ``fail``, ``warn`` (inconclusive, not failing) or ``pass``."""
+
+    curve: CurveAnalysis
+    status: Status
+    kinds: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.curve.run} / {self.curve.metric}"
+
+    @property
+    def message(self) -> str:
+        """``<verdict>: <first reason>`` plus the reasons of any non-verdict kinds."""
+        head = self.curve.verdict
+        parts = [r for r in self.reasons if r]
+        return f"{head}: " + "; ".join(parts) if parts else head
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({
+            "run": self.curve.run, "run_id": self.curve.run_id, "metric": self.curve.metric,
+            "verdict": self.curve.verdict, "status": self.status, "kinds": list(self.kinds),
+            "reasons": list(self.reasons),
+        })
+
+
+@dataclass(frozen=True)
+class DiagnosticOutcome:
+    """What the gate says about one diagnostic: ``fail`` (its kind is in ``fail_on``) or ``warn``
+    (a warning or error the gate was not asked to fail on, shown so that it is not missed)."""
+
+    diagnostic: Diagnostic
+    status: Literal["fail", "warn"]
+
+    @property
+    def name(self) -> str:
+        """``<run> / <metrics>``: where the finding is."""
+        d = self.diagnostic
+        return f"{d.run} / {', '.join(d.metrics)}" if d.metrics else d.run
+
+    @property
+    def label(self) -> str:
+        """``FAIL`` when it fails the gate, else its severity: ``ERROR`` or ``WARN``."""
+        if self.status == "fail":
+            return "FAIL"
+        return "ERROR" if self.diagnostic.severity == "error" else "WARN"
+
+    @property
+    def message(self) -> str:
+        """``<kind>: <message>``, and how to make it fail the gate when it does not."""
+        d = self.diagnostic
+        text = d.message if d.message.startswith(f"{d.kind}:") else f"{d.kind}: {d.message}"
+        if self.status == "fail":
+            return text
+        return f"{text} (does not fail the gate; --fail-on {d.kind} would)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({"status": self.status, **self.diagnostic.to_dict()})
+
+
+@dataclass(frozen=True)
+class SuiteOutcome:
+    """What the gate says about one group's aggregate over a suite's tasks: ``fail`` when its
+    verdict is among ``fail_on`` (the suite's next doubling does not pay), ``warn`` when
+    inconclusive, else ``pass``."""
+
+    suite: str
+    group: SuiteGroup
+    status: Status
+
+    @property
+    def name(self) -> str:
+        return f"suite {self.suite} / {self.group.group}"
+
+    @property
+    def message(self) -> str:
+        """``<verdict>: <first reason>; P(next doubling pays) p; k/n tasks still pay``."""
+        g = self.group
+        parts = [f"{g.verdict}: {g.analysis.reasons[0]}" if g.analysis.reasons else g.verdict]
+        if g.p_next_doubling_pays is not None:
+            parts.append(f"P(next doubling pays) {g.p_next_doubling_pays:.2f}")
+        if g.task_results:
+            parts.append(f"{len(g.paying)}/{len(g.task_results)} tasks still pay")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        g = self.group
+        return jsonable({
+            "suite": self.suite, "group": g.group, "verdict": g.verdict, "status": self.status,
+            "p_next_doubling_pays": g.p_next_doubling_pays, "tasks": len(g.tasks),
+            "tasks_paying": len(g.paying) if g.task_results else None,
+            "reasons": list(g.analysis.reasons),
+        })
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The gate's decision over all curves, diagnostics and suite groups."""
+
+    outcomes: tuple[CurveOutcome, ...]
+    fail_on: tuple[str, ...]
+    diagnostics: tuple[DiagnosticOutcome, ...] = ()
+    suite: tuple[SuiteOutcome, ...] = ()
+
+    @property
+    def failures(self) -> tuple[CurveOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "fail")
+
+    @property
+    def warnings(self) -> tuple[CurveOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "warn")
+
+    @property
+    def failed_diagnostics(self) -> tuple[DiagnosticOutcome, ...]:
+        return tuple(o for o in self.diagnostics if o.status == "fail")
+
+    @property
+    def warned_diagnostics(self) -> tuple[DiagnosticOutcome, ...]:
+        return tuple(o for o in self.diagnostics if o.status == "warn")
+
+    @property
+    def failed_groups(self) -> tuple[SuiteOutcome, ...]:
+        return tuple(o for o in self.suite if o.status == "fail")
+
+    @property
+    def warned_groups(self) -> tuple[SuiteOutcome, ...]:
+        return tuple(o for o in self.suite if o.status == "warn")
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures and not self.failed_diagnostics and not self.failed_groups
+
+    @property
+    def exit_code(self) -> int:
+        """0 when everything passes, 1 when any curve, diagnostic or suite group fails (2 is the
+        CLI's)."""
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "exit_code": self.exit_code,
+            "fail_on": list(self.fail_on),
+            "summary": verdict_counts([o.curve for o in self.outcomes]),
+            "curves": [o.to_dict() for o in self.outcomes],
+            "diagnostics": [o.to_dict() for o in self.diagnostics],
+            "suite": [o.to_dict() for o in self.suite],
+        }
+
+    def summary(self) -> str:
+        """What a CI log shows: PASS/FAIL, the counts, then each failing and warned suite group,
+        curve and diagnostic, one line each (names shown escaped by
+        :func:`saturate.text.for_terminal`)."""
+        lines = [self._head()]
+        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_groups]
+        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failures]
+        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_diagnostics]
+        lines += [f"  WARN {o.name}: {o.message}" for o in self.warned_groups]
+        lines += [f"  WARN {o.name}: {o.message}" for o in self.warnings]
+        warned = sorted(self.warned_diagnostics, key=lambda o: o.label != "ERROR")
+        lines += [f"  {o.label} {o.name}: {o.message}" for o in warned]
+        # The plain-CI-line boundary: a name holding a newline or an escape stays on its line.
+        return "\n".join(for_terminal(line) for line in lines)
+
+    def _head(self) -> str:
+        n = len(self.outcomes)
+        counts = verdict_counts([o.curve for o in self.outcomes])
+        bad_d, bad_g = self.failed_diagnostics, self.failed_groups
+        if self.passed:
+            if self.suite:
+                return (f"PASS: all {len(self.suite)} group(s) of suite {self.suite[0].suite} "
+                        f"still gain enough per doubling ({counts})")
+            return f"PASS: all {n} curve(s) still gain enough per doubling ({counts})"
+        parts = []
+        if bad_g:
+            parts.append(f"{len(bad_g)} of {len(self.suite)} group(s) of suite "
+                         f"{self.suite[0].suite} failed")
+        if self.failures or not (bad_d or bad_g):
+            parts.append(f"{len(self.failures)} of {n} curve(s) failed")
+        if bad_d:
+            parts.append(f"{len(bad_d)} diagnostic(s) failed")
+        return f"FAIL: {', '.join(parts)} (fail on: {', '.join(self.fail_on)}; {counts})"
+
+
+def decide(
+    curves: Sequence[CurveAnalysis],
+    fail_on: Iterable[str] = DEFAULT_FAIL_ON,
+    diagnostics: Sequence[Diagnostic] = (),
+    *,
+    suite: SuiteAnalysis | None = None,
+    curve_fail_on: Iterable[str] | None = None,
+) -> GateResult:
+    """Fail every curve whose verdict, or any registered check, is among ``fail_on``, every
+    diagnostic whose kind is, and, with a ``suite``, every group whose aggregate's verdict is.
+
+    ``curve_fail_on`` (default ``fail_on``) are the kinds that fail a single curve: with a suite
+    the command line passes only the kinds named in ``--fail-on``, so that a task saturating is
+    a warning and the suite's aggregate decides. Inconclusive curves and groups that do not fail
+    are warnings, and so are diagnostics of severity warning or error whose kind is not named.
+    An empty list of curves is an :class:`InputError`: a gate that checked nothing must not pass.
+    """
+    kinds = check_choices(fail_on, "--fail-on", fail_kinds())
+    own = kinds if curve_fail_on is None else check_choices(curve_fail_on, "--fail-on",
+                                                            fail_kinds())
+    if not curves:
+        raise InputError("the gate has no curves to check (the selection matched none)")
+    outcomes = tuple(_curve_outcome(c, own, kinds) for c in curves)
+    judged = []
+    for d in diagnostics:
+        if d.kind in kinds:
+            judged.append(DiagnosticOutcome(d, "fail"))
+        elif d.severity != "info":
+            judged.append(DiagnosticOutcome(d, "warn"))
+    groups = () if suite is None else tuple(
+        SuiteOutcome(suite.suite, g, "fail" if g.verdict in kinds else
+                     "warn" if g.verdict == "inconclusive" else "pass") for g in suite.groups)
+    return GateResult(outcomes, kinds, tuple(judged), groups)
+
+
+def _curve_outcome(c: CurveAnalysis, kinds: tuple[str, ...], warn_on: tuple[str, ...]
+                   ) -> CurveOutcome:
+    """One curve judged on ``kinds``; a verdict among ``warn_on`` (but not ``kinds``) or an
+    inconclusive one is a warning."""
+    hit: list[str] = []
+    why: list[str] = []
+    if c.verdict in kinds:
+        hit.append(c.verdict)
+        why.append(c.reasons[0] if c.reasons else "")
+    for kind in kinds:
+        check = FAIL_CHECKS.get(kind)
+        reason = check(c) if check is not None else None
+        if reason:
+            hit.append(kind)
+            why.append(reason)
+    if hit:
+        return CurveOutcome(c, "fail", tuple(hit), tuple(why))
+    if c.verdict == "inconclusive" or c.verdict in warn_on:
+        return CurveOutcome(c, "warn", (), c.reasons[:1])
+    return CurveOutcome(c, "pass", (), c.reasons[:1])
+
+
+def gate_markdown(result: GateResult) -> str:
+    """The gate's decision in Markdown, for the top of the step summary: what failed and why."""
+    from saturate.report.markdown import escape_md
+
+    verdict = "passed" if result.passed else "failed"
+    lines = [f"### Gate {verdict}", "",
+             f"Fail on: {escape_md(', '.join(result.fail_on))}. Exit code {result.exit_code}.", ""]
+    for o in (*result.failed_groups, *result.failures):
+        lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
+    for o in result.failed_diagnostics:
+        lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
+    for o in result.warned_diagnostics:
+        lines.append(f"- ⚠️ **{o.label}** {escape_md(o.name)}: {escape_md(o.message)}")
+    return "\n".join(lines).rstrip() + "\n\n"
+
