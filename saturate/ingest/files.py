@@ -312,11 +312,20 @@ def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
     varying = [p for p in params if (df.groupby("run", sort=False)[p].nunique(dropna=False) > 1).any()]
     if not varying:
         return df
-    label = df[varying].astype(str).apply(
-        lambda row: ", ".join(f"{k[len(PARAM_PREFIX):]}={v}" for k, v in row.items()), axis=1
-    )
+    # Labels are built once per distinct (run, parameters) row, then spread to the points: a
+    # label per row in Python costs seconds on a long table.
+    text = df[["run", *varying]].astype(str)
+    group = text.groupby(list(text.columns), sort=False, dropna=False).ngroup().to_numpy()
+    _, first = np.unique(group, return_index=True)
+    labels = [
+        run if pd.isna(run) else run + " (" + ", ".join(
+            f"{k[len(PARAM_PREFIX):]}={v}" for k, v in zip(varying, values, strict=True)
+        ) + ")"
+        for run, *values in text.iloc[first].itertuples(index=False, name=None)
+    ]
     df = df.copy()
-    df["run"] = df["run"].astype(str) + " (" + label + ")"
+    df["run"] = pd.Series(np.array(labels, dtype=object).take(group), index=df.index,
+                          dtype=text["run"].dtype)
     return df
 
 
