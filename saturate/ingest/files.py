@@ -312,13 +312,14 @@ def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
     params = [c for c in df.columns if c.startswith(PARAM_PREFIX)]
     if not params or "run_id" in df.columns:
         return df
-    varying = [p for p in params if (df.groupby("run", sort=False)[p].nunique(dropna=False) > 1).any()]
+    run, _ = pd.factorize(df["run"])
+    varying = [p for p in params if _varies_within(run, df[p])]
     if not varying:
         return df
     # Labels are built once per distinct (run, parameters) row, then spread to the points: a
     # label per row in Python costs seconds on a long table.
     text = df[["run", *varying]].astype(str)
-    group = text.groupby(list(text.columns), sort=False, dropna=False).ngroup().to_numpy()
+    group = _row_codes([text[c] for c in text.columns])
     _, first = np.unique(group, return_index=True)
     labels = [
         run if pd.isna(run) else run + " (" + ", ".join(
@@ -326,10 +327,28 @@ def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
         ) + ")"
         for run, *values in text.iloc[first].itertuples(index=False, name=None)
     ]
+    codes, names = pd.factorize(np.array(labels, dtype=object))
     df = df.copy()
-    df["run"] = pd.Series(np.array(labels, dtype=object).take(group), index=df.index,
-                          dtype=text["run"].dtype)
+    df["run"] = pd.Categorical.from_codes(codes.take(group), categories=names)
     return df
+
+
+def _varies_within(run: np.ndarray, col: pd.Series) -> bool:
+    """Whether ``col`` takes more than one value (missing counts as one) within a run; ``run``
+    holds each row's run code (-1 where the run is missing: not a run)."""
+    value, uniques = pd.factorize(col, use_na_sentinel=False)
+    has_run = run >= 0
+    pairs = np.unique(run[has_run].astype(np.int64) * (len(uniques) + 1) + value[has_run])
+    return bool((np.bincount(pairs // (len(uniques) + 1)) > 1).any())
+
+
+def _row_codes(cols: list[pd.Series]) -> np.ndarray:
+    """One code per distinct row of the columns (missing is a value of its own)."""
+    group = np.zeros(len(cols[0]), dtype=np.int64)
+    for col in cols:
+        codes, uniques = pd.factorize(col, use_na_sentinel=False)
+        group, _ = pd.factorize(group * (len(uniques) + 1) + codes)
+    return group
 
 
 def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
