@@ -373,11 +373,20 @@ def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     # Rows with no metric value give no points; runs are told apart on the others before the
     # melt, on a quarter of the rows (for four metrics) and with the same labels.
     df = _disambiguate_runs(df.loc[df[metrics].notna().any(axis=1).to_numpy()])
-    # Melted under names no column can have, so a metric column called "value" or "metric" is kept.
-    long = df.melt(id_vars=id_cols + params, value_vars=metrics, var_name="\0metric",
-                   value_name="\0value").rename(columns={"\0metric": "metric", "\0value": "value"})
-    # A wide table leaves a cell empty where a metric was not logged at that step.
-    long = long[long["value"].notna()]
+    return _melt(df, id_cols + params, metrics)
+
+
+def _melt(df: pd.DataFrame, ids: list[str], metrics: list[str]) -> pd.DataFrame:
+    """``df.melt`` of the ``metrics`` columns, without the empty cells (a wide table leaves a cell
+    empty where a metric was not logged at that step): the rows are taken once, and the metric
+    names are a categorical column (one code a row, not one string)."""
+    value = pd.concat([df[m] for m in metrics], ignore_index=True)
+    logged = value.notna().to_numpy()
+    rows = np.tile(np.arange(len(df)), len(metrics))[logged]
+    long = df[ids].take(rows).reset_index(drop=True)
+    which = np.repeat(np.arange(len(metrics)), len(df))[logged]
+    long["metric"] = pd.Categorical.from_codes(which, categories=metrics)
+    long["value"] = value[logged].reset_index(drop=True)
     return long
 
 
@@ -414,5 +423,7 @@ def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFr
                     f"found {names_text(frame.columns)}"
                 )
             frame = _wide_to_long(frame, path)
-    frame = frame.assign(source=source or str(path))
+    # One code a row: the text is made once in tidy, not read from every row.
+    frame = frame.assign(source=pd.Categorical.from_codes(np.zeros(len(frame), dtype=np.int8),
+                                                          categories=[source or str(path)]))
     return tidy(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))
