@@ -140,16 +140,15 @@ def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
     """``df.drop_duplicates(RUN_KEY)``; when the rows are sorted by run, as tidy leaves them,
     found by comparing neighbours (several times faster than hashing every row's text)."""
     src, run = (df[c].to_numpy() for c in RUN_KEY)
-    if len(df) > 1 and src.dtype == object and run.dtype == object and not (
-        pd.isna(src).any() or pd.isna(run).any()
-    ):
+    if len(df) > 1 and src.dtype == object and run.dtype == object:
         try:
             same_src = src[1:] == src[:-1]
             in_order = not ((src[1:] < src[:-1]).any() or (same_src & (run[1:] < run[:-1])).any())
             starts = np.flatnonzero(np.r_[True, ~same_src | (run[1:] != run[:-1])])
         except TypeError:  # values that do not compare (text and numbers)
             in_order = False
-        if in_order:
+        # A missing value differs from its neighbours, so it would start a run: looked for there.
+        if in_order and not (pd.isna(src[starts]).any() or pd.isna(run[starts]).any()):
             return df.iloc[starts]
     return df.drop_duplicates(list(RUN_KEY))
 
