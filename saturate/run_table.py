@@ -43,6 +43,7 @@ __all__ = [
     "split_run_facts",
     "concat_tables",
     "merge_facts",
+    "run_count",
     "status_of",
 ]
 
@@ -151,6 +152,11 @@ def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
         if in_order and not (pd.isna(src[starts]).any() or pd.isna(run[starts]).any()):
             return df.iloc[starts]
     return df.drop_duplicates(list(RUN_KEY))
+
+
+def run_count(df: pd.DataFrame) -> int:
+    """The number of runs, ``(source, run_id)``, with points in ``df``."""
+    return len(_first_of_each_run(df[list(RUN_KEY)])) if len(df) else 0
 
 
 def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, s
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
-from saturate.run_table import RUNS_ATTR, split_run_facts, with_run_facts
+from saturate.run_table import run_count, split_run_facts, with_run_facts
 
 __all__ = ["Tables", "ReadProgress", "walk", "Source"]
 
@@ -260,7 +260,7 @@ class Tables:
                     split = split_run_facts(raw)
                     part = self._prepare(split, read.as_given, notes)
                 notes.add(caught)
-                runs += len(split.attrs[RUNS_ATTR])
+                runs += run_count(raw)
                 points += len(raw)
                 self._report(ReadProgress(done, len(self.reads), runs, points, kind))
                 if part.empty:
