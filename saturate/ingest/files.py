@@ -328,9 +328,7 @@ def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
         for run, *values in text.iloc[first].itertuples(index=False, name=None)
     ]
     codes, names = pd.factorize(np.array(labels, dtype=object))
-    df = df.copy()
-    df["run"] = pd.Categorical.from_codes(codes.take(group), categories=names)
-    return df
+    return df.assign(run=pd.Categorical.from_codes(codes.take(group), categories=names))
 
 
 def _varies_within(run: np.ndarray, col: pd.Series) -> bool:
