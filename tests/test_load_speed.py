@@ -3,10 +3,11 @@ curves (43k rows x 4 metrics = 172k points, 192 curves whose run name ``1`` repe
 ``algo`` and ``env``), generated here so the test runs in any clone.
 
 The speed is asserted as a ratio to ``pandas.read_csv`` of the same file, both timed in this
-test (best of a few, interleaved), never as seconds; the bound is loose enough for a busy
-machine and far below what one Python call per row costs (the row-wise run labels this
-replaced took about 200 times ``read_csv``). ``benchmarks/bench_load.py`` prints the figure
-for the real file.
+test (best of a few, interleaved, in CPU time of this process: wall time on a shared machine
+swings with its load), never as seconds; the bound is loose enough for a busy machine and far
+below what one Python call per row costs (the row-wise run labels this replaced took about 350
+times ``read_csv``). ``benchmarks/bench_load.py`` prints the wall and CPU figures for the real
+file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import saturate
 ALGOS = ("a2c", "ars", "ddpg", "dqn", "her", "ppo", "qrdqn", "sac", "td3", "tqc", "trpo", "crossq")
 ENVS = tuple(f"Env{i}-v1" for i in range(16))
 #: Loading may cost this many times ``read_csv`` of the same file, measured in the same test.
-RATIO_LIMIT = 25.0
+RATIO_LIMIT = 20.0
 
 
 def eval_curves_csv(path: Path, *, curves: int = 192, seed: int = 0) -> Path:
@@ -46,13 +47,13 @@ def eval_curves_csv(path: Path, *, curves: int = 192, seed: int = 0) -> Path:
 
 
 def _best_times(path: Path, repeats: int = 5) -> tuple[float, float]:
-    """Best wall time of ``pandas.read_csv`` and of ``saturate.load`` on ``path``, interleaved."""
+    """Best CPU time of ``pandas.read_csv`` and of ``saturate.load`` on ``path``, interleaved."""
     best = {"csv": np.inf, "load": np.inf}
     for _ in range(repeats):
         for key, read in (("csv", pd.read_csv), ("load", saturate.load)):
-            start = time.perf_counter()
+            start = time.process_time()
             read(path)
-            best[key] = min(best[key], time.perf_counter() - start)
+            best[key] = min(best[key], time.process_time() - start)
     return best["csv"], best["load"]
 
 
@@ -73,7 +74,7 @@ def test_the_generated_file_has_the_shape_of_the_real_one(eval_curves: Path) -> 
 def test_loading_a_long_table_costs_a_few_read_csv(eval_curves: Path) -> None:
     csv_s, load_s = _best_times(eval_curves)
     ratio = load_s / csv_s
-    print(f"saturate.load {load_s * 1e3:.0f} ms, pandas.read_csv {csv_s * 1e3:.0f} ms: {ratio:.1f}x")
+    print(f"saturate.load {load_s * 1e3:.0f} ms, pandas.read_csv {csv_s * 1e3:.0f} ms (CPU): {ratio:.1f}x")
     assert ratio < RATIO_LIMIT, f"load took {ratio:.1f}x read_csv (limit {RATIO_LIMIT}x)"
 
 
