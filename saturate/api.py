@@ -19,6 +19,7 @@ import pandas as pd
 from saturate.axis import AxisWarning, ComputeAxis
 from saturate.errors import SettingsError
 from saturate.ingest import Source, Tables
+from saturate.ingest.stream import ReadProgress
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.run_table import concat_tables
@@ -246,6 +247,7 @@ def analyze(
     config: str | os.PathLike | bool | None = None,
     settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    on_read: Callable[[ReadProgress], None] | None = None,
 ) -> Analysis:
     """Read the runs and analyse every (run, metric) curve: fits, gain per doubling, knee, verdict.
 
@@ -303,6 +305,8 @@ def analyze(
             options given here are laid over it.
         progress: called as ``progress(done, total)`` as curves are analysed (on any engine);
             while runs are still being read, ``total`` counts the curves read so far.
+        on_read: called with a :class:`~saturate.ingest.stream.ReadProgress` (files, runs and
+            points read so far) as the sources are read.
 
     Raises:
         SettingsError: an option is invalid; the message names it and shows the value.
@@ -336,7 +340,8 @@ def analyze(
         from saturate.analysis.dask_engine import require_distributed
 
         require_distributed("client" if client is not None else settings.option("scheduler"))
-    analysis = _analyze_tables(_tables(source, settings, fast=fast), settings, engine, progress)
+    tables = _tables(source, settings, fast=fast, on_read=on_read)
+    analysis = _analyze_tables(tables, settings, engine, progress)
     if analysis.axis is not None and analysis.axis.warning() is not None:
         warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
     if diagnostics:
@@ -369,7 +374,8 @@ def _stages(
     return stage
 
 
-def _tables(source: Any, settings: Settings, *, fast: bool = True) -> Tables:
+def _tables(source: Any, settings: Settings, *, fast: bool = True,
+            on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
     """The sources' tables, read part by part.
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
@@ -385,7 +391,7 @@ def _tables(source: Any, settings: Settings, *, fast: bool = True) -> Tables:
     metric, hours, apart = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], apart = [*metric, hours], hours
-    return Tables(source, **selection, fast=fast, as_given=True, apart=apart)
+    return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
 
 
 def _analyze_tables(

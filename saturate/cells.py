@@ -2,8 +2,9 @@
 
 Readers hand over whatever a file held: lists and dicts (JSON), bytes (Parquet), numbers written
 as text, the spellings loggers use for NaN and infinity. :func:`plain_cells` makes every cell
-hashable, :func:`as_text` turns an identifying column into text, :func:`as_numeric` a value
-column into floats (or names the first cell that is not a number).
+hashable, :func:`as_text` turns an identifying column into text (:func:`text_ranks` also ranks
+it, for sorting on integers), :func:`as_numeric` a value column into floats (or names the first
+cell that is not a number).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "as_text", "as_numeric"]
+__all__ = ["plain_cells", "as_text", "text_ranks", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -64,10 +65,26 @@ def as_text(col: pd.Series) -> pd.Series:
     8 bytes a row, where a string array repeats the text in every row (a long source path would
     cost its length on every point of a long curve).
     """
+    codes, names = _text_codes(col)
+    return pd.Series(names.take(codes), index=col.index, dtype=object)
+
+
+def text_ranks(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """:func:`as_text` of ``col`` and each row's rank among the distinct texts in sorted order
+    (rows with the same text have the same rank), so that sorting and grouping the text can be
+    done on integers."""
+    codes, names = _text_codes(col)
+    # Distinct values may share a text (1 and "1"): np.unique ranks the texts themselves.
+    _, rank = np.unique(names, return_inverse=True)
+    return (pd.Series(names.take(codes), index=col.index, dtype=object),
+            rank.reshape(-1).take(codes))
+
+
+def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's code, the text of each code): missing values are the last code, ``""``."""
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
-    codes = np.where(codes < 0, len(uniques), codes)
-    return pd.Series(names.take(codes), index=col.index, dtype=object)
+    return np.where(codes < 0, len(uniques), codes), names
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

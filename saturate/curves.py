@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from saturate import names
-from saturate.cells import as_numeric, as_text, plain_cells
+from saturate.cells import as_numeric, as_text, plain_cells, text_ranks
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
@@ -92,18 +92,19 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    df = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
+    df, ranks = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
     keep &= _usable_steps(step, keep, origin)
     if not keep.all():
         df = df.loc[keep].copy(deep=False)  # shallow: a fresh frame, not a view of the caller's
+        ranks = [r[keep] for r in ranks]
     df["value"] = value[keep].astype(float)
     df["compute"] = compute[keep].astype(float)
     df["step"] = _steps(df, step[keep])
     if "timestamp" in df.columns:
         df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
-    df = _unique_sorted(df)
+    df = _unique_sorted(df, ranks)
     if df.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
     df.attrs["compute_name"] = name
@@ -131,8 +132,9 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     return df.copy(deep=False)
 
 
-def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
-    """Fill the missing identifying columns (in place) and make them text."""
+def _with_ids(df: pd.DataFrame, origin: str) -> tuple[pd.DataFrame, list[np.ndarray]]:
+    """Fill the missing identifying columns (in place) and make them text; with the text ranks
+    (:func:`saturate.cells.text_ranks`) of the key columns ``source``, ``run_id``, ``metric``."""
     if "run" not in df.columns and "run_id" not in df.columns:
         df["run"] = "run"
     if "run" not in df.columns:
@@ -141,9 +143,13 @@ def _with_ids(df: pd.DataFrame, origin: str) -> pd.DataFrame:
         df["run_id"] = df["run"]
     df["source"] = df["source"] if "source" in df.columns else origin
     df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
+    ranks = {}
     for col in _STRING_COLUMNS:
-        df[col] = as_text(df[col])
-    return df
+        if col in KEY_COLUMNS:
+            df[col], ranks[col] = text_ranks(df[col])
+        else:
+            df[col] = as_text(df[col])
+    return df, [ranks[k] for k in KEY_COLUMNS]
 
 
 def _axes(
@@ -210,21 +216,67 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
     return ok
 
 
-def _unique_sorted(df: pd.DataFrame) -> pd.DataFrame:
-    """One point per (curve, step), the last logged winning; sorted; columns in contract order."""
-    keys = [*KEY_COLUMNS, "step"]
-    in_order = _strictly_increasing(df, keys)
-    if not in_order:  # readers that already deliver sorted, unique points skip this work
-        if "timestamp" in df.columns:
-            df = df.sort_values("timestamp", kind="stable", na_position="first")
-        df = df.drop_duplicates(subset=keys, keep="last")
+def _unique_sorted(df: pd.DataFrame, ranks: list[np.ndarray]) -> pd.DataFrame:
+    """One point per (curve, step), the last logged winning; sorted; columns in contract order.
+
+    ``ranks`` are the text ranks of the key columns but ``step`` (see :func:`_with_ids`): the
+    work is done on integers, then the rows are taken once."""
+    keys = [*ranks, df["step"].to_numpy()]
     extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
     ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
     ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
     df = df[ordered]
-    if not in_order:
-        df = df.sort_values(keys, kind="stable")
+    if not _increasing(keys):  # readers that already deliver sorted, unique points skip this work
+        df = df.take(_last_of_each(keys, df.get("timestamp")))
     return df.reset_index(drop=True)
+
+
+def _last_of_each(keys: list[np.ndarray], timestamp: pd.Series | None) -> np.ndarray:
+    """Positions of the rows sorted by ``keys``, one per key: the last logged (the latest
+    timestamp, rows without one first, then the later row)."""
+    order = _packed(keys)
+    if timestamp is not None:
+        missing = timestamp.isna().to_numpy()
+        if pd.api.types.is_integer_dtype(timestamp) and not missing.any():
+            when = timestamp.to_numpy()  # whole: large integers would lose digits as floats
+        else:
+            when = np.where(missing, 0.0, timestamp.to_numpy(dtype=float, na_value=np.nan))
+        order = [when, ~missing, *order]
+    # Stable: ties keep the logged order. One key sorts several times faster than lexsort.
+    rows = np.argsort(order[0], kind="stable") if len(order) == 1 else np.lexsort(order)
+    last = np.ones(len(rows), dtype=bool)
+    if len(rows) > 1:
+        same = np.ones(len(rows) - 1, dtype=bool)
+        for k in keys:
+            ks = k[rows]
+            same &= ks[1:] == ks[:-1]
+        last[:-1] = ~same
+    return rows[last]
+
+
+def _packed(keys: list[np.ndarray]) -> list[np.ndarray]:
+    """The sort keys for :func:`numpy.lexsort` (last key first in rank), packed into one int64
+    key where their ranges allow it."""
+    packed = np.zeros(len(keys[0]), dtype=np.int64)
+    room = 1
+    for k in keys:
+        low = int(k.min()) if len(k) else 0
+        span = (int(k.max()) - low + 1) if len(k) else 1
+        room *= span
+        if room >= 2**62:
+            return list(reversed(keys))
+        packed = packed * span + (k - low)
+    return [packed]
+
+
+def _increasing(keys: list[np.ndarray]) -> bool:
+    """Whether the rows are sorted by the integer ``keys`` with no two rows equal on all."""
+    tied = np.ones(max(len(keys[0]) - 1, 0), dtype=bool)
+    for v in keys:
+        if (tied & (v[1:] < v[:-1])).any():
+            return False
+        tied &= v[1:] == v[:-1]
+    return not tied.any()
 
 
 def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:

@@ -61,8 +61,10 @@ Out = Annotated[
 ]
 
 
-def _progress_callback(console: Any) -> tuple[Any, Any]:
-    """A rich progress bar on stderr (only on a terminal) and the ``progress(done, total)`` hook."""
+def _progress_callback(console: Any) -> tuple[Any, Any, Any]:
+    """A rich progress bar on stderr (only on a terminal), with the ``on_read(ReadProgress)``
+    hook that counts files, runs and points as they are read and the ``progress(done, total)``
+    hook of the fits (a second line, from the first curve fitted)."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -72,15 +74,22 @@ def _progress_callback(console: Any) -> tuple[Any, Any]:
     )
 
     if not console.is_terminal:
-        return None, None
+        return None, None, None
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TimeElapsedColumn(), console=console, transient=True)
-    task = bar.add_task("loading runs", total=None)
+    reading = bar.add_task("reading", total=None)
+    fitting: list[Any] = []
+
+    def on_read(read: Any) -> None:
+        bar.update(reading, description=f"reading: {read.summary()}", completed=read.done,
+                   total=read.total)
 
     def hook(done: int, total: int) -> None:
-        bar.update(task, description="fitting curves", completed=done, total=total)
+        if not fitting:
+            fitting.append(bar.add_task("fitting curves", total=None))
+        bar.update(fitting[0], completed=done, total=total)
 
-    return hook, bar
+    return hook, on_read, bar
 
 
 @contextlib.contextmanager
@@ -113,11 +122,11 @@ def run_analysis(
 
     from saturate.api import analyze
 
-    hook, bar = _progress_callback(Console(stderr=True))
+    hook, on_read, bar = _progress_callback(Console(stderr=True))
     try:
         if bar is not None:
             bar.start()
-        analysis = analyze(sources or None, settings=settings, progress=hook,
+        analysis = analyze(sources or None, settings=settings, progress=hook, on_read=on_read,
                            diagnostics=diagnostics, fast=fast)
     finally:
         if bar is not None:

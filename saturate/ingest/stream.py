@@ -31,9 +31,9 @@ from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, s
 from saturate.ingest.files import is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
-from saturate.run_table import split_run_facts, with_run_facts
+from saturate.run_table import run_count, split_run_facts, with_run_facts
 
-__all__ = ["Tables", "walk", "Source"]
+__all__ = ["Tables", "ReadProgress", "walk", "Source"]
 
 Source = str | os.PathLike | pd.DataFrame
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
@@ -69,12 +69,44 @@ def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
 
 
 @dataclass(frozen=True)
+class ReadProgress:
+    """How far reading has got, as :class:`Tables` reports it to ``on_part``.
+
+    ``done`` of ``total`` reads are finished (a read is a table file, the TensorBoard logs of a
+    folder, an MLflow store or server, or a DataFrame: ``kind`` says ``"files"`` when every
+    read is a table file, else ``"sources"``); ``runs`` and ``points`` were read so far (before
+    any selection).
+    """
+
+    done: int
+    total: int
+    runs: int
+    points: int
+    kind: str = "sources"
+
+    def summary(self) -> str:
+        """``"12/40 files · 310 runs · 1.2M points"``."""
+        return (f"{self.done}/{self.total} {self.kind} · {self.runs:,} run{'s' * (self.runs != 1)}"
+                f" · {_count(self.points)} point{'s' * (self.points != 1)}")
+
+
+def _count(n: int) -> str:
+    """A count made short: 950, 12.3k, 1.2M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:.1f}".rstrip("0").rstrip(".") + suffix
+    return str(n)
+
+
+@dataclass(frozen=True)
 class _Read:
-    """One read planned: its parts, and whether it is an MLflow source (for ``--filter``)."""
+    """One read planned: its parts, whether it is an MLflow source (for ``--filter``), and
+    whether it is a table file (for the progress counts)."""
 
     parts: Callable[[], Iterator[pd.DataFrame]]
     mlflow: bool = False
     as_given: bool = False
+    file: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,12 +157,12 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     if path.is_file():
         if is_event_file(path):
             return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)))]
-        return [_Read(_one(lambda: read_table_file(path, source=text)))]
+        return [_Read(_one(lambda: read_table_file(path, source=text)), file=True)]
     tables, events, stores = walk(path)
     if not (tables or events or stores):
         raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
                          "TensorBoard event files or an MLflow store)")
-    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t)))) for t in tables]
+    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t))), file=True) for t in tables]
     if events and opt.stream:
         reads.append(_Read(lambda: iter_event_runs(events, path, source=text)))
     elif events:
@@ -171,7 +203,8 @@ class Tables:
 
     Arguments as :func:`saturate.load`; ``as_given``: a DataFrame that is already the tidy
     table is only selected from (not tidied again, its x axis kept); ``apart``: a metric whose
-    points are kept out of the parts.
+    points are kept out of the parts; ``on_part``: called with a :class:`ReadProgress` after each
+    part is read and when each read ends (a progress display; the library prints nothing).
     """
 
     def __init__(
@@ -188,6 +221,7 @@ class Tables:
         as_given: bool = False,
         apart: str | None = None,
         timeout: float | None = None,
+        on_part: Callable[[ReadProgress], None] | None = None,
     ) -> None:
         if source is None:
             source = os.environ.get("MLFLOW_TRACKING_URI")
@@ -213,25 +247,37 @@ class Tables:
         self._axis_error: InputError | None = None
         self._has_axis = False
         self._metrics: set[str] = set()
+        self.on_part = on_part
 
     def __iter__(self) -> Iterator[pd.DataFrame]:
         notes, names, kept = _Notes(), set(), 0
         where = f"reading {names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)}"
-        for read in self.reads:
+        kind = "files" if all(r.file for r in self.reads) else "sources"
+        runs = points = 0
+        for done, read in enumerate(self.reads):
             for raw in _named(read.parts, where):
                 with warnings.catch_warnings(record=True) as caught, step(where):
                     warnings.simplefilter("always")
-                    part = self._prepare(split_run_facts(raw), read.as_given, notes)
+                    split = split_run_facts(raw)
+                    part = self._prepare(split, read.as_given, notes)
                 notes.add(caught)
+                runs += run_count(raw)
+                points += len(raw)
+                self._report(ReadProgress(done, len(self.reads), runs, points, kind))
                 if part.empty:
                     continue
                 names.add(part.attrs.get("compute_name", "step"))
                 kept += len(part)
                 yield part
+            self._report(ReadProgress(done + 1, len(self.reads), runs, points, kind))
         if not kept:
             self._nothing_kept()  # the error says why; what was dropped on the way is moot
         notes.emit()
         self.compute_name = names.pop() if len(names) == 1 else "compute"
+
+    def _report(self, progress: ReadProgress) -> None:
+        if self.on_part is not None:
+            self.on_part(progress)
 
     def _prepare(self, part: pd.DataFrame, as_given: bool, notes: _Notes) -> pd.DataFrame:
         if self.experiment and not self.any_mlflow:

@@ -1,0 +1,104 @@
+"""Loading a long table is vectorised: the shape of the shared rl_trained_agents evaluation
+curves (43k rows x 4 metrics = 172k points, 192 curves whose run name ``1`` repeats across
+``algo`` and ``env``), generated here so the test runs in any clone.
+
+The speed is asserted as a ratio to ``pandas.read_csv`` of the same file, both timed in this
+test (best of a few, interleaved, in CPU time of this process: wall time on a shared machine
+swings with its load), never as seconds; the bound is loose enough for a busy machine and far
+below what one Python call per row costs (the row-wise run labels this replaced took about 350
+times ``read_csv``). ``benchmarks/bench_load.py`` prints the wall and CPU figures for the real
+file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import saturate
+
+ALGOS = ("a2c", "ars", "ddpg", "dqn", "her", "ppo", "qrdqn", "sac", "td3", "tqc", "trpo", "crossq")
+ENVS = tuple(f"Env{i}-v1" for i in range(16))
+#: Loading may cost this many times ``read_csv`` of the same file, measured in the same test.
+RATIO_LIMIT = 20.0
+
+
+def eval_curves_csv(path: Path, *, curves: int = 192, seed: int = 0) -> Path:
+    """A CSV shaped like ``rl_trained_agents/eval_curves_long.csv``: ``algo, env, run,
+    timestep`` and four numeric columns, run ``1`` of every (algo, env)."""
+    rng = np.random.default_rng(seed)
+    pairs = [(a, e) for a in ALGOS for e in ENVS][:curves]
+    lengths = rng.integers(2, 450, len(pairs))
+    frames = []
+    for (algo, env), n in zip(pairs, lengths, strict=True):
+        t = np.arange(1, n + 1) * 10_000
+        ret = 100 * (1 - np.exp(-t / t[-1] * 3)) + rng.normal(0, 5, n)
+        frames.append(pd.DataFrame({
+            "algo": algo, "env": env, "run": 1, "timestep": t, "mean_return": ret.round(3),
+            "std_return": rng.gamma(2, 3, n).round(4), "n_episodes": 10,
+            "mean_ep_len": rng.integers(50, 1000, n) + 0.5,
+        }))
+    pd.concat(frames, ignore_index=True).to_csv(path, index=False)
+    return path
+
+
+def _best_times(path: Path, repeats: int = 5) -> tuple[float, float]:
+    """Best CPU time of ``pandas.read_csv`` and of ``saturate.load`` on ``path``, interleaved."""
+    best = {"csv": np.inf, "load": np.inf}
+    for _ in range(repeats):
+        for key, read in (("csv", pd.read_csv), ("load", saturate.load)):
+            start = time.process_time()
+            read(path)
+            best[key] = min(best[key], time.process_time() - start)
+    return best["csv"], best["load"]
+
+
+@pytest.fixture(scope="module")
+def eval_curves(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return eval_curves_csv(tmp_path_factory.mktemp("load_speed") / "eval_curves_long.csv")
+
+
+def test_the_generated_file_has_the_shape_of_the_real_one(eval_curves: Path) -> None:
+    df = saturate.load(eval_curves)
+    facts = saturate.run_facts(df)
+    assert len(df) == 4 * len(pd.read_csv(eval_curves)) > 150_000
+    assert df.groupby(["run_id", "metric"]).ngroups == 192 * 4
+    assert len(facts) == 192 and {"params.algo", "params.env"} <= set(facts.columns)
+    assert "1 (algo=a2c, env=Env0-v1)" in set(df["run"])
+
+
+def test_loading_a_long_table_costs_a_few_read_csv(eval_curves: Path) -> None:
+    csv_s, load_s = _best_times(eval_curves)
+    ratio = load_s / csv_s
+    print(f"saturate.load {load_s * 1e3:.0f} ms, pandas.read_csv {csv_s * 1e3:.0f} ms (CPU): {ratio:.1f}x")
+    assert ratio < RATIO_LIMIT, f"load took {ratio:.1f}x read_csv (limit {RATIO_LIMIT}x)"
+
+
+def _row_wise_labels(df: pd.DataFrame, varying: list[str]) -> list[object]:
+    """The run names as the loader built them one row at a time (the reference)."""
+    label = df[varying].astype(str).apply(
+        lambda row: ", ".join(f"{k[len('params.'):]}={v}" for k, v in row.items()), axis=1)
+    return (df["run"].astype(str) + " (" + label + ")").tolist()
+
+
+@pytest.mark.parametrize("layout", ["wide", "long"])
+def test_run_names_are_those_the_row_wise_labels_gave(tmp_path: Path, layout: str) -> None:
+    algo = ["ppo", "ppo", "sac", "sac", None, None, "ppo", "ppo"]
+    lr = [1e-3, 1e-3, 1e-3, 1e-3, 3e-4, 3e-4, np.nan, np.nan]
+    src = pd.DataFrame({"run": ["1", "1", "1", "1", "1", "1", "2", "2"], "algo": algo,
+                        "lr_text": [f"lr{v}" for v in lr], "step": [0, 1] * 4,
+                        "reward": np.arange(8.0)})
+    if layout == "long":
+        src = src.rename(columns={"reward": "value"}).assign(metric="reward")
+    path = tmp_path / "runs.csv"
+    src.to_csv(path, index=False)
+    raw = pd.read_csv(path).rename(columns={"algo": "params.algo", "lr_text": "params.lr_text"})
+    expected = sorted(set(_row_wise_labels(raw, ["params.algo", "params.lr_text"])))
+    df = saturate.load(path)
+    assert sorted(df["run"].unique()) == expected
+    assert "1 (algo=nan, lr_text=lr0.0003)" in expected  # a missing parameter reads "nan"
+    assert df.groupby("run")["step"].size().tolist() == [2, 2, 2, 2]
