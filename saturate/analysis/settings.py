@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from saturate.analysis.call_settings import DecisionSettings
 from saturate.validation import (
     check_choices,
     check_confidence,
@@ -34,7 +35,11 @@ class AnalysisSettings:
     ``"N%"`` of the curve's observed (smoothed) range. The default ``"3%"``: a doubling of compute
     that moves the metric by less than 3% of the ground it has covered is, for RL runs, within the
     run-to-run noise of most benchmarks and rarely worth twice the spend. ``thresholds`` maps
-    metric globs to their own ``min_gain``.
+    metric globs to their own ``min_gain``. ``decision``: how the probability that the next
+    doubling pays becomes the call, and whether sibling curves are pooled
+    (:class:`saturate.analysis.call_settings.DecisionSettings`). ``law_prior``: prior odds of the
+    fitted laws, e.g. ``(("sigmoid", 32.0),)`` to follow the ScaleRL sigmoid where the data
+    cannot tell the laws apart (:mod:`saturate.fit.priors`; ``()``: equal odds).
     """
 
     min_gain: float | str = "3%"
@@ -48,6 +53,8 @@ class AnalysisSettings:
     seed: int = 0
     laws: tuple[str, ...] | None = None
     min_points: int = 6
+    decision: DecisionSettings = field(default_factory=DecisionSettings)
+    law_prior: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         check_confidence(self.confidence, "confidence")
@@ -72,7 +79,7 @@ class AnalysisSettings:
 
         laws = {} if self.laws is None else {"laws": tuple(self.laws)}
         return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
-                           seed=int(self.seed), **laws)
+                           seed=int(self.seed), law_prior=tuple(self.law_prior), **laws)
 
 
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:
