@@ -196,3 +196,42 @@ def test_refining_is_pure_and_repeatable() -> None:
     a, b = analyze_curve(pts, FAST), analyze_curve(pts, FAST)
     assert a.verdict == b.verdict and a.reasons == b.reasons
     assert a.decision == b.decision
+
+
+def _seed_table(n: int = 4, **params: str) -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    c = np.arange(1.0, 41.0)
+    return pd.concat([
+        _curve(c, 0.3 + 0.04 * np.log2(c) + rng.normal(0, 0.03, c.size), f"s{i}", seed=str(i),
+               **params)
+        for i in range(n)
+    ], ignore_index=True)
+
+
+def test_a_read_in_parts_pools_as_the_read_in_one_piece() -> None:
+    # the siblings arrive in different parts: the priors wait for the last part
+    from saturate.analysis import analyze_parts
+
+    table = _seed_table()
+    parts = [table[table["run_id"].isin(ids)] for ids in (["s0", "s1"], ["s2"], ["s3"])]
+    whole = analyze_table(table, FAST)
+    streamed = analyze_parts(parts, FAST)
+    assert [r.run_id for r in streamed] == [r.run_id for r in whole]
+    for a, b in zip(whole, streamed, strict=True):
+        assert a.decision.prior is not None and a.decision.prior.n == 3
+        assert b.decision == a.decision and b.verdict == a.verdict and b.reasons == a.reasons
+        assert b.forecast == a.forecast
+
+
+def test_runs_that_differ_by_more_than_a_seed_do_not_pool() -> None:
+    a, b = _seed_table(2, lr="1e-3"), _seed_table(2, lr="1e-4")
+    b = b.assign(run_id=b["run_id"] + "b", run=b["run"] + "b")
+    out = analyze_table(pd.concat([a, b], ignore_index=True), FAST)
+    # each curve has one sibling (its own learning rate): too few for a group prior
+    assert all(r.decision.prior is None for r in out)
+
+
+def test_curves_averaged_over_seeds_are_not_pooled_again() -> None:
+    table = _seed_table(4, recipe="a")
+    out = analyze_table(table, AnalysisSettings(n_boot=40, group_by="params.recipe"))
+    assert len(out) == 1 and out[0].decision is not None and out[0].decision.prior is None
