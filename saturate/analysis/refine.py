@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -30,9 +31,9 @@ from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
 from saturate.analysis.quantities import roi_stage
 from saturate.constants import KNEE_ROI, SOLE_SHARE
-from saturate.results import CurveAnalysis, Estimate, Verdict
+from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Verdict
 
-__all__ = ["refine", "verdict_of", "pool_analyses", "sibling_key"]
+__all__ = ["refine", "verdict_of", "pool_analyses", "sibling_key", "projected_path"]
 
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")
 """Base reasons that stay true whatever the call (they describe the data, not a conclusion)."""
@@ -219,6 +220,23 @@ def refine(
     )
 
 
+def projected_path(
+    analysis: CurveAnalysis, computes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The forecast the call reports (value, lo, hi), at each of ``computes``: the current level
+    at and before the last compute, :func:`~saturate.analysis.projection.project` beyond it (so a
+    drawn forecast line passes through the reported forecasts). None for an analysis without a
+    call."""
+    o, d = analysis.outlook, analysis.decision
+    if o is None or d is None:
+        return None
+    last = analysis.compute_last
+    pts = tuple(ForecastPoint(float(c), float(c), o.level, o.level, o.level) for c in computes)
+    out = project(o, d, pts, last, _fit_shape(analysis))
+    return tuple(np.array([getattr(f, k) for f in out], dtype=float)  # type: ignore[return-value]
+                 for k in ("value", "lo", "hi"))
+
+
 def _fit_shape(analysis: CurveAnalysis) -> Shape | None:
     """``h -> f(2^h C) - f(C)`` of the fitted laws on the larger-is-better scale."""
     fit = analysis.fit
@@ -234,18 +252,29 @@ def _fit_shape(analysis: CurveAnalysis) -> Shape | None:
     return shape
 
 
-def sibling_key(points: pd.DataFrame, params: Mapping[str, Any] | None = None) -> Hashable:
-    """The group a curve pools with: same source, experiment and metric, and the same run
-    parameters except those naming a seed (``params.*`` with "seed" in their name). ``params``:
-    the run's facts (a row of :func:`saturate.run_table.run_facts`); default: the ``params.*``
+_SEED_TOKEN = re.compile(r"(?i)[-_./ ]?seed[-_=]?\d+")
+"""A seed in a run's name (``ppo-seed3``, ``run_seed=1``): removed, the rest names the config."""
+
+
+def sibling_key(points: pd.DataFrame, params: Mapping[str, Any] | None = None) -> Hashable | None:
+    """The group a curve pools with: the seeds of one configuration. Same source, experiment and
+    metric, and the same run parameters except those naming a seed (``params.*`` with "seed" in
+    their name); without a seed parameter, the run's name must carry a seed (``...-seed3``) and
+    the names must agree once it is removed. None (the curve stays alone) when nothing says the
+    run is one seed of several: runs of one experiment may be different recipes. ``params``: the
+    run's facts (a row of :func:`saturate.run_table.run_facts`); default: the ``params.*``
     columns of ``points``."""
     first = points.iloc[0]
     facts = params if params is not None else {c: first[c] for c in points.columns}
-    kept = tuple(
-        (str(c), str(v)) for c, v in sorted(facts.items(), key=lambda kv: str(kv[0]))
-        if str(c).startswith("params.") and "seed" not in str(c).lower() and pd.notna(v)
-    )
-    return (str(first["source"]), str(first["experiment"]), str(first["metric"]), kept)
+    named = [(str(c), v) for c, v in facts.items() if str(c).startswith("params.") and pd.notna(v)]
+    kept = tuple(sorted((c, str(v)) for c, v in named if "seed" not in c.lower()))
+    stem = ""
+    if not any("seed" in c.lower() for c, _ in named):
+        run = str(first["run"]) if "run" in points.columns else ""
+        stem = _SEED_TOKEN.sub("", run)
+        if stem == run:
+            return None
+    return (str(first["source"]), str(first["experiment"]), str(first["metric"]), kept, stem)
 
 
 def pool_analyses(
