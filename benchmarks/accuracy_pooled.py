@@ -67,17 +67,21 @@ def _forecasts(o: Outlook, d: Decision, row: dict, case: Case) -> tuple[float, f
     return tuple(forecast_error(case, k, p.value) for k, p in zip((2, 4), fc, strict=True))
 
 
-def pooled_calls(pool: bool, cases: dict[str, Case]) -> Calls:
+def pooled_calls(pool: bool, cases: dict[str, Case], kinds: tuple[str, ...] | None = None
+                 ) -> Calls:
     """Calls and forecast errors of the tool's decision for a setting, the curve alone or with
-    its group's prior; cases without an outlook keep the stored per-curve result."""
+    its group's prior (``kinds``: only cases of these kinds pool, e.g. ``("seed",)`` as
+    :func:`saturate.analysis.analyze_table` pools, seeds of one configuration); cases without an
+    outlook keep the stored per-curve result."""
     cache: dict[tuple, tuple] = {}
 
     def decisions(rows: pd.DataFrame, innovation: float) -> tuple:
         key = (id(rows), innovation)
         if key not in cache:
             outs = outlooks(rows)
-            groups = [(g, f) if pool and isinstance(g, str) and g else None
-                      for g, f in zip(rows["group"], rows["frac"], strict=True)]
+            groups = [(g, f) if pool and isinstance(g, str) and g
+                      and (kinds is None or k in kinds) else None
+                      for g, f, k in zip(rows["group"], rows["frac"], rows["kind"], strict=True)]
             priors = leave_one_out_priors(outs, groups)
             base = DecisionSettings(0.5, 0.5, innovation=innovation)
             ds = [decide(o, p, base) if o is not None else None
@@ -111,6 +115,10 @@ def pooled_methods(cases: dict[str, Case]) -> list[Method]:
     return [
         Method("saturate/alone", pooled_calls(False, cases), GRID,
                "the curve's own outlook", default=DecisionSettings()),
+        Method("saturate/seeds", pooled_calls(True, cases, ("seed",)), GRID,
+               "seeds pooled with their sibling seeds at the same cut (what analyze_table "
+               "does)", default=DecisionSettings()),
         Method("saturate/pooled", pooled_calls(True, cases), GRID,
-               "pooled with the siblings at the same cut", default=DecisionSettings()),
+               "pooled with the siblings at the same cut (every group: seeds, sibling agents "
+               "or algorithms, model sizes)", default=DecisionSettings()),
     ]
