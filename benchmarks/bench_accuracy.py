@@ -1,372 +1,278 @@
 """Accuracy of saturate's verdicts and forecasts on real RL curves, against simple baselines.
 
-Each real curve is cut at 1/8, 1/4 and 1/2 of its compute range; only the part before the cut
-(compute <= c) is analysed, the rest is the truth:
+Real curves (Dopamine Atari/MuJoCo seed means and single seeds, DreamerV3 runs of every suite,
+stable-baselines3 evaluation curves, LLM RL on GSM8K; see :mod:`realcurves`) are cut at 1/8, 1/4
+and 1/2 of their compute; the analysis sees only the part before the cut and is judged by what
+the run did later (:mod:`accuracy_cases`: "does the next doubling pay?" against the tool's own
+3% threshold, and the 2x / 4x forecasts). Baselines on the same cases: last level + recent slope,
+the ScaleRL sigmoid alone, a saturating power law alone, log-linear alone
+(:mod:`accuracy_methods`).
 
-* label ``g = (mean y over [1.6c, 2c] - mean y over [0.8c, c]) / R`` with ``R`` the range of the
-  observed part after a light rolling mean. "pays" if g > 6%, "does not pay" if g < 3%, otherwise
-  the case is not scored. scaling/slowing answer "pays", saturated/regressing "does not pay",
-  inconclusive counts as wrong. Headline: balanced accuracy.
-* forecasts at 2x and 4x the last observed compute against the mean of the real curve over
-  [0.9kc, 1.1kc]; error = |forecast - truth| / R, capped at 10 (a missing forecast counts 10).
+Figures are reported pooled and leave-one-source-out (every tunable setting of a method chosen
+on the other sources, :mod:`accuracy_scoring`), overall and per source, with the precision of
+the "does not pay" calls and the share of inconclusive calls.
 
-Baselines measured in the same run: last level + slope of the last quarter on log compute; the
-ScaleRL sigmoid alone; a saturating power law alone; log-linear alone.
+    python benchmarks/bench_accuracy.py               # full sample (~2,600 cases)
+    python benchmarks/bench_accuracy.py --quick       # a seeded quarter for iterating
+    python benchmarks/bench_accuracy.py --save rows.csv   # also write the per-case rows
 
-    python benchmarks/bench_accuracy.py            # full (~1,000 scored cases)
-    python benchmarks/bench_accuracy.py --quick    # a seeded subset for iterating
+Per-case results are cached under ``benchmarks/.cache/`` (gitignored), keyed by the case, the
+number of bootstrap draws and a hash of the code that produced them, so a re-run after changing
+only the scoring is instant; ``--no-cache`` ignores the cache.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import hashlib
+import json
 import sys
 import time
-import warnings
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import curve_fit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-from realcurves import DATA_DIR, RealCurve, available, load_all  # noqa: E402
-
-from saturate.analysis import (  # noqa: E402
-    AnalysisSettings,
-    analyze_curve,
-    recent_slope,
-    smoothed_range,
+from accuracy_cases import Case, forecast_error, make_cases  # noqa: E402
+from accuracy_methods import BASELINES, run_baseline, run_saturate  # noqa: E402
+from accuracy_pooled import pooled_methods  # noqa: E402
+from accuracy_scoring import (  # noqa: E402
+    Method,
+    balanced,
+    fixed_calls,
+    objective,
+    score_method,
+    targets_line,
 )
-from saturate.analysis.evidence import noise_sd, trend_test  # noqa: E402
+from realcurves import DATA_DIR, FULL_CAPS, QUICK_CAPS, available, load_all  # noqa: E402
 
-CUTS = (1 / 8, 1 / 4, 1 / 2)
-PAYS, FLAT = 0.06, 0.03
-MIN_OBSERVED = 8
-ERROR_CAP = 10.0
-METHODS = ("saturate", "last-quarter", "sigmoid", "power", "log-linear")
+CACHE = HERE / ".cache" / "accuracy"
+RUNNERS = ("saturate", *BASELINES)
 
 
-@dataclass(frozen=True)
-class Case:
-    """One cut of one real curve with its truth."""
-
-    source: str
-    name: str
-    frac: float
-    cut: float
-    compute: np.ndarray
-    value: np.ndarray
-    scale: float
-    g: float
-    truth: dict[int, float]
+POST_HOC = ("decision.py", "pooling.py", "refine.py", "projection.py", "call_settings.py")
+"""Modules of ``saturate/analysis`` the benchmark applies after the per-case work (from the
+stored outlooks), so changing them does not invalidate the cache."""
 
 
-def make_cases(curves: list[RealCurve]) -> list[Case]:
-    """Cut every curve at 1/8, 1/4 and 1/2 of its compute range and label the future."""
-    cases = []
-    for cur in curves:
-        x, y = cur.compute, cur.value
-        for frac in CUTS:
-            cut = frac * float(x[-1])
-            obs = x <= cut
-            if obs.sum() < MIN_OBSERVED:
-                continue
-            scale = smoothed_range(y[obs])
-            if not scale > 0:
-                continue
-            now = (x >= 0.8 * cut) & (x <= cut)
-            later = (x >= 1.6 * cut) & (x <= 2.0 * cut)
-            if not now.any() or not later.any():
-                continue
-            g = (float(y[later].mean()) - float(y[now].mean())) / scale
-            last = float(x[obs][-1])
-            truth = {}
-            for k in (2, 4):
-                w = (x >= 0.9 * k * last) & (x <= 1.1 * k * last)
-                if w.any():
-                    truth[k] = float(y[w].mean())
-            cases.append(Case(cur.source, cur.name, frac, cut, x[obs], y[obs], scale, g, truth))
-    return cases
+def code_hash() -> str:
+    """Hash of everything that can change a stored per-case result: the package (except the
+    :data:`POST_HOC` modules) and the modules that run the cases."""
+    h = hashlib.sha1()
+    root = HERE.parent / "saturate"
+    files = sorted(p for p in root.rglob("*.py")
+                   if not (p.parent.name == "analysis" and p.name in POST_HOC))
+    files += [HERE / "accuracy_methods.py", HERE / "accuracy_cases.py"]
+    for p in files:
+        h.update(p.relative_to(HERE.parent).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
 
 
-# --------------------------------------------------------------------------------------------
-# Methods: each returns (pays: True/False/None, {k: forecast at k x last compute or None})
-
-
-def _settings(n_boot: int) -> AnalysisSettings:
-    return AnalysisSettings(n_boot=n_boot, seed=0)
-
-
-def run_saturate(
-    case: Case, n_boot: int
-) -> tuple[bool | None, dict[int, float | None], str, dict[str, float]]:
-    pts = pd.DataFrame(
-        {
-            "source": case.source,
-            "experiment": "bench",
-            "run_id": case.name,
-            "run": case.name,
-            "metric": "return",
-            "step": np.arange(case.compute.size, dtype="int64"),
-            "compute": case.compute,
-            "value": case.value,
-        }
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = analyze_curve(pts, _settings(n_boot))
-    pays = {"scaling": True, "slowing": True, "saturated": False, "regressing": False}.get(
-        res.verdict
-    )
-    fc: dict[int, float | None] = {2: None, 4: None}
-    for f in res.forecast:
-        k = round(f.compute / case.compute[-1])
-        if k in fc and math.isfinite(f.value):
-            fc[k] = f.value
-    t = res.threshold
-    g, tr = res.gain_per_doubling, res.trend
-    extra = {
-        "gain": g.value / t,
-        "gain_lo": g.lo / t,
-        "gain_hi": g.hi / t,
-        "roi": res.roi,
-        "trend": tr.slope_per_doubling.value / t if tr else math.nan,
-        "trend_lo": tr.slope_per_doubling.lo / t if tr else math.nan,
-        "trend_hi": tr.slope_per_doubling.hi / t if tr else math.nan,
-        "collapse": res.collapse is not None,
-        "threshold": t,
-        "scale": case.scale,
-        "p_trend": tr.p_value if tr else math.nan,
-        "flags": ";".join(res.flags),
-        "reason": res.reasons[0][:160] if res.reasons else "",
-    }
-    fit = res.fit
-    if fit is not None and tr is not None:
-        extra["fit_recent"] = (
-            recent_slope(lambda x: fit.predict(x), tr.compute_from, tr.compute_to, case.compute) / t
-        )
-    if fit is not None:
-        last = case.compute[-1]
-        smp = fit.predict_samples(np.array([last, 2 * last]))
-        extra["p_above"] = float(np.nanmean((smp[:, 1] - smp[:, 0]) > t))
-        extra["extrap_se"] = fit.extrapolation_se / t
-        d = smp[:, 1] - smp[:, 0]
-        extra["boot_sd"] = float(np.nanstd(d)) / t
-        extra["above_r0"] = (float(fit.predict(np.array([last]))[0]) - fit.start_level.value) / t
-    extra["noise"] = noise_sd(case.value) / t
-    whole = trend_test(case.compute, case.value, min_points=case.compute.size)
-    if whole is not None:
-        extra["whole"] = whole.slope_per_doubling.value / t
-        extra["whole_p"] = whole.p_value
-    return pays, fc, res.verdict, extra
-
-
-def _norm(case: Case) -> tuple[np.ndarray, np.ndarray, float, float]:
-    x = case.compute / case.compute[-1]
-    mu, sd = float(case.value.mean()), float(case.value.std()) or 1.0
-    return x, (case.value - mu) / sd, mu, sd
-
-
-def _by_model(case: Case, model, p0, bounds) -> tuple[bool | None, dict[int, float | None], str]:
-    x, y, mu, sd = _norm(case)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            p, _ = curve_fit(model, x, y, p0=p0, bounds=bounds, maxfev=20000)
-    except (RuntimeError, ValueError):
-        return None, {2: None, 4: None}, "failed"
-    f = lambda c: float(model(np.asarray(c, dtype=float), *p)) * sd + mu  # noqa: E731
-    gain = f(2.0) - f(1.0)
-    pays = gain > 0.03 * case.scale
-    fc = {k: (f(float(k)) if math.isfinite(f(float(k))) else None) for k in (2, 4)}
-    return pays, fc, "pays" if pays else "no"
-
-
-def _sigmoid(x, r0, a, cmid, b):
-    return r0 + (a - r0) / (1.0 + (cmid / x) ** b)
-
-
-def _power(x, a, b, alpha):
-    return a - b * x ** (-alpha)
-
-
-def _loglinear(x, a, b):
-    return a + b * np.log(x)
-
-
-def run_baseline(case: Case, name: str) -> tuple[bool | None, dict[int, float | None], str]:
-    if name == "last-quarter":
-        y = case.value
-        level = float(pd.Series(y).rolling(max(3, y.size // 10), min_periods=1).mean().iloc[-1])
-        q = max(3, y.size // 4)
-        xs = np.log2(case.compute[-q:])
-        slope = float(np.polyfit(xs, y[-q:], 1)[0])
-        pays = slope > 0.03 * case.scale
-        return pays, {2: level, 4: level}, "pays" if pays else "no"
-    _, y, _, _ = _norm(case)
-    if name == "sigmoid":
-        lo, hi = float(y.min()), float(y.max())
-        return _by_model(
-            case,
-            _sigmoid,
-            [y[0], hi, 0.3, 1.0],
-            ([lo - 50, lo - 50, 1e-4, 0.05], [hi + 50, hi + 50, 1e4, 10.0]),
-        )
-    if name == "power":
-        return _by_model(
-            case, _power, [y[-1], y[-1] - y[0], 0.5], ([-100, -100, 1e-3], [100, 100, 5.0])
-        )
-    if name == "log-linear":
-        return _by_model(case, _loglinear, [0.0, 1.0], ([-np.inf, -np.inf], [np.inf, np.inf]))
-    raise ValueError(name)
-
-
-def _no_fit(*_args, **_kwargs):
-    raise RuntimeError("ablation: no law fitted")
-
-
-def evaluate(args: tuple[Case, tuple[str, ...], int, bool]) -> list[dict]:
-    case, methods, n_boot, trend_only = args
-    if trend_only:
-        import saturate.analysis
-
-        saturate.analysis._fit = _no_fit
-    rows = []
+def evaluate(args: tuple[Case, tuple[str, ...], int]) -> list[dict]:
+    """Run the requested methods on one case (in a worker process)."""
+    case, methods, n_boot = args
+    out = []
     for m in methods:
         t0 = time.perf_counter()
-        extra: dict[str, float] = {}
-        if m == "saturate":
-            pays, fc, verdict, extra = run_saturate(case, n_boot)
-        else:
-            pays, fc, verdict = run_baseline(case, m)
-        row = {
-            "source": case.source,
-            "name": case.name,
-            "frac": case.frac,
-            "method": m,
-            "g": case.g,
-            "pays": pays,
-            "verdict": verdict,
-            "seconds": time.perf_counter() - t0,
-            **extra,
-        }
-        for k in (2, 4):
-            if k in case.truth:
-                f = fc.get(k)
-                err = (
-                    ERROR_CAP if f is None else min(ERROR_CAP, abs(f - case.truth[k]) / case.scale)
-                )
-                row[f"err{k}"] = err
+        try:
+            if m == "saturate":
+                call, fc, verdict, extra = run_saturate(case, n_boot)
             else:
-                row[f"err{k}"] = math.nan
+                call, fc, verdict, extra = run_baseline(case, m)
+        except Exception as e:  # noqa: BLE001 - a failure is a result, reported at the end
+            call, fc, verdict = None, {}, "error"
+            extra = {"error": f"{type(e).__name__}: {e}"[:300]}
+        out.append({
+            "key": case.key, "method": m, "call": call, "fc2": fc.get(2), "fc4": fc.get(4),
+            "verdict": verdict, "seconds": time.perf_counter() - t0, "extra": extra,
+        })
+    return out
+
+
+def run_cases(cases: list[Case], methods: tuple[str, ...], n_boot: int, jobs: int,
+              use_cache: bool) -> dict[tuple[str, str], dict]:
+    """Per (case key, method) results, from the cache where possible, the rest computed."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"{code_hash()}-b{n_boot}.jsonl"
+    done: dict[tuple[str, str], dict] = {}
+    if use_cache and path.exists():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["key"], r["method"])] = r
+    todo = []
+    for c in cases:
+        missing = tuple(m for m in methods if (c.key, m) not in done)
+        if missing:
+            todo.append((c, missing, n_boot))
+    print(f"{len(cases)} cases: {len(cases) - len(todo)} fully cached, {len(todo)} to run",
+          flush=True)
+    with path.open("a") as fh:
+        if jobs > 1 and todo:
+            with ProcessPoolExecutor(jobs) as ex:
+                results = ex.map(evaluate, todo, chunksize=4)
+                for part in results:
+                    _store(part, done, fh)
+        else:
+            for w in todo:
+                _store(evaluate(w), done, fh)
+    return done
+
+
+def _store(part: list[dict], done: dict, fh) -> None:
+    for r in part:
+        done[(r["key"], r["method"])] = r
+        fh.write(json.dumps(r, default=_json_default) + "\n")
+    fh.flush()
+
+
+def _json_default(v):
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, np.bool_):
+        return bool(v)
+    raise TypeError(type(v))
+
+
+def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.DataFrame:
+    """One row per case: the case, its label and, per method, call / forecast errors / verdict
+    (columns ``<method>:call`` ...) and saturate's extra quantities (``sat:<name>``)."""
+    rows = []
+    for c in cases:
+        row: dict = {"key": c.key, "source": c.source, "kind": c.kind, "group": c.group,
+                     "name": c.name, "frac": c.frac, "g": c.g, "label": c.label,
+                     "scale": c.scale, "n_obs": c.compute.size}
+        for m in methods:
+            r = results[(c.key, m)]
+            row[f"{m}:call"] = r["call"]
+            row[f"{m}:err2"] = forecast_error(c, 2, r["fc2"])
+            row[f"{m}:err4"] = forecast_error(c, 4, r["fc4"])
+            row[f"{m}:verdict"] = r["verdict"]
+            row[f"{m}:seconds"] = r["seconds"]
+            if m == "saturate":
+                row.update({f"sat:{k}": v for k, v in r["extra"].items()})
         rows.append(row)
-    return rows
+    df = pd.DataFrame(rows)
+    df["label"] = df["label"].astype(object)
+    df.index = pd.RangeIndex(len(df))
+    for m in methods:
+        df[f"{m}:call"] = df[f"{m}:call"].astype(object).where(df[f"{m}:call"].notna(), None)
+    return df
 
 
-# --------------------------------------------------------------------------------------------
-# Scoring
+def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case]) -> list[Method]:
+    """The scored methods: saturate's call, alone and pooled with the siblings, with its settings
+    chosen leave-one-source-out (:mod:`accuracy_pooled`; their pooled tables show the shipped
+    defaults), and each baseline's stored calls (no tunable settings)."""
+    out = [Method(m, fixed_calls(f"{m}:")) for m in methods if m != "saturate"]
+    if "saturate" in methods:
+        out[:0] = pooled_methods(cases)
+    return out
 
 
-def score(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per method and source (and overall): balanced accuracy, split, forecast errors."""
-    out = []
-    scored = rows[(rows["g"] > PAYS) | (rows["g"] < FLAT)].copy()
-    scored["truth"] = scored["g"] > PAYS
-    for (method, source), g in [
-        *scored.groupby(["method", "source"], sort=False),
-        *(((str(m), "ALL"), gg) for m, gg in scored.groupby("method", sort=False)),
-    ]:
-        right = g["pays"].eq(g["truth"]) & g["pays"].notna()
-        rec_p = right[g["truth"]].mean()
-        rec_n = right[~g["truth"]].mean()
-        flat = g["g"].abs() < FLAT
-        dec = g["g"] < -PAYS
-        allr = rows[(rows["method"] == method) & ((rows["source"] == source) | (source == "ALL"))]
-        out.append(
-            {
-                "method": method,
-                "source": source,
-                "n": len(g),
-                "pays%": 100 * g["truth"].mean(),
-                "bal_acc": np.nanmean([rec_p, rec_n]),
-                "rec_pays": rec_p,
-                "rec_not": rec_n,
-                "inconcl%": 100 * g["pays"].isna().mean(),
-                "gaining": right[g["truth"]].mean(),
-                "flat": right[flat].mean() if flat.any() else math.nan,
-                "declining": right[dec].mean() if dec.any() else math.nan,
-                "n_decl": int(dec.sum()),
-                "med_err2": allr["err2"].median(),
-                "mean_err2": allr["err2"].mean(),
-                "med_err4": allr["err4"].median(),
-                "mean_err4": allr["err4"].mean(),
-                "sec/case": allr["seconds"].mean(),
-            }
-        )
-    return pd.DataFrame(out)
+COLS = ["n", "pays%", "bal_acc", "rec_pays", "rec_not", "prec_not", "n_not", "inconcl%",
+        "med_err2", "mean_err2", "med_err4", "mean_err4"]
+
+
+def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
+    """Print the LOSO and pooled tables (overall and per source) and the targets."""
+    pd.set_option("display.width", 220)
+    pd.set_option("display.max_columns", 40)
+    fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
+    for which in ("loso", "pooled"):
+        table = pd.DataFrame([
+            {"method": name, **r} for name, s in scored.items() for r in s[which]
+        ])
+        table = table.sort_values(["source", "method"], key=lambda s: s.map(
+            {m: i for i, m in enumerate(scored)}) if s.name == "method" else s, kind="stable")
+        title = ("leave-one-source-out (settings chosen on the other sources)" if which == "loso"
+                 else "pooled (the shipped settings on every source)")
+        print(f"\n== {title}")
+        print(table[["method", "source", *COLS]].to_string(**fmt))
+    for name, s in scored.items():
+        if any(v is not None for v in s["chosen"].values()):
+            print(f"\n{name}: settings chosen per held-out source: "
+                  f"{ {k: _setting(v) for k, v in s['chosen'].items()} }; best on all sources: "
+                  f"{_setting(s['best_on_all'])}; shipped (pooled table): {_setting(s['shipped'])}")
+    print("\nby kind of curve (LOSO):")
+    kind_rows = []
+    for name, s in scored.items():
+        calls = s["loso_calls"]
+        for kind, g in rows.groupby("kind"):
+            kind_rows.append({"method": name, "kind": kind, **{
+                k: v for k, v in _summ(rows.loc[g.index], calls.loc[g.index]).items()}})
+    print(pd.DataFrame(kind_rows)[["method", "kind", *COLS]].to_string(**fmt))
+    base = {n: next(r for r in s["loso"] if r["source"] == "ALL")
+            for n, s in scored.items() if n in BASELINES}
+    for name, s in scored.items():
+        if name not in BASELINES:
+            me = next(r for r in s["loso"] if r["source"] == "ALL")
+            print(f"\ntargets, {name} (LOSO): {targets_line(me, base)}")
+            for r in s["loso"]:
+                if r["source"] != "ALL" and r["n"] >= 50:
+                    ok = "met" if r["bal_acc"] >= 0.75 else "MISSED"
+                    print(f"  {r['source']}: balanced accuracy {r['bal_acc']:.3f} ({ok}), "
+                          f"'does not pay' precision {r['prec_not']:.3f}, n={r['n']}")
+
+
+def _setting(v) -> str:
+    if hasattr(v, "stop_below"):
+        return f"stop_below={v.stop_below:g}, go_above={v.go_above:g}, innovation={v.innovation:g}"
+    return str(v)
+
+
+def _summ(rows: pd.DataFrame, calls: pd.DataFrame) -> dict:
+    from accuracy_scoring import summarize
+
+    return summarize(rows["label"], calls["call"], calls["err2"], calls["err4"])
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="a seeded subset (~1/4 of the cases)")
+    ap.add_argument("--quick", action="store_true", help="a seeded quarter-size sample")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--n-boot", type=int, default=200)
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--methods", default=",".join(RUNNERS))
     ap.add_argument("--sources", default=None, help="comma-separated subset of sources")
     ap.add_argument("--save", default=None, help="write the per-case rows to this CSV")
     ap.add_argument("--data", default=str(DATA_DIR))
-    ap.add_argument(
-        "--trend-only",
-        action="store_true",
-        help="ablation: saturate without any fitted law (trend and collapse evidence alone)",
-    )
+    ap.add_argument("--no-cache", action="store_true", help="recompute every case")
+    ap.add_argument("--select", choices=("balanced", "targets"), default="balanced",
+                    help="how LOSO chooses a setting on the training sources (accuracy_scoring)")
     args = ap.parse_args(argv)
     root = Path(args.data)
     if not available(root):
         print(f"real curves not found at {root}; nothing to benchmark", file=sys.stderr)
         return 1
-    caps = {"dopamine": 40, "dreamerv3": 54, "sb3": 30, "llm": None} if args.quick else None
+    t0 = time.perf_counter()
     sources = tuple(args.sources.split(",")) if args.sources else None
-    curves = load_all(root, caps=caps, seed=0, sources=sources)
+    curves = load_all(root, caps=QUICK_CAPS if args.quick else FULL_CAPS, seed=0, sources=sources)
     cases = make_cases(curves)
     methods = tuple(args.methods.split(","))
-    print(f"{len(curves)} curves, {len(cases)} cases; methods: {', '.join(methods)}", flush=True)
-    t0 = time.perf_counter()
-    work = [(c, methods, args.n_boot, args.trend_only) for c in cases]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as ex:
-            parts = list(ex.map(evaluate, work, chunksize=4))
-    else:
-        parts = [evaluate(w) for w in work]
-    rows = pd.DataFrame([r for p in parts for r in p])
+    print(f"{len(curves)} curves in {len({c.group for c in curves})} groups, {len(cases)} cases "
+          f"({sum(c.label is not None for c in cases)} scored); methods: {', '.join(methods)}",
+          flush=True)
+    results = run_cases(cases, methods, args.n_boot, args.jobs, not args.no_cache)
+    rows = case_rows(cases, results, methods)
     if args.save:
         rows.to_csv(args.save, index=False)
-    table = score(rows)
-    pd.set_option("display.width", 200)
-    pd.set_option("display.max_columns", 30)
-    order = {m: i for i, m in enumerate(methods)}
-    table = table.sort_values(
-        ["source", "method"], key=lambda s: s.map(order) if s.name == "method" else s
-    )
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    sat = rows[rows["method"] == "saturate"]
-    if not sat.empty:
-        print("\nsaturate verdicts:", sat["verdict"].value_counts().to_dict())
-        overall = table[table["source"] == "ALL"].set_index("method")
-        base = overall.drop(index="saturate", errors="ignore")
-        me = overall.loc["saturate"]
-        print(
-            f"\nheadline: balanced accuracy {me['bal_acc']:.3f} (target >= 0.75; best baseline "
-            f"{base['bal_acc'].max() if len(base) else float('nan'):.3f}), inconclusive "
-            f"{me['inconcl%']:.1f}% (target <= 15%), median 2x error {me['med_err2']:.3f} "
-            f"(target <= 0.15), mean 2x error {me['mean_err2']:.3f} (best baseline "
-            f"{base['mean_err2'].min() if len(base) else float('nan'):.3f})"
-        )
+    by_key = {c.key: c for c in cases}
+    select = objective if args.select == "targets" else balanced
+    scored = {m.name: score_method(m, rows, select=select)
+              for m in methods_to_score(methods, by_key)}
+    report(rows, scored)
+    for m in methods:
+        failed = rows[rows[f"{m}:verdict"] == "error"]
+        if len(failed):
+            first = results[(failed["key"].iloc[0], m)]["extra"].get("error", "")
+            print(f"\n{m} FAILED on {len(failed)} cases, e.g. {failed['key'].iloc[0]}: {first}")
+    if "saturate" in methods:
+        print("\nsaturate verdicts:", rows["saturate:verdict"].value_counts().to_dict())
+        print(f"saturate seconds per case: {rows['saturate:seconds'].mean():.2f}")
     print(f"\nwall time {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -292,6 +292,10 @@ class CurveAnalysis:
     domain: tuple[float, float] | None = None
     fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    # the call behind the verdict (saturate.analysis.decision.Decision) and the curve's own
+    # evidence (saturate.analysis.outlook.Outlook); None when the curve could not be judged
+    decision: Any = field(default=None, repr=False, compare=False)
+    outlook: Any = field(default=None, repr=False, compare=False)
 
     @property
     def passes(self) -> bool:

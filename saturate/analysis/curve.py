@@ -51,6 +51,7 @@ from saturate.analysis.quantities import (
     stop_point_note,
     threshold_for,
 )
+from saturate.analysis.refine import refine
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.thinning import thin
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
@@ -101,7 +102,7 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     reasons, flags = _notes(reasons, ev, obs, free, fit, fit_error)
     note = stop_point_note(verdict, fitted.stop, obs.compute[-1], fitted.gain, obs.threshold)
     reasons = (*reasons, note) if note else reasons
-    return CurveAnalysis(
+    result = CurveAnalysis(
         verdict=verdict,
         reasons=reasons,
         gain_per_doubling=fitted.gain if fitted.gain is not None else _NOT_ESTIMATED,
@@ -119,6 +120,9 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
         fit=fit,
         **base,
     )
+    # the call weighs P(next doubling pays) (saturate.analysis.refine); the group prior of the
+    # curve's siblings is added once the whole table is analysed (saturate.analysis.table)
+    return refine(result, None, settings.decision, None, settings.confidence, settings.seed)
 
 
 # ---- what was observed --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from saturate.analysis.call_settings import DecisionSettings
 from saturate.validation import (
     check_choices,
     check_confidence,
@@ -38,6 +39,11 @@ class AnalysisSettings:
     metric globs to their own ``min_gain``; ``domains`` maps metric globs to the ``(lo, hi)``
     their values live in, or None for none (see :mod:`saturate.analysis.domains`: rates and
     accuracies get ``[0, 1]`` from their name).
+    ``decision``: how the probability that the next
+    doubling pays becomes the call, and whether sibling curves are pooled
+    (:class:`saturate.analysis.call_settings.DecisionSettings`). ``law_prior``: prior odds of the
+    fitted laws, e.g. ``(("sigmoid", 32.0),)`` to follow the ScaleRL sigmoid where the data
+    cannot tell the laws apart (:mod:`saturate.fit.priors`; ``()``: equal odds).
     """
 
     min_gain: float | str = "3%"
@@ -52,6 +58,8 @@ class AnalysisSettings:
     laws: tuple[str, ...] | None = None
     min_points: int = 6
     domains: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    decision: DecisionSettings = field(default_factory=DecisionSettings)
+    law_prior: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         check_confidence(self.confidence, "confidence")
@@ -79,7 +87,7 @@ class AnalysisSettings:
         laws = {} if self.laws is None else {"laws": tuple(self.laws)}
         return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
                            seed=int(self.seed), forecast_at=tuple(self.forecast_at),
-                           domain=domain, **laws)
+                           domain=domain, law_prior=tuple(self.law_prior), **laws)
 
 
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:

@@ -4,19 +4,29 @@ table rebuilt from the results.
 :func:`analyze_table` pools seeds first when ``settings.group_by`` asks (which needs every run of
 a recipe together); :func:`analyze_parts` hands each part's curves to the engine as the part
 arrives. Both give the results in the order of the curves' keys ``(source, run_id, metric)``.
+
+Sibling curves (runs of one experiment and metric that differ only by a seed parameter, see
+:func:`~saturate.analysis.refine.sibling_key`) share a prior on their next doubling
+(:mod:`saturate.analysis.pooling`). Each curve is analysed alone on the engine; its group key is
+noted in the driver as the curve is handed out, and once every curve of the read (every part) is
+back, the leave-one-out group priors are computed from the results' outlooks and each curve's
+call is refined with its prior (:func:`~saturate.analysis.refine.pool_analyses`, no refit). So a
+read in parts pools as the same read in one piece, and the workers never need a sibling. Curves
+already averaged over seeds (``group_by``) are not pooled again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
 from saturate.analysis.engine import Engine, run_curves
+from saturate.analysis.refine import pool_analyses, sibling_key
 from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
 from saturate.results import CurveAnalysis
-from saturate.run_table import RUNS_ATTR, RunTable, status_of, with_run_facts
+from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, run_facts, status_of, with_run_facts
 
 __all__ = ["analyze_table", "analyze_parts", "table_curves", "table_of"]
 
@@ -49,7 +59,10 @@ def analyze_table(
         from saturate.analysis.seeds import pool_seeds
 
         table = pool_seeds(with_run_facts(df), settings.group_by)
-    return run_curves(table_curves(table), settings, engine, progress)
+        return run_curves(table_curves(table), settings, engine, progress)
+    keys: list[Hashable] = []
+    results = run_curves(_keyed(table, keys), settings, engine, progress)
+    return _pooled(results, keys, settings)
 
 
 def analyze_parts(
@@ -60,9 +73,34 @@ def analyze_parts(
 ) -> list[CurveAnalysis]:
     """Analyse the curves of each part (whole runs, see :class:`saturate.ingest.Tables`) as the
     part arrives; no seed pooling (it needs every part: use :func:`analyze_table`)."""
-    curves = (pts for part in parts for pts in table_curves(part))
-    results = run_curves(curves, settings, engine, progress)
+    keys: list[Hashable] = []
+    curves = (pts for part in parts for pts in _keyed(part, keys))
+    results = _pooled(run_curves(curves, settings, engine, progress), keys, settings)
     return sorted(results, key=lambda r: (r.source, r.run_id, r.metric))
+
+
+def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
+    """:func:`table_curves` of ``table``, noting each curve's sibling key in ``keys`` as it is
+    handed out (in the same order as the results come back)."""
+    facts = run_facts(table)
+    params = [c for c in facts.columns if str(c).startswith("params.")]
+    by_run = {
+        (str(row[RUN_KEY[0]]), str(row[RUN_KEY[1]])): {c: row[c] for c in params}
+        for row in facts.to_dict("records")
+    } if params else {}
+    for pts in table_curves(table):
+        first = pts.iloc[0]
+        keys.append(sibling_key(pts, by_run.get((str(first["source"]), str(first["run_id"])), {})))
+        yield pts
+
+
+def _pooled(
+    results: list[CurveAnalysis], keys: list[Hashable], settings: AnalysisSettings
+) -> list[CurveAnalysis]:
+    """Each result refined with its siblings' leave-one-out prior (unchanged without)."""
+    if not settings.decision.pool or len(results) != len(keys):
+        return results
+    return pool_analyses(results, keys, settings)
 
 
 def table_of(

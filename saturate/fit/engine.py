@@ -46,6 +46,7 @@ from saturate.fit.prep import (
     normalisation,
     sieve_noise,
 )
+from saturate.fit.priors import with_prior
 from saturate.fit.result import CurveFit, LawFit, parse_at
 from saturate.fit.settings import FitSettings
 from saturate.fit.solver import BatchResult, robust_cost, solve_laws
@@ -184,6 +185,7 @@ def _weigh(
     best_model = noise_models[best]
     infl = best_model[2] if best_model is not None else 1.0
     scores = law_scores(points, raw, prep.bins, prep.yb, origins, infl, x.shape[0], k_max)
+    scores = with_prior(scores, settings.law_prior)  # prior odds of the laws (fit.priors)
     weights = law_weights(scores, settings.cv_weight,
                           {k: math.isfinite(v) for k, v in rss.items()}, rng,
                           settings.boot_min_weight)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from saturate.fit.laws import LAWS
+from saturate.fit.priors import DEFAULT_LAW_PRIOR, check_law_prior
 from saturate.fit.solver import LOSSES
 from saturate.validation import (
     check_choice,
@@ -32,6 +33,8 @@ class FitSettings:
     less weight get none (they are not bootstrapped and their parameters get no interval).
     ``domain``: the ``(lo, hi)`` the metric's values live in (user units, an end may be infinite),
     or None; the fit stays inside it (see :mod:`saturate.fit.domain`).
+    ``law_prior``: prior odds of laws in the average, ``((law, odds), ...)`` (see
+    :mod:`saturate.fit.priors`; ``()`` for equal odds).
     """
 
     laws: tuple[str, ...] = tuple(LAWS)
@@ -49,10 +52,12 @@ class FitSettings:
     boot_max_iter: int = 20
     boot_min_weight: float = 0.01
     polish: bool = True  # scipy least_squares on a whole-curve fit the batch left unconverged
+    law_prior: tuple[tuple[str, float], ...] = DEFAULT_LAW_PRIOR
     forecast_at: tuple[str | float, ...] = field(default=("2x", "4x"))
     domain: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "law_prior", check_law_prior(self.law_prior, tuple(LAWS)))
         check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
         check_int(self.n_boot, "n_boot", 0)
         check_confidence(self.confidence, "confidence")

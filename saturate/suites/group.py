@@ -221,7 +221,10 @@ def p_next_doubling_pays(
     if p_fit is None or p_trend is None:
         return p_fit if p_trend is None else p_trend
     g = curve.gain_per_doubling
-    w = _precision_share(g.hi - g.lo, trend.hi - trend.lo)
+    width = g.hi - g.lo
+    if getattr(curve, "outlook", None) is not None:  # the fit's own gain interval, before the call
+        width = 2.0 * float(norm.ppf(0.5 + confidence / 2.0)) * curve.outlook.fit_se
+    w = _precision_share(width, trend.hi - trend.lo)
     return float(w * p_fit + (1.0 - w) * p_trend)
 
 
