@@ -235,7 +235,6 @@ def test_stage_names_never_reuse_a_verdicts_words(curves) -> None:
     assert not {s for s in stages if s[:5] in stems}, stages
 
 
-@pytest.mark.xfail(strict=False, reason="holds once the projection of h15 is merged")
 def test_the_gain_is_the_difference_of_the_forecasts_at_2c_and_c(curves) -> None:
     def check(c: CurveAnalysis) -> str:
         at = {f.at: f.value for f in c.forecast}

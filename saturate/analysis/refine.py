@@ -29,7 +29,7 @@ from saturate.analysis.decision import Decision, DecisionSettings, decide, innov
 from saturate.analysis.outlook import Outlook, bounded_by, outlook_of
 from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
-from saturate.analysis.quantities import roi_stage
+from saturate.analysis.quantities import roi_stage, stop_point_note
 from saturate.constants import KNEE_ROI, SOLE_SHARE
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Verdict
 
@@ -178,8 +178,15 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
     elif verdict == "regressing" and analysis.collapse is not None and analysis.trend is not None:
         s = analysis.trend.slope_per_doubling
         out.append(f"recent trend per doubling {_fmt(s)}")
-    out += [r for r in analysis.reasons if r.startswith(_KEEP)]
+    out += [r for r in analysis.reasons
+            if r.startswith((*_KEEP, "the fit's knee at compute")) or _is_domain_note(r)]
     return tuple(out)
+
+
+def _is_domain_note(reason: str) -> bool:
+    """A reason of :func:`~saturate.analysis.domains.domain_reasons` (where the metric's domain
+    binds the fit), not the call's own domain line (which a new call writes again)."""
+    return "domain" in reason and not reason.startswith("the metric's domain bounds the gain")
 
 
 def refine(
@@ -212,10 +219,24 @@ def refine(
         return analysis
     verdict = verdict_of(analysis, d, o)
     pct = f"{int(round(confidence * 100))}%"
+    reasons = _reasons(analysis, o, d, verdict, settings, pct)
+    roi, knee = analysis.roi, analysis.knee
+    if verdict in ("scaling", "slowing"):
+        roi = _roi(analysis, o, d.gain.value)[0]  # the ROI that placed the curve is the one shown
+        if knee is not None and math.isfinite(roi) and roi >= KNEE_ROI:
+            reasons += (f"the fit's knee at compute {knee:.4g} is not borne out: the ROI that "
+                        f"places the curve is {roi:.2f}, before the knee",)
+            knee = None
+    note = stop_point_note(verdict, analysis.stop_point, analysis.compute_last, d.gain,
+                           analysis.threshold)
+    reasons += (note,) if note else ()
     return dataclasses.replace(
         analysis,
         verdict=verdict,
-        reasons=_reasons(analysis, o, d, verdict, settings, pct),
+        reasons=reasons,
+        roi=roi,
+        roi_stage=roi_stage(roi),
+        knee=knee,
         gain_per_doubling=d.gain,
         forecast=project(o, d, analysis.forecast, analysis.compute_last, _fit_shape(analysis)),
         decision=d,
