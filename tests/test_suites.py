@@ -87,7 +87,14 @@ def test_sample_suite_verdicts_match_the_generators_truth(sample):
         assert len(g.paying) == t["tasks_paying"]
         assert len(g.regressing) == t["tasks_regressing"]
         for task in g.task_results:
-            assert task.verdict == gen.suite_shape(g.group, task.task), (g.group, task.task)
+            want = gen.suite_shape(g.group, task.task)
+            if want == "scaling" and any(r.startswith("the metric's domain bounds the gain")
+                                         for r in task.reasons):
+                # Near the top of [0, 1] the domain caps what a doubling can add, so a task the
+                # generator still has climbing may be placed past the knee: it still pays.
+                want = ("scaling", "slowing")
+            assert task.verdict in (want if isinstance(want, tuple) else (want,)), (
+                g.group, task.task, task.verdict)
         assert g.n_seeds == {task: 3 for task in gen.SUITE_TASKS}
 
 

@@ -54,7 +54,9 @@ class Outlook:
     ``inf`` when that estimate is missing. ``lower`` / ``upper``: the gain the metric's domain
     allows (``-inf`` / ``inf`` without a domain). ``noise``: point-to-point noise (standard
     deviation); ``noise_range``: the smoothed range pure noise of that size typically shows;
-    ``doublings``: ``log2`` of the last over the first positive compute.
+    ``doublings``: ``log2`` of the last over the first positive compute; ``fit_roi``: the
+    fit's own ROI at the last compute and ``fit_knee`` its knee (NaN: none), kept here since a
+    call may report others.
     """
 
     threshold: float
@@ -70,6 +72,8 @@ class Outlook:
     noise: float = math.nan
     noise_range: float = math.nan
     doublings: float = math.nan
+    fit_roi: float = math.nan
+    fit_knee: float = math.nan
 
     @property
     def pace(self) -> float:
@@ -261,5 +265,6 @@ def outlook_of(
         trend_se=math.hypot(_se(trend, confidence), _curvature_sd(
             analysis, pts, trend, confidence)) if trend is not None else math.inf,
         noise=float(noise), noise_range=float(noise_range(y.size, noise, seed=seed)),
-        doublings=float(doublings),
+        doublings=float(doublings), fit_roi=float(analysis.roi),
+        fit_knee=math.nan if analysis.knee is None else float(analysis.knee),
     ), domain)

@@ -53,13 +53,14 @@ def _roi(analysis: CurveAnalysis, o: Outlook, gain: float) -> tuple[float, str]:
     share = _precision_share(o)
     fit = analysis.fit
     fit_alone = math.isfinite(o.fit_se) and not math.isfinite(o.trend_se)
+    fit_roi = o.fit_roi if not math.isnan(o.fit_roi) else analysis.roi
     if fit is None or fit_alone or (share is not None and share >= SOLE_SHARE):
-        return analysis.roi, ""
+        return fit_roi, ""
     r0 = getattr(getattr(fit, "start_level", None), "value", math.nan)
     sign = 1.0 if analysis.direction == "higher" else -1.0
     above = sign * (o.level - r0)
     if not (math.isfinite(above) and above > 0 and math.isfinite(gain)):
-        return analysis.roi, ""
+        return fit_roi, ""
     return gain / math.log(2.0) / above, " implied by the gain per doubling"
 
 
@@ -220,7 +221,7 @@ def refine(
     verdict = verdict_of(analysis, d, o)
     pct = f"{int(round(confidence * 100))}%"
     reasons = _reasons(analysis, o, d, verdict, settings, pct)
-    roi, knee = analysis.roi, analysis.knee
+    roi, knee = analysis.roi, None if math.isnan(o.fit_knee) else o.fit_knee
     if verdict in ("scaling", "slowing"):
         roi = _roi(analysis, o, d.gain.value)[0]  # the ROI that placed the curve is the one shown
         if knee is not None and math.isfinite(roi) and roi >= KNEE_ROI:
