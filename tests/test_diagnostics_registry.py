@@ -181,3 +181,14 @@ def test_the_info_kinds_match_the_schema(tmp_path: Path) -> None:
     assert {"slices", "recipe", "allocation", "cost", "target_unreachable"} <= {
         d.kind for d in found}
     assert _errors(_document(found)) == []
+
+
+def test_the_schema_generator_checks_and_takes_help_without_writing_files(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    for args, code in ((["--check"], 0), (["--help"], 0)):
+        proc = subprocess.run([sys.executable, "-m", "saturate.report.schema", *args],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == code, proc.stderr
+    assert list(tmp_path.iterdir()) == []

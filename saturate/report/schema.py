@@ -128,5 +128,27 @@ def write_schema(path: str | Path | None = None) -> Path:
     return target
 
 
+def main(argv: list[str]) -> int:
+    """``python -m saturate.report.schema [PATH]``: write the schema (default: the committed
+    file); ``--check`` exits 1 when the committed file is out of date, without writing."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m saturate.report.schema",
+                                     description="Write the JSON report's schema.")
+    parser.add_argument("path", nargs="?", help="where to write (default: the committed file)")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when the committed file is out of date; write nothing")
+    args = parser.parse_args(argv)
+    if args.check:
+        committed = Path(__file__).with_name("schema.json").read_text(encoding="utf-8")
+        if committed != render_schema(build_schema()):
+            print("saturate/report/schema.json is out of date: run python -m saturate.report.schema")
+            return 1
+        print("saturate/report/schema.json is up to date")
+        return 0
+    print(f"wrote {write_schema(args.path)}")
+    return 0
+
+
 if __name__ == "__main__":
-    print(f"wrote {write_schema(sys.argv[1] if len(sys.argv) > 1 else None)}")
+    sys.exit(main(sys.argv[1:]))
