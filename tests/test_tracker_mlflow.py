@@ -145,12 +145,16 @@ def test_watch_follows_a_live_run_through_a_server_restart(fresh_mlflow_server, 
         assert "pass 1: fetched 0 point(s), 0 new" in res.stderr
 
         # a watcher process follows while the server goes down and comes back on the same port
-        watcher = subprocess.Popen(
-            [sys.executable, "-m", "saturate", *watch, "--interval", "0.3"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        )
+        err_file = tmp_path / "watch.err"
+        with err_file.open("w") as err_sink:
+            watcher = subprocess.Popen(
+                [sys.executable, "-m", "saturate", *watch, "--interval", "0.3"],
+                stdout=subprocess.PIPE, stderr=err_sink, text=True, cwd=tmp_path,
+            )
         server.stop()
-        time.sleep(1.5)  # a few failed polls
+        # the server stays down until the watcher has seen it down (however slow its start)
+        _wait(lambda: "source unreachable" in err_file.read_text(), timeout=120,
+              what="the watcher to report the server down")
         restarted = _restart(server)
         logged(4)
         logged(5)
@@ -161,7 +165,8 @@ def test_watch_follows_a_live_run_through_a_server_restart(fresh_mlflow_server, 
 
         _wait(caught_up, timeout=90, what="the watcher to see the run finish")
         watcher.send_signal(signal.SIGINT)
-        out, err = watcher.communicate(timeout=30)
+        out, _ = watcher.communicate(timeout=30)
+        err = err_file.read_text()
         assert watcher.returncode == 0, err
         assert "source unreachable" in err and "reachable again" in err
         assert "stopped after" in err
