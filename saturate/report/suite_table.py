@@ -34,6 +34,7 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
+from saturate.report.table_layout import wrap_header
 from saturate.results import VERDICTS
 from saturate.text import for_terminal
 
@@ -87,16 +88,6 @@ def plan_suite_columns(
     return {k: widths[k] for k in order if k in widths}
 
 
-def _wrap_header(header: str, width: int) -> str:
-    lines: list[str] = []
-    for word in header.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return "\n".join(lines)
-
-
 def _group_table(suite: SuiteAnalysis, width: int, wide: bool) -> tuple[Table, int, list[str]]:
     """The table of groups, its width, and the columns left out."""
     headers = dict(SUITE_COLUMNS)
@@ -106,7 +97,7 @@ def _group_table(suite: SuiteAnalysis, width: int, wide: bool) -> tuple[Table, i
     widths["group"] = max([len(headers["group"]), *map(len, labels)])
     table = Table(header_style="bold", **_BOX)
     for k, w in widths.items():
-        table.add_column(_wrap_header(headers[k], w), width=w, no_wrap=True, overflow="fold",
+        table.add_column(wrap_header(headers[k], w), width=w, no_wrap=True, overflow="fold",
                          justify="right" if k in _RIGHT else "left")
     for g, row, label in zip(suite.groups, rows, labels, strict=True):
         shown = {**row, "group": label}

@@ -36,7 +36,7 @@ from saturate.report.rows import (
     shorten_middle,
     summary_row,
 )
-from saturate.report.table_layout import NAMES, Layout, plan_columns
+from saturate.report.table_layout import NAMES, Layout, plan_columns, wrap_header
 from saturate.results import CurveAnalysis
 from saturate.text import for_terminal
 
@@ -185,22 +185,11 @@ def _print_suite(console: Console, suite: Any, *, reasons: bool, wide: bool) -> 
     console.print(Text("Curves (each run on its own)", style="bold"))
 
 
-def _wrap_header(header: str, width: int) -> str:
-    """The header's words on as many lines as the column's width needs."""
-    lines: list[str] = []
-    for word in header.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return "\n".join(lines)
-
-
 def _table(layout: Layout, headers: dict[str, str], *, header: bool) -> Table:
     right = {k for k, _, r in TABLE_COLUMNS if r}
     table = Table(header_style="bold", show_header=header, **_BOX)
     for key in layout.columns:
-        table.add_column(_wrap_header(headers[key], layout.widths[key]),
+        table.add_column(wrap_header(headers[key], layout.widths[key]),
                          justify="right" if key in right else "left",
                          width=layout.widths[key], no_wrap=key != "why", overflow="fold")
     return table

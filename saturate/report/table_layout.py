@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from saturate.report.rows import common_prefix, unique_labels
 
-__all__ = ["Layout", "plan_columns", "PRIORITY", "NAMES"]
+__all__ = ["Layout", "plan_columns", "wrap_header", "PRIORITY", "NAMES"]
 
 NAMES: tuple[str, ...] = ("run", "metric")
 REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "gain")
@@ -135,3 +135,14 @@ def _fit(natural: dict[str, int], stripped: dict[str, tuple[str, list[str]]],
         if k in natural and _cost(widths) + 3 + natural[k] <= width:
             widths[k] = natural[k]
     return widths
+
+
+def wrap_header(header: str, width: int) -> str:
+    """The header's words on as many lines as the column's width needs."""
+    lines: list[str] = []
+    for word in header.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
