@@ -42,6 +42,7 @@ OBJECTIVES = [
     "train/loss", "loss", "eval/loss", "val_loss", "validation/perplexity",
     # a health word that does not make the head
     "eval/length_controlled_win_rate", "kl_penalized_reward", "accuracy", "my_metric",
+    "eval/long_range_accuracy", "mean_return",
 ]
 DIAGNOSTICS = [
     "actor/entropy", "actor/kl",                                         # sample_runs 09
@@ -50,6 +51,7 @@ DIAGNOSTICS = [
     "actor/pg_clipfrac", "actor/lr", "timing_s/update_actor", "perf/throughput",
     "perf/max_memory_allocated_gb", "perf/total_num_tokens",
     "critic/score/max", "critic/score/min", "reward_std", "frac_reward_zero_std",
+    "std_return", "eval/min_reward", "max_episode_return",  # SB3 evaluations, extremes
     "losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl",
     "losses/clipfrac", "losses/explained_variance", "losses/qf1_loss", "losses/alpha",
     "charts/SPS", "charts/learning_rate", "charts/episodic_length", "rollout/ep_len_mean",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from coherence import CHECKS, broken
 
 import saturate
 from saturate.analysis import KNEE_ROI, AnalysisSettings, parse_min_gain
@@ -245,6 +246,13 @@ def test_health_metrics_get_no_verdict_and_are_listed_as_diagnostics(analysis):
     assert set(listed) == unjudged
     assert all(m.role == "diagnostic" and m.trend is not None for m in listed.values())
     assert len(analysis.curves) == len(ASSERTED)
+
+
+@pytest.mark.parametrize("invariant", list(CHECKS))
+def test_every_curve_tells_one_coherent_story(analysis, invariant):
+    """Issue 13's invariants (``tests/coherence.py``) on every curve of sample_runs."""
+    curves = {f"{c.run} | {c.metric}": c for c in analysis.curves}
+    assert not broken(curves, CHECKS[invariant])
 
 
 def test_the_truth_calls_for_every_verdict_and_the_noise_calls_are_real():

@@ -7,8 +7,9 @@ of these rules that applies (:func:`classify` says which one did):
 
 1. **override**: a ``--objective`` / ``--diagnostic`` glob (settings file: ``objective = [...]``,
    ``diagnostic = [...]``); a metric matched by both is a settings error.
-2. **spread**: the last word is a spread or an extreme (``std``, ``var``, ``min``, ``max``):
-   ``critic/score/max``, ``reward_std`` describe a batch, not the level to improve. Diagnostic.
+2. **spread**: the last word, or any word of the last path segment, is a spread or an extreme
+   (``std``, ``var``, ``min``, ``max``): ``critic/score/max``, ``reward_std``, SB3's
+   ``std_return``, ``eval/min_reward`` describe a batch, not the level to improve. Diagnostic.
 3. **system namespace**: the first path segment is a namespace of system or optimiser logs
    (``timing/``, ``timing_s/``, ``perf/``, ``system/``, ``throughput/``, ``memory/``,
    ``losses/`` of CleanRL, ``optim/``). Diagnostic.
@@ -73,6 +74,7 @@ REWARD_WORDS = frozenset({"reward", "rewards", "rew", "return", "returns", "scor
 _RL_REWARD = frozenset({"reward", "rewards", "rew", "return", "returns"})
 _SPREAD = frozenset({"std", "stddev", "stdev", "sd", "var", "variance", "min", "max", "minimum",
                      "maximum", "range", "iqr"})
+"""Words of a spread or an extreme of a batch (rule 2); ``range`` only as the last word."""
 _STATS = frozenset({"mean", "avg", "average", "median", "ema", "smooth", "smoothed", "last",
                     "final", "sum"})
 _NAMESPACES = frozenset({"timing", "perf", "performance", "system", "sys", "throughput", "memory",
@@ -160,8 +162,10 @@ def classify(
     if not words:
         return RoleCall("objective", "default")
     first = set(metric_tokens(metric.split("/", 1)[0])) if "/" in metric else set()
-    if words[-1] in _SPREAD:
-        return RoleCall("diagnostic", f"a spread or extreme ({words[-1]}) of a batch")
+    segment = [w for w in metric_tokens(metric.rsplit("/", 1)[-1]) if w != "range"]
+    spread = [w for w in (words[-1], *segment) if w in _SPREAD]
+    if spread:
+        return RoleCall("diagnostic", f"a spread or extreme ({spread[0]}) of a batch")
     if first & _NAMESPACES:
         return RoleCall("diagnostic", f"system namespace {metric.split('/', 1)[0]}/")
     if is_axis_name(metric) and not {"length", "len", "lengths"} & set(words):
