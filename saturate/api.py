@@ -347,9 +347,19 @@ def analyze(
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
-        found = run_diagnostics(analysis.curves, analysis.data, settings.diagnostics())
+        found = run_diagnostics(analysis.curves, _beside_the_curves(analysis),
+                                settings.diagnostics())
         analysis = dataclasses.replace(analysis, diagnostics=found)
     return analysis
+
+
+def _beside_the_curves(analysis: Analysis) -> pd.DataFrame | None:
+    """The points the diagnostics need besides the analysed curves' own: the table when it was
+    read whole, else the rows read for the diagnostics only. Rebuilding the whole table from the
+    curves (:attr:`Analysis.data`) would hold every point of the sweep twice."""
+    if analysis.table is not None:
+        return analysis.table
+    return concat_tables(list(analysis.extra)) if analysis.extra else None
 
 
 def _stages(

@@ -198,7 +198,9 @@ def collect_curves(
         key = (ca.source, ca.run_id, ca.metric)
         if ca.points is None or key in seen:
             continue
-        pts = ca.points.sort_values(["compute", "step"], kind="stable")
+        pts = ca.points
+        if not (pts["compute"].is_monotonic_increasing and pts["step"].is_monotonic_increasing):
+            pts = pts.sort_values(["compute", "step"], kind="stable")
         out.append(
             CurveRef(ca.source, ca.run_id, ca.run, ca.metric, pts["compute"].to_numpy(float),
                      pts["value"].to_numpy(float), ca.direction, ca,
