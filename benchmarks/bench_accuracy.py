@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", default=None, help="write the per-case rows to this CSV")
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--no-cache", action="store_true", help="recompute every case")
-    ap.add_argument("--select", choices=("balanced", "tradeoff", "targets"), default="tradeoff",
+    ap.add_argument("--select", choices=("balanced", "tradeoff", "targets"), default="balanced",
                     help="how LOSO chooses a setting on the training sources (accuracy_scoring)")
     ap.add_argument("--population", action="store_true",
                     help="offer population priors of the relative gain per doubling "

@@ -103,7 +103,7 @@ class DecisionSettings:
     The defaults are what leave-one-source-out on public RL curves picks when run on all of
     them (``benchmarks/bench_accuracy.py``)."""
 
-    stop_cost: float = 1.0
+    stop_cost: float = 0.75
     abstain_cost: float = 1.0
     calibration: tuple[float, float] = (0.0, 1.0)
     pool: bool = True

@@ -24,8 +24,8 @@ made (:func:`~saturate.analysis.call_settings.call_levels`):
   measures noise.
 
 The defaults are what leave-one-source-out on public RL curves picks when run on all of them
-(``benchmarks/bench_accuracy.py`` prints the choice per held-out source): a wrong stop weighed as
-much as a wasted doubling and no band (levels 0.5 and 0.5; abstaining never paid there, since the
+(``benchmarks/bench_accuracy.py`` prints the choice per held-out source): a wrong stop weighed at
+3/4 of a wasted doubling and no band (both levels 4/7; abstaining never paid there, since the
 curves the model is unsure about, ``p`` near one half, paid about half the time whatever else
 was known of them), innovation 1 (the best calibrated ``p`` by Brier score), no calibration map
 and no population prior (fitted on other sources, neither carried over to a held-out one).
