@@ -8,6 +8,7 @@ calibration of saturate's probability of paying, and what an oracle could score.
   probability from the setting and map chosen on the other sources), overall and per source;
   and whether a Platt map fitted on the other sources improves the held-out source's Brier score
   (it should, on every source, before it is trusted);
+* :func:`forecast_report`: the median 2x forecast error per source and cut;
 * :func:`oracle_report`: bounds from the seeds. For a single seed, an oracle that knows the
   expected gain of its configuration (the mean realised gain of its sibling seeds at the same
   cut) calls "pays" when that gain clears the threshold; its balanced accuracy against the
@@ -143,3 +144,18 @@ def _level_now(c: Case) -> float:
     x, y = c.compute, c.value
     w = x >= 0.8 * x[-1]
     return float(y[w].mean())
+
+
+def forecast_report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
+    """Median 2x forecast error per source and cut (each method's LOSO forecasts), and the
+    median realised gain of the next doubling (``g``, in units of the observed range): where
+    the error comes from."""
+    table = pd.DataFrame({"source": rows["source"], "frac": rows["frac"].round(3),
+                          "g": rows["g"]})
+    for name, s in scored.items():
+        table[name] = s["loso_calls"]["err2"].to_numpy()
+    out = table.groupby(["source", "frac"]).median()
+    out.insert(0, "n", table.groupby(["source", "frac"]).size())
+    print("\n== median 2x forecast error by source and cut (LOSO); g: median realised gain of "
+          "the next doubling over the observed range")
+    print(out.to_string(**FMT))

@@ -10,7 +10,14 @@ the ScaleRL sigmoid alone, a saturating power law alone, log-linear alone
 
 Figures are reported pooled and leave-one-source-out (every tunable setting of a method chosen
 on the other sources, :mod:`accuracy_scoring`), overall and per source, with the precision of
-the "does not pay" calls and the share of inconclusive calls.
+the "does not pay" calls and the share of inconclusive calls. saturate's settings
+(:mod:`accuracy_pooled`): the stated loss of the call (a wrong stop, an inconclusive call),
+chosen by ``--select`` (default: balanced accuracy within the 15% inconclusive limit;
+``tradeoff``: plus ``--weight`` times the "does not pay" precision), and the innovation that
+calibrates the probability best (Brier score); ``--calibrate`` / ``--population`` also offer a
+Platt map / a population prior fitted on the training sources. Then the settings chosen per
+held-out source, the calibration of the probability (reliability by decile, Brier scores), the
+median 2x error per source and cut, and a bound from the seeds (:mod:`accuracy_report`).
 
     python benchmarks/bench_accuracy.py               # full sample (~2,600 cases)
     python benchmarks/bench_accuracy.py --quick       # a seeded quarter for iterating
@@ -42,6 +49,7 @@ from accuracy_methods import BASELINES, run_baseline, run_saturate  # noqa: E402
 from accuracy_pooled import pooled_methods  # noqa: E402
 from accuracy_report import (  # noqa: E402
     calibration_report,
+    forecast_report,
     oracle_report,
     settings_report,
 )
@@ -278,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{m.name}: the benchmark's vectorised calls differ from the tool's decide() "
                   f"on {bad} cases (shipped setting)")
             calibration_report(rows, m.name, scored[m.name], m.engine)
+    forecast_report(rows, scored)
     oracle_report(rows, by_key)
     for m in methods:
         failed = rows[rows[f"{m}:verdict"] == "error"]
