@@ -12,8 +12,13 @@ the same cut, so siblings are seen up to the same share of their compute), the c
 (:func:`saturate.analysis.decision.decide`) and the forecasts
 (:func:`saturate.analysis.projection.project`).
 
-The tunable settings (:class:`~saturate.analysis.decision.DecisionSettings`): the two probability
-levels of the call, ``stop_below`` and ``go_above``, and ``innovation``.
+The tunable settings (:class:`~saturate.analysis.decision.DecisionSettings`): the stated loss
+(``stop_cost``, the cost of a wrong stop, and ``abstain_cost``, of an inconclusive call, each in
+units of a wrong "pays"), which sets the two probability levels of the call; ``innovation``; and
+the calibration map of the model's probability, fitted on the training sources only
+(:mod:`accuracy_calibration`). For each held-out source, :meth:`PooledCalls.candidates` offers
+every (innovation, loss) with and without the map fitted on the other sources, and
+:func:`accuracy_scoring.score_method` chooses among them on those sources.
 """
 
 from __future__ import annotations
@@ -23,21 +28,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from accuracy_calibration import brier, calibrate, fit_platt, outcome
 from accuracy_cases import Case, forecast_error
-from accuracy_scoring import Calls, Method
+from accuracy_scoring import Method
 
-from saturate.analysis.decision import Decision, DecisionSettings, call_of, decide
+from saturate.analysis.call_settings import PopulationPrior
+from saturate.analysis.decision import Decision, DecisionSettings, decide
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import leave_one_out_priors
 from saturate.analysis.projection import project
 from saturate.results import ForecastPoint
 
-LEVELS = (0.4, 0.5, 0.6, 0.7, 0.8)
-INNOVATIONS = (0.0, 1.0, 2.0, 3.0, 4.0)
-GRID: tuple[DecisionSettings, ...] = tuple(
-    DecisionSettings(stop_below=lo, go_above=hi, innovation=k)
-    for k in INNOVATIONS for lo in LEVELS for hi in LEVELS if hi >= lo and hi - lo <= 0.2 + 1e-9
-)
+INNOVATIONS = (0.0, 1.0, 2.0, 4.0)
+STOP_COSTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 1.0)  # 1.0: never worth abstaining
+POPULATIONS: tuple[PopulationPrior, ...] = tuple(
+    PopulationPrior(m, sd) for m in (0.05, 0.1, 0.2) for sd in (0.1, 0.3))
+"""The grid of the call's settings: the population prior of the relative gain per doubling, the
+innovation and the stated loss (a wrong stop and an inconclusive call, each in units of a wrong
+"pays"); the calibration map is fitted on the training sources (:meth:`PooledCalls.candidates`).
+The population priors and the map are offered only on request (``--population``,
+``--calibrate``): chosen on the other sources, neither carried over to the held-out source on
+these curves (the benchmark prints the figures)."""
 
 
 def outlooks(rows: pd.DataFrame) -> list[Outlook | None]:
@@ -67,58 +79,120 @@ def _forecasts(o: Outlook, d: Decision, row: dict, case: Case) -> tuple[float, f
     return tuple(forecast_error(case, k, p.value) for k, p in zip((2, 4), fc, strict=True))
 
 
-def pooled_calls(pool: bool, cases: dict[str, Case], kinds: tuple[str, ...] | None = None
-                 ) -> Calls:
-    """Calls and forecast errors of the tool's decision for a setting, the curve alone or with
-    its group's prior (``kinds``: only cases of these kinds pool, e.g. ``("seed",)`` as
-    :func:`saturate.analysis.analyze_table` pools, seeds of one configuration); cases without an
-    outlook keep the stored per-curve result."""
-    cache: dict[tuple, tuple] = {}
+class PooledCalls:
+    """The tool's decision on every case for each innovation, computed once per row set (the
+    leave-one-out group priors, the model's probability of paying, the forecasts), and the call
+    for a setting from them (:meth:`calls`); :meth:`candidates`: the settings a training set
+    offers, with the calibration map fitted on it. ``kinds``: only cases of these kinds pool,
+    e.g. ``("seed",)`` as :func:`saturate.analysis.analyze_table` pools, seeds of one
+    configuration; ``pool`` False: every curve alone. Cases without an outlook keep the stored
+    per-curve result."""
 
-    def decisions(rows: pd.DataFrame, innovation: float) -> tuple:
-        key = (id(rows), innovation)
-        if key not in cache:
+    def __init__(self, pool: bool, cases: dict[str, Case], kinds: tuple[str, ...] | None = None,
+                 calibrate: bool = False, population: bool = False) -> None:
+        self.pool, self.cases, self.kinds, self.calibrate = pool, cases, kinds, calibrate
+        self.populations = (None, *POPULATIONS) if population else (None,)
+        self._cache: dict[tuple, dict[str, Any]] = {}
+
+    def decisions(self, rows: pd.DataFrame, innovation: float,
+                  population: PopulationPrior | None = None) -> dict[str, Any]:
+        """Per case: the outlook, the decision (uncalibrated, empty band), ``p`` (the model's
+        probability, NaN without one), ``noisy`` (the threshold measures noise: never a call)
+        and the forecast errors."""
+        key = (id(rows), innovation, population)
+        if key not in self._cache:
             outs = outlooks(rows)
-            groups = [(g, f) if pool and isinstance(g, str) and g
-                      and (kinds is None or k in kinds) else None
-                      for g, f, k in zip(rows["group"], rows["frac"], rows["kind"], strict=True)]
-            priors = leave_one_out_priors(outs, groups)
-            base = DecisionSettings(0.5, 0.5, innovation=innovation)
+            groups = [(s, g, f) if self.pool and isinstance(g, str) and g
+                      and (self.kinds is None or k in self.kinds) else None
+                      for s, g, f, k in zip(rows["source"], rows["group"], rows["frac"],
+                                            rows["kind"], strict=True)]
+            priors = leave_one_out_priors(outs, groups, population)
+            base = DecisionSettings(innovation=innovation, population=population)
             ds = [decide(o, p, base) if o is not None else None
                   for o, p in zip(outs, priors, strict=True)]
+            ok = [d is not None and o is not None and math.isfinite(d.p_model)
+                  for o, d in zip(outs, ds, strict=True)]
             errs = [
-                _forecasts(o, d, r, cases[r["key"]]) if d is not None and o is not None
-                and math.isfinite(d.p_pays) else (r["saturate:err2"], r["saturate:err4"])
-                for o, d, r in zip(outs, ds, rows.to_dict("records"), strict=True)
+                _forecasts(o, d, r, self.cases[r["key"]]) if good
+                else (r["saturate:err2"], r["saturate:err4"])
+                for o, d, r, good in zip(outs, ds, rows.to_dict("records"), ok, strict=True)
             ]
-            cache[key] = (outs, ds, errs)
-        return cache[key]
+            self._cache[key] = {
+                "outlooks": outs, "decisions": ds,
+                "p": np.array([d.p_model if g else math.nan for d, g in zip(ds, ok, strict=True)]),
+                "noisy": np.array([g and not o.moved and d.expected.lo <= o.threshold
+                                   <= d.expected.hi for o, d, g in zip(outs, ds, ok, strict=True)]),
+                "err2": np.array([e[0] for e in errs], dtype=float),
+                "err4": np.array([e[1] for e in errs], dtype=float),
+            }
+        return self._cache[key]
 
-    def calls(rows: pd.DataFrame, setting: DecisionSettings) -> pd.DataFrame:
-        outs, ds, errs = decisions(rows, setting.innovation)
-        result = [
-            call_of(d.p_pays, d.expected, o, setting)
-            if d is not None and o is not None and math.isfinite(d.p_pays) else stored
-            for stored, o, d in zip(rows["saturate:call"], outs, ds, strict=True)
-        ]
-        return pd.DataFrame({
-            "call": pd.Series(result, index=rows.index, dtype=object),
-            "err2": np.array([e[0] for e in errs], dtype=float),
-            "err4": np.array([e[1] for e in errs], dtype=float),
-        }, index=rows.index)
+    def calls(self, rows: pd.DataFrame, setting: DecisionSettings) -> pd.DataFrame:
+        """The call of every case under ``setting`` (vectorised :func:`call_of`; the benchmark
+        checks it against the tool's own :func:`decide` on every case, :meth:`check`)."""
+        d = self.decisions(rows, setting.innovation, setting.population)
+        p = calibrate(d["p"], setting.calibration)
+        call = np.where(p < setting.stop_below, False, np.where(p >= setting.go_above, True, None))
+        call = np.where(d["noisy"], None, call)
+        stored = rows["saturate:call"].to_numpy(dtype=object)
+        call = np.where(np.isfinite(p), call, stored)
+        return pd.DataFrame({"call": pd.Series(call, index=rows.index, dtype=object),
+                             "err2": d["err2"], "err4": d["err4"]}, index=rows.index)
 
-    return calls
+    def candidates(self, train: pd.DataFrame) -> list[DecisionSettings]:
+        """The settings ``train`` offers: the population prior and the innovation that make the
+        model's probability best calibrated on it (the least Brier score on its scored cases, a
+        proper scoring rule; with :attr:`calibrate`, a Platt map fitted at each; the priors
+        :attr:`populations`), crossed with every stated loss of the grid (which the benchmark's
+        objective chooses among)."""
+        y = outcome(train["label"])
+        pos = self._pos(train)
+        found: list[tuple[float, int, tuple[float, float], float]] = []
+        for i, pop in enumerate(self.populations):
+            for k in INNOVATIONS:
+                p = self.decisions(self._rows, k, pop)["p"][pos]
+                cal = fit_platt(p, y) if self.calibrate else (0.0, 1.0)
+                found.append((brier(calibrate(p, cal), y), i, cal, k))
+        _, i, cal, k = min(found)
+        return [DecisionSettings(stop_cost=r, abstain_cost=a, calibration=cal, innovation=k,
+                                 population=self.populations[i])
+                for r in STOP_COSTS for a in ABSTAIN_COSTS]
+
+    def bind(self, rows: pd.DataFrame) -> PooledCalls:
+        """Attach the full row set the training subsets of :meth:`candidates` come from."""
+        self._rows = rows
+        self._index = pd.Series(np.arange(len(rows)), index=rows.index)
+        return self
+
+    def _pos(self, subset: pd.DataFrame) -> np.ndarray:
+        return self._index.loc[subset.index].to_numpy()
+
+    def check(self, rows: pd.DataFrame, setting: DecisionSettings) -> int:
+        """How many cases' vectorised call differs from the tool's own :func:`decide` under
+        ``setting`` (the priors of :meth:`decisions`): 0 when the benchmark scores the tool."""
+        d = self.decisions(rows, setting.innovation, setting.population)
+        mine = self.calls(rows, setting)["call"].to_numpy(dtype=object)
+        priors = [dd.prior if dd is not None else None for dd in d["decisions"]]
+        bad = 0
+        for i, (o, pr) in enumerate(zip(d["outlooks"], priors, strict=True)):
+            if np.isfinite(d["p"][i]):
+                bad += decide(o, pr, setting).call is not mine[i]
+        return bad
 
 
-def pooled_methods(cases: dict[str, Case]) -> list[Method]:
+def pooled_methods(cases: dict[str, Case], rows: pd.DataFrame, calibrate: bool = False,
+                   population: bool = False) -> list[Method]:
     """saturate's call with its settings chosen leave-one-source-out: alone and pooled."""
-    return [
-        Method("saturate/alone", pooled_calls(False, cases), GRID,
-               "the curve's own outlook", default=DecisionSettings()),
-        Method("saturate/seeds", pooled_calls(True, cases, ("seed",)), GRID,
-               "seeds pooled with their sibling seeds at the same cut (what analyze_table "
-               "does)", default=DecisionSettings()),
-        Method("saturate/pooled", pooled_calls(True, cases), GRID,
-               "pooled with the siblings at the same cut (every group: seeds, sibling agents "
-               "or algorithms, model sizes)", default=DecisionSettings()),
+    specs = [
+        ("saturate/alone", False, None, "the curve's own outlook"),
+        ("saturate/seeds", True, ("seed",), "seeds pooled with their sibling seeds at the same "
+         "cut (what analyze_table does)"),
+        ("saturate/pooled", True, None, "pooled with the siblings at the same cut (every "
+         "group: seeds, sibling agents or algorithms, model sizes)"),
     ]
+    out = []
+    for name, pool, kinds, describe in specs:
+        pc = PooledCalls(pool, cases, kinds, calibrate, population).bind(rows)
+        out.append(Method(name, pc.calls, describe=describe, default=DecisionSettings(),
+                          fit=pc.candidates, engine=pc))
+    return out

@@ -42,6 +42,10 @@ class Method:
     grid: Sequence[Any] = (None,)
     describe: str = ""
     default: Any = None  # the setting the tool ships (the pooled table); None: the first of grid
+    fit: Callable[[pd.DataFrame], Sequence[Any]] | None = None
+    """The settings a training set offers (e.g. with a calibration map fitted on it); None:
+    :attr:`grid`, whatever the training set."""
+    engine: Any = None  # what computes the calls (for checks and extra tables), if anything
 
 
 def summarize(label: pd.Series, call: pd.Series, err2: pd.Series, err4: pd.Series) -> dict:
@@ -80,6 +84,19 @@ def balanced(s: dict) -> float:
     return bal - max(0.0, s["inconcl%"] / 100 - TARGET_INCL)
 
 
+def tradeoff(weight: float) -> Callable[[dict], float]:
+    """Balanced accuracy plus ``weight`` times the "does not pay" precision (up to its target),
+    less the excess of inconclusive calls over their limit: how many points of balanced accuracy
+    one point of precision is worth (0: :func:`balanced`; the targets' :func:`objective` is a
+    hard version, a point for a point until the target is met)."""
+
+    def score(s: dict) -> float:
+        prec = s["prec_not"] if math.isfinite(s["prec_not"]) else 0.0
+        return balanced(s) + weight * min(prec, TARGET_PREC)
+
+    return score
+
+
 def objective(s: dict) -> float:
     """How a setting is chosen on the training sources: balanced accuracy, less the shortfall
     of the "does not pay" precision below its target and the excess of inconclusive calls over
@@ -103,37 +120,43 @@ def _table(rows: pd.DataFrame, out: pd.DataFrame, by: str) -> list[dict]:
     ]
 
 
+def _best(method: Method, rows: pd.DataFrame, train: pd.Series,
+          select: Callable[[dict], float]) -> tuple[Any, pd.DataFrame]:
+    """The setting ``select`` scores highest on the ``train`` cases, and its calls on all rows."""
+    grid = method.fit(rows.loc[train]) if method.fit is not None else method.grid
+    best, best_s, best_out = -math.inf, None, None
+    for s in grid:
+        out = _apply(method, rows, s)
+        val = select(summarize(rows.loc[train, "label"], out.loc[train, "call"],
+                               out.loc[train, "err2"], out.loc[train, "err4"]))
+        if val > best + 1e-12:
+            best, best_s, best_out = val, s, out
+    assert best_out is not None
+    return best_s, best_out
+
+
 def score_method(method: Method, rows: pd.DataFrame, by: str = "source",
                  select: Callable[[dict], float] | None = None) -> dict[str, Any]:
     """Pooled and LOSO tables of one method (rows: one per case), and the settings chosen by
-    ``select`` (default :func:`balanced`) on the sources other than the held-out one."""
+    ``select`` (default :func:`balanced`) on the sources other than the held-out one (offered
+    by ``method.fit`` on those sources when it has one, else its grid)."""
     select = select or balanced
-    outs = {i: _apply(method, rows, s) for i, s in enumerate(method.grid)}
-    sources = sorted(rows["source"].unique())
     chosen: dict[str, Any] = {}
     loso = pd.DataFrame(index=rows.index, columns=["call", "err2", "err4"], dtype=object)
-    for src in sources:
+    for src in sorted(rows["source"].unique()):
         held = rows["source"] == src
-        best, best_i = -math.inf, 0
-        for i, out in outs.items():
-            train = ~held
-            val = select(summarize(rows.loc[train, "label"], out.loc[train, "call"],
-                                   out.loc[train, "err2"], out.loc[train, "err4"]))
-            if val > best + 1e-12:
-                best, best_i = val, i
-        chosen[src] = method.grid[best_i]
-        loso.loc[held, :] = outs[best_i].loc[held, ["call", "err2", "err4"]].to_numpy()
+        chosen[src], out = _best(method, rows, ~held, select)
+        loso.loc[held, :] = out.loc[held, ["call", "err2", "err4"]].to_numpy()
     loso["err2"] = loso["err2"].astype(float)
     loso["err4"] = loso["err4"].astype(float)
-    all_best = max(outs, key=lambda i: select(summarize(
-        rows["label"], outs[i]["call"], outs[i]["err2"], outs[i]["err4"])))
-    shipped = 0 if method.default is None else list(method.grid).index(method.default)
+    all_best, _ = _best(method, rows, pd.Series(True, index=rows.index), select)
+    shipped = method.default if method.default is not None else method.grid[0]
     return {
         "loso": _table(rows, loso, by),
-        "pooled": _table(rows, outs[shipped], by),
+        "pooled": _table(rows, _apply(method, rows, shipped), by),
         "chosen": chosen,
-        "best_on_all": method.grid[all_best],
-        "shipped": method.grid[shipped],
+        "best_on_all": all_best,
+        "shipped": shipped,
         "loso_calls": loso,
     }
 

@@ -10,7 +10,14 @@ the ScaleRL sigmoid alone, a saturating power law alone, log-linear alone
 
 Figures are reported pooled and leave-one-source-out (every tunable setting of a method chosen
 on the other sources, :mod:`accuracy_scoring`), overall and per source, with the precision of
-the "does not pay" calls and the share of inconclusive calls.
+the "does not pay" calls and the share of inconclusive calls. saturate's settings
+(:mod:`accuracy_pooled`): the stated loss of the call (a wrong stop, an inconclusive call),
+chosen by ``--select`` (default: balanced accuracy within the 15% inconclusive limit;
+``tradeoff``: plus ``--weight`` times the "does not pay" precision), and the innovation that
+calibrates the probability best (Brier score); ``--calibrate`` / ``--population`` also offer a
+Platt map / a population prior fitted on the training sources. Then the settings chosen per
+held-out source, the calibration of the probability (reliability by decile, Brier scores), the
+median 2x error per source and cut, and a bound from the seeds (:mod:`accuracy_report`).
 
     python benchmarks/bench_accuracy.py               # full sample (~2,600 cases)
     python benchmarks/bench_accuracy.py --quick       # a seeded quarter for iterating
@@ -40,6 +47,12 @@ sys.path.insert(0, str(HERE))
 from accuracy_cases import Case, forecast_error, make_cases  # noqa: E402
 from accuracy_methods import BASELINES, run_baseline, run_saturate  # noqa: E402
 from accuracy_pooled import pooled_methods  # noqa: E402
+from accuracy_report import (  # noqa: E402
+    calibration_report,
+    forecast_report,
+    oracle_report,
+    settings_report,
+)
 from accuracy_scoring import (  # noqa: E402
     Method,
     balanced,
@@ -47,6 +60,7 @@ from accuracy_scoring import (  # noqa: E402
     objective,
     score_method,
     targets_line,
+    tradeoff,
 )
 from realcurves import DATA_DIR, FULL_CAPS, QUICK_CAPS, available, load_all  # noqa: E402
 
@@ -164,13 +178,14 @@ def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.
     return df
 
 
-def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case]) -> list[Method]:
+def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case], rows: pd.DataFrame,
+                     calibrate: bool = False, population: bool = False) -> list[Method]:
     """The scored methods: saturate's call, alone and pooled with the siblings, with its settings
     chosen leave-one-source-out (:mod:`accuracy_pooled`; their pooled tables show the shipped
     defaults), and each baseline's stored calls (no tunable settings)."""
     out = [Method(m, fixed_calls(f"{m}:")) for m in methods if m != "saturate"]
     if "saturate" in methods:
-        out[:0] = pooled_methods(cases)
+        out[:0] = pooled_methods(cases, rows, calibrate, population)
     return out
 
 
@@ -193,11 +208,7 @@ def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
                  else "pooled (the shipped settings on every source)")
         print(f"\n== {title}")
         print(table[["method", "source", *COLS]].to_string(**fmt))
-    for name, s in scored.items():
-        if any(v is not None for v in s["chosen"].values()):
-            print(f"\n{name}: settings chosen per held-out source: "
-                  f"{ {k: _setting(v) for k, v in s['chosen'].items()} }; best on all sources: "
-                  f"{_setting(s['best_on_all'])}; shipped (pooled table): {_setting(s['shipped'])}")
+    settings_report(scored)
     print("\nby kind of curve (LOSO):")
     kind_rows = []
     for name, s in scored.items():
@@ -219,12 +230,6 @@ def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
                           f"'does not pay' precision {r['prec_not']:.3f}, n={r['n']}")
 
 
-def _setting(v) -> str:
-    if hasattr(v, "stop_below"):
-        return f"stop_below={v.stop_below:g}, go_above={v.go_above:g}, innovation={v.innovation:g}"
-    return str(v)
-
-
 def _summ(rows: pd.DataFrame, calls: pd.DataFrame) -> dict:
     from accuracy_scoring import summarize
 
@@ -241,8 +246,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", default=None, help="write the per-case rows to this CSV")
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--no-cache", action="store_true", help="recompute every case")
-    ap.add_argument("--select", choices=("balanced", "targets"), default="balanced",
+    ap.add_argument("--select", choices=("balanced", "tradeoff", "targets"), default="balanced",
                     help="how LOSO chooses a setting on the training sources (accuracy_scoring)")
+    ap.add_argument("--population", action="store_true",
+                    help="offer population priors of the relative gain per doubling "
+                         "(accuracy_pooled.POPULATIONS)")
+    ap.add_argument("--weight", type=float, default=0.5,
+                    help="--select tradeoff: points of balanced accuracy a point of 'does not "
+                         "pay' precision is worth")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="offer a Platt map of saturate's probability fitted on the training "
+                         "sources (accuracy_calibration)")
     args = ap.parse_args(argv)
     root = Path(args.data)
     if not available(root):
@@ -261,10 +275,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         rows.to_csv(args.save, index=False)
     by_key = {c.key: c for c in cases}
-    select = objective if args.select == "targets" else balanced
-    scored = {m.name: score_method(m, rows, select=select)
-              for m in methods_to_score(methods, by_key)}
+    select = {"targets": objective, "balanced": balanced,
+              "tradeoff": tradeoff(args.weight)}[args.select]
+    to_score = methods_to_score(methods, by_key, rows, args.calibrate, args.population)
+    scored = {m.name: score_method(m, rows, select=select) for m in to_score}
     report(rows, scored)
+    for m in to_score:
+        if m.engine is not None:
+            bad = m.engine.check(rows, scored[m.name]["shipped"])
+            print(f"\n{m.name}: the benchmark's vectorised calls differ from the tool's decide() "
+                  f"on {bad} cases (shipped setting)")
+            calibration_report(rows, m.name, scored[m.name], m.engine)
+    forecast_report(rows, scored)
+    oracle_report(rows, by_key)
     for m in methods:
         failed = rows[rows[f"{m}:verdict"] == "error"]
         if len(failed):

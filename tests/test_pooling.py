@@ -11,6 +11,7 @@ import pytest
 from scipy.stats import norm
 
 from saturate.analysis import AnalysisSettings, analyze_curve, analyze_table
+from saturate.analysis.call_settings import call_levels
 from saturate.analysis.decision import (
     DecisionSettings,
     decide,
@@ -123,11 +124,41 @@ def test_gain_distribution_stays_in_the_domain() -> None:
     assert free.value == 0.05 and free.hi - free.value == pytest.approx(norm.ppf(0.95) * 0.04)
 
 
-def test_the_call_follows_the_probability_levels() -> None:
+def test_the_call_follows_the_probability_levels_of_the_stated_loss() -> None:
     o = _o(0.03 + 0.01, 0.01, noise_range=0.5)  # p = Phi(1) = 0.84, a curve that has moved
-    assert decide(o, settings=DecisionSettings(0.6, 0.6)).call is True
-    assert decide(o, settings=DecisionSettings(0.9, 0.9)).call is False
-    assert decide(o, settings=DecisionSettings(0.5, 0.9)).call is None
+    cheap_stop = DecisionSettings(stop_cost=0.5, abstain_cost=1.0)  # levels 2/3 and 2/3
+    assert decide(o, settings=cheap_stop).call is True
+    never_stop = DecisionSettings(stop_cost=0.1, abstain_cost=1.0)  # levels 0.91: stop below
+    assert decide(o, settings=never_stop).call is False
+    band = DecisionSettings(stop_cost=1.0, abstain_cost=0.1)  # stop below 0.1, pay from 0.9
+    assert (band.stop_below, band.go_above) == pytest.approx((0.1, 0.9))
+    assert decide(o, settings=band).call is None
+
+
+@pytest.mark.parametrize("stop_cost", [0.3, 1.0, 1.5, 4.0])
+@pytest.mark.parametrize("abstain_cost", [0.05, 0.2, 0.4, 1.0])
+def test_the_levels_minimise_the_expected_loss(stop_cost: float, abstain_cost: float) -> None:
+    """At every probability the call the levels give costs the least in expectation: a wrong
+    stop ``stop_cost``, a wrong "pays" 1, abstaining ``abstain_cost``."""
+    lo, hi = call_levels(stop_cost, abstain_cost)
+    assert 0.0 < lo <= hi < 1.0
+    for p in np.linspace(0.001, 0.999, 999):
+        loss = {False: p * stop_cost, True: 1.0 - p, None: abstain_cost}
+        call = False if p < lo else (True if p >= hi else None)
+        assert loss[call] <= min(loss.values()) + 1e-9, (p, call, loss)
+
+
+def test_the_calibration_map_is_monotone_and_keeps_certainty() -> None:
+    s = DecisionSettings(calibration=(0.5, 0.5))
+    ps = [1e-6, 0.05, 0.3, 0.5, 0.9, 0.999999]
+    out = [s.calibrated(p) for p in ps]
+    assert out == sorted(out) and s.calibrated(0.0) == 0.0 and s.calibrated(1.0) == 1.0
+    assert s.calibrated(0.5) == pytest.approx(1.0 / (1.0 + math.exp(-0.5)))
+    assert DecisionSettings(calibration=(0.0, 1.0)).calibrated(0.3) == 0.3
+    o = _o(0.03 + 0.01, 0.01, noise_range=0.5)
+    d = decide(o, settings=s)
+    assert d.p_model == pytest.approx(norm.cdf(1.0), abs=1e-6)
+    assert d.p_pays == pytest.approx(s.calibrated(d.p_model))
 
 
 def test_a_curve_within_its_noise_is_inconclusive_while_the_gain_straddles() -> None:
@@ -139,10 +170,12 @@ def test_a_curve_within_its_noise_is_inconclusive_while_the_gain_straddles() -> 
 
 
 def test_decision_settings_are_validated() -> None:
-    with pytest.raises(SettingsError, match="stop_below"):
-        DecisionSettings(stop_below=0.0)
-    with pytest.raises(SettingsError, match="must not exceed"):
-        DecisionSettings(stop_below=0.8, go_above=0.6)
+    with pytest.raises(SettingsError, match="stop_cost"):
+        DecisionSettings(stop_cost=0.0)
+    with pytest.raises(SettingsError, match="abstain_cost"):
+        DecisionSettings(abstain_cost=math.inf)
+    with pytest.raises(SettingsError, match="calibration"):
+        DecisionSettings(calibration=(0.0, -1.0))
 
 
 # ---- on curves -----------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ curve, and names the curves that break it:
 
 * every estimate lies inside its own interval;
 * a curve with a domain keeps its forecasts, bands and asymptote inside it;
-* the verdict follows from the reported gain, its interval and the threshold (README "Verdicts");
+* the verdict follows from the reported gain, its interval and the threshold, and from the
+  probability of paying and the levels of the stated loss (README "Verdicts");
 * a stop point before the last compute goes with a verdict that says the curve no longer pays,
   or a reason saying why it still does;
 * a knee is never reported on a curve still before its knee (initial or transition stage);
@@ -29,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import saturate
+from saturate.analysis.call_settings import DecisionSettings
 from saturate.analysis.quantities import roi_stage
 from saturate.constants import KNEE_ROI
 from saturate.results import CurveAnalysis, Estimate
@@ -202,6 +204,30 @@ def test_the_verdict_follows_from_the_gain_its_interval_and_the_threshold(curves
             return f"gain {g} < {t:.3g} but {c.verdict}"
         return ""
 
+    assert not _broken(curves, check)
+
+
+def test_the_verdict_follows_from_the_probability_and_the_levels_of_the_stated_loss(curves) -> None:
+    """README: "does not pay" (saturated, regressing) below the lower level of the stated loss,
+    "pays" (scaling, slowing) from the upper one, inconclusive between, or where the curve has
+    not moved beyond its noise."""
+    levels = DecisionSettings()
+    lo, hi = levels.stop_below, levels.go_above
+
+    def check(c: CurveAnalysis) -> str:
+        d, o = c.decision, c.outlook
+        if d is None or o is None or not math.isfinite(d.p_pays):
+            return ""
+        if c.verdict == "inconclusive":
+            ok = not o.moved or lo <= d.p_pays < hi
+        elif c.verdict in ("scaling", "slowing"):
+            ok = d.p_pays >= hi
+        else:
+            ok = d.p_pays < lo
+        return "" if ok else f"p={d.p_pays:.3f}, levels {lo:.3f}/{hi:.3f}: {c.verdict}"
+
+    checked = [c for c in curves.values() if c.decision is not None]
+    assert len(checked) >= len(curves) // 2
     assert not _broken(curves, check)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from saturate.errors import SettingsError
 from saturate.results import jsonable
 
-__all__ = ["DecisionSettings", "GroupPrior", "PopulationPrior"]
+__all__ = ["DecisionSettings", "GroupPrior", "PopulationPrior", "call_levels"]
 
 
 @dataclass(frozen=True)
@@ -69,16 +69,43 @@ class PopulationPrior:
         return GroupPrior(mean=self.mean, var=v, tau2=v, n=0)
 
 
+def call_levels(stop_cost: float, abstain_cost: float) -> tuple[float, float]:
+    """The probability levels ``(stop_below, go_above)`` that minimise the expected loss of the
+    call, with a wrong "pays" (a wasted doubling) costing 1, a wrong "does not pay" (a run
+    stopped that would have paid) ``stop_cost`` and an inconclusive call ``abstain_cost``.
+
+    With ``p`` the probability that the next doubling pays, saying "does not pay" costs
+    ``p * stop_cost`` in expectation, "pays" ``1 - p`` and inconclusive ``abstain_cost``; the call
+    with the least is made (Chow's rule with a reject option): "does not pay" below
+    ``min(abstain_cost / stop_cost, 1 / (1 + stop_cost))``, "pays" above
+    ``max(1 - abstain_cost, 1 / (1 + stop_cost))``, inconclusive between (an empty band when
+    abstaining costs at least ``stop_cost / (1 + stop_cost)``: it never pays to abstain)."""
+    even = 1.0 / (1.0 + stop_cost)
+    return min(abstain_cost / stop_cost, even), max(1.0 - abstain_cost, even)
+
+
 @dataclass(frozen=True)
 class DecisionSettings:
-    """Probability levels of the call (see the module docstring); ``pool``: combine a curve with
-    its siblings' prior when one is given; ``population``: the prior above the groups
+    """How the probability that the next doubling pays becomes the call (see
+    :mod:`saturate.analysis.decision`).
+
+    ``stop_cost``: the cost of a wrong "does not pay" (a run stopped whose next doubling would
+    have paid) in units of a wrong "pays" (a wasted doubling); ``abstain_cost``: the cost of an
+    inconclusive call in the same units. They set the probability levels of the call
+    (:func:`call_levels`, :attr:`stop_below` and :attr:`go_above`). ``calibration``: the
+    intercept and slope of the logistic map from the model's probability to the reported one
+    (``logit p = a + b logit p_model``; ``(0, 1)``: none). ``pool``: combine a curve with its
+    siblings' prior when one is given; ``population``: the prior above the groups
     (:class:`~saturate.analysis.pooling.PopulationPrior`; None: none); ``innovation``: the
     standard deviation of what the next doubling does beyond any estimate, in units of the
-    geometric mean of the curve's pace and noise (0: none)."""
+    geometric mean of the curve's pace and noise (0: none).
 
-    stop_below: float = 0.6
-    go_above: float = 0.6
+    The defaults are what leave-one-source-out on public RL curves picks when run on all of
+    them (``benchmarks/bench_accuracy.py``)."""
+
+    stop_cost: float = 0.75
+    abstain_cost: float = 1.0
+    calibration: tuple[float, float] = (0.0, 1.0)
     pool: bool = True
     population: PopulationPrior | None = None
     innovation: float = 1.0
@@ -86,11 +113,32 @@ class DecisionSettings:
     def __post_init__(self) -> None:
         if not (isinstance(self.innovation, (int, float)) and 0.0 <= self.innovation < math.inf):
             raise SettingsError(f"innovation must be a number >= 0, got {self.innovation!r}")
-        for name in ("stop_below", "go_above"):
+        for name in ("stop_cost", "abstain_cost"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and 0.0 < float(v) < 1.0):
-                raise SettingsError(f"{name} must be a probability in (0, 1), got {v!r}")
-        if self.stop_below > self.go_above:
+            if not (isinstance(v, (int, float)) and 0.0 < float(v) < math.inf):
+                raise SettingsError(f"{name} must be a finite number > 0, got {v!r}")
+        cal = self.calibration
+        if not (isinstance(cal, tuple) and len(cal) == 2
+                and all(isinstance(v, (int, float)) and math.isfinite(v) for v in cal)
+                and cal[1] > 0):
             raise SettingsError(
-                f"stop_below ({self.stop_below!r}) must not exceed go_above ({self.go_above!r})"
+                f"calibration must be (intercept, slope > 0), finite numbers, got {cal!r}"
             )
+
+    @property
+    def stop_below(self) -> float:
+        """"Does not pay" when the probability of paying is below this (:func:`call_levels`)."""
+        return call_levels(self.stop_cost, self.abstain_cost)[0]
+
+    @property
+    def go_above(self) -> float:
+        """"Pays" when the probability of paying is at least this (:func:`call_levels`)."""
+        return call_levels(self.stop_cost, self.abstain_cost)[1]
+
+    def calibrated(self, p: float) -> float:
+        """The reported probability of paying for the model's ``p`` (:attr:`calibration`)."""
+        a, b = self.calibration
+        if (a, b) == (0.0, 1.0) or not 0.0 < p < 1.0:
+            return p
+        z = a + b * math.log(p / (1.0 - p))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0

@@ -9,22 +9,26 @@ jumps). Its standard deviation is ``innovation`` times the geometric mean of the
 (:attr:`Outlook.pace`: its mean gain per doubling so far, the observed range over the doublings
 it spans) and its point-to-point noise: a curve that neither moves nor scatters much cannot be
 expected to jump, and a smooth law-like curve (no noise) keeps the precision of its fit. The
-next doubling *pays* when ``G >= T``; the call weighs ``p = P(G >= T)`` against the cost of a
-wrong stop:
+next doubling *pays* when ``G >= T``; ``p = P(G >= T)`` (mapped by the settings' calibration,
+the identity by default) is weighed against a stated loss: a wrong "pays" (a wasted doubling)
+costs 1, a wrong "does not pay" (a run stopped whose next doubling would have paid)
+``stop_cost``, an inconclusive call ``abstain_cost``; the call with the least expected loss is
+made (:func:`~saturate.analysis.call_settings.call_levels`):
 
-* "does not pay" when ``p < stop_below``;
-* "pays" when ``p >= go_above``;
-* inconclusive in between (an empty band when the two levels are equal), and whenever the
-  curve has not moved beyond its noise (:attr:`Outlook.moved`) while the interval of the expected
-  gain (the evidence, without the innovation) straddles the threshold: the threshold, a share of
-  the observed range, then measures noise.
+* "does not pay" when ``p < stop_below = min(abstain_cost / stop_cost, 1 / (1 + stop_cost))``;
+* "pays" when ``p >= go_above = max(1 - abstain_cost, 1 / (1 + stop_cost))``;
+* inconclusive in between (an empty band when abstaining costs at least
+  ``stop_cost / (1 + stop_cost)``), and whenever the curve has not moved beyond its noise
+  (:attr:`Outlook.moved`) while the interval of the expected gain (the evidence, without the
+  innovation) straddles the threshold: the threshold, a share of the observed range, then
+  measures noise.
 
-``stop_below``, ``go_above`` and ``innovation`` are the tunable settings of the call. Their
-defaults are chosen by leave-one-source-out on public RL curves (``benchmarks/bench_accuracy.py``
-prints the choice per held-out source): there, the innovation makes ``p`` calibrated (of the
-curves given ``p`` near 0.9, about nine in ten paid), and a level above one half reflects that a
-wrong "pays" (a wasted doubling) and a wrong stop are weighed by how rare each outcome is, not
-one to one.
+The defaults are what leave-one-source-out on public RL curves picks when run on all of them
+(``benchmarks/bench_accuracy.py`` prints the choice per held-out source): a wrong stop weighed at
+3/4 of a wasted doubling and no band (both levels 4/7; abstaining never paid there, since the
+curves the model is unsure about, ``p`` near one half, paid about half the time whatever else
+was known of them), innovation 1 (the best calibrated ``p`` by Brier score), no calibration map
+and no population prior (fitted on other sources, neither carried over to a held-out one).
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ class Decision:
     larger-is-better scale, the innovation included) behind it; ``own`` the curve's own estimate
     before pooling; ``prior`` the group prior used (None: the curve alone); ``bounded``: the
     domain truncated G; ``expected``: the expected gain with the interval of the evidence alone
-    (pooled, without the innovation)."""
+    (pooled, without the innovation); ``p_model``: ``P(G >= T)`` under the model, before the
+    calibration map of the settings (``p_pays`` is the calibrated one)."""
 
     call: bool | None
     p_pays: float
@@ -67,6 +72,7 @@ class Decision:
     prior: GroupPrior | None = None
     bounded: bool = False
     expected: Estimate | None = None
+    p_model: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
@@ -74,7 +80,7 @@ class Decision:
             "own": self.own.to_dict(),
             "expected": self.expected.to_dict() if self.expected is not None else None,
             "prior": self.prior.to_dict() if self.prior is not None else None,
-            "bounded": self.bounded,
+            "bounded": self.bounded, "p_model": self.p_model,
         })
 
 
@@ -162,13 +168,14 @@ def decide(
     mean, sd_est = posterior(outlook, use)
     sd = math.hypot(sd_est, innovation_sd(outlook, settings))
     lo, hi = outlook.lower, outlook.upper
-    p = p_pays(mean, sd, outlook.threshold, lo, hi)
-    if not math.isfinite(p):
+    p_model = p_pays(mean, sd, outlook.threshold, lo, hi)
+    if not math.isfinite(p_model):
         return Decision(None, math.nan, Estimate(math.nan, identified=False), own, use)
+    p = settings.calibrated(p_model)
     gain = gain_distribution(mean, sd, lo, hi, confidence)
     expected = gain_distribution(mean, sd_est, lo, hi, confidence)
     call = call_of(p, expected, outlook, settings)
     bounded = (math.isfinite(lo) or math.isfinite(hi)) and (
         gain.lo <= lo + 1e-12 * abs(lo) or gain.hi >= hi - 1e-12 * abs(hi)
         or mean + z * sd > hi or mean - z * sd < lo)
-    return Decision(call, p, gain, own, use, bool(bounded), expected)
+    return Decision(call, p, gain, own, use, bool(bounded), expected, p_model)

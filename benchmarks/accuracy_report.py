@@ -1,0 +1,161 @@
+"""Extra tables of the accuracy benchmark: the settings chosen per held-out source, the
+calibration of saturate's probability of paying, and what an oracle could score.
+
+* :func:`describe_setting`: a :class:`~saturate.analysis.call_settings.DecisionSettings` in
+  words (the stated loss, the levels it implies, the calibration map, the innovation);
+* :func:`calibration_report`: reliability by decile and Brier score of the model's probability
+  (the shipped innovation, no map) and of the leave-one-source-out probability (each source's
+  probability from the setting and map chosen on the other sources), overall and per source;
+  and whether a Platt map fitted on the other sources improves the held-out source's Brier score
+  (it should, on every source, before it is trusted);
+* :func:`forecast_report`: the median 2x forecast error per source and cut;
+* :func:`oracle_report`: bounds from the seeds. For a single seed, an oracle that knows the
+  expected gain of its configuration (the mean realised gain of its sibling seeds at the same
+  cut) calls "pays" when that gain clears the threshold; its balanced accuracy against the
+  seed's own label is what no method that cannot foresee the seed's own noise can beat by much.
+  Its 2x forecast is the seed's smoothed level at ``C`` (the mean over ``[0.8 C, C]``) plus the
+  siblings' mean realised gain from there to ``2C``: the error left is the seed's own future
+  noise and idiosyncrasy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from accuracy_calibration import brier, calibrate, fit_platt, outcome, reliability
+from accuracy_cases import ERROR_CAP, THRESHOLD, Case
+from accuracy_scoring import summarize
+
+FMT = {"float_format": lambda v: f"{v:.3f}"}
+
+
+def describe_setting(v) -> str:
+    if hasattr(v, "stop_cost"):
+        a, b = v.calibration
+        cal = "none" if (a, b) == (0.0, 1.0) else f"logit p' = {a:g} + {b:g} logit p"
+        pop = (f"N({v.population.mean:g}, {v.population.sd:g}^2)" if v.population is not None
+               else "none")
+        return (f"wrong stop {v.stop_cost:g}, abstain {v.abstain_cost:g} (levels "
+                f"{v.stop_below:.3f} / {v.go_above:.3f}), population prior {pop}, "
+                f"innovation {v.innovation:g}, calibration {cal}")
+    return str(v)
+
+
+def settings_report(scored: dict[str, dict]) -> None:
+    for name, s in scored.items():
+        if not hasattr(s["shipped"], "stop_cost"):
+            continue
+        print(f"\n{name}: settings chosen per held-out source (on the other sources):")
+        for src, v in s["chosen"].items():
+            print(f"  {src:>10}: {describe_setting(v)}")
+        print(f"  all sources (the procedure on the whole corpus): "
+              f"{describe_setting(s['best_on_all'])}")
+        same = "" if s["best_on_all"] == s["shipped"] else "  <- DIFFERS from the procedure's pick"
+        print(f"  shipped default (pooled table): {describe_setting(s['shipped'])}{same}")
+
+
+def _loso_p(engine, rows: pd.DataFrame, chosen: dict) -> np.ndarray:
+    p = np.full(len(rows), math.nan)
+    for src, v in chosen.items():
+        held = (rows["source"] == src).to_numpy()
+        raw = engine.decisions(rows, v.innovation, v.population)["p"]
+        p[held] = calibrate(raw, v.calibration)[held]
+    return p
+
+
+def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine) -> None:
+    """Reliability and Brier score of one saturate method's probability (module docstring)."""
+    y = outcome(rows["label"])
+    shipped = s["shipped"]
+    raw = engine.decisions(rows, shipped.innovation, shipped.population)["p"]
+    loso = _loso_p(engine, rows, s["chosen"])
+    print(f"\n== calibration of P(next doubling pays), {name}: scored cases by decile of p")
+    print("model's p (the shipped setting's innovation and prior, no map):")
+    print(reliability(raw, y).T.to_string(**FMT))
+    print("LOSO p (setting and map chosen on the other sources):")
+    print(reliability(loso, y).T.to_string(**FMT))
+    table = []
+    for src in ["ALL", *sorted(rows["source"].unique())]:
+        m = np.ones(len(rows), bool) if src == "ALL" else (rows["source"] == src).to_numpy()
+        ok = m & np.isfinite(y)
+        base = float(np.nanmean(y[ok])) if ok.any() else math.nan
+        row = {"source": src, "n": int((ok & np.isfinite(raw)).sum()), "paid": base,
+               "brier_base": base * (1 - base), "brier_model": brier(raw[m], y[m]),
+               "brier_loso": brier(loso[m], y[m])}
+        if src != "ALL":  # a map fitted on the other sources, applied to this one
+            k = s["chosen"][src].innovation
+            p = engine.decisions(rows, k, s["chosen"][src].population)["p"]
+            train = ~m
+            cal = fit_platt(p[train], y[train])
+            row.update({"innov": k, "map": f"{cal[0]:g}, {cal[1]:g}",
+                        "brier_raw_k": brier(p[m], y[m]),
+                        "brier_map_k": brier(calibrate(p, cal)[m], y[m])})
+        table.append(row)
+    print("Brier scores (lower is better; brier_base: the base rate alone, known in hindsight)"
+          "; brier_raw_k / brier_map_k: the held-out source at the fold's innovation without /"
+          " with a Platt map fitted on the other sources")
+    print(pd.DataFrame(table).to_string(index=False, **FMT))
+
+
+def oracle_report(rows: pd.DataFrame, cases: dict[str, Case]) -> None:
+    """The seed oracle's figures against the seeds' own labels (module docstring)."""
+    seeds = rows[rows["kind"] == "seed"]
+    if seeds.empty:
+        return
+    level = {k: _level_now(cases[k]) for k in seeds["key"]}
+    out = []
+    for _, g in seeds.groupby(["source", "group", "frac"]):
+        for i, r in g.iterrows():
+            sib = g.drop(index=i)
+            gains = sib["g"].dropna()
+            if len(gains) < 2:
+                continue
+            c = cases[r["key"]]
+            later = [cases[k].truth.get(2, math.nan) - level[k] for k in sib["key"]]
+            later = [v for v in later if math.isfinite(v)]
+            fc = level[r["key"]] + float(np.mean(later)) if later and 2 in c.truth else math.nan
+            err = min(ERROR_CAP, abs(fc - c.truth[2]) / c.scale) if math.isfinite(fc) else math.nan
+            out.append({"idx": i, "expected": float(gains.mean()), "err2": err})
+    if not out:
+        return
+    o = pd.DataFrame(out).set_index("idx")
+    sub = rows.loc[o.index]
+    print("\n== oracle on single seeds (knows the configuration's expected next doubling from "
+          "its sibling seeds, and the seed's level at C): a bound on what the seed's own past "
+          "can reach")
+    table = []
+    for src in ["ALL", *sorted(sub["source"].unique())]:
+        m = sub.index if src == "ALL" else sub.index[sub["source"] == src]
+        for name, cut in (("at T", THRESHOLD), ("best cut", None)):
+            cuts = [cut] if cut is not None else [THRESHOLD * k for k in np.arange(0.0, 4.01, 0.25)]
+            best = max((summarize(sub.loc[m, "label"], (o.loc[m, "expected"] >= t).astype(object),
+                                  o.loc[m, "err2"], o.loc[m, "err2"]) | {"cut": t}
+                        for t in cuts), key=lambda f: f["bal_acc"])
+            table.append({"source": src, "oracle": name, **{k: best[k] for k in (
+                "cut", "n", "pays%", "bal_acc", "rec_pays", "rec_not", "prec_not", "n_not",
+                "med_err2", "mean_err2")}})
+    print("('best cut': the expected gain's cut with the best balanced accuracy in hindsight)")
+    print(pd.DataFrame(table).to_string(index=False, **FMT))
+
+
+def _level_now(c: Case) -> float:
+    x, y = c.compute, c.value
+    w = x >= 0.8 * x[-1]
+    return float(y[w].mean())
+
+
+def forecast_report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
+    """Median 2x forecast error per source and cut (each method's LOSO forecasts), and the
+    median realised gain of the next doubling (``g``, in units of the observed range): where
+    the error comes from."""
+    table = pd.DataFrame({"source": rows["source"], "frac": rows["frac"].round(3),
+                          "g": rows["g"]})
+    for name, s in scored.items():
+        table[name] = s["loso_calls"]["err2"].to_numpy()
+    out = table.groupby(["source", "frac"]).median()
+    out.insert(0, "n", table.groupby(["source", "frac"]).size())
+    print("\n== median 2x forecast error by source and cut (LOSO); g: median realised gain of "
+          "the next doubling over the observed range")
+    print(out.to_string(**FMT))
