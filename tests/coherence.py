@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from saturate.analysis.call_settings import DecisionSettings
 from saturate.analysis.quantities import roi_stage
 from saturate.constants import KNEE_ROI
 from saturate.results import CurveAnalysis, Estimate
@@ -67,6 +68,24 @@ def verdict_follows_the_rule(c: CurveAnalysis) -> str:
     return ""
 
 
+def verdict_follows_the_call(c: CurveAnalysis) -> str:
+    """README: "does not pay" (saturated, regressing) below the lower level of the stated loss,
+    "pays" (scaling, slowing) from the upper one, inconclusive between, or where the curve has
+    not moved beyond its noise (the default levels: the checks run on default settings)."""
+    d, o = c.decision, c.outlook
+    if d is None or o is None or not math.isfinite(d.p_pays):
+        return ""
+    levels = DecisionSettings()
+    lo, hi = levels.stop_below, levels.go_above
+    if c.verdict == "inconclusive":
+        ok = not o.moved or lo <= d.p_pays < hi
+    elif c.verdict in ("scaling", "slowing"):
+        ok = d.p_pays >= hi
+    else:
+        ok = d.p_pays < lo
+    return "" if ok else f"p={d.p_pays:.3f}, levels {lo:.3f}/{hi:.3f}: {c.verdict}"
+
+
 def stop_point_agrees(c: CurveAnalysis) -> str:
     """A stop point before the last compute goes with a verdict that no longer pays, or a reason
     that says why the curve still does."""
@@ -108,6 +127,7 @@ CHECKS: dict[str, Check] = {
     "estimate inside its interval": estimates_inside_intervals,
     "inside the metric's domain": domain_holds,
     "verdict follows the README rule": verdict_follows_the_rule,
+    "verdict follows the call's levels": verdict_follows_the_call,
     "stop point agrees with the verdict": stop_point_agrees,
     "knee after the initial stage": knee_after_initial_stage,
     "stage names are no verdict words": stage_is_no_verdict_word,

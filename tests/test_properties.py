@@ -2,7 +2,8 @@
 
 The curves (laws, noise levels, lengths, directions, offsets, scales, with and without a domain)
 are drawn once per module and analysed in one call; each test checks one invariant on every
-curve, and names the curves that break it:
+curve (the checks of ``tests/coherence.py``, also run on sample_runs and real curves), and
+names the curves that break it:
 
 * every estimate lies inside its own interval;
 * a curve with a domain keeps its forecasts, bands and asymptote inside it;
@@ -26,18 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
+from coherence import CHECKS, VERDICTS, all_stage_names, broken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import saturate
-from saturate.analysis.call_settings import DecisionSettings
-from saturate.analysis.quantities import roi_stage
-from saturate.constants import KNEE_ROI
-from saturate.results import CurveAnalysis, Estimate
+from saturate.results import CurveAnalysis
 
 N_CURVES = 210
 N_BOOT = 50
-VERDICTS = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
 LAWS = ("sigmoid", "power", "loglinear", "weibull", "risefall", "flat")
 METRICS = {"eval/acc": "higher", "train/reward": "higher", "train/loss": "lower"}
 
@@ -140,18 +138,7 @@ def curves(drawn: list[Spec]) -> dict[str, CurveAnalysis]:
     return out
 
 
-def _inside(e: Estimate | None) -> bool:
-    if e is None or not (math.isfinite(e.lo) and math.isfinite(e.hi)):
-        return True
-    tol = 1e-9 * max(abs(e.value), abs(e.lo), abs(e.hi))
-    return e.lo - tol <= e.value <= e.hi + tol
-
-
-def _broken(curves: dict[str, CurveAnalysis], check) -> list[str]:
-    return [f"{run}: {why}" for run, c in curves.items() if (why := check(c))]
-
-
-# ---- the invariants ---------------------------------------------------------------------------
+# ---- the invariants (tests/coherence.py) ------------------------------------------------------
 
 
 def test_the_generated_curves_cover_laws_directions_and_verdicts(drawn, curves) -> None:
@@ -159,121 +146,17 @@ def test_the_generated_curves_cover_laws_directions_and_verdicts(drawn, curves) 
     assert {sp.metric for sp in drawn} == set(METRICS)
     assert {c.verdict for c in curves.values()} >= {"scaling", "slowing", "saturated"}
     assert sum(c.domain is not None for c in curves.values()) >= 40
+    assert sum(c.decision is not None for c in curves.values()) >= len(curves) // 2
 
 
-def test_every_estimate_lies_inside_its_own_interval(curves) -> None:
-    def check(c: CurveAnalysis) -> str:
-        named = {"gain": c.gain_per_doubling, "asymptote": c.asymptote, "headroom": c.headroom,
-                 "stop point": c.stop_point}
-        named |= {f"forecast {f.at}": Estimate(f.value, f.lo, f.hi) for f in c.forecast}
-        named |= {f"{law.name}.{p}": e for law in c.laws for p, e in law.params.items()}
-        return ", ".join(f"{k} {e}" for k, e in named.items() if not _inside(e))
-
-    assert not _broken(curves, check)
-
-
-def test_a_domain_holds_forecasts_bands_and_the_asymptote(curves) -> None:
-    def check(c: CurveAnalysis) -> str:
-        if c.domain is None:
-            return ""
-        lo, hi = c.domain
-        values = [("asymptote", x) for x in (c.asymptote.value, c.asymptote.lo, c.asymptote.hi)]
-        values += [(f"forecast {f.at}", x) for f in c.forecast for x in (f.value, f.lo, f.hi)]
-        if c.fit is not None:
-            grid = np.geomspace(c.compute_first, 64 * c.compute_last, 50)
-            band_lo, band_hi = c.fit.interval(grid)
-            values += [("band", x) for x in (*band_lo, *band_hi, *c.fit.predict(grid))]
-        return ", ".join(f"{k} {x:.4g}" for k, x in values
-                         if math.isfinite(x) and not lo <= x <= hi)
-
-    assert not _broken(curves, check)
-
-
-def test_the_verdict_follows_from_the_gain_its_interval_and_the_threshold(curves) -> None:
-    """README: a gain interval above the threshold passes (scaling before the knee, ROI >= 0.8,
-    slowing after); one below it does not pay (saturated, or regressing)."""
-
-    def check(c: CurveAnalysis) -> str:
-        g, t = c.gain_per_doubling, c.threshold
-        if not (math.isfinite(g.lo) and math.isfinite(g.hi)):
-            return ""
-        if g.lo > t:
-            want = "scaling" if math.isfinite(c.roi) and c.roi >= KNEE_ROI else "slowing"
-            return "" if c.verdict == want else f"gain {g} > {t:.3g}, ROI {c.roi:.3g}: {c.verdict}"
-        if g.hi < t and c.verdict not in ("saturated", "regressing"):
-            return f"gain {g} < {t:.3g} but {c.verdict}"
-        return ""
-
-    assert not _broken(curves, check)
-
-
-def test_the_verdict_follows_from_the_probability_and_the_levels_of_the_stated_loss(curves) -> None:
-    """README: "does not pay" (saturated, regressing) below the lower level of the stated loss,
-    "pays" (scaling, slowing) from the upper one, inconclusive between, or where the curve has
-    not moved beyond its noise."""
-    levels = DecisionSettings()
-    lo, hi = levels.stop_below, levels.go_above
-
-    def check(c: CurveAnalysis) -> str:
-        d, o = c.decision, c.outlook
-        if d is None or o is None or not math.isfinite(d.p_pays):
-            return ""
-        if c.verdict == "inconclusive":
-            ok = not o.moved or lo <= d.p_pays < hi
-        elif c.verdict in ("scaling", "slowing"):
-            ok = d.p_pays >= hi
-        else:
-            ok = d.p_pays < lo
-        return "" if ok else f"p={d.p_pays:.3f}, levels {lo:.3f}/{hi:.3f}: {c.verdict}"
-
-    checked = [c for c in curves.values() if c.decision is not None]
-    assert len(checked) >= len(curves) // 2
-    assert not _broken(curves, check)
-
-
-def test_a_stop_point_in_the_past_means_the_curve_no_longer_pays_or_says_why(curves) -> None:
-    def check(c: CurveAnalysis) -> str:
-        s = c.stop_point
-        if s is None or s.value >= c.compute_last or not c.passes:
-            return ""
-        if any(r.startswith("stop point:") for r in c.reasons):
-            return ""
-        return f"{c.verdict} with a stop point at {s.value:.4g} < {c.compute_last:.4g}"
-
-    assert not _broken(curves, check)
-
-
-def test_a_knee_never_comes_before_the_end_of_the_initial_stage(curves) -> None:
-    def check(c: CurveAnalysis) -> str:
-        if c.knee is None:
-            return ""
-        if c.roi_stage in ("initial", "transition") or not c.knee <= c.compute_last * (1 + 1e-9):
-            return f"knee {c.knee:.4g} on a curve in stage {c.roi_stage} (ROI {c.roi:.3g})"
-        return ""
-
-    assert not _broken(curves, check)
+@pytest.mark.parametrize("invariant", list(CHECKS))
+def test_every_generated_curve_keeps_the_invariant(curves, invariant: str) -> None:
+    assert not broken(curves, CHECKS[invariant])
 
 
 def test_stage_names_never_reuse_a_verdicts_words(curves) -> None:
-    stages = {roi_stage(r) for r in (-1.0, 0.0, 0.1, 0.5, 1.0, 2.0, math.nan)}
-    stages |= {c.roi_stage for c in curves.values()}
-    stems = {v[:5] for v in VERDICTS}  # "satur", "slowi", "scali", "regre", "incon"
-    assert not {s for s in stages if s[:5] in stems}, stages
-
-
-def test_the_gain_is_the_difference_of_the_forecasts_at_2c_and_c(curves) -> None:
-    def check(c: CurveAnalysis) -> str:
-        at = {f.at: f.value for f in c.forecast}
-        if c.fit is None or not {"1x", "2x"} <= set(at):
-            return ""
-        sign = -1.0 if c.direction == "lower" else 1.0
-        diff = sign * (at["2x"] - at["1x"])
-        g = c.gain_per_doubling.value
-        if math.isclose(g, diff, rel_tol=1e-9, abs_tol=1e-12 * max(abs(at["1x"]), 1e-300)):
-            return ""
-        return f"gain {g:.6g} vs forecast(2C) - forecast(C) = {diff:.6g}"
-
-    assert not _broken(curves, check)
+    stages = all_stage_names() | {c.roi_stage for c in curves.values()}
+    assert not {s for s in stages if s[:5] in {v[:5] for v in VERDICTS}}, stages
 
 
 # ---- scale-free -------------------------------------------------------------------------------
