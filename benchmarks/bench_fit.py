@@ -15,6 +15,7 @@ aside); both are printed with the load average. CPU time still reads high on a b
     .venv/bin/python benchmarks/bench_fit.py --curves 50 --workers 1 --analysis
                                                   # one process; also the whole per-curve analysis
     .venv/bin/python benchmarks/bench_fit.py --calibration 40   # coverage of the 2x bands only
+    .venv/bin/python benchmarks/bench_fit.py --curves 20 --profile  # where the fit's time goes
 
 ``--calibration N`` fits N synthetic curves per generating law (random parameters, AR(1) noise)
 and prints how often the 90% band at 2x the last compute holds the true value, with all laws
@@ -171,6 +172,43 @@ def analysis_split(curves: list[tuple[np.ndarray, ...]], n_boot: int) -> str:
             f"collapse detection, quantities) {1e3 * (total - fit_cpu[0]) / n:.0f} ms")
 
 
+#: Steps of fit_curve shown by --profile: (label, module file, function name).
+_STEPS = (
+    ("point fits (multi-start and rolling-origin LM batch, polish, starts)", "engine.py",
+     "_fit_points"),
+    ("  polish (scipy least_squares)", "engine.py", "_polish"),
+    ("  starting grids", "laws.py", "starts_batch"),
+    ("weights (residual noise models, AICc, rolling-origin scores)", "engine.py", "_weigh"),
+    ("bootstrap (sieve noise and the batched refits)", "engine.py", "_bootstrap"),
+    ("LM batches (solver.solve_laws, point fits and bootstrap)", "solver.py", "solve_laws"),
+)
+
+
+def profile_split(curves: list[tuple[np.ndarray, ...]], n_boot: int) -> str:
+    """One process under cProfile: the share of fit_curve's time in each step (cProfile's
+    overhead inflates Python-heavy steps a little; the shares are what to compare)."""
+    import cProfile
+    import pstats
+
+    fit_curve(*curves[0], settings=FitSettings(n_boot=n_boot))  # warm-up
+    prof = cProfile.Profile()
+    prof.enable()
+    for c, y in curves:
+        fit_curve(c, y, settings=FitSettings(n_boot=n_boot))
+    prof.disable()
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    cum: dict[tuple[str, str], float] = {}
+    for (file, _, func), (_, _, _, ct, _) in stats.items():
+        key = (Path(file).name, func)
+        cum[key] = cum.get(key, 0.0) + ct
+    total = cum.get(("engine.py", "fit_curve"), 0.0) or 1.0
+    lines = [f"profile of fit_curve (1 process, {len(curves)} curves, cProfile): "
+             f"{1e3 * total / len(curves):.0f} ms per curve"]
+    lines += [f"  {100 * cum.get((file, func), 0.0) / total:5.1f}%  {label}"
+              for label, file, func in _STEPS]
+    return "\n".join(lines)
+
+
 def bnsl_line() -> str:
     path = REALCURVES / "bnsl" / "four_digit_addition_dataset_size.csv"
     if not path.exists():
@@ -249,9 +287,15 @@ def main() -> None:
                     help="only measure forecast-band coverage on N curves per law")
     ap.add_argument("--analysis", action="store_true",
                     help="also time the whole per-curve analysis in one process")
+    ap.add_argument("--profile", action="store_true",
+                    help="only the share of the fit's time in each step (one process)")
     args = ap.parse_args()
     if args.calibration:
         calibration(args.calibration)
+        return
+    if args.profile:
+        _one_blas_thread()
+        print(profile_split(make_curves(args.curves, args.points), args.boot))
         return
 
     curves = make_curves(args.curves, args.points)

@@ -31,11 +31,13 @@ def _reference(law, x, y, w, theta0, loss, f_scale, max_iter, tol):
             break
         with np.errstate(all="ignore"):
             ra, wa, ja, th = r[active], w[active], jac[active], theta[active]
-            z = wa * ra**2 / f_scale**2
-            om = wa * {"soft_l1": 1.0 / np.sqrt(1.0 + z), "linear": np.ones_like(z)}[loss]
-            jw = ja * om[..., None]
-            lhs = np.matmul(jw.transpose(0, 2, 1), ja)
-            grad = np.matmul(jw.transpose(0, 2, 1), ra[..., None])[..., 0]
+            wf = wa / f_scale**2
+            z = ra**2 * wf
+            om = {"soft_l1": wf / np.sqrt(1.0 + z), "linear": wf}[loss]
+            jt = np.ascontiguousarray(ja.transpose(0, 2, 1))  # J' (b, k, n)
+            jwt = jt * om[:, None, :]
+            lhs = np.matmul(jwt, jt.transpose(0, 2, 1))
+            grad = np.matmul(jwt, ra[..., None])[..., 0]
             held = ((th <= lower + span) & (grad < 0)) | ((th >= upper - span) & (grad > 0))
             lhs = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
             grad = np.where(held, 0.0, grad)

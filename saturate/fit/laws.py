@@ -25,12 +25,12 @@ from scipy.special import expit
 from saturate.fit.elementwise import (
     as_array,
     basis_columns,
+    jacobian_columns,
     param_columns,
     pick_rows,
     safe_exp,
     safe_log,
     softplus,
-    stack_columns,
 )
 from saturate.fit.starts import grid_starts
 
@@ -177,7 +177,7 @@ def _sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
         s_, um_, amr_, b_ = pick_rows(rows, s, um, amr, b)
         oms = 1.0 - s_
         ds = amr_ * s_ * oms
-        return stack_columns([s_, oms, ds * um_, -ds * b_], s_.shape)
+        return jacobian_columns([s_, oms, ds * um_, -ds * b_], s_.shape)
 
     return f, jac
 
@@ -200,7 +200,7 @@ def _power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
         p_, d_ = pick_rows(rows, p, d)
-        return stack_columns([1.0, -p_, d_ * u * p_], p_.shape)
+        return jacobian_columns([1.0, -p_, d_ * u * p_], p_.shape)
 
     return f, jac
 
@@ -227,7 +227,7 @@ def _power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
         h_, v_, xs_, g_, b_, s_ = pick_rows(rows, h, v, xs, g, b, s)
         gh = g_ * h_
         dls = gh * b_ * s_ * (1.0 / xs_ - 1.0 / (1.0 + s_))
-        return stack_columns([1.0, -h_, gh * v_, dls], h_.shape)
+        return jacobian_columns([1.0, -h_, gh * v_, dls], h_.shape)
 
     return f, jac
 
@@ -256,7 +256,7 @@ def _weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     def jac(rows: NDArray[np.intp] | None) -> Array:
         e_, t_, ul_, amr_, d_ = pick_rows(rows, e, t, ul, amr, d)
         dt = amr_ * e_ * t_
-        return stack_columns([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
+        return jacobian_columns([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
 
     return f, jac
 
@@ -278,7 +278,7 @@ def _loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
         shape = f.shape if rows is None else (rows.shape[0], u.shape[0])
-        return stack_columns([1.0, u], shape)
+        return jacobian_columns([1.0, u], shape)
 
     return f, jac
 
@@ -295,28 +295,33 @@ def _no_grid(x: Array) -> Array:
 # --- broken power law with one break (Caballero et al. 2022) -----------------------------------
 # A - D * x^(-c0) * ((1 + (x/d)^(1/f)) / (1 + d^(-1/f)))^(-c1 f): D is the gap at x = 1.
 def _bnsl_terms(u: Array, c0: Array, c1: Array, ld: Array, f: Array) -> tuple[Array, ...]:
+    """z, z0, exp(-|z|), softplus(z), softplus(z0), their difference and log p (softplus as in
+    :func:`softplus`, its exp kept: the Jacobian's logistic function is worked out from it)."""
     z, z0 = (u - ld) / f, -ld / f
-    sp, sp0 = softplus(z), softplus(z0)
+    e = np.exp(-np.abs(z))
+    sp, sp0 = np.maximum(z, 0.0) + np.log1p(e), softplus(z0)
     spd = sp - sp0
     log_p = -c0 * u - c1 * f * spd
-    return z, z0, sp, sp0, spd, log_p
+    return z, z0, e, sp, sp0, spd, log_p
 
 
 def _bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, d, c0, c1, ld, fb = param_columns(th)
-    z, z0, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
+    z, z0, e, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
     p = safe_exp(log_p)
     y = a - d * p
 
     def jac(rows: NDArray[np.intp] | None) -> Array:
-        z_, z0_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
-            rows, z, z0, sp, sp0, spd, p, d, c1, fb
+        z_, z0_, e_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
+            rows, z, z0, e, sp, sp0, spd, p, d, c1, fb
         )
-        sg, sg0 = expit(z_), expit(z0_)
+        sg = np.where(z_ >= 0.0, 1.0, e_)  # expit(z) from e = exp(-|z|): no second exp
+        sg /= 1.0 + e_
+        sg0 = expit(z0_)
         dp = -d_ * p_  # d y / d log_p
         d_f = -c1_ * ((sp_ - sg * z_) - (sp0_ - sg0 * z0_))
         parts = [1.0, -p_, dp * -u, dp * -fb_ * spd_, dp * c1_ * (sg - sg0), dp * d_f]
-        return stack_columns(parts, p_.shape)
+        return jacobian_columns(parts, p_.shape)
 
     return y, jac
 

@@ -61,7 +61,7 @@ def _rho(z: Array, loss: str) -> tuple[Array, Array]:
 
 def robust_cost(r: Array, w: Array, loss: str, f_scale: float) -> Array:
     """Robust cost of weighted residuals along the last axis."""
-    z = w * r**2 / f_scale**2
+    z = np.square(r) * (np.asarray(w) / f_scale**2)  # the solver's order of operations
     return 0.5 * f_scale**2 * np.sum(_rho(z, loss)[0], axis=-1)
 
 
@@ -113,13 +113,18 @@ def solve_laws(
     kk = max(law.k for law in laws)
     rows, n = int(bounds[-1]), x.shape[0]
     theta, lower, upper = np.zeros((rows, kk)), np.zeros((rows, kk)), np.zeros((rows, kk))
-    yy, ww = np.empty((rows, n)), np.empty((rows, n))
+    yy = np.empty((rows, n))
+    ww = _shared_weights([problems[i][2] for i in order])
     for i, law, s, e in zip(order, laws, bounds[:-1], bounds[1:], strict=True):
         _, y, w, theta0 = problems[i]
         theta[s:e, : law.k] = np.clip(np.asarray(theta0, dtype=float), law.lower, law.upper)
         lower[s:e, : law.k], upper[s:e, : law.k] = law.lower, law.upper
-        yy[s:e], ww[s:e] = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
-    st = _State(x, theta, lower, upper, yy, ww, laws, bounds)
+        yy[s:e] = np.asarray(y, dtype=float)
+    if ww is None:
+        ww = np.empty((rows, n))
+        for i, s, e in zip(order, bounds[:-1], bounds[1:], strict=True):
+            ww[s:e] = np.asarray(problems[i][2], dtype=float)
+    st = _State(x, theta, lower, upper, yy, ww / f_scale**2, laws, bounds)
     cost = np.full(rows, np.inf)
     converged = np.zeros(rows, dtype=bool)
     with np.errstate(all="ignore"):
@@ -131,6 +136,14 @@ def solve_laws(
     return out  # type: ignore[return-value]
 
 
+def _shared_weights(ws: list[ArrayLike]) -> Array | None:
+    """The one weight vector (1, n) every row shares (the bootstrap's bin counts), or None."""
+    first = np.asarray(ws[0], dtype=float)
+    if first.ndim != 1 or any(np.ndim(w) != 1 or not np.array_equal(w, first) for w in ws[1:]):
+        return None
+    return first[None, :]
+
+
 class _State:
     """The active rows' working arrays, compacted as rows finish (internal).
 
@@ -138,13 +151,17 @@ class _State:
     ``seg`` and ``kseg`` are the law blocks' and the k groups' boundaries among the active rows.
     """
 
-    def __init__(self, x: Array, theta: Array, lower: Array, upper: Array, y: Array, w: Array,
+    def __init__(self, x: Array, theta: Array, lower: Array, upper: Array, y: Array, wf: Array,
                  laws: list[Law], bounds: NDArray[np.intp]) -> None:
         self.x, self.laws, self.bounds = x, laws, bounds
         self.log_x = np.log(np.maximum(x, 1e-300))  # what every law would work out from x
         self.theta_out = theta.copy()
         self.idx = np.arange(theta.shape[0])
-        self.theta, self.lower, self.upper, self.y, self.w = theta, lower, upper, y, w
+        # wf: the points' weights over f_scale^2, (b, n) or one row (1, n) all rows share
+        self.theta, self.lower, self.upper, self.y, self.wf = theta, lower, upper, y, wf
+        self.rows_of = ("idx", "theta", "lower", "upper", "y", "lo_held", "hi_held")
+        if wf.shape[0] > 1:
+            self.rows_of += ("wf",)
         span = 1e-9 * (upper - lower)
         self.lo_held, self.hi_held = lower + span, upper - span
         ks = [law.k for law in laws]
@@ -156,7 +173,7 @@ class _State:
 
     def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
         """Drop the rows not in ``mask`` from the state and from ``extra`` arrays."""
-        for name in ("idx", "theta", "lower", "upper", "y", "w", "lo_held", "hi_held"):
+        for name in self.rows_of:
             setattr(self, name, getattr(self, name)[mask])
         self.seg = np.searchsorted(self.idx, self.bounds)
         self.kseg = np.searchsorted(self.idx, self.kbounds)
@@ -234,8 +251,7 @@ def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
 
 def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
     """J'WJ and J'Wr per row, W the IRLS weights ``om``."""
-    jw = jac * om[..., None]
-    jwt = jw.transpose(0, 2, 1)
+    jwt = jac.transpose(0, 2, 1) * om[:, None, :]  # (b, k, n): rows of J' are contiguous
     return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
 
 
@@ -249,21 +265,18 @@ def _row_max(a: Array) -> Array:
 
 
 def _residual_cost(st: _State, f: Array, loss: str, f2: float) -> tuple[Array, Array, Array]:
-    """Residuals ``y - f`` (in ``f``'s memory), robust costs and IRLS weights of every row: the
-    formulas of :func:`robust_cost`, worked in place (a few (b, n) buffers instead of a dozen,
-    which for hundreds of rows is most of the cost)."""
+    """Residuals ``y - f`` (in ``f``'s memory), robust costs and IRLS weights (over ``f2``) of
+    every row: the formulas of :func:`robust_cost`, worked in place (a few (b, n) buffers instead
+    of a dozen, which for hundreds of rows is most of the cost)."""
     r = np.subtract(st.y, f, out=f)
     z = np.square(r)
-    np.multiply(st.w, z, out=z)
-    np.divide(z, f2, out=z)
+    np.multiply(z, st.wf, out=z)
     if loss != "soft_l1":
         rho, drho = _rho(z, loss)
-        return r, 0.5 * f2 * np.sum(rho, axis=-1), st.w * drho
+        return r, 0.5 * f2 * np.sum(rho, axis=-1), st.wf * drho
     t = np.sqrt(np.add(1.0, z, out=z), out=z)  # soft_l1: rho = 2 (sqrt(1 + z) - 1), rho' = 1/t
-    rho = np.subtract(t, 1.0)
-    cost = 0.5 * f2 * np.sum(np.multiply(2.0, rho, out=rho), axis=-1)
-    om = np.divide(1.0, t, out=t)
-    return r, cost, np.multiply(st.w, om, out=om)
+    cost = f2 * np.sum(np.subtract(t, 1.0), axis=-1)
+    return r, cost, np.divide(st.wf, t, out=t)
 
 
 def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str,
@@ -312,9 +325,11 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
             lam[~ok] *= 8.0
         else:
             lam *= 8.0
-        if ok.any():
-            st.normal(lhs, grad, jacs, om, r_t, ok)
         done = small | (lam > 1e10)
+        # the normal equations of rows that go on (rows leaving now, or at the end, need none)
+        rebuild = ok & ~done
+        if it < max_iter and rebuild.any():
+            st.normal(lhs, grad, jacs, om, r_t, rebuild)
         if done.any():
             _finish(st, done, cost, cost_out, conv_out, True)
             lhs, grad, cost, lam = st.keep(~done, [lhs, grad, cost, lam])
