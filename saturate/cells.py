@@ -16,7 +16,7 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "as_text", "text_ranks", "as_numeric"]
+__all__ = ["plain_cells", "as_text", "text_ranks", "text_codes", "distinct", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -81,10 +81,40 @@ def text_ranks(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
 
 
 def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(each row's code, the text of each code): missing values are the last code, ``""``."""
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    """(each row's code, the text of each code): missing values are the last code, ``""``.
+
+    A categorical column gives its own codes (no pass over the rows): readers hand run and
+    metric names over that way."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes, uniques = col.cat.codes.to_numpy(), col.cat.categories
+    else:
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
     return np.where(codes < 0, len(uniques), codes), names
+
+
+def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, texts, ranks)``: each row's code, the text of each code (missing: ``""``) and
+    each code's rank among the texts in sorted order (codes of the same text share a rank):
+    :func:`text_ranks` before the texts are spread to the rows, so rows can be sorted and
+    taken on integers and the text column built once, in its final order."""
+    codes, names = _text_codes(col)
+    _, rank = np.unique(names, return_inverse=True)
+    return codes, names, rank.reshape(-1)
+
+
+def distinct(col: pd.Series) -> np.ndarray:
+    """``pandas.unique(col)`` (the values in order of first appearance); an object column is
+    compared with its neighbours first, so that only the rows where the value changes are
+    hashed (a tidy table holds each run's and curve's rows together)."""
+    values = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
+    if values.dtype == object and len(values) > 1:
+        try:
+            changes = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        except (TypeError, ValueError):  # cells that do not compare: hash them all
+            return pd.unique(values)
+        return pd.unique(values[changes])
+    return pd.unique(col)
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import fnmatch
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from saturate import names
-from saturate.cells import as_numeric, as_text, plain_cells, text_ranks
+from saturate.cells import as_numeric, distinct, plain_cells, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "TAG_PREFIX",
     "DataWarning",
     "tidy",
+    "tidy_points",
+    "TidyPoints",
     "empty_table",
     "select",
     "AXIS_METRICS",
@@ -54,7 +57,6 @@ OPTIONAL_COLUMNS: tuple[str, ...] = ("timestamp", "run_status")
 KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
-_STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
 #: Glob patterns of the metrics that may become a run's compute axis (``compute/gpu_hours``,
 #: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.names`.
 AXIS_METRICS: tuple[str, ...] = names.AXIS_GLOBS
@@ -92,23 +94,59 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    df, ranks = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
+    return tidy_points(df, compute_name=compute_name, allow_empty=allow_empty, origin=origin).table
+
+
+@dataclass(frozen=True)
+class TidyPoints:
+    """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the position in the
+    input of row ``i``; ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
+    run are together). Readers use them to put run-level columns they kept apart (one row per
+    run or per wide row, not per point) beside the points without a pass over text."""
+
+    table: pd.DataFrame
+    rows: np.ndarray
+    run_starts: np.ndarray
+
+
+def tidy_points(
+    df: pd.DataFrame,
+    *,
+    compute_name: str | None = None,
+    allow_empty: bool = False,
+    origin: str = "data",
+) -> TidyPoints:
+    """:func:`tidy`, with the input position of each row and the first row of each run.
+
+    The identifying columns are handled as integer codes (a categorical column gives its own)
+    until the rows are in their final order; their text is spread to the rows once, at the end.
+    """
+    df = plain_cells(_checked_copy(df, origin))
+    texts = _id_texts(df, origin)
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
     keep &= _usable_steps(step, keep, origin)
-    if not keep.all():
-        df = df.loc[keep].copy(deep=False)  # shallow: a fresh frame, not a view of the caller's
-        ranks = [r[keep] for r in ranks]
-    df["value"] = value[keep].astype(float)
-    df["compute"] = compute[keep].astype(float)
-    df["step"] = _steps(df, step[keep])
+    rows = np.arange(len(df)) if keep.all() else np.flatnonzero(keep)
+    codes = {c: t.codes.take(rows) for c, t in texts.items()}
+    ranks = [texts[c].rank.take(codes[c]) for c in KEY_COLUMNS]
+    values = {"value": value.to_numpy(dtype=float)[rows], "compute": compute.to_numpy(dtype=float)[rows]}
+    values["step"] = _steps(step.to_numpy(dtype=float)[rows], values["compute"], ranks)
+    timestamp = None
     if "timestamp" in df.columns:
-        df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
-    df = _unique_sorted(df, ranks)
-    if df.empty and not allow_empty:
+        ts = df["timestamp"] if len(rows) == len(df) else df["timestamp"].take(rows)
+        timestamp = pd.to_numeric(ts, errors="coerce").reset_index(drop=True)
+    order = _order(ranks, values["step"], timestamp)
+    if order is not None:
+        rows, codes = rows.take(order), {c: k.take(order) for c, k in codes.items()}
+        values = {c: v.take(order) for c, v in values.items()}
+        ranks = [r.take(order) for r in ranks]
+        timestamp = None if timestamp is None else timestamp.take(order)
+    out = _assemble(df, rows, {c: texts[c].names.take(k) for c, k in codes.items()}, values, timestamp)
+    if out.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
-    df.attrs["compute_name"] = name
-    return df
+    out.attrs = dict(df.attrs)
+    out.attrs["compute_name"] = name
+    return TidyPoints(out, rows, _starts(ranks[:2]))
 
 
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -132,24 +170,33 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     return df.copy(deep=False)
 
 
-def _with_ids(df: pd.DataFrame, origin: str) -> tuple[pd.DataFrame, list[np.ndarray]]:
-    """Fill the missing identifying columns (in place) and make them text; with the text ranks
-    (:func:`saturate.cells.text_ranks`) of the key columns ``source``, ``run_id``, ``metric``."""
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df["run"] = "run"
-    if "run" not in df.columns:
-        df["run"] = df["run_id"]
-    if "run_id" not in df.columns:
-        df["run_id"] = df["run"]
-    df["source"] = df["source"] if "source" in df.columns else origin
-    df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
-    ranks = {}
-    for col in _STRING_COLUMNS:
-        if col in KEY_COLUMNS:
-            df[col], ranks[col] = text_ranks(df[col])
-        else:
-            df[col] = as_text(df[col])
-    return df, [ranks[k] for k in KEY_COLUMNS]
+@dataclass(frozen=True)
+class _Texts:
+    """An identifying column as codes: each row's code, the text of each code and its rank."""
+
+    codes: np.ndarray
+    names: np.ndarray
+    rank: np.ndarray
+
+
+def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, _Texts]:
+    """The identifying columns as :class:`_Texts`, missing ones filled (a missing ``run`` is
+    the ``run_id``, and the other way round; ``source`` is ``origin``; ``experiment`` empty)."""
+    n = len(df)
+
+    def const(text: str) -> _Texts:
+        return _Texts(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
+
+    def column(col: str) -> _Texts:
+        return _Texts(*text_codes(df[col]))
+
+    out = {"source": column("source") if "source" in df.columns else const(str(origin)),
+           "experiment": column("experiment") if "experiment" in df.columns else const("")}
+    has_run, has_id = "run" in df.columns, "run_id" in df.columns
+    out["run"] = column("run") if has_run else (column("run_id") if has_id else const("run"))
+    out["run_id"] = column("run_id") if has_id else out["run"]
+    out["metric"] = column("metric")
+    return out
 
 
 def _axes(
@@ -188,16 +235,31 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
     return ~(bad_value | bad_x)
 
 
-def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
-    """Integer steps; a curve logged without steps is numbered in compute order. Steps that are
-    infinite or beyond int64 (about +-9.2e18) are unusable: their points are dropped with a
-    :class:`DataWarning` (see :func:`_usable_steps`)."""
-    if step.isna().any():
-        order = df.sort_values("compute", kind="stable").groupby(
-            list(KEY_COLUMNS), sort=False
-        ).cumcount()
-        step = step.fillna(order.astype(float))
-    return step.round().astype("int64")
+def _steps(step: np.ndarray, compute: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
+    """Integer steps; a curve logged without steps is numbered in compute order (its points
+    counted, per curve ``keys``, in the order of their compute, ties in logged order). Steps that
+    are infinite or beyond int64 (about +-9.2e18) were dropped before (:func:`_usable_steps`)."""
+    missing = np.isnan(step)
+    if missing.any():
+        by_compute = np.argsort(compute, kind="stable")
+        curve = _group_codes(keys).take(by_compute)
+        within = np.argsort(curve, kind="stable")
+        sorted_curve = curve.take(within)
+        at = np.arange(len(within))
+        first = np.maximum.accumulate(np.where(np.r_[True, sorted_curve[1:] != sorted_curve[:-1]], at, 0))
+        count = np.empty(len(step))
+        count[by_compute.take(within)] = at - first
+        step = np.where(missing, count, step)
+    return np.round(step).astype("int64")
+
+
+def _group_codes(keys: list[np.ndarray]) -> np.ndarray:
+    """One code per distinct combination of the integer ``keys``."""
+    group = np.zeros(len(keys[0]), dtype=np.int64)
+    for k in keys:
+        codes, uniques = pd.factorize(k)
+        group, _ = pd.factorize(group * (len(uniques) + 1) + codes)
+    return group
 
 
 def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
@@ -216,19 +278,45 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
     return ok
 
 
-def _unique_sorted(df: pd.DataFrame, ranks: list[np.ndarray]) -> pd.DataFrame:
-    """One point per (curve, step), the last logged winning; sorted; columns in contract order.
+def _order(keys: list[np.ndarray], step: np.ndarray, timestamp: pd.Series | None) -> np.ndarray | None:
+    """The positions that make the rows one per (curve, step), the last logged winning, sorted;
+    ``None`` when they already are (readers that deliver sorted, unique points skip the work).
+    ``keys`` are the text ranks of the key columns but ``step``: the work is done on integers."""
+    keys = [*keys, step]
+    return None if _increasing(keys) else _last_of_each(keys, timestamp)
 
-    ``ranks`` are the text ranks of the key columns but ``step`` (see :func:`_with_ids`): the
-    work is done on integers, then the rows are taken once."""
-    keys = [*ranks, df["step"].to_numpy()]
+
+def _assemble(df: pd.DataFrame, rows: np.ndarray, texts: dict[str, np.ndarray],
+              values: dict[str, np.ndarray], timestamp: pd.Series | None) -> pd.DataFrame:
+    """The tidy table: the ``texts`` and ``values`` columns as given (already in row order), the
+    other columns of ``df`` taken at ``rows``; columns in contract order."""
     extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
     ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
     ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
-    df = df[ordered]
-    if not _increasing(keys):  # readers that already deliver sorted, unique points skip this work
-        df = df.take(_last_of_each(keys, df.get("timestamp")))
-    return df.reset_index(drop=True)
+    index = pd.RangeIndex(len(rows))
+    whole = len(rows) == len(df) and bool((rows == np.arange(len(rows))).all())
+    cols: dict[str, pd.Series] = {}
+    for c in ordered:
+        if c in texts:
+            cols[c] = pd.Series(texts[c], index=index, dtype=object, copy=False)
+        elif c in values:
+            cols[c] = pd.Series(values[c], index=index, copy=False)
+        elif c == "timestamp" and timestamp is not None:
+            cols[c] = timestamp.set_axis(index)
+        else:
+            cols[c] = (df[c] if whole else df[c].take(rows)).set_axis(index)
+    return pd.DataFrame(cols, index=index, copy=False) if cols else pd.DataFrame(index=index)
+
+
+def _starts(keys: list[np.ndarray]) -> np.ndarray:
+    """The rows where any of the integer ``keys`` differs from the row before."""
+    n = len(keys[0])
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+        for k in keys:
+            change[1:] |= k[1:] != k[:-1]
+    return np.flatnonzero(change)
 
 
 def _last_of_each(keys: list[np.ndarray], timestamp: pd.Series | None) -> np.ndarray:
@@ -300,7 +388,7 @@ def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series
         return pd.Series(True, index=values.index)
     if isinstance(patterns, str):
         patterns = [patterns]
-    uniq = pd.unique(values)
+    uniq = distinct(values)
     hit = {v for v in uniq if any(fnmatch.fnmatchcase(str(v), p) for p in patterns)}
     return values.isin(hit)
 
