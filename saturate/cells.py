@@ -32,7 +32,9 @@ def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
     numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
     """
     fixed = {}
-    for i in range(df.shape[1]):
+    for i, dtype in enumerate(df.dtypes):
+        if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_complex_dtype(dtype)):
+            continue  # plain scalars by their type: not looked into
         col = df.iloc[:, i]
         if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS:
             fixed[i] = col.map(_plain_cell)

@@ -126,26 +126,34 @@ def tidy_points(
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
     keep &= _usable_steps(step, keep, origin)
-    rows = np.arange(len(df)) if keep.all() else np.flatnonzero(keep)
-    codes = {c: t.codes.take(rows) for c, t in texts.items()}
-    ranks = [texts[c].rank.take(codes[c]) for c in KEY_COLUMNS]
-    values = {"value": value.to_numpy(dtype=float)[rows], "compute": compute.to_numpy(dtype=float)[rows]}
-    values["step"] = _steps(step.to_numpy(dtype=float)[rows], values["compute"], ranks)
+    rows = None if keep.all() else np.flatnonzero(keep)  # None: every row, in its place
+
+    def kept(a: np.ndarray) -> np.ndarray:
+        return a if rows is None else a.take(rows)
+
+    ranks = [kept(texts[c].rank.take(texts[c].codes)) for c in KEY_COLUMNS]
+    values = {"value": kept(value.to_numpy(dtype=float)), "compute": kept(compute.to_numpy(dtype=float))}
+    values["step"] = _steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
     timestamp = None
     if "timestamp" in df.columns:
-        ts = df["timestamp"] if len(rows) == len(df) else df["timestamp"].take(rows)
+        ts = df["timestamp"] if rows is None else df["timestamp"].take(rows)
         timestamp = pd.to_numeric(ts, errors="coerce").reset_index(drop=True)
     order = _order(ranks, values["step"], timestamp)
     if order is not None:
-        rows, codes = rows.take(order), {c: k.take(order) for c, k in codes.items()}
+        rows = order if rows is None else rows.take(order)
         values = {c: v.take(order) for c, v in values.items()}
         ranks = [r.take(order) for r in ranks]
         timestamp = None if timestamp is None else timestamp.take(order)
-    out = _assemble(df, rows, {c: texts[c].names.take(k) for c, k in codes.items()}, values, timestamp)
+    text: dict[str, np.ndarray] = {}
+    for c, t in texts.items():  # run_id is often the run itself: its text is spread once
+        same = next((k for k in text if texts[k] is t), None)
+        text[c] = text[same] if same else _spread(t.names, t.codes if rows is None else t.codes.take(rows))
+    out = _assemble(df, rows, text, values, timestamp)
     if out.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
     out.attrs = dict(df.attrs)
     out.attrs["compute_name"] = name
+    rows = np.arange(len(df)) if rows is None else rows
     return TidyPoints(out, rows, _starts(ranks[:2]))
 
 
@@ -286,15 +294,15 @@ def _order(keys: list[np.ndarray], step: np.ndarray, timestamp: pd.Series | None
     return None if _increasing(keys) else _last_of_each(keys, timestamp)
 
 
-def _assemble(df: pd.DataFrame, rows: np.ndarray, texts: dict[str, np.ndarray],
+def _assemble(df: pd.DataFrame, rows: np.ndarray | None, texts: dict[str, np.ndarray],
               values: dict[str, np.ndarray], timestamp: pd.Series | None) -> pd.DataFrame:
     """The tidy table: the ``texts`` and ``values`` columns as given (already in row order), the
-    other columns of ``df`` taken at ``rows``; columns in contract order."""
+    other columns of ``df`` taken at ``rows`` (``None``: all, in place); columns in contract
+    order."""
     extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
     ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
     ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
-    index = pd.RangeIndex(len(rows))
-    whole = len(rows) == len(df) and bool((rows == np.arange(len(rows))).all())
+    index = pd.RangeIndex(len(df) if rows is None else len(rows))
     cols: dict[str, pd.Series] = {}
     for c in ordered:
         if c in texts:
@@ -304,8 +312,18 @@ def _assemble(df: pd.DataFrame, rows: np.ndarray, texts: dict[str, np.ndarray],
         elif c == "timestamp" and timestamp is not None:
             cols[c] = timestamp.set_axis(index)
         else:
-            cols[c] = (df[c] if whole else df[c].take(rows)).set_axis(index)
-    return pd.DataFrame(cols, index=index, copy=False) if cols else pd.DataFrame(index=index)
+            cols[c] = (df[c] if rows is None else df[c].take(rows)).set_axis(index)
+    return pd.DataFrame(cols, index=index, copy=False)
+
+
+def _spread(names: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``names.take(codes)``: each row pointing at its code's text (one name for all rows is
+    filled in, which is cheaper than taking)."""
+    if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
+        out = np.empty(len(codes), dtype=object)
+        out.fill(names[codes[0]])
+        return out
+    return names.take(codes)
 
 
 def _starts(keys: list[np.ndarray]) -> np.ndarray:
@@ -383,8 +401,12 @@ def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
     return not tied.any()
 
 
+def _match_all(patterns: Sequence[str] | str | None) -> bool:
+    return patterns is None or (not isinstance(patterns, str) and len(patterns) == 0)
+
+
 def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:
-    if patterns is None or (not isinstance(patterns, str) and len(patterns) == 0):
+    if _match_all(patterns):
         return pd.Series(True, index=values.index)
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -401,6 +423,10 @@ def select(
     experiment: Sequence[str] | str | None = None,
 ) -> pd.DataFrame:
     """Keep the curves whose metric / run name (or id) / experiment match the glob patterns."""
+    if _match_all(metric) and run is None and experiment is None:
+        out = df.reset_index(drop=True)  # nothing to select: a new frame, not a copy
+        out.attrs = dict(df.attrs)
+        return out
     mask = _match(df["metric"], metric)
     if run is not None:
         mask &= _match(df["run"], run) | _match(df["run_id"], run)

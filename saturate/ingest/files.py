@@ -28,23 +28,15 @@ import io
 import json
 import re
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from saturate.cells import plain_cells
-from saturate.curves import (
-    OPTIONAL_COLUMNS,
-    PARAM_PREFIX,
-    REQUIRED_COLUMNS,
-    TAG_PREFIX,
-    TidyPoints,
-    tidy_points,
-)
+from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
-from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
+from saturate.ingest.layouts import long_points, split_facts, wide_points, with_facts
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -260,24 +252,9 @@ def _from_wandb(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     return out[out["value"].notna()]
 
 
-def _is_numeric(col: pd.Series) -> bool:
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-        return True
-    vals = col.dropna()
-    if vals.empty:
-        return False
-    # Each distinct cell is converted once, then weighed by how often it occurs.
-    codes, uniques = pd.factorize(vals)
-    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()
-    numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
-    count = np.bincount(codes, minlength=len(uniques))
-    return bool(count[numeric].sum() / len(vals) > 0.9)
-
-
 def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str | None]:
     """Map aliases to the tidy names; return the frame and the name of the compute axis."""
-    df = df.rename(columns=lambda c: str(c).strip())
-    cols = list(df.columns)
+    cols = [str(c).strip() for c in df.columns]
     ren: dict[str, str] = {}
     for want in ("metric", "value", "compute", "experiment", "run_id", "run_status"):
         c = _find(cols, (want,), path)
@@ -292,172 +269,11 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     t = _find(cols, TIME_ALIASES, path)
     if t is not None and t not in ren:
         ren[t] = "timestamp"
-    ren = {k: v for k, v in ren.items() if k != v}
-    df = df.rename(columns=ren)
+    names = [ren.get(c, c) for c in cols]
+    if names != list(df.columns):
+        df = df.set_axis(names, axis=1)
     name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
     return df, name
-
-
-@dataclass(frozen=True)
-class _Points:
-    """A table's points as :func:`saturate.curves.tidy` takes them, without their run-level
-    columns: those (``params.*``, ``tags.*``) are kept apart in ``facts``, whose row ``row[i]``
-    belongs to point ``i`` (``row`` is ``None`` when the rows are the points themselves)."""
-
-    frame: pd.DataFrame
-    facts: pd.DataFrame
-    row: np.ndarray | None = None
-
-
-def _split_facts(df: pd.DataFrame, run: pd.Categorical | None, row: np.ndarray | None = None,
-                 ) -> _Points:
-    """``df`` as :class:`_Points`: its run-level columns apart, ``run`` (when given) as its run."""
-    facts = [c for c in df.columns if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
-    if df.columns.duplicated().any():  # tidy refuses the table with the message it gives
-        facts = []
-    frame = df.drop(columns=facts)
-    if run is not None:
-        frame["run"] = run
-    frame.attrs = dict(df.attrs)
-    return _Points(frame, df[facts], row)
-
-
-def _long_points(df: pd.DataFrame, path: Path) -> _Points:
-    """Split the extra columns of a long table into run parameters and per-point columns."""
-    core = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
-            "run_status", "source"}
-    extras = [c for c in df.columns if c not in core and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
-    run, _ = pd.factorize(df["run_id" if "run_id" in df.columns else "run"])
-    # Text, or constant within each run (missing counting as a value): a run parameter.
-    ren = {c: PARAM_PREFIX + c for c in extras
-           if not _is_numeric(df[c]) or not _varies_within(run, df[c])}
-    df = df.rename(columns=ren)
-    return _split_facts(df, _run_names(df))
-
-
-def _run_names(df: pd.DataFrame) -> pd.Categorical | None:
-    """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), the run
-    names that tell them apart (``1 (algo=ppo)``), as a categorical column; ``None`` when the
-    names need no change."""
-    params = [c for c in df.columns if c.startswith(PARAM_PREFIX)]
-    if not params or "run_id" in df.columns:
-        return None
-    run, _ = pd.factorize(df["run"])
-    varying = [p for p in params if _varies_within(run, df[p])]
-    if not varying:
-        return None
-    # Rows are told apart by the text of their run and parameters, found once per distinct
-    # value; labels are built once per distinct row, then spread to the rows.
-    group = _row_codes([_text_codes(df[c]) for c in ("run", *varying)])
-    _, first = np.unique(group, return_index=True)
-    text = df[["run", *varying]].iloc[first].astype(str)
-    labels = [
-        run if pd.isna(run) else run + " (" + ", ".join(
-            f"{k[len(PARAM_PREFIX):]}={v}" for k, v in zip(varying, values, strict=True)
-        ) + ")"
-        for run, *values in text.itertuples(index=False, name=None)
-    ]
-    codes, names = pd.factorize(np.array(labels, dtype=object))
-    return pd.Categorical.from_codes(codes.take(group), categories=names, validate=False)
-
-
-def _text_codes(col: pd.Series) -> np.ndarray:
-    """One code per distinct text of ``col.astype(str)`` (missing is a value of its own): each
-    distinct value is made text once where that is how pandas makes it text anyway."""
-    if not (col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
-            or (pd.api.types.is_numeric_dtype(col.dtype)
-                and not isinstance(col.dtype, pd.CategoricalDtype))):
-        return pd.factorize(col.astype(str), use_na_sentinel=False)[0]
-    codes, uniques = pd.factorize(col, use_na_sentinel=False)
-    _, at = np.unique(codes, return_index=True)
-    text, _ = pd.factorize(col.iloc[at].astype(str), use_na_sentinel=False)
-    return text.take(codes)
-
-
-def _varies_within(run: np.ndarray, col: pd.Series) -> bool:
-    """Whether ``col`` takes more than one value (missing counts as one) within a run; ``run``
-    holds each row's run code (-1 where the run is missing: not a run)."""
-    value, uniques = pd.factorize(col, use_na_sentinel=False)
-    has_run = run >= 0
-    pairs = np.unique(run[has_run].astype(np.int64) * (len(uniques) + 1) + value[has_run])
-    return bool((np.bincount(pairs // (len(uniques) + 1)) > 1).any())
-
-
-def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
-    """One code per distinct row of the integer columns."""
-    group = np.zeros(len(cols[0]), dtype=np.int64)
-    for codes in cols:
-        group, _ = pd.factorize(group * (int(codes.max(initial=0)) + 1) + codes)
-    return group
-
-
-def _wide_points(df: pd.DataFrame, path: Path) -> _Points:
-    """One column per metric -> long rows; text columns become run parameters."""
-    id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
-               if c in df.columns]
-    params, metrics = [], []
-    for c in df.columns:
-        if c in id_cols:
-            continue
-        (metrics if _is_numeric(df[c]) else params).append(c)
-    if not metrics:
-        raise InputError(
-            f"{_where(path)}: no metric columns: expect long columns (metric, value, step) or a "
-            f"step column and one numeric column per metric; found {names_text(df.columns)}"
-        )
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
-        id_cols.append("run")
-    df = df.rename(columns={p: PARAM_PREFIX + p for p in params})
-    params = [PARAM_PREFIX + p for p in params]
-    # Rows with no metric value give no points; runs are told apart on the others, before the
-    # melt, on a quarter of the rows (for four metrics) and with the same labels.
-    some = df[metrics].notna().any(axis=1).to_numpy()
-    if not some.all():
-        df = df.loc[some]
-    run = _run_names(df)
-    value = pd.concat([df[m] for m in metrics], ignore_index=True)
-    logged = value.notna().to_numpy()
-    rows = np.tile(np.arange(len(df)), len(metrics))[logged]
-    which = np.repeat(np.arange(len(metrics)), len(df))[logged]
-    # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
-    # logged at that step); run and metric names as categorical columns, one code a row.
-    long = {c: df[c].take(rows).reset_index(drop=True) for c in id_cols}
-    if run is not None:
-        long["run"] = pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype,
-                                                validate=False)
-    long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
-    long["value"] = value[logged].reset_index(drop=True)
-    frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
-    frame.attrs = dict(df.attrs)
-    return _Points(frame, df[params], rows)
-
-
-def _with_facts(points: _Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
-    """The tidy table with its run-level columns: on every point (``split=False``, the columns
-    :func:`saturate.curves.tidy` would have sorted in) or in the side table of
-    :mod:`saturate.run_table` (``split=True``, as :func:`~saturate.run_table.split_run_facts`
-    would have put them: the first point of each run gives its facts)."""
-    table = tidied.table
-    row = tidied.rows if points.row is None else points.row.take(tidied.rows)
-    names = list(points.facts.columns)
-    if not split:
-        if not names:
-            return table
-        out = table.assign(**{c: points.facts[c].take(row).set_axis(table.index) for c in names})
-        lead = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in out.columns]]
-        return out[[*lead, *sorted(c for c in out.columns if c not in lead)]]
-    starts = tidied.run_starts
-    keys = [c for c in (*RUN_KEY, "run_status") if c in table.columns]
-    facts = {c: table[c].take(starts).reset_index(drop=True) for c in keys}
-    facts.update({c: points.facts[c].take(row.take(starts)).reset_index(drop=True)
-                  for c in sorted(names)})
-    frames = [pd.DataFrame(facts)] if len(facts) > len(RUN_KEY) else []
-    out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
-    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}
-    return out
 
 
 def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False
@@ -476,29 +292,30 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
     attrs = dict(raw.attrs)
     if raw.empty or len(raw.columns) == 0:
         raise InputError(f"{_where(path)}: holds no rows")
-    raw = plain_cells(raw.loc[:, [not str(c).startswith("Unnamed: ") for c in raw.columns]])
+    named = [not str(c).startswith("Unnamed: ") for c in raw.columns]
+    raw = plain_cells(raw if all(named) else raw.loc[:, named])
     raw.attrs = attrs
     _check_names(raw, path)
     if _is_wandb(raw, path):
-        points = _split_facts(_from_wandb(raw, path), None)
+        points = split_facts(_from_wandb(raw, path))
         name = None
     else:
         frame, name = _normalise_columns(raw, path)
         if "metric" in frame.columns and "value" in frame.columns:
-            points = _long_points(frame, path)
+            points = long_points(frame, path)
         elif "value" in frame.columns and "metric" not in frame.columns and (
             "step" in frame.columns or "compute" in frame.columns
         ):
-            points = _long_points(frame.assign(metric="value"), path)
+            points = long_points(frame.assign(metric="value"), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
                 raise InputError(
                     f"{_where(path)}: missing column(s) step (or metric and value); "
                     f"found {names_text(frame.columns)}"
                 )
-            points = _wide_points(frame, path)
+            points = wide_points(frame, path)
     # One code a row: the text is made once in tidy, not read from every row.
     frame = points.frame.assign(source=pd.Categorical.from_codes(
         np.zeros(len(points.frame), dtype=np.int8), categories=[source or str(path)], validate=False))
     tidied = tidy_points(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))
-    return _with_facts(points, tidied, split)
+    return with_facts(points, tidied, split)
