@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from saturate import names
+from saturate import names, row_order
 from saturate.cells import as_numeric, distinct, plain_cells, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
@@ -133,12 +133,12 @@ def tidy_points(
 
     ranks = [kept(texts[c].rank.take(texts[c].codes)) for c in KEY_COLUMNS]
     values = {"value": kept(value.to_numpy(dtype=float)), "compute": kept(compute.to_numpy(dtype=float))}
-    values["step"] = _steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
+    values["step"] = row_order.number_steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
     timestamp = None
     if "timestamp" in df.columns:
         ts = df["timestamp"] if rows is None else df["timestamp"].take(rows)
         timestamp = pd.to_numeric(ts, errors="coerce").reset_index(drop=True)
-    order = _order(ranks, values["step"], timestamp)
+    order = row_order.order(ranks, values["step"], timestamp)
     if order is not None:
         rows = order if rows is None else rows.take(order)
         values = {c: v.take(order) for c, v in values.items()}
@@ -154,7 +154,7 @@ def tidy_points(
     out.attrs = dict(df.attrs)
     out.attrs["compute_name"] = name
     rows = np.arange(len(df)) if rows is None else rows
-    return TidyPoints(out, rows, _starts(ranks[:2]))
+    return TidyPoints(out, rows, row_order.starts(ranks[:2]))
 
 
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -243,33 +243,6 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
     return ~(bad_value | bad_x)
 
 
-def _steps(step: np.ndarray, compute: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
-    """Integer steps; a curve logged without steps is numbered in compute order (its points
-    counted, per curve ``keys``, in the order of their compute, ties in logged order). Steps that
-    are infinite or beyond int64 (about +-9.2e18) were dropped before (:func:`_usable_steps`)."""
-    missing = np.isnan(step)
-    if missing.any():
-        by_compute = np.argsort(compute, kind="stable")
-        curve = _group_codes(keys).take(by_compute)
-        within = np.argsort(curve, kind="stable")
-        sorted_curve = curve.take(within)
-        at = np.arange(len(within))
-        first = np.maximum.accumulate(np.where(np.r_[True, sorted_curve[1:] != sorted_curve[:-1]], at, 0))
-        count = np.empty(len(step))
-        count[by_compute.take(within)] = at - first
-        step = np.where(missing, count, step)
-    return np.round(step).astype("int64")
-
-
-def _group_codes(keys: list[np.ndarray]) -> np.ndarray:
-    """One code per distinct combination of the integer ``keys``."""
-    group = np.zeros(len(keys[0]), dtype=np.int64)
-    for k in keys:
-        codes, uniques = pd.factorize(k)
-        group, _ = pd.factorize(group * (len(uniques) + 1) + codes)
-    return group
-
-
 def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
     """Which points have a usable step: missing (numbered later) or within int64; warns with the
     count of the others among the points ``keep`` holds."""
@@ -284,14 +257,6 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
             stacklevel=3,
         )
     return ok
-
-
-def _order(keys: list[np.ndarray], step: np.ndarray, timestamp: pd.Series | None) -> np.ndarray | None:
-    """The positions that make the rows one per (curve, step), the last logged winning, sorted;
-    ``None`` when they already are (readers that deliver sorted, unique points skip the work).
-    ``keys`` are the text ranks of the key columns but ``step``: the work is done on integers."""
-    keys = [*keys, step]
-    return None if _increasing(keys) else _last_of_each(keys, timestamp)
 
 
 def _assemble(df: pd.DataFrame, rows: np.ndarray | None, texts: dict[str, np.ndarray],
@@ -324,65 +289,6 @@ def _spread(names: np.ndarray, codes: np.ndarray) -> np.ndarray:
         out.fill(names[codes[0]])
         return out
     return names.take(codes)
-
-
-def _starts(keys: list[np.ndarray]) -> np.ndarray:
-    """The rows where any of the integer ``keys`` differs from the row before."""
-    n = len(keys[0])
-    change = np.zeros(n, dtype=bool)
-    if n:
-        change[0] = True
-        for k in keys:
-            change[1:] |= k[1:] != k[:-1]
-    return np.flatnonzero(change)
-
-
-def _last_of_each(keys: list[np.ndarray], timestamp: pd.Series | None) -> np.ndarray:
-    """Positions of the rows sorted by ``keys``, one per key: the last logged (the latest
-    timestamp, rows without one first, then the later row)."""
-    order = _packed(keys)
-    if timestamp is not None:
-        missing = timestamp.isna().to_numpy()
-        if pd.api.types.is_integer_dtype(timestamp) and not missing.any():
-            when = timestamp.to_numpy()  # whole: large integers would lose digits as floats
-        else:
-            when = np.where(missing, 0.0, timestamp.to_numpy(dtype=float, na_value=np.nan))
-        order = [when, ~missing, *order]
-    # Stable: ties keep the logged order. One key sorts several times faster than lexsort.
-    rows = np.argsort(order[0], kind="stable") if len(order) == 1 else np.lexsort(order)
-    last = np.ones(len(rows), dtype=bool)
-    if len(rows) > 1:
-        same = np.ones(len(rows) - 1, dtype=bool)
-        for k in keys:
-            ks = k[rows]
-            same &= ks[1:] == ks[:-1]
-        last[:-1] = ~same
-    return rows[last]
-
-
-def _packed(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """The sort keys for :func:`numpy.lexsort` (last key first in rank), packed into one int64
-    key where their ranges allow it."""
-    packed = np.zeros(len(keys[0]), dtype=np.int64)
-    room = 1
-    for k in keys:
-        low = int(k.min()) if len(k) else 0
-        span = (int(k.max()) - low + 1) if len(k) else 1
-        room *= span
-        if room >= 2**62:
-            return list(reversed(keys))
-        packed = packed * span + (k - low)
-    return [packed]
-
-
-def _increasing(keys: list[np.ndarray]) -> bool:
-    """Whether the rows are sorted by the integer ``keys`` with no two rows equal on all."""
-    tied = np.ones(max(len(keys[0]) - 1, 0), dtype=bool)
-    for v in keys:
-        if (tied & (v[1:] < v[:-1])).any():
-            return False
-        tied &= v[1:] == v[:-1]
-    return not tied.any()
 
 
 def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:

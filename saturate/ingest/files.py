@@ -116,12 +116,15 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
-        if kind in ("csv", "tsv", "csv;") and not _open_bytes(path, 2).startswith(_UTF16_BOMS):
+        head = _open_bytes(path, 3)
+        if kind in ("csv", "tsv", "csv;") and not head.startswith(_UTF16_BOMS):
             # Straight from the file, so its bytes are never all in memory at once.
             with open(path, "rb") as fh:
                 gz = fh.read(2) == b"\x1f\x8b"
+            # Decoding that drops a byte-order mark reads each byte in Python: only when there is one.
             return pd.read_csv(path, sep=_SEPARATORS[kind], comment=None, low_memory=False,
-                               compression="gzip" if gz else None, encoding="utf-8-sig")
+                               compression="gzip" if gz else None,
+                               encoding="utf-8-sig" if head.startswith(_UTF8_BOM) else "utf-8")
         data = _utf8(_open_bytes(path))
         if kind == "jsonl":
             return pd.read_json(io.BytesIO(data), lines=True)

@@ -50,15 +50,26 @@ def is_numeric(col: pd.Series) -> bool:
     ones aside) text that reads as a number."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         return True
+    filled = int(col.notna().sum())
+    # Enough text in the first rows settles it without reading the others.
+    head = col.iloc[: filled // 10 + 16]
+    if len(head) < len(col) and not _numeric_share(head, filled) > 0.9:
+        return False
+    return _numeric_share(col, filled) > 0.9
+
+
+def _numeric_share(col: pd.Series, filled: int) -> float:
+    """The share of ``filled`` (the cells of the whole column that are not missing) that
+    ``col`` holds as numbers or text that reads as a number; 1 - the share of the others."""
+    if not filled:
+        return 0.0
     # Each distinct cell is converted once, then weighed by how often it occurs.
     codes, uniques = pd.factorize(col)
     codes = codes[codes >= 0]  # missing cells do not count
-    if not len(codes):
-        return False
-    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()
+    text = pd.Series([str(u).strip().lower() for u in uniques], dtype=object)
     numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
     count = np.bincount(codes, minlength=len(uniques))
-    return bool(count[numeric].sum() / len(codes) > 0.9)
+    return float((filled - count[~numeric].sum()) / filled)
 
 
 def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
@@ -131,12 +142,14 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 
 def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
-    """One code per distinct text of ``col.astype(str)`` (missing is a value of its own), from
-    the ``codes`` of its values: each distinct value is made text once where pandas makes each
-    cell text on its own (a date column is written as a whole: its text is made whole)."""
-    if not _cellwise(col):
-        return _value_codes(col.astype(str))
-    return _value_codes(col.iloc[_first_rows(codes)].astype(str)).take(codes)
+    """One code per distinct text of ``col.astype(str)`` (missing is a value of its own), given
+    the ``codes`` of its values: they are the same for text, integers and booleans; other
+    values may be equal and written differently (1, 1.0 and True; 0.0 and -0.0)."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or (
+            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)):
+        return codes
+    return _value_codes(col.astype(str))
 
 
 def _cellwise(col: pd.Series) -> bool:
