@@ -206,21 +206,28 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     named = {(PARAM_PREFIX + c if c in params else c): df[c] for c in df.columns}
     run = None if "run_id" in df.columns else _run_names(
         df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)})
-    value = pd.concat([df[m] for m in metrics], ignore_index=True)
+    value = _stacked([df[m] for m in metrics])
     # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
     # logged at that step), in the order tidy sorts to.
-    n = max(len(df), 1)
     cells = _melt_order(df, run, metrics)
     cells = cells[value.notna().to_numpy()[cells]]
-    rows = cells % n
-    long = {c: df[c].take(rows).reset_index(drop=True) for c in id_cols}
+    which, rows = np.divmod(cells, max(len(df), 1))
+    long = {c: pd.Series(df[c].array.take(rows)) for c in id_cols}
     if run is not None:
         long["run"] = pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
-    long["metric"] = pd.Categorical.from_codes(cells // n, categories=metrics, validate=False)
-    long["value"] = value.take(cells).reset_index(drop=True)
+    long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
+    long["value"] = pd.Series(value.array.take(cells))
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
+
+
+def _stacked(cols: list[pd.Series]) -> pd.Series:
+    """``pandas.concat(cols, ignore_index=True)``; integer and float columns joined by numpy
+    (to the same float64 or int64 pandas gives)."""
+    if all(c.dtype in (np.dtype("float64"), np.dtype("int64")) for c in cols):
+        return pd.Series(np.concatenate([c.to_numpy() for c in cols]))
+    return pd.concat(cols, ignore_index=True)
 
 
 def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]) -> np.ndarray:
