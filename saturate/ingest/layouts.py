@@ -212,11 +212,12 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     cells = _melt_order(df, run, metrics)
     cells = cells[value.notna().to_numpy()[cells]]
     which, rows = np.divmod(cells, max(len(df), 1))
-    long = {c: pd.Series(df[c].array.take(rows)) for c in id_cols}
+    # dtype given: an object column handed to pandas as it is would be read again for text
+    long = {c: pd.Series(df[c].array.take(rows), dtype=df[c].dtype) for c in id_cols}
     if run is not None:
         long["run"] = pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
-    long["value"] = pd.Series(value.array.take(cells))
+    long["value"] = pd.Series(value.array.take(cells), dtype=value.dtype)
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
