@@ -94,7 +94,7 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    return tidy_points(df, compute_name=compute_name, allow_empty=allow_empty, origin=origin).table
+    return _tidy(df, compute_name, allow_empty, origin).table
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,11 @@ def tidy_points(
     The identifying columns are handled as integer codes (a categorical column gives its own)
     until the rows are in their final order; their text is spread to the rows once, at the end.
     """
+    return _tidy(df, compute_name, allow_empty, origin)
+
+
+def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin: str) -> TidyPoints:
+    """:func:`tidy_points` (warnings are given at the caller of :func:`tidy` or of it)."""
     df = plain_cells(_checked_copy(df, origin))
     texts = _id_texts(df, origin)
     value, step, compute, name = _axes(df, compute_name, origin)
@@ -231,14 +236,14 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return ~(bad_value | bad_x)
 
@@ -254,7 +259,7 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
             f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "
             "beyond +-9.2e18",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return ok
 
