@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from saturate import names
+from saturate.cells import distinct
 from saturate.curves import (
     KEY_COLUMNS,
     OPTIONAL_COLUMNS,
@@ -121,7 +122,7 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
 
 def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:
     """``{(source, run_id): axis name}`` for the runs on their step that log a measure of compute."""
-    metrics = [m for m in pd.unique(df["metric"]) if names.is_compute_name(str(m))]
+    metrics = [m for m in distinct(df["metric"]) if names.is_compute_name(str(m))]
     columns = [c for c in df.columns if c not in REQUIRED_COLUMNS and c not in OPTIONAL_COLUMNS
                and not c.startswith((PARAM_PREFIX, TAG_PREFIX)) and names.is_compute_name(c)]
     if not metrics and not columns:

@@ -2,9 +2,9 @@
 
 Readers hand over whatever a file held: lists and dicts (JSON), bytes (Parquet), numbers written
 as text, the spellings loggers use for NaN and infinity. :func:`plain_cells` makes every cell
-hashable, :func:`as_text` turns an identifying column into text (:func:`text_ranks` also ranks
-it, for sorting on integers), :func:`as_numeric` a value column into floats (or names the first
-cell that is not a number).
+hashable, :func:`text_codes` gives an identifying column as integer codes with the text and sort
+rank of each (so rows are sorted on integers and the text spread to them once),
+:func:`as_numeric` a value column into floats (or names the first cell that is not a number).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "as_text", "text_ranks", "as_numeric"]
+__all__ = ["plain_cells", "text_codes", "distinct", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -32,7 +32,9 @@ def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
     numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
     """
     fixed = {}
-    for i in range(df.shape[1]):
+    for i, dtype in enumerate(df.dtypes):
+        if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_complex_dtype(dtype)):
+            continue  # plain scalars by their type: not looked into
         col = df.iloc[:, i]
         if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in _PLAIN_KINDS:
             fixed[i] = col.map(_plain_cell)
@@ -58,33 +60,41 @@ def _plain_cell(v: object) -> object:
     return v
 
 
-def as_text(col: pd.Series) -> pd.Series:
-    """Text column with missing values as ``""``; converts each distinct value once.
-
-    The column holds Python strings (object dtype), every row pointing at its value's one string:
-    8 bytes a row, where a string array repeats the text in every row (a long source path would
-    cost its length on every point of a long curve).
-    """
-    codes, names = _text_codes(col)
-    return pd.Series(names.take(codes), index=col.index, dtype=object)
-
-
-def text_ranks(col: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """:func:`as_text` of ``col`` and each row's rank among the distinct texts in sorted order
-    (rows with the same text have the same rank), so that sorting and grouping the text can be
-    done on integers."""
-    codes, names = _text_codes(col)
-    # Distinct values may share a text (1 and "1"): np.unique ranks the texts themselves.
-    _, rank = np.unique(names, return_inverse=True)
-    return (pd.Series(names.take(codes), index=col.index, dtype=object),
-            rank.reshape(-1).take(codes))
-
-
 def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(each row's code, the text of each code): missing values are the last code, ``""``."""
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    """(each row's code, the text of each code): missing values are the last code, ``""``.
+
+    A categorical column gives its own codes (no pass over the rows): readers hand run and
+    metric names over that way."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        codes, uniques = col.cat.codes.to_numpy(), col.cat.categories
+    else:
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
     return np.where(codes < 0, len(uniques), codes), names
+
+
+def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, texts, ranks)``: each row's code, the text of each distinct value (``str`` of
+    it; missing: ``""``) and each code's rank among the texts in sorted order (distinct values
+    with the same text, 1 and "1", share a rank), so rows are sorted and taken on integers and
+    the text column built once, in its final order: ``texts.take(codes)``."""
+    codes, names = _text_codes(col)
+    _, rank = np.unique(names, return_inverse=True)
+    return codes, names, rank.reshape(-1)
+
+
+def distinct(col: pd.Series) -> np.ndarray:
+    """``pandas.unique(col)`` (the values in order of first appearance); an object column is
+    compared with its neighbours first, so that only the rows where the value changes are
+    hashed (a tidy table holds each run's and curve's rows together)."""
+    values = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
+    if values.dtype == object and len(values) > 1:
+        try:
+            changes = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        except (TypeError, ValueError):  # cells that do not compare: hash them all
+            return pd.unique(values)
+        return pd.unique(values[changes])
+    return pd.unique(col)
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import fnmatch
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from saturate import names
-from saturate.cells import as_numeric, as_text, plain_cells, text_ranks
+from saturate import names, row_order
+from saturate.cells import as_numeric, distinct, plain_cells, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "TAG_PREFIX",
     "DataWarning",
     "tidy",
+    "tidy_points",
+    "TidyPoints",
     "empty_table",
     "select",
     "AXIS_METRICS",
@@ -54,7 +57,6 @@ OPTIONAL_COLUMNS: tuple[str, ...] = ("timestamp", "run_status")
 KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
-_STRING_COLUMNS = ("source", "experiment", "run_id", "run", "metric")
 #: Glob patterns of the metrics that may become a run's compute axis (``compute/gpu_hours``,
 #: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.names`.
 AXIS_METRICS: tuple[str, ...] = names.AXIS_GLOBS
@@ -92,23 +94,72 @@ def tidy(
     sorts by run, metric and step. ``origin`` names the input in error messages.
     The input frame is never modified.
     """
-    df, ranks = _with_ids(plain_cells(_checked_copy(df, origin)), origin)
+    return _tidy(df, compute_name, allow_empty, origin).table
+
+
+@dataclass(frozen=True)
+class TidyPoints:
+    """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the position in the
+    input of row ``i``; ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
+    run are together). Readers use them to put run-level columns they kept apart (one row per
+    run or per wide row, not per point) beside the points without a pass over text."""
+
+    table: pd.DataFrame
+    rows: np.ndarray
+    run_starts: np.ndarray
+
+
+def tidy_points(
+    df: pd.DataFrame,
+    *,
+    compute_name: str | None = None,
+    allow_empty: bool = False,
+    origin: str = "data",
+) -> TidyPoints:
+    """:func:`tidy`, with the input position of each row and the first row of each run.
+
+    The identifying columns are handled as integer codes (a categorical column gives its own)
+    until the rows are in their final order; their text is spread to the rows once, at the end.
+    """
+    return _tidy(df, compute_name, allow_empty, origin)
+
+
+def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin: str) -> TidyPoints:
+    """:func:`tidy_points` (warnings are given at the caller of :func:`tidy` or of it)."""
+    df = plain_cells(_checked_copy(df, origin))
+    texts = _id_texts(df, origin)
     value, step, compute, name = _axes(df, compute_name, origin)
     keep = _finite_points(value, compute, name, origin)
     keep &= _usable_steps(step, keep, origin)
-    if not keep.all():
-        df = df.loc[keep].copy(deep=False)  # shallow: a fresh frame, not a view of the caller's
-        ranks = [r[keep] for r in ranks]
-    df["value"] = value[keep].astype(float)
-    df["compute"] = compute[keep].astype(float)
-    df["step"] = _steps(df, step[keep])
+    rows = None if keep.all() else np.flatnonzero(keep)  # None: every row, in its place
+
+    def kept(a: np.ndarray) -> np.ndarray:
+        return a if rows is None else a.take(rows)
+
+    ranks = [kept(texts[c].rank.take(texts[c].codes)) for c in KEY_COLUMNS]
+    values = {"value": kept(value.to_numpy(dtype=float)), "compute": kept(compute.to_numpy(dtype=float))}
+    values["step"] = row_order.number_steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
+    timestamp = None
     if "timestamp" in df.columns:
-        df["timestamp"] = pd.to_numeric(df["timestamp"], errors="coerce")
-    df = _unique_sorted(df, ranks)
-    if df.empty and not allow_empty:
+        ts = df["timestamp"] if rows is None else df["timestamp"].take(rows)
+        timestamp = pd.to_numeric(ts, errors="coerce").reset_index(drop=True)
+    order = row_order.order(ranks, values["step"], timestamp)
+    if order is not None:
+        rows = order if rows is None else rows.take(order)
+        values = {c: v.take(order) for c, v in values.items()}
+        ranks = [r.take(order) for r in ranks]
+        timestamp = None if timestamp is None else timestamp.take(order)
+    text: dict[str, np.ndarray] = {}
+    for c, t in texts.items():  # run_id is often the run itself: its text is spread once
+        same = next((k for k in text if texts[k] is t), None)
+        text[c] = text[same] if same else _spread(t.names, t.codes if rows is None else t.codes.take(rows))
+    out = _assemble(df, rows, text, values, timestamp)
+    if out.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
-    df.attrs["compute_name"] = name
-    return df
+    out.attrs = dict(df.attrs)
+    out.attrs["compute_name"] = name
+    rows = np.arange(len(df)) if rows is None else rows
+    return TidyPoints(out, rows, row_order.starts(ranks[:2]))
 
 
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -132,24 +183,33 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     return df.copy(deep=False)
 
 
-def _with_ids(df: pd.DataFrame, origin: str) -> tuple[pd.DataFrame, list[np.ndarray]]:
-    """Fill the missing identifying columns (in place) and make them text; with the text ranks
-    (:func:`saturate.cells.text_ranks`) of the key columns ``source``, ``run_id``, ``metric``."""
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df["run"] = "run"
-    if "run" not in df.columns:
-        df["run"] = df["run_id"]
-    if "run_id" not in df.columns:
-        df["run_id"] = df["run"]
-    df["source"] = df["source"] if "source" in df.columns else origin
-    df["experiment"] = df["experiment"] if "experiment" in df.columns else ""
-    ranks = {}
-    for col in _STRING_COLUMNS:
-        if col in KEY_COLUMNS:
-            df[col], ranks[col] = text_ranks(df[col])
-        else:
-            df[col] = as_text(df[col])
-    return df, [ranks[k] for k in KEY_COLUMNS]
+@dataclass(frozen=True)
+class _Texts:
+    """An identifying column as codes: each row's code, the text of each code and its rank."""
+
+    codes: np.ndarray
+    names: np.ndarray
+    rank: np.ndarray
+
+
+def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, _Texts]:
+    """The identifying columns as :class:`_Texts`, missing ones filled (a missing ``run`` is
+    the ``run_id``, and the other way round; ``source`` is ``origin``; ``experiment`` empty)."""
+    n = len(df)
+
+    def const(text: str) -> _Texts:
+        return _Texts(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
+
+    def column(col: str) -> _Texts:
+        return _Texts(*text_codes(df[col]))
+
+    out = {"source": column("source") if "source" in df.columns else const(str(origin)),
+           "experiment": column("experiment") if "experiment" in df.columns else const("")}
+    has_run, has_id = "run" in df.columns, "run_id" in df.columns
+    out["run"] = column("run") if has_run else (column("run_id") if has_id else const("run"))
+    out["run_id"] = column("run_id") if has_id else out["run"]
+    out["metric"] = column("metric")
+    return out
 
 
 def _axes(
@@ -176,28 +236,16 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return ~(bad_value | bad_x)
-
-
-def _steps(df: pd.DataFrame, step: pd.Series) -> pd.Series:
-    """Integer steps; a curve logged without steps is numbered in compute order. Steps that are
-    infinite or beyond int64 (about +-9.2e18) are unusable: their points are dropped with a
-    :class:`DataWarning` (see :func:`_usable_steps`)."""
-    if step.isna().any():
-        order = df.sort_values("compute", kind="stable").groupby(
-            list(KEY_COLUMNS), sort=False
-        ).cumcount()
-        step = step.fillna(order.astype(float))
-    return step.round().astype("int64")
 
 
 def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
@@ -211,72 +259,41 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
             f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "
             "beyond +-9.2e18",
             DataWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return ok
 
 
-def _unique_sorted(df: pd.DataFrame, ranks: list[np.ndarray]) -> pd.DataFrame:
-    """One point per (curve, step), the last logged winning; sorted; columns in contract order.
-
-    ``ranks`` are the text ranks of the key columns but ``step`` (see :func:`_with_ids`): the
-    work is done on integers, then the rows are taken once."""
-    keys = [*ranks, df["step"].to_numpy()]
+def _assemble(df: pd.DataFrame, rows: np.ndarray | None, texts: dict[str, np.ndarray],
+              values: dict[str, np.ndarray], timestamp: pd.Series | None) -> pd.DataFrame:
+    """The tidy table: the ``texts`` and ``values`` columns as given (already in row order), the
+    other columns of ``df`` taken at ``rows`` (``None``: all, in place); columns in contract
+    order."""
     extra = [c for c in df.columns if c not in REQUIRED_COLUMNS]
     ordered = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in extra]]
     ordered += sorted(c for c in extra if c not in OPTIONAL_COLUMNS)
-    df = df[ordered]
-    if not _increasing(keys):  # readers that already deliver sorted, unique points skip this work
-        df = df.take(_last_of_each(keys, df.get("timestamp")))
-    return df.reset_index(drop=True)
-
-
-def _last_of_each(keys: list[np.ndarray], timestamp: pd.Series | None) -> np.ndarray:
-    """Positions of the rows sorted by ``keys``, one per key: the last logged (the latest
-    timestamp, rows without one first, then the later row)."""
-    order = _packed(keys)
-    if timestamp is not None:
-        missing = timestamp.isna().to_numpy()
-        if pd.api.types.is_integer_dtype(timestamp) and not missing.any():
-            when = timestamp.to_numpy()  # whole: large integers would lose digits as floats
+    index = pd.RangeIndex(len(df) if rows is None else len(rows))
+    cols: dict[str, pd.Series] = {}
+    for c in ordered:
+        if c in texts:
+            cols[c] = pd.Series(texts[c], index=index, dtype=object, copy=False)
+        elif c in values:
+            cols[c] = pd.Series(values[c], index=index, copy=False)
+        elif c == "timestamp" and timestamp is not None:
+            cols[c] = timestamp.set_axis(index)
         else:
-            when = np.where(missing, 0.0, timestamp.to_numpy(dtype=float, na_value=np.nan))
-        order = [when, ~missing, *order]
-    # Stable: ties keep the logged order. One key sorts several times faster than lexsort.
-    rows = np.argsort(order[0], kind="stable") if len(order) == 1 else np.lexsort(order)
-    last = np.ones(len(rows), dtype=bool)
-    if len(rows) > 1:
-        same = np.ones(len(rows) - 1, dtype=bool)
-        for k in keys:
-            ks = k[rows]
-            same &= ks[1:] == ks[:-1]
-        last[:-1] = ~same
-    return rows[last]
+            cols[c] = (df[c] if rows is None else df[c].take(rows)).set_axis(index)
+    return pd.DataFrame(cols, index=index, copy=False)
 
 
-def _packed(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """The sort keys for :func:`numpy.lexsort` (last key first in rank), packed into one int64
-    key where their ranges allow it."""
-    packed = np.zeros(len(keys[0]), dtype=np.int64)
-    room = 1
-    for k in keys:
-        low = int(k.min()) if len(k) else 0
-        span = (int(k.max()) - low + 1) if len(k) else 1
-        room *= span
-        if room >= 2**62:
-            return list(reversed(keys))
-        packed = packed * span + (k - low)
-    return [packed]
-
-
-def _increasing(keys: list[np.ndarray]) -> bool:
-    """Whether the rows are sorted by the integer ``keys`` with no two rows equal on all."""
-    tied = np.ones(max(len(keys[0]) - 1, 0), dtype=bool)
-    for v in keys:
-        if (tied & (v[1:] < v[:-1])).any():
-            return False
-        tied &= v[1:] == v[:-1]
-    return not tied.any()
+def _spread(names: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``names.take(codes)``: each row pointing at its code's text (one name for all rows is
+    filled in, which is cheaper than taking)."""
+    if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
+        out = np.empty(len(codes), dtype=object)
+        out.fill(names[codes[0]])
+        return out
+    return names.take(codes)
 
 
 def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
@@ -295,12 +312,16 @@ def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
     return not tied.any()
 
 
+def _match_all(patterns: Sequence[str] | str | None) -> bool:
+    return patterns is None or (not isinstance(patterns, str) and len(patterns) == 0)
+
+
 def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:
-    if patterns is None or (not isinstance(patterns, str) and len(patterns) == 0):
+    if _match_all(patterns):
         return pd.Series(True, index=values.index)
     if isinstance(patterns, str):
         patterns = [patterns]
-    uniq = pd.unique(values)
+    uniq = distinct(values)
     hit = {v for v in uniq if any(fnmatch.fnmatchcase(str(v), p) for p in patterns)}
     return values.isin(hit)
 
@@ -313,6 +334,10 @@ def select(
     experiment: Sequence[str] | str | None = None,
 ) -> pd.DataFrame:
     """Keep the curves whose metric / run name (or id) / experiment match the glob patterns."""
+    if _match_all(metric) and run is None and experiment is None:
+        out = df.reset_index(drop=True)  # nothing to select: a new frame, not a copy
+        out.attrs = dict(df.attrs)
+        return out
     mask = _match(df["metric"], metric)
     if run is not None:
         mask &= _match(df["run"], run) | _match(df["run_id"], run)

@@ -120,11 +120,26 @@ def merge_facts(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return _empty_facts()
     out = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    out = out.copy(deep=False)
     for col in out.columns:
-        if col not in RUN_KEY:
+        if col not in RUN_KEY and out[col].dtype != object:
             out[col] = out[col].astype(object)
+    if _increasing(*(out[c].to_numpy() for c in RUN_KEY)):  # one table, as tidy sorts it
+        return out.reset_index(drop=True)
     out = out.drop_duplicates(list(RUN_KEY), keep="last")
     return out.sort_values(list(RUN_KEY), kind="stable").reset_index(drop=True)
+
+
+def _increasing(src: np.ndarray, run: np.ndarray) -> bool:
+    """Whether the rows are sorted by ``(src, run)`` with no two equal (so no missing value):
+    then sorting and dropping duplicates would change nothing."""
+    if src.dtype != object or run.dtype != object:
+        return False
+    try:
+        same = src[1:] == src[:-1]
+        return bool(((src[1:] > src[:-1]) | (same & (run[1:] > run[:-1]))).all())
+    except TypeError:  # values that do not compare (text and numbers)
+        return False
 
 
 def split_run_facts(df: pd.DataFrame) -> pd.DataFrame:
@@ -140,23 +155,36 @@ def split_run_facts(df: pd.DataFrame) -> pd.DataFrame:
 def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
     """``df.drop_duplicates(RUN_KEY)``; when the rows are sorted by run, as tidy leaves them,
     found by comparing neighbours (several times faster than hashing every row's text)."""
+    starts = _run_starts(df)
+    return df.drop_duplicates(list(RUN_KEY)) if starts is None else df.iloc[starts]
+
+
+def _run_starts(df: pd.DataFrame) -> np.ndarray | None:
+    """The first row of each run when the rows are sorted by run with each run's rows together
+    (``None`` when they are not, or cannot be told so): neighbours are compared, and the order
+    is checked only where a row's run differs from the one before."""
     src, run = (df[c].to_numpy() for c in RUN_KEY)
-    if len(df) > 1 and src.dtype == object and run.dtype == object:
-        try:
-            same_src = src[1:] == src[:-1]
-            in_order = not ((src[1:] < src[:-1]).any() or (same_src & (run[1:] < run[:-1])).any())
-            starts = np.flatnonzero(np.r_[True, ~same_src | (run[1:] != run[:-1])])
-        except TypeError:  # values that do not compare (text and numbers)
-            in_order = False
-        # A missing value differs from its neighbours, so it would start a run: looked for there.
-        if in_order and not (pd.isna(src[starts]).any() or pd.isna(run[starts]).any()):
-            return df.iloc[starts]
-    return df.drop_duplicates(list(RUN_KEY))
+    if len(df) <= 1 or src.dtype != object or run.dtype != object:
+        return None
+    try:
+        starts = np.flatnonzero(np.r_[True, (src[1:] != src[:-1]) | (run[1:] != run[:-1])])
+        now, before = starts[1:], starts[1:] - 1
+        same_src = src[now] == src[before]
+        in_order = not ((src[now] < src[before]).any() or (same_src & (run[now] < run[before])).any())
+    except TypeError:  # values that do not compare (text and numbers)
+        return None
+    # A missing value differs from its neighbours, so it would start a run: looked for there.
+    if not in_order or pd.isna(src[starts]).any() or pd.isna(run[starts]).any():
+        return None
+    return starts
 
 
 def run_count(df: pd.DataFrame) -> int:
     """The number of runs, ``(source, run_id)``, with points in ``df``."""
-    return len(_first_of_each_run(df[list(RUN_KEY)])) if len(df) else 0
+    if not len(df):
+        return 0
+    starts = _run_starts(df)
+    return len(df[list(RUN_KEY)].drop_duplicates()) if starts is None else len(starts)
 
 
 def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:

@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 
 from saturate.cells import plain_cells
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
+from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.ingest.layouts import long_points, split_facts, wide_points, with_facts
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -115,12 +116,15 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
-        if kind in ("csv", "tsv", "csv;") and not _open_bytes(path, 2).startswith(_UTF16_BOMS):
+        head = _open_bytes(path, 3)
+        if kind in ("csv", "tsv", "csv;") and not head.startswith(_UTF16_BOMS):
             # Straight from the file, so its bytes are never all in memory at once.
             with open(path, "rb") as fh:
                 gz = fh.read(2) == b"\x1f\x8b"
+            # Decoding that drops a byte-order mark reads each byte in Python: only when there is one.
             return pd.read_csv(path, sep=_SEPARATORS[kind], comment=None, low_memory=False,
-                               compression="gzip" if gz else None, encoding="utf-8-sig")
+                               compression="gzip" if gz else None,
+                               encoding="utf-8-sig" if head.startswith(_UTF8_BOM) else "utf-8")
         data = _utf8(_open_bytes(path))
         if kind == "jsonl":
             return pd.read_json(io.BytesIO(data), lines=True)
@@ -251,24 +255,9 @@ def _from_wandb(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     return out[out["value"].notna()]
 
 
-def _is_numeric(col: pd.Series) -> bool:
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-        return True
-    vals = col.dropna()
-    if vals.empty:
-        return False
-    # Each distinct cell is converted once, then weighed by how often it occurs.
-    codes, uniques = pd.factorize(vals)
-    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()
-    numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
-    count = np.bincount(codes, minlength=len(uniques))
-    return bool(count[numeric].sum() / len(vals) > 0.9)
-
-
 def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str | None]:
     """Map aliases to the tidy names; return the frame and the name of the compute axis."""
-    df = df.rename(columns=lambda c: str(c).strip())
-    cols = list(df.columns)
+    cols = [str(c).strip() for c in df.columns]
     ren: dict[str, str] = {}
     for want in ("metric", "value", "compute", "experiment", "run_id", "run_status"):
         c = _find(cols, (want,), path)
@@ -283,113 +272,19 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     t = _find(cols, TIME_ALIASES, path)
     if t is not None and t not in ren:
         ren[t] = "timestamp"
-    ren = {k: v for k, v in ren.items() if k != v}
-    df = df.rename(columns=ren)
+    names = [ren.get(c, c) for c in cols]
+    if names != list(df.columns):
+        df = df.set_axis(names, axis=1)
     name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
     return df, name
 
 
-def _long_to_tidy_frame(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """Split the extra columns of a long table into run parameters and per-point columns."""
-    core = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
-            "run_status", "source"}
-    extras = [c for c in df.columns if c not in core and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
-    run_key = "run_id" if "run_id" in df.columns else "run"
-    ren = {}
-    for c in extras:
-        col = df[c]
-        per_run_constant = bool((col.groupby(df[run_key], sort=False).nunique(dropna=False) <= 1).all())
-        if not _is_numeric(col) or per_run_constant:
-            ren[c] = PARAM_PREFIX + c
-    df = df.rename(columns=ren)
-    return _disambiguate_runs(df)
+def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False
+                    ) -> pd.DataFrame:
+    """Read one file into the tidy table (see module docstring for the layouts).
 
-
-def _disambiguate_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), make ids unique."""
-    params = [c for c in df.columns if c.startswith(PARAM_PREFIX)]
-    if not params or "run_id" in df.columns:
-        return df
-    run, _ = pd.factorize(df["run"])
-    varying = [p for p in params if _varies_within(run, df[p])]
-    if not varying:
-        return df
-    # Labels are built once per distinct (run, parameters) row, then spread to the points: a
-    # label per row in Python costs seconds on a long table.
-    text = df[["run", *varying]].astype(str)
-    group = _row_codes([text[c] for c in text.columns])
-    _, first = np.unique(group, return_index=True)
-    labels = [
-        run if pd.isna(run) else run + " (" + ", ".join(
-            f"{k[len(PARAM_PREFIX):]}={v}" for k, v in zip(varying, values, strict=True)
-        ) + ")"
-        for run, *values in text.iloc[first].itertuples(index=False, name=None)
-    ]
-    codes, names = pd.factorize(np.array(labels, dtype=object))
-    return df.assign(run=pd.Categorical.from_codes(codes.take(group), categories=names))
-
-
-def _varies_within(run: np.ndarray, col: pd.Series) -> bool:
-    """Whether ``col`` takes more than one value (missing counts as one) within a run; ``run``
-    holds each row's run code (-1 where the run is missing: not a run)."""
-    value, uniques = pd.factorize(col, use_na_sentinel=False)
-    has_run = run >= 0
-    pairs = np.unique(run[has_run].astype(np.int64) * (len(uniques) + 1) + value[has_run])
-    return bool((np.bincount(pairs // (len(uniques) + 1)) > 1).any())
-
-
-def _row_codes(cols: list[pd.Series]) -> np.ndarray:
-    """One code per distinct row of the columns (missing is a value of its own)."""
-    group = np.zeros(len(cols[0]), dtype=np.int64)
-    for col in cols:
-        codes, uniques = pd.factorize(col, use_na_sentinel=False)
-        group, _ = pd.factorize(group * (len(uniques) + 1) + codes)
-    return group
-
-
-def _wide_to_long(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """One column per metric -> long rows; text columns become run parameters."""
-    id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
-               if c in df.columns]
-    params, metrics = [], []
-    for c in df.columns:
-        if c in id_cols:
-            continue
-        (metrics if _is_numeric(df[c]) else params).append(c)
-    if not metrics:
-        raise InputError(
-            f"{_where(path)}: no metric columns: expect long columns (metric, value, step) or a "
-            f"step column and one numeric column per metric; found {names_text(df.columns)}"
-        )
-    if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
-        id_cols.append("run")
-    df = df.rename(columns={p: PARAM_PREFIX + p for p in params})
-    params = [PARAM_PREFIX + p for p in params]
-    # Rows with no metric value give no points; runs are told apart on the others before the
-    # melt, on a quarter of the rows (for four metrics) and with the same labels.
-    df = _disambiguate_runs(df.loc[df[metrics].notna().any(axis=1).to_numpy()])
-    return _melt(df, id_cols + params, metrics)
-
-
-def _melt(df: pd.DataFrame, ids: list[str], metrics: list[str]) -> pd.DataFrame:
-    """``df.melt`` of the ``metrics`` columns, without the empty cells (a wide table leaves a cell
-    empty where a metric was not logged at that step): the rows are taken once, and the metric
-    names are a categorical column (one code a row, not one string)."""
-    value = pd.concat([df[m] for m in metrics], ignore_index=True)
-    logged = value.notna().to_numpy()
-    rows = np.tile(np.arange(len(df)), len(metrics))[logged]
-    long = df[ids].take(rows).reset_index(drop=True)
-    which = np.repeat(np.arange(len(metrics)), len(df))[logged]
-    long["metric"] = pd.Categorical.from_codes(which, categories=metrics)
-    long["value"] = value[logged].reset_index(drop=True)
-    return long
-
-
-def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFrame:
-    """Read one file into the tidy table (see module docstring for the layouts)."""
+    ``split``: the run-level columns (``run_status``, ``params.*``, ``tags.*``) go into the side
+    table (:func:`saturate.run_table.split_run_facts`) rather than on every point."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{_where(path)}: no such file or directory")
@@ -400,28 +295,30 @@ def read_table_file(path: str | Path, *, source: str | None = None) -> pd.DataFr
     attrs = dict(raw.attrs)
     if raw.empty or len(raw.columns) == 0:
         raise InputError(f"{_where(path)}: holds no rows")
-    raw = plain_cells(raw.loc[:, [not str(c).startswith("Unnamed: ") for c in raw.columns]])
+    named = [not str(c).startswith("Unnamed: ") for c in raw.columns]
+    raw = plain_cells(raw if all(named) else raw.loc[:, named])
     raw.attrs = attrs
     _check_names(raw, path)
     if _is_wandb(raw, path):
-        frame = _from_wandb(raw, path)
+        points = split_facts(_from_wandb(raw, path))
         name = None
     else:
         frame, name = _normalise_columns(raw, path)
         if "metric" in frame.columns and "value" in frame.columns:
-            frame = _long_to_tidy_frame(frame, path)
+            points = long_points(frame, path)
         elif "value" in frame.columns and "metric" not in frame.columns and (
             "step" in frame.columns or "compute" in frame.columns
         ):
-            frame = _long_to_tidy_frame(frame.assign(metric="value"), path)
+            points = long_points(frame.assign(metric="value"), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
                 raise InputError(
                     f"{_where(path)}: missing column(s) step (or metric and value); "
                     f"found {names_text(frame.columns)}"
                 )
-            frame = _wide_to_long(frame, path)
+            points = wide_points(frame, path)
     # One code a row: the text is made once in tidy, not read from every row.
-    frame = frame.assign(source=pd.Categorical.from_codes(np.zeros(len(frame), dtype=np.int8),
-                                                          categories=[source or str(path)]))
-    return tidy(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))
+    frame = points.frame.assign(source=pd.Categorical.from_codes(
+        np.zeros(len(points.frame), dtype=np.int8), categories=[source or str(path)], validate=False))
+    tidied = tidy_points(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))
+    return with_facts(points, tidied, split)

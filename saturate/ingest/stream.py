@@ -157,12 +157,13 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     if path.is_file():
         if is_event_file(path):
             return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)))]
-        return [_Read(_one(lambda: read_table_file(path, source=text)), file=True)]
+        return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True)]
     tables, events, stores = walk(path)
     if not (tables or events or stores):
         raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
                          "TensorBoard event files or an MLflow store)")
-    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t))), file=True) for t in tables]
+    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True)
+             for t in tables]
     if events and opt.stream:
         reads.append(_Read(lambda: iter_event_runs(events, path, source=text)))
     elif events:

@@ -1,0 +1,283 @@
+"""A long or wide table (its columns already given their tidy names) as the points
+:func:`saturate.curves.tidy` takes, with the run-level columns kept apart.
+
+Run parameters (``params.*``, ``tags.*``) belong to a run, not to a point: they are kept once per
+row of the table read (:class:`Points`), never spread over the melted points, and put beside the
+tidy table at the end (:func:`with_facts`): on every point, or once per run in the side table of
+:mod:`saturate.run_table`. Run and metric names travel as categorical columns (one code a point),
+so the text is made once per distinct name; rows are put in the order tidy sorts to, so that it
+finds them sorted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from saturate.cells import text_codes
+from saturate.curves import (
+    OPTIONAL_COLUMNS,
+    PARAM_PREFIX,
+    REQUIRED_COLUMNS,
+    TAG_PREFIX,
+    TidyPoints,
+)
+from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
+
+__all__ = ["Points", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
+
+_CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
+         "run_status", "source"}
+
+
+@dataclass(frozen=True)
+class Points:
+    """A table's points as :func:`saturate.curves.tidy` takes them, without their run-level
+    columns: those (``params.*``, ``tags.*``) are kept apart in ``facts`` (name -> column), whose
+    row ``row[i]`` belongs to point ``i`` (``row`` is ``None`` when the rows are the points)."""
+
+    frame: pd.DataFrame
+    facts: dict[str, pd.Series]
+    row: np.ndarray | None = None
+
+
+def is_numeric(col: pd.Series) -> bool:
+    """Whether a column holds numbers: a numeric type, or more than 90% of its cells (missing
+    ones aside) text that reads as a number."""
+    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+        return True
+    filled = int(col.notna().sum())
+    # Enough text in the first rows settles it without reading the others.
+    head = col.iloc[: filled // 10 + 16]
+    if len(head) < len(col) and not _numeric_share(head, filled) > 0.9:
+        return False
+    return _numeric_share(col, filled) > 0.9
+
+
+def _numeric_share(col: pd.Series, filled: int) -> float:
+    """The share of ``filled`` (the cells of the whole column that are not missing) that
+    ``col`` holds as numbers or text that reads as a number; 1 - the share of the others."""
+    if not filled:
+        return 0.0
+    # Each distinct cell is converted once, then weighed by how often it occurs.
+    codes, uniques = pd.factorize(col)
+    codes = codes[codes >= 0]  # missing cells do not count
+    text = pd.Series([str(u).strip().lower() for u in uniques], dtype=object)
+    numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    count = np.bincount(codes, minlength=len(uniques))
+    return float((filled - count[~numeric].sum()) / filled)
+
+
+def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
+    """``df`` as :class:`Points`: its run-level columns apart, ``run`` (when given) as its run."""
+    facts = [c for c in df.columns if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    if df.columns.duplicated().any():  # tidy refuses the table, with the message it gives
+        facts = []
+    frame = df.drop(columns=facts) if facts else df.copy(deep=False)
+    if run is not None:
+        frame["run"] = run
+    frame.attrs = dict(df.attrs)
+    return Points(frame, {c: df[c] for c in facts})
+
+
+def long_points(df: pd.DataFrame, path: Path) -> Points:
+    """A long table's points: extra columns that are text, or constant within each run, are run
+    parameters; numeric ones that vary along a run stay on the points."""
+    extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    if "run" not in df.columns and "run_id" not in df.columns:
+        df = df.assign(run=path.name.split(".")[0])
+    run, _ = pd.factorize(df["run_id" if "run_id" in df.columns else "run"])
+    # Missing counts as a value of its own when telling whether a column varies within a run.
+    ren = {c: PARAM_PREFIX + c for c in extras
+           if not is_numeric(df[c]) or not _varies_within(run, _value_codes(df[c]))}
+    df = df.rename(columns=ren) if ren else df
+    params = {c: df[c] for c in df.columns if c.startswith(PARAM_PREFIX)}
+    names = None if "run_id" in df.columns else _run_names(df["run"], params)
+    return split_facts(df, names)
+
+
+def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical | None:
+    """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), the run
+    names that tell them apart (``1 (algo=ppo)``), as a categorical column; ``None`` when the
+    names need no change."""
+    if not params:
+        return None
+    run_codes, _ = pd.factorize(run)
+    coded = {p: _value_codes(col) for p, col in params.items()}
+    varying = [p for p in params if _varies_within(run_codes, coded[p])]
+    if not varying:
+        return None
+    # Rows are told apart by the text of their run and parameters, made once per distinct
+    # value; labels are built once per distinct row, then spread to the rows.
+    cols = [run, *(params[p] for p in varying)]
+    group = _row_codes([_text_codes(run, _value_codes(run)),
+                        *(_text_codes(params[p], coded[p]) for p in varying)])
+    first = _first_rows(group)
+    texts = [(col.iloc[first].astype(str) if _cellwise(col) else col.astype(str).iloc[first]).tolist()
+             for col in cols]
+    labels = [
+        name if pd.isna(name) else name + " (" + ", ".join(
+            f"{k[len(PARAM_PREFIX):]}={v}" for k, v in zip(varying, values, strict=True)
+        ) + ")"
+        for name, *values in zip(*texts, strict=True)
+    ]
+    codes, names = pd.factorize(np.array(labels, dtype=object))
+    return pd.Categorical.from_codes(codes.take(group), categories=names, validate=False)
+
+
+def _value_codes(col: pd.Series) -> np.ndarray:
+    """One code per distinct value of ``col`` (missing is a value of its own)."""
+    return pd.factorize(col, use_na_sentinel=False)[0]
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row holding each code ``0 .. codes.max()``."""
+    first = np.full(int(codes.max(initial=-1)) + 1, len(codes), dtype=np.intp)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    return first
+
+
+def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
+    """One code per distinct text of ``col.astype(str)`` (missing is a value of its own), given
+    the ``codes`` of its values: they are the same for text, integers and booleans; other
+    values may be equal and written differently (1, 1.0 and True; 0.0 and -0.0)."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or (
+            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)):
+        return codes
+    return _value_codes(col.astype(str))
+
+
+def _cellwise(col: pd.Series) -> bool:
+    """Whether ``col.astype(str)`` makes each cell text on its own (not dates, written alike)."""
+    dtype = col.dtype
+    return bool(pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+                or (pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)))
+
+
+def _varies_within(run: np.ndarray, value: np.ndarray) -> bool:
+    """Whether a column whose values have the codes ``value`` takes more than one value within
+    a run; ``run`` holds each row's run code (-1 where the run is missing: not a run)."""
+    has_run = run >= 0
+    run, value = run[has_run], value[has_run]
+    return bool(len(run)) and bool((value != value.take(_first_rows(run)).take(run)).any())
+
+
+def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
+    """One code per distinct row of the integer columns (codes from 0), in order of first
+    appearance."""
+    group = np.zeros(len(cols[0]), dtype=np.int64)
+    for codes in cols:
+        span = int(codes.max(initial=0)) + 1
+        if int(group.max(initial=0)) + 1 > 2**62 // span:  # would overflow: renumber first
+            group, _ = pd.factorize(group)
+        group = group * span + codes
+    return pd.factorize(group)[0]
+
+
+def wide_points(df: pd.DataFrame, path: Path) -> Points:
+    """A wide table's points: one column per metric melted to one point per logged cell; text
+    columns are run parameters."""
+    id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
+               if c in df.columns]
+    params, metrics = [], []
+    for c in df.columns:
+        if c not in id_cols:
+            (metrics if is_numeric(df[c]) else params).append(c)
+    if not metrics:
+        raise InputError(
+            f"{shorten(path, PATH_LIMIT)}: no metric columns: expect long columns (metric, value, "
+            f"step) or a step column and one numeric column per metric; found {names_text(df.columns)}"
+        )
+    if "run" not in df.columns and "run_id" not in df.columns:
+        df = df.assign(run=path.name.split(".")[0])
+        id_cols.append("run")
+    # Rows with no metric value give no points; runs are told apart on the others, before the
+    # melt, on a quarter of the rows (for four metrics) and with the same labels.
+    some = np.logical_or.reduce([df[m].notna().to_numpy() for m in metrics])
+    if not some.all():
+        df = df.loc[some]
+    facts = {PARAM_PREFIX + p: df[p] for p in params}
+    # Runs are told apart by every column named params.*, parameter or metric, in table order.
+    named = {(PARAM_PREFIX + c if c in params else c): df[c] for c in df.columns}
+    run = None if "run_id" in df.columns else _run_names(
+        df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)})
+    value = _stacked([df[m] for m in metrics])
+    # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
+    # logged at that step), in the order tidy sorts to.
+    cells = _melt_order(df, run, metrics)
+    cells = cells[value.notna().to_numpy()[cells]]
+    which, rows = np.divmod(cells, max(len(df), 1))
+    # dtype given: an object column handed to pandas as it is would be read again for text
+    long = {c: pd.Series(df[c].array.take(rows), dtype=df[c].dtype) for c in id_cols}
+    if run is not None:
+        long["run"] = pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
+    long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
+    long["value"] = pd.Series(value.array.take(cells), dtype=value.dtype)
+    frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
+    frame.attrs = dict(df.attrs)
+    return Points(frame, facts, rows)
+
+
+def _stacked(cols: list[pd.Series]) -> pd.Series:
+    """``pandas.concat(cols, ignore_index=True)``; integer and float columns joined by numpy
+    (to the same float64 or int64 pandas gives)."""
+    if all(c.dtype in (np.dtype("float64"), np.dtype("int64")) for c in cols):
+        return pd.Series(np.concatenate([c.to_numpy() for c in cols]))
+    return pd.concat(cols, ignore_index=True)
+
+
+def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]) -> np.ndarray:
+    """The cells of the ``metrics`` columns (``m * len(df) + row``) in the order of the tidy
+    table: by run, metric name, then step (rows with equal steps in their order), so that tidy
+    finds them sorted; column by column when the steps are not plain numbers (tidy sorts then)."""
+    n, m = len(df), len(metrics)
+    step = df["step"] if "step" in df.columns else None
+    if (step is None or not pd.api.types.is_numeric_dtype(step.dtype)
+            or pd.api.types.is_bool_dtype(step.dtype) or step.isna().any() or n == 0):
+        return np.arange(n * m)
+    key = pd.Series(run) if run is not None else df["run_id" if "run_id" in df.columns else "run"]
+    codes, _, rank = text_codes(key)
+    by_run = rank.take(codes)
+    steps = step.to_numpy()
+    ordered = bool(((by_run[1:] > by_run[:-1])
+                    | ((by_run[1:] == by_run[:-1]) & (steps[1:] >= steps[:-1]))).all())
+    order = np.arange(n) if ordered else np.lexsort((steps, by_run))
+    by_run = by_run if ordered else by_run.take(order)
+    starts = np.flatnonzero(np.r_[True, by_run[1:] != by_run[:-1]])
+    length = np.diff(np.r_[starts, n])
+    first = np.repeat(starts, length)  # of each sorted row's run
+    size = np.repeat(length, length)
+    names = np.argsort(np.array(metrics, dtype=object), kind="stable")  # metrics by name
+    slot = np.arange(m)[:, None]
+    cells = np.empty(n * m, dtype=np.int64)
+    cells[(m * first + slot * size + (np.arange(n) - first)).ravel()] = (names[:, None] * n + order).ravel()
+    return cells
+
+
+def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
+    """The tidy table with its run-level columns: on every point (``split=False``, the columns
+    sorted in as :func:`saturate.curves.tidy` sorts extra columns) or in the side table of
+    :mod:`saturate.run_table` (``split=True``, as :func:`~saturate.run_table.split_run_facts`
+    puts them: the first point of each run gives its facts)."""
+    table = tidied.table
+    row = tidied.rows if points.row is None else points.row.take(tidied.rows)
+    if not split:
+        if not points.facts:
+            return table
+        out = table.assign(**{c: col.take(row).set_axis(table.index) for c, col in points.facts.items()})
+        lead = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in out.columns]]
+        return out[[*lead, *sorted(c for c in out.columns if c not in lead)]]
+    starts = tidied.run_starts
+    keys = [c for c in (*RUN_KEY, "run_status") if c in table.columns]
+    facts = {c: table[c].take(starts).reset_index(drop=True) for c in keys}
+    facts.update({c: points.facts[c].take(row.take(starts)).reset_index(drop=True)
+                  for c in sorted(points.facts)})
+    frames = [pd.DataFrame(facts)] if len(facts) > len(RUN_KEY) else []
+    out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
+    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}
+    return out
