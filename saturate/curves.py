@@ -144,6 +144,8 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
         ts = df["timestamp"] if rows is None else df["timestamp"].take(rows)
         timestamp = pd.to_numeric(ts, errors="coerce").reset_index(drop=True)
     order = row_order.order(ranks, values["step"], timestamp)
+    if order is not None and timestamp is None:
+        _warn_repeats(len(values["step"]) - len(order), origin)
     if order is not None:
         rows = order if rows is None else rows.take(order)
         values = {c: v.take(order) for c, v in values.items()}
@@ -160,6 +162,20 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
     out.attrs["compute_name"] = name
     rows = np.arange(len(df)) if rows is None else rows
     return TidyPoints(out, rows, row_order.starts(ranks[:2]))
+
+
+def _warn_repeats(n: int, origin: str) -> None:
+    """Points that repeat the (run, metric, step) of another row and carry no timestamp to say
+    which was logged last: the later row is kept, and the user told, since a column that tells
+    runs apart (a seed the loader did not recognise) would lose its points silently otherwise."""
+    if n > 0:
+        warnings.warn(
+            f"{shorten(origin, PATH_LIMIT)}: dropped {n} point(s) that repeat the run, metric and "
+            "step of a later row (the later row kept); if a column tells runs apart, name it "
+            "seed or give a run column",
+            DataWarning,
+            stacklevel=4,
+        )
 
 
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:

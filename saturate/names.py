@@ -34,6 +34,7 @@ __all__ = [
     "axis_label",
     "is_axis_name",
     "is_compute_name",
+    "is_replicate_name",
     "AXIS_GLOBS",
 ]
 
@@ -154,6 +155,20 @@ def is_compute_name(name: str) -> bool:
     """Whether ``name`` measures compute, so that it may become the x axis automatically."""
     q = axis_quantity(name)
     return q is not None and q.compute
+
+
+_REPLICATE_WORDS = frozenset({"seed", "seeds", "trial", "rep", "replicate", "replica", "repeat",
+                              "repetition"})
+_ID_WORDS = frozenset({"id", "idx", "index", "no", "number", "random", "rng", "env", "run"})
+
+
+def is_replicate_name(name: str) -> bool:
+    """Whether a column ``name`` tells repeated runs of one configuration apart (``seed``,
+    ``random_seed``, ``trial``, ``replicate``): a run parameter even when its values are numbers
+    that change along the table, never a metric or a per-point column."""
+    words = metric_tokens(name)
+    return (bool(words) and bool(_REPLICATE_WORDS & set(words))
+            and set(words) <= _REPLICATE_WORDS | _ID_WORDS)
 
 
 def _globs() -> tuple[str, ...]:

@@ -319,3 +319,33 @@ def test_bad_uris_never_print_the_password(uri: str) -> None:
     with pytest.raises(saturate.SaturateError) as info:
         saturate.load(uri)
     assert "s3cret" not in str(info.value) and "\n" not in str(info.value)
+
+
+# ---- seeds in a column -------------------------------------------------------------------------
+
+
+def test_a_seed_column_tells_runs_apart_in_long_and_wide_files(tmp_path) -> None:
+    """A numeric ``seed`` column changes along the file yet names runs: every seed is its own run
+    (Dopamine's long CSV: suite, game, agent, seed, iteration, value), no point is lost."""
+    long = pd.DataFrame({"agent": ["dqn"] * 6, "seed": [0, 0, 0, 1, 1, 1],
+                         "iteration": [0, 1, 2] * 2, "metric": "return",
+                         "value": [1.0, 2.0, 3.0, 1.5, 2.5, 3.5]})
+    long.to_csv(tmp_path / "long.csv", index=False)
+    wide = pd.DataFrame({"step": [0, 1, 0, 1], "random_seed": [7, 7, 8, 8],
+                         "reward": [1.0, 2.0, 3.0, 4.0]})
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = saturate.load(tmp_path / "long.csv", with_runs=True)
+        b = saturate.load(tmp_path / "wide.csv", with_runs=True)
+    assert len(a) == 6 and a["run"].nunique() == 2 and set(a["params.seed"].astype(int)) == {0, 1}
+    assert len(b) == 4 and set(b["metric"]) == {"reward"} and b["run"].nunique() == 2
+
+
+def test_points_that_repeat_a_step_without_a_timestamp_are_dropped_with_a_warning(tmp_path) -> None:
+    df = pd.DataFrame({"step": [0, 1, 0, 1], "reward": [1.0, 2.0, 3.0, 4.0],
+                       "worker": [0, 0, 1, 1]})
+    df.to_csv(tmp_path / "w.csv", index=False)
+    with pytest.warns(DataWarning, match=r"dropped 4 point\(s\) that repeat the run, metric and step"):
+        t = saturate.load(tmp_path / "w.csv")
+    assert list(t.loc[t["metric"] == "reward", "value"]) == [3.0, 4.0]

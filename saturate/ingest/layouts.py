@@ -26,6 +26,7 @@ from saturate.curves import (
     TidyPoints,
 )
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.names import is_replicate_name
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
 
 __all__ = ["Points", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
@@ -85,15 +86,17 @@ def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
 
 
 def long_points(df: pd.DataFrame, path: Path) -> Points:
-    """A long table's points: extra columns that are text, or constant within each run, are run
-    parameters; numeric ones that vary along a run stay on the points."""
+    """A long table's points: extra columns that are text, constant within each run, or named
+    for a replicate (``seed``, :func:`~saturate.names.is_replicate_name`) are run parameters;
+    numeric ones that vary along a run stay on the points."""
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     if "run" not in df.columns and "run_id" not in df.columns:
         df = df.assign(run=path.name.split(".")[0])
     run, _ = pd.factorize(df["run_id" if "run_id" in df.columns else "run"])
     # Missing counts as a value of its own when telling whether a column varies within a run.
     ren = {c: PARAM_PREFIX + c for c in extras
-           if not is_numeric(df[c]) or not _varies_within(run, _value_codes(df[c]))}
+           if is_replicate_name(c) or not is_numeric(df[c])
+           or not _varies_within(run, _value_codes(df[c]))}
     df = df.rename(columns=ren) if ren else df
     params = {c: df[c] for c in df.columns if c.startswith(PARAM_PREFIX)}
     names = None if "run_id" in df.columns else _run_names(df["run"], params)
@@ -181,13 +184,13 @@ def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
 
 def wide_points(df: pd.DataFrame, path: Path) -> Points:
     """A wide table's points: one column per metric melted to one point per logged cell; text
-    columns are run parameters."""
+    columns and replicate columns (``seed``) are run parameters."""
     id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
                if c in df.columns]
     params, metrics = [], []
     for c in df.columns:
         if c not in id_cols:
-            (metrics if is_numeric(df[c]) else params).append(c)
+            (metrics if is_numeric(df[c]) and not is_replicate_name(c) else params).append(c)
     if not metrics:
         raise InputError(
             f"{shorten(path, PATH_LIMIT)}: no metric columns: expect long columns (metric, value, "
