@@ -1,7 +1,4 @@
-"""The Python API: ``saturate.analyze`` and the :class:`Analysis` it returns.
-
-The command line is a thin layer over this module; options have the same names (underscored).
-"""
+"""The Python API, ``saturate.analyze`` and its :class:`Analysis`; the CLI is a thin layer over it."""
 
 from __future__ import annotations
 
@@ -347,19 +344,15 @@ def analyze(
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
-        found = run_diagnostics(analysis.curves, _beside_the_curves(analysis),
-                                settings.diagnostics())
+        found = run_diagnostics(analysis.curves, _beside_the_curves(analysis), settings.diagnostics())
         analysis = dataclasses.replace(analysis, diagnostics=found)
     return analysis
 
 
-def _beside_the_curves(analysis: Analysis) -> pd.DataFrame | None:
-    """The points the diagnostics need besides the analysed curves' own: the table when it was
-    read whole, else the rows read for the diagnostics only. Rebuilding the whole table from the
-    curves (:attr:`Analysis.data`) would hold every point of the sweep twice."""
-    if analysis.table is not None:
-        return analysis.table
-    return concat_tables(list(analysis.extra)) if analysis.extra else None
+def _beside_the_curves(a: Analysis) -> pd.DataFrame | None:
+    """The points the diagnostics need besides the curves' own (not :attr:`Analysis.data`: the
+    whole sweep again)."""
+    return a.table if a.table is not None else concat_tables(list(a.extra)) if a.extra else None
 
 
 def _stages(
