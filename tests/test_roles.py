@@ -42,7 +42,7 @@ OBJECTIVES = [
     "train/loss", "loss", "eval/loss", "val_loss", "validation/perplexity",
     # a health word that does not make the head
     "eval/length_controlled_win_rate", "kl_penalized_reward", "accuracy", "my_metric",
-    "eval/long_range_accuracy", "mean_return",
+    "eval/long_range_accuracy", "mean_return", "value",  # a file's measure column
 ]
 DIAGNOSTICS = [
     "actor/entropy", "actor/kl",                                         # sample_runs 09

@@ -170,7 +170,8 @@ def classify(
         return RoleCall("diagnostic", f"system namespace {metric.split('/', 1)[0]}/")
     if is_axis_name(metric) and not {"length", "len", "lengths"} & set(words):
         return RoleCall("axis", "measures compute or progress")
-    health = [w for w in words if w in HEALTH_WORDS]
+    # A bare "value" is the column a long or wide file names its measure by, not a critic's.
+    health = [w for w in words if w in HEALTH_WORDS] if words not in (["value"], ["values"]) else []
     if health and not _names_objective(words):
         return RoleCall("diagnostic", f"health word {health[0]!r}")
     if "per" in words and {"second", "seconds", "sec", "s", "ms"} & set(words):
