@@ -288,16 +288,27 @@ def check_target(text: Any, name: str = "--target") -> tuple[str, float]:
     return glob, check_number(value, f"{name} {glob}")
 
 
-def check_targets(value: Any, name: str = "targets") -> dict[str, float]:
-    """Targets from a mapping ``{glob: value}`` or a list of ``"GLOB=VALUE"`` texts."""
+def _glob_table(value: Any, name: str, check: Any, what: str, example: str) -> dict[str, Any]:
+    """Per metric glob, ``check`` of its value: from a mapping ``{glob: value}`` or from
+    ``"GLOB=VALUE"`` texts (one, or a list); ``what`` and ``example`` say what a value is."""
     if value is None:
         return {}
     if isinstance(value, Mapping):
-        return {str(g): check_number(v, f"{name}[{str(g)!r}]") for g, v in value.items()}
+        return {str(g): check(v, f"{name}[{str(g)!r}]") for g, v in value.items()}
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, Iterable):
-        raise _fail(name, "must be a table of metric glob = value to reach", value)
-    return dict(check_target(v, name) for v in items)
+        raise _fail(name, f"must be a table of metric glob = {what}", value)
+    out = {}
+    for item in items:
+        glob, text = _split_assignment(item, name, example)
+        out[glob] = check(text, f"{name} {glob}")
+    return out
+
+
+def check_targets(value: Any, name: str = "targets") -> dict[str, float]:
+    """Targets from a mapping ``{glob: value}`` or a list of ``"GLOB=VALUE"`` texts."""
+    return _glob_table(value, name, check_number, "value to reach",
+                       "GLOB=VALUE such as 'eval/math*=0.6'")
 
 
 def check_pair(text: Any, name: str = "--pair") -> tuple[str, str]:
@@ -363,18 +374,7 @@ def check_domain(value: Any, name: str = "domain") -> tuple[float, float] | None
 def check_domains(value: Any, name: str = "domains") -> dict[str, tuple[float, float] | None]:
     """Per metric glob, its domain: a table ``{"eval/*" = [0, 1]}`` or ``"GLOB=LO,HI"`` texts
     (``"GLOB=none"`` removes the domain the name would give)."""
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        return {str(g): check_domain(v, f"{name}[{str(g)!r}]") for g, v in value.items()}
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, Iterable):
-        raise _fail(name, "must be a table of metric glob = [lo, hi]", value)
-    out: dict[str, tuple[float, float] | None] = {}
-    for item in items:
-        glob, bounds = _split_assignment(item, name, "GLOB=LO,HI such as 'eval/*=0,1'")
-        out[glob] = check_domain(bounds, f"{name} {glob}")
-    return out
+    return _glob_table(value, name, check_domain, "[lo, hi]", "GLOB=LO,HI such as 'eval/*=0,1'")
 
 
 # ---- suites (saturate.suites: one verdict per agent over a suite of tasks) ----------------------
