@@ -9,6 +9,7 @@ rank of each (so rows are sorted on integers and the text spread to them once),
 
 from __future__ import annotations
 
+import ctypes
 import json
 
 import numpy as np
@@ -16,7 +17,7 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "text_codes", "distinct", "as_numeric"]
+__all__ = ["plain_cells", "text_codes", "distinct", "differs", "grouped_codes", "grouped_factorize", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -70,7 +71,8 @@ def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     else:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
-    return np.where(codes < 0, len(uniques), codes), names
+    # intp: numpy takes with other index types several times slower (categorical codes are int8)
+    return np.where(codes < 0, len(uniques), codes).astype(np.intp, copy=False), names
 
 
 def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -83,18 +85,67 @@ def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes, names, rank.reshape(-1)
 
 
-def distinct(col: pd.Series) -> np.ndarray:
+def distinct(col: pd.Series | np.ndarray) -> np.ndarray:
     """``pandas.unique(col)`` (the values in order of first appearance); an object column is
-    compared with its neighbours first, so that only the rows where the value changes are
-    hashed (a tidy table holds each run's and curve's rows together)."""
+    compared with its neighbours first (:func:`differs`), so that only the rows where the value
+    changes are hashed (a tidy table holds each run's and curve's rows together)."""
     values = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
     if values.dtype == object and len(values) > 1:
         try:
-            changes = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+            changes = np.flatnonzero(np.r_[True, differs(values)])
         except (TypeError, ValueError):  # cells that do not compare: hash them all
             return pd.unique(values)
         return pd.unique(values[changes])
     return pd.unique(col)
+
+
+def differs(values: np.ndarray) -> np.ndarray:
+    """``values[1:] != values[:-1]`` as booleans. An object array is compared by identity
+    first and by value only where the object changes: the text columns of a tidy table point
+    at one object per distinct text, so the values are compared a few hundred times, not once
+    per row. Identical objects count as equal (a NaN object repeated included)."""
+    if values.dtype != object or len(values) < 2:
+        return np.asarray(values[1:] != values[:-1], dtype=bool)
+    values = np.ascontiguousarray(values)
+    # The array's cells are object pointers: read as integers (a view, no reference taken).
+    cells = (ctypes.c_ssize_t * len(values)).from_address(values.ctypes.data)
+    address = np.frombuffer(cells, dtype=np.intp)
+    out = address[1:] != address[:-1]
+    at = np.flatnonzero(out)
+    if len(at):
+        out[at] = np.asarray(values.take(at + 1) != values.take(at), dtype=bool)
+    return out
+
+
+def grouped_codes(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True) -> np.ndarray:
+    """``pandas.factorize(col, use_na_sentinel=...)[0]``: see :func:`grouped_factorize`."""
+    return grouped_factorize(col, use_na_sentinel=use_na_sentinel)[0]
+
+
+def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True
+                      ) -> tuple[np.ndarray, np.ndarray | pd.api.extensions.ExtensionArray]:
+    """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value
+    differs from the row before: a table holds each run's rows together, so a column of run
+    names or parameters changes a few hundred times in tens of thousands of rows."""
+    n = len(col)
+    array = col.array if isinstance(col, pd.Series) else col
+    if n < 64:
+        return pd.factorize(array, use_na_sentinel=use_na_sentinel)
+    try:
+        if isinstance(array, pd.api.extensions.ExtensionArray):
+            same = array[1:] == array[:-1]  # missing: pd.NA (a masked result) or False
+            if isinstance(same, pd.api.extensions.ExtensionArray):
+                same = same.to_numpy(dtype=bool, na_value=False)
+            change = ~np.asarray(same, dtype=bool)
+        else:
+            change = differs(np.asarray(array))
+    except (TypeError, ValueError):  # cells that do not compare: hash them all
+        return pd.factorize(array, use_na_sentinel=use_na_sentinel)
+    starts = np.flatnonzero(np.r_[True, change]) if change.shape == (n - 1,) else None
+    if starts is None or len(starts) > n // 4:  # hardly grouped: the comparison did not pay
+        return pd.factorize(array, use_na_sentinel=use_na_sentinel)
+    codes, uniques = pd.factorize(array.take(starts), use_na_sentinel=use_na_sentinel)
+    return np.repeat(codes, np.diff(np.r_[starts, n])), uniques
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

@@ -136,9 +136,17 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
     def kept(a: np.ndarray) -> np.ndarray:
         return a if rows is None else a.take(rows)
 
-    ranks = [kept(texts[c].rank.take(texts[c].codes)) for c in KEY_COLUMNS]
+    # A key that is the same on every row (one source) orders and groups nothing: left out.
+    ranks = [kept(texts[c].row_ranks()) for c in KEY_COLUMNS if not texts[c].constant]
+    run_keys = len([c for c in KEY_COLUMNS[:2] if not texts[c].constant])
+    if not ranks:
+        ranks, run_keys = [np.zeros(len(keep) if rows is None else len(rows), dtype=np.intp)], 1
     values = {"value": kept(value.to_numpy(dtype=float)), "compute": kept(compute.to_numpy(dtype=float))}
-    values["step"] = row_order.number_steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
+    if "step" in df.columns and df["step"].dtype == np.int64:  # whole and none missing already
+        whole = df["step"].to_numpy()
+        values["step"] = whole.copy() if rows is None else whole.take(rows)  # never the caller's array
+    else:
+        values["step"] = row_order.number_steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
     timestamp = None
     if "timestamp" in df.columns:
         ts = df["timestamp"] if rows is None else df["timestamp"].take(rows)
@@ -161,7 +169,7 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
     out.attrs = dict(df.attrs)
     out.attrs["compute_name"] = name
     rows = np.arange(len(df)) if rows is None else rows
-    return TidyPoints(out, rows, row_order.starts(ranks[:2]))
+    return TidyPoints(out, rows, row_order.starts(ranks[:run_keys] or [np.zeros(len(out), np.intp)]))
 
 
 def _warn_repeats(n: int, origin: str) -> None:
@@ -206,6 +214,20 @@ class _Texts:
     codes: np.ndarray
     names: np.ndarray
     rank: np.ndarray
+
+    def row_ranks(self) -> np.ndarray:
+        """Each row's rank: the codes themselves when they already sort as their texts do (a
+        reader's categories in sorted order), which saves a pass over the rows."""
+        r, last = self.rank, len(self.rank) - 1
+        if last >= 1 and bool((r[1:last] > r[:last - 1]).all()) and not (self.codes == last).any():
+            return self.codes
+        return self.rank.take(self.codes)
+
+    @property
+    def constant(self) -> bool:
+        """Whether every row has the same code (such a key orders and groups nothing)."""
+        c = self.codes
+        return len(self.names) <= 2 and (not len(c) or bool((c == c[0]).all()))
 
 
 def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, _Texts]:
@@ -269,7 +291,7 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
     count of the others among the points ``keep`` holds."""
     s = step.to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
-        ok = np.isnan(s) | (np.abs(s) < _STEP_LIMIT)
+        ok = np.isnan(s) | ((s < _STEP_LIMIT) & (s > -_STEP_LIMIT))  # booleans only: no float copy
     if not ok[keep].all():
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "

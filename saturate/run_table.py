@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from saturate.cells import differs
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, concat
 
 __all__ = [
@@ -167,7 +168,7 @@ def _run_starts(df: pd.DataFrame) -> np.ndarray | None:
     if len(df) <= 1 or src.dtype != object or run.dtype != object:
         return None
     try:
-        starts = np.flatnonzero(np.r_[True, (src[1:] != src[:-1]) | (run[1:] != run[:-1])])
+        starts = np.flatnonzero(np.r_[True, differs(src) | differs(run)])
         now, before = starts[1:], starts[1:] - 1
         same_src = src[now] == src[before]
         in_order = not ((src[now] < src[before]).any() or (same_src & (run[now] < run[before])).any())

@@ -36,6 +36,7 @@ import pandas as pd
 from saturate.cells import plain_cells
 from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.ingest.arrow_csv import read_plain_csv
 from saturate.ingest.layouts import long_points, split_facts, wide_points, with_facts
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
@@ -121,6 +122,9 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
             # Straight from the file, so its bytes are never all in memory at once.
             with open(path, "rb") as fh:
                 gz = fh.read(2) == b"\x1f\x8b"
+            fast = None if head.startswith(_UTF8_BOM) else read_plain_csv(path, _SEPARATORS[kind], gzipped=gz)
+            if fast is not None:
+                return fast
             # Decoding that drops a byte-order mark reads each byte in Python: only when there is one.
             return pd.read_csv(path, sep=_SEPARATORS[kind], comment=None, low_memory=False,
                                compression="gzip" if gz else None,

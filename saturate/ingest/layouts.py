@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.cells import text_codes
+from saturate.cells import grouped_codes, grouped_factorize, text_codes
 from saturate.curves import (
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
@@ -65,7 +65,7 @@ def _numeric_share(col: pd.Series, filled: int) -> float:
     if not filled:
         return 0.0
     # Each distinct cell is converted once, then weighed by how often it occurs.
-    codes, uniques = pd.factorize(col)
+    codes, uniques = grouped_factorize(col)
     codes = codes[codes >= 0]  # missing cells do not count
     text = pd.Series([str(u).strip().lower() for u in uniques], dtype=object)
     numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
@@ -92,7 +92,7 @@ def long_points(df: pd.DataFrame, path: Path) -> Points:
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     if "run" not in df.columns and "run_id" not in df.columns:
         df = df.assign(run=path.name.split(".")[0])
-    run, _ = pd.factorize(df["run_id" if "run_id" in df.columns else "run"])
+    run = grouped_codes(df["run_id" if "run_id" in df.columns else "run"])
     # Missing counts as a value of its own when telling whether a column varies within a run.
     ren = {c: PARAM_PREFIX + c for c in extras
            if is_replicate_name(c) or not is_numeric(df[c])
@@ -109,7 +109,7 @@ def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical |
     names need no change."""
     if not params:
         return None
-    run_codes, _ = pd.factorize(run)
+    run_codes = grouped_codes(run)
     coded = {p: _value_codes(col) for p, col in params.items()}
     varying = [p for p in params if _varies_within(run_codes, coded[p])]
     if not varying:
@@ -129,16 +129,25 @@ def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical |
         for name, *values in zip(*texts, strict=True)
     ]
     codes, names = pd.factorize(np.array(labels, dtype=object))
+    if all(isinstance(name, str) for name in names):  # categories sorted: tidy ranks by code
+        by_name = np.argsort(names, kind="stable")
+        names, codes = names.take(by_name), np.where(codes < 0, -1, np.argsort(by_name).take(codes))
     return pd.Categorical.from_codes(codes.take(group), categories=names, validate=False)
 
 
 def _value_codes(col: pd.Series) -> np.ndarray:
     """One code per distinct value of ``col`` (missing is a value of its own)."""
-    return pd.factorize(col, use_na_sentinel=False)[0]
+    return grouped_codes(col, use_na_sentinel=False)
 
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
     """The first row holding each code ``0 .. codes.max()``."""
+    if len(codes) and codes[0] == 0:
+        # Codes numbered in order of first appearance (as factorize gives): each first row
+        # is where the code exceeds every code before it.
+        new = np.flatnonzero(np.r_[True, codes[1:] > np.maximum.accumulate(codes)[:-1]])
+        if len(new) == int(codes.max()) + 1:
+            return new
     first = np.full(int(codes.max(initial=-1)) + 1, len(codes), dtype=np.intp)
     np.minimum.at(first, codes, np.arange(len(codes)))
     return first
@@ -179,7 +188,7 @@ def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
         if int(group.max(initial=0)) + 1 > 2**62 // span:  # would overflow: renumber first
             group, _ = pd.factorize(group)
         group = group * span + codes
-    return pd.factorize(group)[0]
+    return grouped_codes(group)
 
 
 def wide_points(df: pd.DataFrame, path: Path) -> Points:
@@ -209,18 +218,31 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     named = {(PARAM_PREFIX + c if c in params else c): df[c] for c in df.columns}
     run = None if "run_id" in df.columns else _run_names(
         df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)})
+    metrics = sorted(metrics, key=str)  # categories in sorted order: tidy ranks by code
     value = _stacked([df[m] for m in metrics])
     # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
     # logged at that step), in the order tidy sorts to.
-    cells = _melt_order(df, run, metrics)
-    cells = cells[value.notna().to_numpy()[cells]]
-    which, rows = np.divmod(cells, max(len(df), 1))
+    which, rows = _melt_order(df, run, len(metrics))
+    n = len(df)
+    if value.dtype == np.dtype("float64"):  # the common case, gathered without a flat index
+        grid = value.to_numpy().reshape(len(metrics), n)
+        melted, logged = grid[which, rows], None
+        if np.isnan(melted).any():
+            logged = ~np.isnan(melted)
+            melted, which, rows = melted[logged], which[logged], rows[logged]
+        melted = pd.Series(melted)
+    else:
+        cells = which.astype(np.intp) * n + rows
+        logged = value.notna().to_numpy()[cells]
+        if not logged.all():
+            cells, which, rows = cells[logged], which[logged], rows[logged]
+        melted = pd.Series(value.array.take(cells), dtype=value.dtype)
     # dtype given: an object column handed to pandas as it is would be read again for text
-    long = {c: pd.Series(df[c].array.take(rows), dtype=df[c].dtype) for c in id_cols}
-    if run is not None:
-        long["run"] = pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
+    long = {c: pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
+            if c == "run" and run is not None else pd.Series(df[c].array.take(rows), dtype=df[c].dtype)
+            for c in id_cols}
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
-    long["value"] = pd.Series(value.array.take(cells), dtype=value.dtype)
+    long["value"] = melted
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
@@ -234,15 +256,17 @@ def _stacked(cols: list[pd.Series]) -> pd.Series:
     return pd.concat(cols, ignore_index=True)
 
 
-def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]) -> np.ndarray:
-    """The cells of the ``metrics`` columns (``m * len(df) + row``) in the order of the tidy
-    table: by run, metric name, then step (rows with equal steps in their order), so that tidy
-    finds them sorted; column by column when the steps are not plain numbers (tidy sorts then)."""
-    n, m = len(df), len(metrics)
+def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(metric, row)`` of each cell of the ``m`` metric columns, in the order of the tidy
+    table: by run, metric (the columns in sorted order), then step (rows with equal steps in
+    their order), so that tidy finds them sorted; column by column when the steps are not plain
+    numbers (tidy sorts then)."""
+    n = len(df)
     step = df["step"] if "step" in df.columns else None
+    small = np.int8 if m < 128 else np.intp  # metric codes, as pandas keeps them
     if (step is None or not pd.api.types.is_numeric_dtype(step.dtype)
             or pd.api.types.is_bool_dtype(step.dtype) or step.isna().any() or n == 0):
-        return np.arange(n * m)
+        return np.repeat(np.arange(m, dtype=small), n), np.tile(np.arange(n), m)
     key = pd.Series(run) if run is not None else df["run_id" if "run_id" in df.columns else "run"]
     codes, _, rank = text_codes(key)
     by_run = rank.take(codes)
@@ -253,13 +277,19 @@ def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]
     by_run = by_run if ordered else by_run.take(order)
     starts = np.flatnonzero(np.r_[True, by_run[1:] != by_run[:-1]])
     length = np.diff(np.r_[starts, n])
+    # Each run's block holds its sorted rows for the first metric, the second, ...
+    which, rows = np.empty(n * m, dtype=small), np.empty(n * m, dtype=np.intp)
+    if len(starts) <= n // 16:  # long runs: a block filled per run beats a scatter of all cells
+        slot = np.arange(m, dtype=small)[:, None]
+        for s, size in zip(starts.tolist(), length.tolist(), strict=True):
+            which[m * s:m * (s + size)].reshape(m, size)[...] = slot
+            rows[m * s:m * (s + size)].reshape(m, size)[...] = order[s:s + size]
+        return which, rows
     first = np.repeat(starts, length)  # of each sorted row's run
-    size = np.repeat(length, length)
-    names = np.argsort(np.array(metrics, dtype=object), kind="stable")  # metrics by name
-    slot = np.arange(m)[:, None]
-    cells = np.empty(n * m, dtype=np.int64)
-    cells[(m * first + slot * size + (np.arange(n) - first)).ravel()] = (names[:, None] * n + order).ravel()
-    return cells
+    at = (m * first + np.arange(m)[:, None] * np.repeat(length, length) + (np.arange(n) - first)).ravel()
+    which[at] = np.repeat(np.arange(m, dtype=small), n)
+    rows[at] = np.tile(order, m)
+    return which, rows
 
 
 def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
@@ -268,18 +298,24 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
     :mod:`saturate.run_table` (``split=True``, as :func:`~saturate.run_table.split_run_facts`
     puts them: the first point of each run gives its facts)."""
     table = tidied.table
-    row = tidied.rows if points.row is None else points.row.take(tidied.rows)
+
+    def row(at: np.ndarray | None = None) -> np.ndarray:
+        """The input rows of the points ``at`` (all), for the facts."""
+        rows = tidied.rows if at is None else tidied.rows.take(at)
+        return rows if points.row is None else points.row.take(rows)
+
     if not split:
         if not points.facts:
             return table
-        out = table.assign(**{c: col.take(row).set_axis(table.index) for c, col in points.facts.items()})
+        every = row()
+        out = table.assign(**{c: col.take(every).set_axis(table.index) for c, col in points.facts.items()})
         lead = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in out.columns]]
         return out[[*lead, *sorted(c for c in out.columns if c not in lead)]]
     starts = tidied.run_starts
     keys = [c for c in (*RUN_KEY, "run_status") if c in table.columns]
     facts = {c: table[c].take(starts).reset_index(drop=True) for c in keys}
-    facts.update({c: points.facts[c].take(row.take(starts)).reset_index(drop=True)
-                  for c in sorted(points.facts)})
+    first = row(starts)
+    facts.update({c: points.facts[c].take(first).reset_index(drop=True) for c in sorted(points.facts)})
     frames = [pd.DataFrame(facts)] if len(facts) > len(RUN_KEY) else []
     out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
     out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}

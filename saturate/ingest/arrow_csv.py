@@ -1,0 +1,51 @@
+"""Plain CSV and TSV files read with Arrow's multithreaded reader, where it gives the table
+``pandas.read_csv`` would: several times faster in wall time on a few cores.
+
+Arrow is asked for pandas' reading of cells (its missing-value spellings, its booleans, no dates
+guessed) and its result is taken only when every column came out as plain numbers, booleans
+with no gaps, or text, under distinct, non-empty header names. Anything else (a ragged row,
+a date or decimal column, a column with no values, bad UTF-8) returns
+``None`` and the file is read by pandas, whose errors and types stay the reference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+__all__ = ["read_plain_csv"]
+
+#: ``pandas.read_csv``'s default missing-value spellings (its documentation lists them).
+_PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+              "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+_TRUE, _FALSE = ["True", "TRUE", "true"], ["False", "FALSE", "false"]
+
+
+def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | None:
+    """The table of the CSV file at ``path`` (fields split on ``sep``), or ``None`` when Arrow
+    cannot tell it would match pandas (see the module docstring)."""
+    try:
+        with pa.input_stream(str(path), compression="gzip" if gzipped else None) as stream:
+            table = pacsv.read_csv(
+                stream,
+                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    null_values=_PANDAS_NA, strings_can_be_null=True, true_values=_TRUE,
+                    false_values=_FALSE, timestamp_parsers=[], column_types=None,
+                ),
+            )
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    names = table.column_names
+    if not table.num_rows or len(set(names)) != len(names) or not all(n.strip() for n in names):
+        return None
+    for column in table.columns:
+        kind = column.type
+        plain = (pa.types.is_int64(kind) or pa.types.is_float64(kind) or pa.types.is_string(kind)
+                 or pa.types.is_large_string(kind) or (pa.types.is_boolean(kind) and not column.null_count))
+        if not plain:
+            return None
+    return table.to_pandas()
