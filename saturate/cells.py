@@ -3,21 +3,25 @@
 Readers hand over whatever a file held: lists and dicts (JSON), bytes (Parquet), numbers written
 as text, the spellings loggers use for NaN and infinity. :func:`plain_cells` makes every cell
 hashable, :func:`text_codes` gives an identifying column as integer codes with the text and sort
-rank of each (so rows are sorted on integers and the text spread to them once),
-:func:`as_numeric` a value column into floats (or names the first cell that is not a number).
+rank of each (so rows are sorted on integers and the text spread to them once, by
+:func:`spread_texts`), :func:`as_numeric` a value column into floats (or names the first cell
+that is not a number). Columns whose equal values come together (a run's rows) are compared with
+their neighbours before anything is hashed: :func:`differs`, :func:`distinct`,
+:func:`grouped_factorize`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "text_codes", "distinct", "differs", "grouped_codes", "grouped_factorize", "as_numeric"]
+__all__ = ["plain_cells", "text_codes", "TextCodes", "spread_texts", "distinct", "differs", "grouped_codes", "grouped_factorize", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -71,18 +75,63 @@ def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     else:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
-    # intp: numpy takes with other index types several times slower (categorical codes are int8)
-    return np.where(codes < 0, len(uniques), codes).astype(np.intp, copy=False), names
+    # Categorical codes stay in their small integer type (index with them, ``names[codes]``:
+    # numpy's take converts such indices slowly).
+    return (np.where(codes < 0, len(uniques), codes) if len(codes) and codes.min() < 0 else codes), names
 
 
 def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(codes, texts, ranks)``: each row's code, the text of each distinct value (``str`` of
     it; missing: ``""``) and each code's rank among the texts in sorted order (distinct values
     with the same text, 1 and "1", share a rank), so rows are sorted and taken on integers and
-    the text column built once, in its final order: ``texts.take(codes)``."""
+    the text column built once, in its final order: ``texts[codes]``."""
     codes, names = _text_codes(col)
     _, rank = np.unique(names, return_inverse=True)
     return codes, names, rank.reshape(-1)
+
+
+@dataclass(frozen=True)
+class TextCodes:
+    """An identifying column as codes (:func:`text_codes`): each row's code, the text of each
+    code and its rank."""
+
+    codes: np.ndarray
+    names: np.ndarray
+    rank: np.ndarray
+
+    def row_ranks(self) -> np.ndarray:
+        """Each row's rank: the codes themselves when they already sort as their texts do (a
+        reader's categories in sorted order), which saves a pass over the rows."""
+        r, last = self.rank, len(self.rank) - 1
+        if last >= 1 and bool((r[1:last] > r[:last - 1]).all()) and not (self.codes == last).any():
+            return self.codes
+        return self.rank[self.codes]
+
+    @property
+    def constant(self) -> bool:
+        """Whether every row has the same code (such a key orders and groups nothing)."""
+        c = self.codes
+        return len(self.names) <= 2 and (not len(c) or bool((c == c[0]).all()))
+
+
+def spread_texts(texts: dict[str, TextCodes], rows: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Each text column's text at ``rows`` (``None``: all), ``names[codes]``; a column given
+    twice (run_id is often the run) is spread once. The columns share one block of memory: one
+    large allocation is backed by huge pages where the system offers them, where separate
+    columns cost a page fault per 4 KiB."""
+    seen: list[TextCodes] = []
+    for t in texts.values():
+        if not any(t is d for d in seen):
+            seen.append(t)
+    first = seen[0].codes
+    block = np.empty((len(seen), len(first) if rows is None else len(rows)), dtype=object)
+    for out, t in zip(block, seen, strict=True):
+        codes = t.codes if rows is None else t.codes[rows]
+        if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
+            out.fill(t.names[codes[0]])  # one name for all rows: cheaper than indexing
+        else:
+            out[:] = t.names[codes]
+    return {c: block[next(i for i, d in enumerate(seen) if d is t)] for c, t in texts.items()}
 
 
 def distinct(col: pd.Series | np.ndarray) -> np.ndarray:

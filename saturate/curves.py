@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from saturate import names, row_order
-from saturate.cells import as_numeric, distinct, plain_cells, text_codes
+from saturate.cells import TextCodes, as_numeric, distinct, plain_cells, spread_texts, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 
 __all__ = [
@@ -100,12 +100,12 @@ def tidy(
 @dataclass(frozen=True)
 class TidyPoints:
     """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the position in the
-    input of row ``i``; ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
+    input of row ``i`` (``None``: every row in its place); ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
     run are together). Readers use them to put run-level columns they kept apart (one row per
     run or per wide row, not per point) beside the points without a pass over text."""
 
     table: pd.DataFrame
-    rows: np.ndarray
+    rows: np.ndarray | None
     run_starts: np.ndarray
 
 
@@ -143,8 +143,7 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
         ranks, run_keys = [np.zeros(len(keep) if rows is None else len(rows), dtype=np.intp)], 1
     values = {"value": kept(value.to_numpy(dtype=float)), "compute": kept(compute.to_numpy(dtype=float))}
     if "step" in df.columns and df["step"].dtype == np.int64:  # whole and none missing already
-        whole = df["step"].to_numpy()
-        values["step"] = whole.copy() if rows is None else whole.take(rows)  # never the caller's array
+        values["step"] = kept(df["step"].to_numpy())
     else:
         values["step"] = row_order.number_steps(kept(step.to_numpy(dtype=float)), values["compute"], ranks)
     timestamp = None
@@ -159,16 +158,11 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
         values = {c: v.take(order) for c, v in values.items()}
         ranks = [r.take(order) for r in ranks]
         timestamp = None if timestamp is None else timestamp.take(order)
-    text: dict[str, np.ndarray] = {}
-    for c, t in texts.items():  # run_id is often the run itself: its text is spread once
-        same = next((k for k in text if texts[k] is t), None)
-        text[c] = text[same] if same else _spread(t.names, t.codes if rows is None else t.codes.take(rows))
-    out = _assemble(df, rows, text, values, timestamp)
+    out = _assemble(df, rows, spread_texts(texts, rows), values, timestamp)
     if out.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
     out.attrs = dict(df.attrs)
     out.attrs["compute_name"] = name
-    rows = np.arange(len(df)) if rows is None else rows
     return TidyPoints(out, rows, row_order.starts(ranks[:run_keys] or [np.zeros(len(out), np.intp)]))
 
 
@@ -207,39 +201,16 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     return df.copy(deep=False)
 
 
-@dataclass(frozen=True)
-class _Texts:
-    """An identifying column as codes: each row's code, the text of each code and its rank."""
-
-    codes: np.ndarray
-    names: np.ndarray
-    rank: np.ndarray
-
-    def row_ranks(self) -> np.ndarray:
-        """Each row's rank: the codes themselves when they already sort as their texts do (a
-        reader's categories in sorted order), which saves a pass over the rows."""
-        r, last = self.rank, len(self.rank) - 1
-        if last >= 1 and bool((r[1:last] > r[:last - 1]).all()) and not (self.codes == last).any():
-            return self.codes
-        return self.rank.take(self.codes)
-
-    @property
-    def constant(self) -> bool:
-        """Whether every row has the same code (such a key orders and groups nothing)."""
-        c = self.codes
-        return len(self.names) <= 2 and (not len(c) or bool((c == c[0]).all()))
-
-
-def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, _Texts]:
-    """The identifying columns as :class:`_Texts`, missing ones filled (a missing ``run`` is
+def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, TextCodes]:
+    """The identifying columns as :class:`TextCodes`, missing ones filled (a missing ``run`` is
     the ``run_id``, and the other way round; ``source`` is ``origin``; ``experiment`` empty)."""
     n = len(df)
 
-    def const(text: str) -> _Texts:
-        return _Texts(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
+    def const(text: str) -> TextCodes:
+        return TextCodes(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
 
-    def column(col: str) -> _Texts:
-        return _Texts(*text_codes(df[col]))
+    def column(col: str) -> TextCodes:
+        return TextCodes(*text_codes(df[col]))
 
     out = {"source": column("source") if "source" in df.columns else const(str(origin)),
            "experiment": column("experiment") if "experiment" in df.columns else const("")}
@@ -322,16 +293,6 @@ def _assemble(df: pd.DataFrame, rows: np.ndarray | None, texts: dict[str, np.nda
         else:
             cols[c] = (df[c] if rows is None else df[c].take(rows)).set_axis(index)
     return pd.DataFrame(cols, index=index, copy=False)
-
-
-def _spread(names: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``names.take(codes)``: each row pointing at its code's text (one name for all rows is
-    filled in, which is cheaper than taking)."""
-    if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
-        out = np.empty(len(codes), dtype=object)
-        out.fill(names[codes[0]])
-        return out
-    return names.take(codes)
 
 
 def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:

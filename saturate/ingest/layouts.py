@@ -51,26 +51,30 @@ def is_numeric(col: pd.Series) -> bool:
     ones aside) text that reads as a number."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         return True
-    filled = int(col.notna().sum())
-    # Enough text in the first rows settles it without reading the others.
-    head = col.iloc[: filled // 10 + 16]
-    if len(head) < len(col) and not _numeric_share(head, filled) > 0.9:
-        return False
-    return _numeric_share(col, filled) > 0.9
-
-
-def _numeric_share(col: pd.Series, filled: int) -> float:
-    """The share of ``filled`` (the cells of the whole column that are not missing) that
-    ``col`` holds as numbers or text that reads as a number; 1 - the share of the others."""
-    if not filled:
-        return 0.0
-    # Each distinct cell is converted once, then weighed by how often it occurs.
+    # Each distinct cell is read once, then weighed by how often it occurs; the distinct cells
+    # of the first rows first: enough text there settles it without reading the others.
     codes, uniques = grouped_factorize(col)
-    codes = codes[codes >= 0]  # missing cells do not count
-    text = pd.Series([str(u).strip().lower() for u in uniques], dtype=object)
-    numeric = pd.to_numeric(text, errors="coerce").notna().to_numpy()
-    count = np.bincount(codes, minlength=len(uniques))
-    return float((filled - count[~numeric].sum()) / filled)
+    filled = codes >= 0  # missing cells do not count
+    total = int(filled.sum())
+    if not total:
+        return False
+    count = np.bincount(codes[filled], minlength=len(uniques))
+    numeric = np.zeros(len(uniques), dtype=bool)
+    head = np.unique(codes[: total // 10 + 16])
+    head = head[head >= 0]
+    numeric[head] = _reads_as_number(uniques.take(head))
+    if len(head) < len(uniques) and not (total - count[head][~numeric[head]].sum()) / total > 0.9:
+        return False
+    rest = np.setdiff1d(np.arange(len(uniques)), head, assume_unique=True)
+    if len(rest):
+        numeric[rest] = _reads_as_number(uniques.take(rest))
+    return bool((total - count[~numeric].sum()) / total > 0.9)
+
+
+def _reads_as_number(values: object) -> np.ndarray:
+    """Which of the ``values`` are numbers or text that reads as one."""
+    text = pd.Series([str(u).strip().lower() for u in values], dtype=object)
+    return pd.to_numeric(text, errors="coerce").notna().to_numpy()
 
 
 def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
@@ -120,8 +124,7 @@ def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical |
     group = _row_codes([_text_codes(run, _value_codes(run)),
                         *(_text_codes(params[p], coded[p]) for p in varying)])
     first = _first_rows(group)
-    texts = [(col.iloc[first].astype(str) if _cellwise(col) else col.astype(str).iloc[first]).tolist()
-             for col in cols]
+    texts = [_texts_at(col, first) for col in cols]
     labels = [
         name if pd.isna(name) else name + " (" + ", ".join(
             f"{k[len(PARAM_PREFIX):]}={v}" for k, v in zip(varying, values, strict=True)
@@ -133,6 +136,17 @@ def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical |
         by_name = np.argsort(names, kind="stable")
         names, codes = names.take(by_name), np.where(codes < 0, -1, np.argsort(by_name).take(codes))
     return pd.Categorical.from_codes(codes.take(group), categories=names, validate=False)
+
+
+def _texts_at(col: pd.Series, rows: np.ndarray) -> list:
+    """``col.astype(str)`` at ``rows``, as a list; text and integer columns are read at the
+    rows only (they make the same text that way; pandas' conversion costs more than the cells)."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.StringDtype) and getattr(dtype, "na_value", None) is np.nan:
+        return col.array.take(rows).tolist()
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return [str(v) for v in col.to_numpy().take(rows).tolist()]
+    return (col.iloc[rows].astype(str) if _cellwise(col) else col.astype(str).iloc[rows]).tolist()
 
 
 def _value_codes(col: pd.Series) -> np.ndarray:
@@ -210,9 +224,11 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
         id_cols.append("run")
     # Rows with no metric value give no points; runs are told apart on the others, before the
     # melt, on a quarter of the rows (for four metrics) and with the same labels.
-    some = np.logical_or.reduce([df[m].notna().to_numpy() for m in metrics])
-    if not some.all():
-        df = df.loc[some]
+    # A numpy integer column has no missing cells: then every row has a value.
+    if not any(isinstance(df[m].dtype, np.dtype) and df[m].dtype.kind in "iub" for m in metrics):
+        some = np.logical_or.reduce([df[m].notna().to_numpy() for m in metrics])
+        if not some.all():
+            df = df.loc[some]
     facts = {PARAM_PREFIX + p: df[p] for p in params}
     # Runs are told apart by every column named params.*, parameter or metric, in table order.
     named = {(PARAM_PREFIX + c if c in params else c): df[c] for c in df.columns}
@@ -230,7 +246,7 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
         if np.isnan(melted).any():
             logged = ~np.isnan(melted)
             melted, which, rows = melted[logged], which[logged], rows[logged]
-        melted = pd.Series(melted)
+        melted = pd.Series(melted, copy=False)  # a new array already
     else:
         cells = which.astype(np.intp) * n + rows
         logged = value.notna().to_numpy()[cells]
@@ -239,11 +255,11 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
         melted = pd.Series(value.array.take(cells), dtype=value.dtype)
     # dtype given: an object column handed to pandas as it is would be read again for text
     long = {c: pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
-            if c == "run" and run is not None else pd.Series(df[c].array.take(rows), dtype=df[c].dtype)
+            if c == "run" and run is not None else pd.Series(df[c].array.take(rows), dtype=df[c].dtype, copy=False)
             for c in id_cols}
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
     long["value"] = melted
-    frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)))
+    frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)), copy=False)  # new columns already
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
 
@@ -269,7 +285,7 @@ def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, m: int) -> tuple[n
         return np.repeat(np.arange(m, dtype=small), n), np.tile(np.arange(n), m)
     key = pd.Series(run) if run is not None else df["run_id" if "run_id" in df.columns else "run"]
     codes, _, rank = text_codes(key)
-    by_run = rank.take(codes)
+    by_run = rank[codes]
     steps = step.to_numpy()
     ordered = bool(((by_run[1:] > by_run[:-1])
                     | ((by_run[1:] == by_run[:-1]) & (steps[1:] >= steps[:-1]))).all())
@@ -301,7 +317,9 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
 
     def row(at: np.ndarray | None = None) -> np.ndarray:
         """The input rows of the points ``at`` (all), for the facts."""
-        rows = tidied.rows if at is None else tidied.rows.take(at)
+        rows = at if tidied.rows is None else (tidied.rows if at is None else tidied.rows.take(at))
+        if rows is None:  # every point, in its place
+            return np.arange(len(table)) if points.row is None else points.row
         return rows if points.row is None else points.row.take(rows)
 
     if not split:
@@ -313,10 +331,21 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
         return out[[*lead, *sorted(c for c in out.columns if c not in lead)]]
     starts = tidied.run_starts
     keys = [c for c in (*RUN_KEY, "run_status") if c in table.columns]
-    facts = {c: table[c].take(starts).reset_index(drop=True) for c in keys}
     first = row(starts)
-    facts.update({c: points.facts[c].take(first).reset_index(drop=True) for c in sorted(points.facts)})
-    frames = [pd.DataFrame(facts)] if len(facts) > len(RUN_KEY) else []
+    facts = {c: _cells_at(table[c], starts) for c in keys}
+    facts.update({c: _cells_at(points.facts[c], first) for c in sorted(points.facts)})
+    frames = [pd.DataFrame(facts, copy=False)] if len(facts) > len(RUN_KEY) else []
     out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
     out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}
     return out
+
+
+def _cells_at(col: pd.Series, rows: np.ndarray) -> pd.Series:
+    """``col`` at ``rows``, as the side table keeps it (text and objects as Python objects:
+    :func:`~saturate.run_table.merge_facts` makes them so); read at the rows only."""
+    dtype = col.dtype
+    if pd.api.types.is_object_dtype(dtype):
+        return pd.Series(col.to_numpy()[rows], dtype=object, copy=False)
+    if isinstance(dtype, pd.StringDtype) and getattr(dtype, "na_value", None) is np.nan:
+        return pd.Series(np.asarray(col.array.take(rows), dtype=object), dtype=object, copy=False)
+    return col.take(rows).reset_index(drop=True)
