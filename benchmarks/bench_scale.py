@@ -22,6 +22,7 @@ time of every process (user + system, sampled) are printed; compare ratios, not 
 
     .venv/bin/python benchmarks/bench_scale.py            # the full benchmark (hours on a loaded machine)
     .venv/bin/python benchmarks/bench_scale.py --quick    # 300 curves, a 1M-point store
+    .venv/bin/python benchmarks/bench_scale.py --skip big --skip one   # (b) and (c) only
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def analyze(label: str, store: Path, out: Path, extra: list[str],
 # ---- the two parts ------------------------------------------------------------------------------
 
 
-def three_ways(store: Path, tmp: Path, n_boot: int | None) -> None:
+def three_ways(store: Path, tmp: Path, n_boot: int | None, one: bool = True) -> None:
     extra = [] if n_boot is None else ["--n-boot", str(n_boot)]
     b = analyze("(b) local pool, 2 workers", store, tmp / "b.json", ["--workers", "2", *extra])
     with start_cluster(workers=2, log_dir=tmp) as cluster:
@@ -182,12 +183,15 @@ def three_ways(store: Path, tmp: Path, n_boot: int | None) -> None:
     ratio = c.wall / b.wall
     print(f"(c) / (b) = {ratio:.2f}x (target <= 1.3x: {'OK' if ratio <= 1.3 else 'ABOVE TARGET'});"
           f" cpu (c) / (b) = {c.cpu / b.cpu:.2f}x", flush=True)
-    a = analyze("(a) one process", store, tmp / "a.json", ["--workers", "1", *extra])
-    same = all(r.report["curves"] == a.report["curves"]
-               and r.report["diagnostics"] == a.report["diagnostics"] for r in (b, c))
-    print(f"curves: {len(a.report['curves'])}; the three reports are "
+    runs = [b, c]
+    if one:
+        runs.append(analyze("(a) one process", store, tmp / "a.json", ["--workers", "1", *extra]))
+    same = all(r.report["curves"] == b.report["curves"]
+               and r.report["diagnostics"] == b.report["diagnostics"] for r in runs)
+    print(f"curves: {len(b.report['curves'])}; the {len(runs)} reports are "
           f"{'identical' if same else 'DIFFERENT'}")
-    print(f"(a) / (b) = {a.wall / b.wall:.2f}x", flush=True)
+    if one:
+        print(f"(a) / (b) = {runs[2].wall / b.wall:.2f}x", flush=True)
 
 
 def big_store(store: Path, tmp: Path, n_boot: int | None) -> None:
@@ -207,7 +211,9 @@ def main() -> None:
     parser.add_argument("--big-steps", type=int, default=5_000)
     parser.add_argument("--n-boot", type=int, default=None, help="resamples (default: saturate's)")
     parser.add_argument("--quick", action="store_true", help="300 curves, a 1M-point store")
-    parser.add_argument("--skip", choices=["three", "big"], action="append", default=[])
+    parser.add_argument("--skip", choices=["three", "big", "one"], action="append", default=[],
+                        help="three: the three-way comparison; big: the 25M-point store; "
+                             "one: (a), the single process (the longest)")
     parser.add_argument("--cache", type=Path, default=CACHE)
     args = parser.parse_args()
     if args.quick:
@@ -223,7 +229,7 @@ def main() -> None:
         if "three" not in args.skip:
             store = cached_store(max(1, args.curves // METRICS), args.points, args.cache)
             print(f"{args.curves:,} curves x {args.points} points", flush=True)
-            three_ways(store, Path(tmp), args.n_boot)
+            three_ways(store, Path(tmp), args.n_boot, one="one" not in args.skip)
 
 
 if __name__ == "__main__":
