@@ -41,6 +41,11 @@ def build_law_fit(
     if point is not None and boot is None:
         flags.append("no_bootstrap: negligible weight")
     degenerate = "constant" in curve_flags or "too_few_points" in curve_flags
+    # every parameter's quantiles in one call (the same numbers as one call per parameter)
+    conf = settings.confidence
+    quantiles = (np.quantile(draws, [SPREAD_TAIL, 1.0 - SPREAD_TAIL, (1 - conf) / 2,
+                                     (1 + conf) / 2], axis=0)
+                 if draws.shape[0] else np.full((4, law.k), np.nan))
     params = {}
     stalled = []
     for i, p in enumerate(law.params):
@@ -48,12 +53,13 @@ def build_law_fit(
         if (
             se_lin is not None
             and draws.shape[0] >= 10
-            and _boot_sd(draws[:, i]) < STALL_RATIO * se_lin[i]
+            and _boot_sd(quantiles[:2, i]) < STALL_RATIO * se_lin[i]
         ):
             stalled.append(p.name)
             z = float(ndtri((1 + settings.confidence) / 2))
             wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
-        est = _param_estimate(p, theta[i], draws[:, i], norm, settings.confidence, wald)
+        est = _param_estimate(p, theta[i], quantiles[2:, i] if draws.shape[0] else None, norm,
+                              wald)
         if degenerate and est.identified:
             est = Estimate(est.value, est.lo, est.hi, identified=False)
         params[p.name] = est
@@ -75,11 +81,12 @@ def build_law_fit(
 _Z_SPREAD = float(ndtri(1.0 - SPREAD_TAIL))
 
 
-def _boot_sd(draws: Array) -> float:
-    """A robust standard deviation of bootstrap draws: their ``SPREAD_TAIL`` to
-    ``1 - SPREAD_TAIL`` quantile range over the same range of a standard normal. It measures the
-    spread (to compare with the linearised standard error), so it ignores the confidence setting."""
-    qlo, qhi = np.quantile(draws, [SPREAD_TAIL, 1.0 - SPREAD_TAIL])
+def _boot_sd(tails: Array) -> float:
+    """A robust standard deviation of bootstrap draws from their ``SPREAD_TAIL`` and
+    ``1 - SPREAD_TAIL`` quantiles (``tails``): that range over the same range of a standard
+    normal. It measures the spread (to compare with the linearised standard error), so it ignores
+    the confidence setting."""
+    qlo, qhi = tails
     return float((qhi - qlo) / (2 * _Z_SPREAD))
 
 
@@ -95,20 +102,21 @@ def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> A
 
 
 def _param_estimate(
-    p: Param, value: float, draws: Array, norm: Normalisation, conf: float,
+    p: Param, value: float, interval: Array | None, norm: Normalisation,
     wald: tuple[float, float] | None = None,
 ) -> Estimate:
     """Point value and percentile interval in user units; not identified when the estimate or
-    its interval reaches a bound (the data do not hold the parameter in). ``wald``: a wider
-    interval (fitting coordinates) to take the union with, when the bootstrap stalled."""
+    its interval reaches a bound (the data do not hold the parameter in). ``interval``: the
+    bootstrap draws' quantiles at the confidence level (fitting coordinates), None without
+    draws; ``wald``: a wider interval to take the union with, when the bootstrap stalled."""
     kw = dict(loc=norm.loc, scale=norm.scale, sign=norm.sign, c_ref=norm.c_ref, offset=norm.offset)
     if not math.isfinite(value):
         return Estimate(math.nan, identified=False)
     tol = 1e-3 * (p.upper - p.lower)
     on_bound = value <= p.lower + tol or value >= p.upper - tol
     lo = hi = math.nan
-    if draws.size:
-        qlo, qhi = np.quantile(draws, [(1 - conf) / 2, (1 + conf) / 2])
+    if interval is not None:
+        qlo, qhi = interval
         if wald is not None:  # the Wald interval, within the parameter's bounds (its space)
             qlo, qhi = max(min(qlo, wald[0]), p.lower), min(max(qhi, wald[1]), p.upper)
         on_bound |= bool(qlo <= p.lower + tol or qhi >= p.upper - tol)
