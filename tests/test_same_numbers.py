@@ -3,7 +3,9 @@
 Each speed-up keeps the arithmetic of what it replaces; these tests hold the plain version and
 compare with exact equality, so a change of rounding anywhere fails them. (The fits amplify
 rounding: a last-bit change in a Jacobian moves some bootstrap intervals by several percent,
-because refits that stop at their iteration cap stop wherever the path led.)
+because refits that stop at their iteration cap stop wherever the path led.) The one exception is
+a comparison with one of numpy's own kernels (``np.logaddexp``), whose rounding depends on the
+CPU it dispatches to and on numpy's release: there a few units in the last place are allowed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def test_softplus_is_numpys_logaddexp():
     z = np.concatenate([rng.normal(0, s, 20_000) for s in (0.1, 1, 5, 30, 300)])
     z = np.concatenate([z, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-320, -1e-320, 709.0, -745.0]])
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(softplus(z), np.logaddexp(0.0, z))
+        np.testing.assert_array_max_ulp(softplus(z), np.logaddexp(0.0, z), maxulp=4)
 
 
 def _thetas(law, rng, b=9):
@@ -92,7 +94,8 @@ def test_starting_grid_matches_the_plain_computation(name):
     np.testing.assert_array_equal(law.starts_batch(X, y, w), _plain_starts(law, X, y, w))
     if name in ("bnsl", "power_shifted"):
         nl = law._grid(X)
-        np.testing.assert_array_equal(law._basis(X, nl), _plain_basis(name, X, nl))
+        # the plain basis calls np.logaddexp (see the module docstring): equal to rounding
+        np.testing.assert_allclose(law._basis(X, nl), _plain_basis(name, X, nl), rtol=1e-13, atol=0)
 
 
 def test_resamples_started_from_one_fit_match_solving_each_alone():

@@ -68,5 +68,7 @@ def pick_rows(rows: NDArray[np.intp] | None, *arrays: Array) -> tuple[Array, ...
 
 
 def softplus(z: Array) -> Array:
-    """``log(1 + exp(z))``, bit for bit ``np.logaddexp(0, z)`` (numpy's formula, vectorised)."""
+    """``log(1 + exp(z))``: numpy's formula of ``np.logaddexp(0, z)``, vectorised (the same
+    to the last bit or two: numpy's own kernel may round ``log1p`` and ``exp`` differently on
+    another CPU or release)."""
     return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
