@@ -127,11 +127,26 @@ def spread_texts(texts: dict[str, TextCodes], rows: np.ndarray | None) -> dict[s
     block = np.empty((len(seen), len(first) if rows is None else len(rows)), dtype=object)
     for out, t in zip(block, seen, strict=True):
         codes = t.codes if rows is None else t.codes[rows]
-        if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
-            out.fill(t.names[codes[0]])  # one name for all rows: cheaper than indexing
-        else:
+        starts = _stretches(codes)
+        if starts is None:
             out[:] = t.names[codes]
+            continue
+        # Few stretches of one code (the rows of a run or curve are together): each filled
+        # with its name, several times cheaper than indexing the names per row.
+        names = t.names[codes[starts]].tolist()
+        for name, s, e in zip(names, starts.tolist(), [*starts[1:].tolist(), len(codes)], strict=True):
+            out[s:e] = name
     return {c: block[next(i for i, d in enumerate(seen) if d is t)] for c, t in texts.items()}
+
+
+def _stretches(codes: np.ndarray) -> np.ndarray | None:
+    """The first row of each stretch of equal ``codes``, when there are few of them (at most one
+    in 64 rows); else ``None``."""
+    n = len(codes)
+    change = np.flatnonzero(codes[1:] != codes[:-1]) if n else None
+    if change is None or (len(change) and len(change) >= n // 64):
+        return None
+    return np.r_[0, change + 1]
 
 
 def distinct(col: pd.Series | np.ndarray) -> np.ndarray:

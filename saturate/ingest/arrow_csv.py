@@ -24,14 +24,25 @@ _PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-na
 _TRUE, _FALSE = ["True", "TRUE", "true"], ["False", "FALSE", "false"]
 
 
+#: Plain files up to this size are read into memory whole, to see whether they quote any cell.
+_WHOLE_BYTES = 64 << 20
+
+
 def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | None:
     """The table of the CSV file at ``path`` (fields split on ``sep``), or ``None`` when Arrow
     cannot tell it would match pandas (see the module docstring)."""
     try:
-        with pa.input_stream(str(path), compression="gzip" if gzipped else None) as stream:
+        if not gzipped and path.stat().st_size <= _WHOLE_BYTES:
+            data = path.read_bytes()
+            # A file without a quote holds no quoted newline: Arrow then splits it into parts
+            # for its threads without reading it through for quotes first.
+            source, quoted = pa.BufferReader(data), b'"' in data
+        else:
+            source, quoted = pa.input_stream(str(path), compression="gzip" if gzipped else None), True
+        with source as stream:
             table = pacsv.read_csv(
                 stream,
-                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=quoted),
                 convert_options=pacsv.ConvertOptions(
                     null_values=_PANDAS_NA, strings_can_be_null=True, true_values=_TRUE,
                     false_values=_FALSE, timestamp_parsers=[], column_types=None,
