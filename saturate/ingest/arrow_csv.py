@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -33,10 +34,11 @@ def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | Non
     cannot tell it would match pandas (see the module docstring)."""
     try:
         if not gzipped and path.stat().st_size <= _WHOLE_BYTES:
-            data = path.read_bytes()
+            with pa.OSFile(str(path)) as fh:  # into Arrow's memory pool, which keeps its pages
+                data = fh.read_buffer()
             # A file without a quote holds no quoted newline: Arrow then splits it into parts
             # for its threads without reading it through for quotes first.
-            source, quoted = pa.BufferReader(data), b'"' in data
+            source, quoted = pa.BufferReader(data), _has_quote(data)
         else:
             source, quoted = pa.input_stream(str(path), compression="gzip" if gzipped else None), True
         with source as stream:
@@ -60,3 +62,12 @@ def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | Non
         if not plain:
             return None
     return table.to_pandas()
+
+
+def _has_quote(data: pa.Buffer) -> bool:
+    """Whether the bytes hold a ``"``: searched in place (numpy 2's string search), else in a
+    copy."""
+    strings = getattr(np, "strings", None)
+    if strings is None or not data.size:
+        return b'"' in data.to_pybytes()
+    return int(strings.find(np.frombuffer(data, dtype=f"S{data.size}"), b'"')[0]) >= 0

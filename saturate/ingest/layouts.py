@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.cells import grouped_codes, grouped_factorize, text_codes
+from saturate.cells import grouped_codes, grouped_factorize
 from saturate.curves import (
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
@@ -26,6 +26,7 @@ from saturate.curves import (
     TidyPoints,
 )
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.ingest.melt import melt
 from saturate.names import is_replicate_name
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
 
@@ -59,7 +60,7 @@ def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, object] | None = No
     total = int(filled.sum())
     if not total:
         return False
-    count = np.bincount(codes[filled], minlength=len(uniques))
+    count = np.bincount(codes if total == len(codes) else codes[filled], minlength=len(uniques))
     numeric = np.zeros(len(uniques), dtype=bool)
     head = np.unique(codes[: total // 10 + 16])
     head = head[head >= 0]
@@ -109,8 +110,8 @@ class _Coded:
 
 def _reads_as_number(values: object) -> np.ndarray:
     """Which of the ``values`` are numbers or text that reads as one."""
-    text = pd.Series([str(u).strip().lower() for u in values], dtype=object)
-    return pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    text = np.array([str(u).strip().lower() for u in values], dtype=object)
+    return pd.notna(pd.to_numeric(text, errors="coerce"))
 
 
 def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
@@ -291,87 +292,18 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
         df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)},
         coded.renamed({p: PARAM_PREFIX + p for p in params}, df.columns))
     metrics = sorted(metrics, key=str)  # categories in sorted order: tidy ranks by code
-    value = _stacked([df[m] for m in metrics])
-    # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
-    # logged at that step), in the order tidy sorts to.
-    which, rows = _melt_order(df, run, len(metrics))
-    n = len(df)
-    if value.dtype == np.dtype("float64"):  # the common case, gathered without a flat index
-        flat = value.to_numpy()  # the metric columns one after the other
-        melted, logged = flat.take(which.astype(np.intp) * n + rows), None
-        if np.isnan(melted).any():
-            logged = ~np.isnan(melted)
-            melted, which, rows = melted[logged], which[logged], rows[logged]
-        melted = pd.Series(melted, copy=False)  # a new array already
-    else:
-        cells = which.astype(np.intp) * n + rows
-        logged = value.notna().to_numpy()[cells]
-        if not logged.all():
-            cells, which, rows = cells[logged], which[logged], rows[logged]
-        melted = pd.Series(value.array.take(cells), dtype=value.dtype)
+    # The melt without the empty cells, in the order tidy sorts to.
+    cells = melt(df, run, metrics)
+    which, rows = cells.which, cells.rows
     # dtype given: an object column handed to pandas as it is would be read again for text
     long = {c: pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
             if c == "run" and run is not None else pd.Series(df[c].array.take(rows), dtype=df[c].dtype, copy=False)
             for c in id_cols}
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
-    long["value"] = melted
+    long["value"] = cells.value
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)), copy=False)  # new columns already
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
-
-
-def _stacked(cols: list[pd.Series]) -> pd.Series:
-    """``pandas.concat(cols, ignore_index=True)``; integer and float columns joined by numpy
-    (to the same float64 or int64 pandas gives)."""
-    if all(c.dtype in (np.dtype("float64"), np.dtype("int64")) for c in cols):
-        return pd.Series(np.concatenate([c.to_numpy() for c in cols]))
-    return pd.concat(cols, ignore_index=True)
-
-
-def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(metric, row)`` of each cell of the ``m`` metric columns, in the order of the tidy
-    table: by run, metric (the columns in sorted order), then step (rows with equal steps in
-    their order), so that tidy finds them sorted; column by column when the steps are not plain
-    numbers (tidy sorts then)."""
-    n = len(df)
-    step = df["step"] if "step" in df.columns else None
-    small = np.int8 if m < 128 else np.intp  # metric codes, as pandas keeps them
-    if (step is None or not pd.api.types.is_numeric_dtype(step.dtype)
-            or pd.api.types.is_bool_dtype(step.dtype) or step.isna().any() or n == 0):
-        return np.repeat(np.arange(m, dtype=small), n), np.tile(np.arange(n), m)
-    key = pd.Series(run) if run is not None else df["run_id" if "run_id" in df.columns else "run"]
-    codes, _, rank = text_codes(key)
-    by_run = rank[codes]
-    steps = step.to_numpy()
-    ordered = bool(((by_run[1:] > by_run[:-1])
-                    | ((by_run[1:] == by_run[:-1]) & (steps[1:] >= steps[:-1]))).all())
-    order = np.arange(n) if ordered else _by_run_then_step(by_run, steps)
-    by_run = by_run if ordered else by_run.take(order)
-    starts = np.flatnonzero(np.r_[True, by_run[1:] != by_run[:-1]])
-    length = np.diff(np.r_[starts, n])
-    # Each run's block holds its sorted rows for the first metric, the second, ...
-    which, rows = np.empty(n * m, dtype=small), np.empty(n * m, dtype=np.intp)
-    if len(starts) <= n // 16:  # long runs: a block filled per run beats a scatter of all cells
-        slot = np.arange(m, dtype=small)[:, None]
-        for s, size in zip(starts.tolist(), length.tolist(), strict=True):
-            which[m * s:m * (s + size)].reshape(m, size)[...] = slot
-            rows[m * s:m * (s + size)].reshape(m, size)[...] = order[s:s + size]
-        return which, rows
-    first = np.repeat(starts, length)  # of each sorted row's run
-    at = (m * first + np.arange(m)[:, None] * np.repeat(length, length) + (np.arange(n) - first)).ravel()
-    which[at] = np.repeat(np.arange(m, dtype=small), n)
-    rows[at] = np.tile(order, m)
-    return which, rows
-
-
-def _by_run_then_step(by_run: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """``numpy.lexsort((steps, by_run))``: a stable sort on the run alone when that leaves each
-    run's steps in order (a file holds each run's rows in step order), several times cheaper."""
-    order = np.argsort(by_run, kind="stable")
-    run, step = by_run.take(order), steps.take(order)
-    if bool(((run[1:] != run[:-1]) | (step[1:] >= step[:-1])).all()):
-        return order
-    return np.lexsort((steps, by_run))
 
 
 def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
@@ -402,7 +334,7 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
     facts.update({c: _cells_at(points.facts[c], first) for c in sorted(points.facts)})
     frames = [pd.DataFrame(facts, copy=False)] if len(facts) > len(RUN_KEY) else []
     out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
-    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}
+    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames), merged=True)}
     return out
 
 
