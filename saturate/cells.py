@@ -71,7 +71,7 @@ def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     A categorical column gives its own codes (no pass over the rows): readers hand run and
     metric names over that way."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        codes, uniques = col.cat.codes.to_numpy(), col.cat.categories
+        codes, uniques = col.array.codes, col.cat.categories  # a view: not copied
     else:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)

@@ -210,7 +210,9 @@ def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, TextCodes]:
     n = len(df)
 
     def const(text: str) -> TextCodes:
-        return TextCodes(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
+        # Code 0 on every row, as a view of one cell: no memory per row.
+        codes = np.broadcast_to(np.zeros(1, dtype=np.int8), (n,))
+        return TextCodes(codes, np.array([text], dtype=object), np.zeros(1, np.intp))
 
     def column(col: str) -> TextCodes:
         return TextCodes(*text_codes(df[col]))
