@@ -190,7 +190,8 @@ def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = Tr
                       ) -> tuple[np.ndarray, np.ndarray | pd.api.extensions.ExtensionArray]:
     """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value
     differs from the row before: a table holds each run's rows together, so a column of run
-    names or parameters changes a few hundred times in tens of thousands of rows."""
+    names or parameters changes a few hundred times in tens of thousands of rows. The codes
+    may come in a smaller integer type than pandas gives."""
     n = len(col)
     array = col.array if isinstance(col, pd.Series) else col
     if n < 64:
@@ -209,7 +210,9 @@ def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = Tr
     if starts is None or len(starts) > n // 4:  # hardly grouped: the comparison did not pay
         return pd.factorize(array, use_na_sentinel=use_na_sentinel)
     codes, uniques = pd.factorize(array.take(starts), use_na_sentinel=use_na_sentinel)
-    return np.repeat(codes, np.diff(np.r_[starts, n])), uniques
+    # In the smallest integer type that holds them (and -1): a fraction of the memory per row.
+    small = next(t for t in (np.int8, np.int16, np.int32, np.int64) if len(uniques) < np.iinfo(t).max)
+    return np.repeat(codes.astype(small, copy=False), np.diff(np.r_[starts, n])), uniques
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

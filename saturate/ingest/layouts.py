@@ -30,7 +30,7 @@ from saturate.ingest.melt import melt
 from saturate.names import is_replicate_name
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
 
-__all__ = ["Points", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
+__all__ = ["Points", "constant_column", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
 
 _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
          "run_status", "source"}
@@ -133,7 +133,7 @@ def long_points(df: pd.DataFrame, path: Path) -> Points:
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     columns = df.columns
     if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
+        df = df.assign(run=constant_column(path.name.split(".")[0], len(df)))
     key = "run_id" if "run_id" in df.columns else "run"
     coded = _Coded()
     run = grouped_codes(df[key])  # missing: not a run
@@ -192,6 +192,8 @@ def _texts_at(col: pd.Series, rows: np.ndarray) -> list:
         return col.array.take(rows).tolist()
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return [str(v) for v in col.to_numpy().take(rows).tolist()]
+    if _text_categories(col):
+        return np.asarray(dtype.categories, dtype=object).take(col.array.codes.take(rows)).tolist()
     return (col.iloc[rows].astype(str) if _cellwise(col) else col.astype(str).iloc[rows]).tolist()
 
 
@@ -219,9 +221,23 @@ def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
     values may be equal and written differently (1, 1.0 and True; 0.0 and -0.0)."""
     dtype = col.dtype
     if isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or (
-            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)):
+            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)) or _text_categories(col):
         return codes
     return _value_codes(col.astype(str))
+
+
+def _text_categories(col: pd.Series) -> bool:
+    """Whether ``col`` is categorical with text categories and no missing cell (as
+    :func:`constant_column` makes): each value is its own text."""
+    dtype = col.dtype
+    return (isinstance(dtype, pd.CategoricalDtype) and all(isinstance(c, str) for c in dtype.categories)
+            and not (col.array.codes < 0).any())
+
+
+def constant_column(text: str, n: int) -> pd.Categorical:
+    """A column of ``n`` rows that all hold ``text``, as one code a row (the text is made once
+    in the tidy table, not read from every row)."""
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[text], validate=False)
 
 
 def _cellwise(col: pd.Series) -> bool:
@@ -251,13 +267,29 @@ def _varies_within(run: np.ndarray, value: np.ndarray) -> bool:
 
 def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
     """One code per distinct row of the integer columns (codes from 0), in order of first
-    appearance."""
-    group = np.zeros(len(cols[0]), dtype=np.int64)
+    appearance; worked out on the first row of each stretch of equal rows when they come in
+    stretches (a run's rows together), then spread to the rows."""
+    n = len(cols[0])
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for codes in reversed(cols):  # the last columns change most often: they settle it soonest
+        change |= codes[1:] != codes[:-1]
+        if np.count_nonzero(change) >= n // 4:
+            return _combined(cols)
+    starts = np.r_[0, np.flatnonzero(change) + 1]
+    return np.repeat(_combined([c.take(starts) for c in cols]), np.diff(np.r_[starts, n]))
+
+
+def _combined(cols: list[np.ndarray]) -> np.ndarray:
+    """:func:`_row_codes` of every row: each column's codes folded into one integer, in place."""
+    group, bound = np.zeros(len(cols[0]), dtype=np.int64), 1  # every code below bound
     for codes in cols:
         span = int(codes.max(initial=0)) + 1
-        if int(group.max(initial=0)) + 1 > 2**62 // span:  # would overflow: renumber first
+        if bound > 2**62 // span:  # would overflow: renumber first
             group, _ = pd.factorize(group)
-        group = group * span + codes
+            bound = int(group.max(initial=0)) + 1
+        group *= span
+        group += codes
+        bound *= span
     return grouped_codes(group)
 
 
@@ -276,7 +308,7 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
             f"step) or a step column and one numeric column per metric; found {names_text(df.columns)}"
         )
     if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
+        df = df.assign(run=constant_column(path.name.split(".")[0], len(df)))
         id_cols.append("run")
     # Rows with no metric value give no points; runs are told apart on the others, before the
     # melt, on a quarter of the rows (for four metrics) and with the same labels.
