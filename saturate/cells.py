@@ -71,7 +71,7 @@ def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     A categorical column gives its own codes (no pass over the rows): readers hand run and
     metric names over that way."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        codes, uniques = col.cat.codes.to_numpy(), col.cat.categories
+        codes, uniques = col.array.codes, col.cat.categories  # a view: not copied
     else:
         codes, uniques = pd.factorize(col, use_na_sentinel=True)
     names = np.array([str(u) for u in uniques] + [""], dtype=object)
@@ -127,11 +127,26 @@ def spread_texts(texts: dict[str, TextCodes], rows: np.ndarray | None) -> dict[s
     block = np.empty((len(seen), len(first) if rows is None else len(rows)), dtype=object)
     for out, t in zip(block, seen, strict=True):
         codes = t.codes if rows is None else t.codes[rows]
-        if len(codes) and codes[0] == codes[-1] and (codes == codes[0]).all():
-            out.fill(t.names[codes[0]])  # one name for all rows: cheaper than indexing
-        else:
+        starts = _stretches(codes)
+        if starts is None:
             out[:] = t.names[codes]
+            continue
+        # Few stretches of one code (the rows of a run or curve are together): each filled
+        # with its name, several times cheaper than indexing the names per row.
+        names = t.names[codes[starts]].tolist()
+        for name, s, e in zip(names, starts.tolist(), [*starts[1:].tolist(), len(codes)], strict=True):
+            out[s:e] = name
     return {c: block[next(i for i, d in enumerate(seen) if d is t)] for c, t in texts.items()}
+
+
+def _stretches(codes: np.ndarray) -> np.ndarray | None:
+    """The first row of each stretch of equal ``codes``, when there are few of them (at most one
+    in 64 rows); else ``None``."""
+    n = len(codes)
+    change = np.flatnonzero(codes[1:] != codes[:-1]) if n else None
+    if change is None or (len(change) and len(change) >= n // 64):
+        return None
+    return np.r_[0, change + 1]
 
 
 def distinct(col: pd.Series | np.ndarray) -> np.ndarray:
@@ -175,7 +190,8 @@ def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = Tr
                       ) -> tuple[np.ndarray, np.ndarray | pd.api.extensions.ExtensionArray]:
     """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value
     differs from the row before: a table holds each run's rows together, so a column of run
-    names or parameters changes a few hundred times in tens of thousands of rows."""
+    names or parameters changes a few hundred times in tens of thousands of rows. The codes
+    may come in a smaller integer type than pandas gives."""
     n = len(col)
     array = col.array if isinstance(col, pd.Series) else col
     if n < 64:
@@ -194,7 +210,9 @@ def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = Tr
     if starts is None or len(starts) > n // 4:  # hardly grouped: the comparison did not pay
         return pd.factorize(array, use_na_sentinel=use_na_sentinel)
     codes, uniques = pd.factorize(array.take(starts), use_na_sentinel=use_na_sentinel)
-    return np.repeat(codes, np.diff(np.r_[starts, n])), uniques
+    # In the smallest integer type that holds them (and -1): a fraction of the memory per row.
+    small = next(t for t in (np.int8, np.int16, np.int32, np.int64) if len(uniques) < np.iinfo(t).max)
+    return np.repeat(codes.astype(small, copy=False), np.diff(np.r_[starts, n])), uniques
 
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:

@@ -129,8 +129,11 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
     df = plain_cells(_checked_copy(df, origin))
     texts = _id_texts(df, origin)
     value, step, compute, name = _axes(df, compute_name, origin)
-    keep = _finite_points(value, compute, name, origin)
-    keep &= _usable_steps(step, keep, origin)
+    # Whole steps well within int64 are all usable, and finite as the x axis: not checked again.
+    whole = _whole_steps(df)
+    keep = _finite_points(value, None if whole and "compute" not in df.columns else compute, name, origin)
+    if not whole:
+        keep &= _usable_steps(step, keep, origin)
     rows = None if keep.all() else np.flatnonzero(keep)  # None: every row, in its place
 
     def kept(a: np.ndarray) -> np.ndarray:
@@ -207,7 +210,9 @@ def _id_texts(df: pd.DataFrame, origin: str) -> dict[str, TextCodes]:
     n = len(df)
 
     def const(text: str) -> TextCodes:
-        return TextCodes(np.zeros(n, dtype=np.intp), np.array([text], dtype=object), np.zeros(1, np.intp))
+        # Code 0 on every row, as a view of one cell: no memory per row.
+        codes = np.broadcast_to(np.zeros(1, dtype=np.int8), (n,))
+        return TextCodes(codes, np.array([text], dtype=object), np.zeros(1, np.intp))
 
     def column(col: str) -> TextCodes:
         return TextCodes(*text_codes(df[col]))
@@ -235,8 +240,18 @@ def _axes(
     return value, step, step.astype(float), compute_name or "step"
 
 
-def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str) -> np.ndarray:
-    """Which points have a finite value and x; warns (at tidy's caller) with counts of the rest."""
+def _whole_steps(df: pd.DataFrame) -> bool:
+    """Whether ``df`` has a step column of int64 within +-2**62 (so each step is usable and
+    exact as a float)."""
+    if "step" not in df.columns or df["step"].dtype != np.int64:
+        return False
+    steps = df["step"].to_numpy()
+    return not len(steps) or (int(steps.min()) >= -(2**62) and int(steps.max()) <= 2**62)
+
+
+def _finite_points(value: pd.Series, compute: pd.Series | None, name: str, origin: str) -> np.ndarray:
+    """Which points have a finite value and x (``compute``; ``None``: finite everywhere); warns
+    (at tidy's caller) with counts of the rest."""
     bad_value = ~np.isfinite(value.to_numpy(dtype=float))
     if bad_value.any():
         n_nan = int(value.isna().sum())
@@ -247,6 +262,8 @@ def _finite_points(value: pd.Series, compute: pd.Series, name: str, origin: str)
             DataWarning,
             stacklevel=4,
         )
+    if compute is None:
+        return ~bad_value
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(

@@ -59,9 +59,11 @@ class RunTable:
 
     Immutable, and compared by identity: pandas deep-copies and compares ``attrs`` on most
     operations, which for a frame would cost a copy each time (and fail to compare).
+    ``merged``: the frame is as :func:`merge_facts` leaves it (then not merged again).
     """
 
     frame: pd.DataFrame
+    merged: bool = False
 
     def __deepcopy__(self, memo: dict) -> RunTable:
         return self
@@ -149,7 +151,10 @@ def split_run_facts(df: pd.DataFrame) -> pd.DataFrame:
     cols = run_fact_columns(df)
     mine = _first_of_each_run(df)[[*RUN_KEY, *cols]] if cols else None
     out = df.drop(columns=cols) if cols else df.copy(deep=False)
-    out.attrs = {**df.attrs, RUNS_ATTR: RunTable(merge_facts([_stored(df), mine]))}
+    table = df.attrs.get(RUNS_ATTR)
+    if not (mine is None and isinstance(table, RunTable) and table.merged):  # else: as it is
+        table = RunTable(merge_facts([_stored(df), mine]), merged=True)
+    out.attrs = {**df.attrs, RUNS_ATTR: table}
     return out
 
 
@@ -195,7 +200,7 @@ def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if len(parts) == 1:
         return parts[0]
     out = concat(parts)
-    out.attrs[RUNS_ATTR] = RunTable(merge_facts(_stored(p) for p in parts if not p.empty))
+    out.attrs[RUNS_ATTR] = RunTable(merge_facts(_stored(p) for p in parts if not p.empty), merged=True)
     return out
 
 

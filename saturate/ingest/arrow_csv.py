@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -24,14 +25,26 @@ _PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-na
 _TRUE, _FALSE = ["True", "TRUE", "true"], ["False", "FALSE", "false"]
 
 
+#: Plain files up to this size are read into memory whole, to see whether they quote any cell.
+_WHOLE_BYTES = 64 << 20
+
+
 def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | None:
     """The table of the CSV file at ``path`` (fields split on ``sep``), or ``None`` when Arrow
     cannot tell it would match pandas (see the module docstring)."""
     try:
-        with pa.input_stream(str(path), compression="gzip" if gzipped else None) as stream:
+        if not gzipped and path.stat().st_size <= _WHOLE_BYTES:
+            with pa.OSFile(str(path)) as fh:  # into Arrow's memory pool, which keeps its pages
+                data = fh.read_buffer()
+            # A file without a quote holds no quoted newline: Arrow then splits it into parts
+            # for its threads without reading it through for quotes first.
+            source, quoted = pa.BufferReader(data), _has_quote(data)
+        else:
+            source, quoted = pa.input_stream(str(path), compression="gzip" if gzipped else None), True
+        with source as stream:
             table = pacsv.read_csv(
                 stream,
-                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+                parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=quoted),
                 convert_options=pacsv.ConvertOptions(
                     null_values=_PANDAS_NA, strings_can_be_null=True, true_values=_TRUE,
                     false_values=_FALSE, timestamp_parsers=[], column_types=None,
@@ -49,3 +62,12 @@ def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | Non
         if not plain:
             return None
     return table.to_pandas()
+
+
+def _has_quote(data: pa.Buffer) -> bool:
+    """Whether the bytes hold a ``"``: searched in place (numpy 2's string search), else in a
+    copy."""
+    strings = getattr(np, "strings", None)
+    if strings is None or not data.size:
+        return b'"' in data.to_pybytes()
+    return int(strings.find(np.frombuffer(data, dtype=f"S{data.size}"), b'"')[0]) >= 0

@@ -37,7 +37,14 @@ from saturate.cells import plain_cells
 from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.arrow_csv import read_plain_csv
-from saturate.ingest.layouts import long_points, split_facts, wide_points, with_facts
+from saturate.ingest.layouts import (
+    Points,
+    constant_column,
+    long_points,
+    split_facts,
+    wide_points,
+    with_facts,
+)
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -294,6 +301,16 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
         raise InputError(f"{_where(path)}: no such file or directory")
     if not path.is_file():
         raise InputError(f"{_where(path)}: not a file")
+    points, name, compute_name = _points(path)
+    frame = points.frame.assign(source=constant_column(source or str(path), len(points.frame)))
+    tidied = tidy_points(frame, compute_name=compute_name or name, origin=str(path))
+    return with_facts(points, tidied, split)
+
+
+def _points(path: Path) -> tuple[Points, str | None, str | None]:
+    """The points of the file (see the module docstring for the layouts), the name of its
+    compute column and the x axis its reader names. The table read is let go on return: its
+    columns are not kept while the tidy table is built."""
     kind = sniff(path)
     raw = _read_raw(path, kind)
     attrs = dict(raw.attrs)
@@ -313,7 +330,7 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
         elif "value" in frame.columns and "metric" not in frame.columns and (
             "step" in frame.columns or "compute" in frame.columns
         ):
-            points = long_points(frame.assign(metric="value"), path)
+            points = long_points(frame.assign(metric=constant_column("value", len(frame))), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
                 raise InputError(
@@ -321,8 +338,4 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
                     f"found {names_text(frame.columns)}"
                 )
             points = wide_points(frame, path)
-    # One code a row: the text is made once in tidy, not read from every row.
-    frame = points.frame.assign(source=pd.Categorical.from_codes(
-        np.zeros(len(points.frame), dtype=np.int8), categories=[source or str(path)], validate=False))
-    tidied = tidy_points(frame, compute_name=attrs.get("compute_name") or name, origin=str(path))
-    return with_facts(points, tidied, split)
+    return points, name, attrs.get("compute_name")

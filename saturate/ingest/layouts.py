@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.cells import grouped_codes, grouped_factorize, text_codes
+from saturate.cells import grouped_codes, grouped_factorize
 from saturate.curves import (
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
@@ -26,10 +26,11 @@ from saturate.curves import (
     TidyPoints,
 )
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.ingest.melt import melt
 from saturate.names import is_replicate_name
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
 
-__all__ = ["Points", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
+__all__ = ["Points", "constant_column", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
 
 _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
          "run_status", "source"}
@@ -46,19 +47,20 @@ class Points:
     row: np.ndarray | None = None
 
 
-def is_numeric(col: pd.Series) -> bool:
+def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, object] | None = None) -> bool:
     """Whether a column holds numbers: a numeric type, or more than 90% of its cells (missing
-    ones aside) text that reads as a number."""
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+    ones aside) text that reads as a number. ``factorized``: ``grouped_factorize(col)``, when
+    the caller has it."""
+    if _numeric_type(col):
         return True
     # Each distinct cell is read once, then weighed by how often it occurs; the distinct cells
     # of the first rows first: enough text there settles it without reading the others.
-    codes, uniques = grouped_factorize(col)
+    codes, uniques = grouped_factorize(col) if factorized is None else factorized
     filled = codes >= 0  # missing cells do not count
     total = int(filled.sum())
     if not total:
         return False
-    count = np.bincount(codes[filled], minlength=len(uniques))
+    count = np.bincount(codes if total == len(codes) else codes[filled], minlength=len(uniques))
     numeric = np.zeros(len(uniques), dtype=bool)
     head = np.unique(codes[: total // 10 + 16])
     head = head[head >= 0]
@@ -71,10 +73,45 @@ def is_numeric(col: pd.Series) -> bool:
     return bool((total - count[~numeric].sum()) / total > 0.9)
 
 
+def _numeric_type(col: pd.Series) -> bool:
+    """Whether the column's type is numeric (booleans are not)."""
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+class _Coded:
+    """The value codes of a table's columns (missing is a value of its own), each column's made
+    once: :meth:`numeric` keeps those of the factorization :func:`is_numeric` reads, when the
+    column has no missing cell (the two are the same then)."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, np.ndarray] = {}
+
+    def numeric(self, name: str, col: pd.Series) -> bool:
+        """:func:`is_numeric` of the column ``name``."""
+        factorized = None if _numeric_type(col) else grouped_factorize(col)
+        if factorized is not None and not (factorized[0] < 0).any():
+            self.known[name] = factorized[0]
+        return is_numeric(col, factorized)
+
+    def codes(self, name: str, col: pd.Series) -> np.ndarray:
+        """:func:`_value_codes` of the column ``name``."""
+        if name not in self.known:
+            self.known[name] = _value_codes(col)
+        return self.known[name]
+
+    def renamed(self, names: dict[str, str], columns: pd.Index) -> _Coded:
+        """The codes under the columns' new ``names`` (none when a new name is also the name of
+        another of the ``columns``: which column it names cannot be told)."""
+        out = _Coded()
+        if not any(new in columns for new in names.values()):
+            out.known = {names.get(c, c): v for c, v in self.known.items()}
+        return out
+
+
 def _reads_as_number(values: object) -> np.ndarray:
     """Which of the ``values`` are numbers or text that reads as one."""
-    text = pd.Series([str(u).strip().lower() for u in values], dtype=object)
-    return pd.to_numeric(text, errors="coerce").notna().to_numpy()
+    text = np.array([str(u).strip().lower() for u in values], dtype=object)
+    return pd.notna(pd.to_numeric(text, errors="coerce"))
 
 
 def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
@@ -94,34 +131,43 @@ def long_points(df: pd.DataFrame, path: Path) -> Points:
     for a replicate (``seed``, :func:`~saturate.names.is_replicate_name`) are run parameters;
     numeric ones that vary along a run stay on the points."""
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    columns = df.columns
     if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
-    run = grouped_codes(df["run_id" if "run_id" in df.columns else "run"])
+        df = df.assign(run=constant_column(path.name.split(".")[0], len(df)))
+    key = "run_id" if "run_id" in df.columns else "run"
+    coded = _Coded()
+    run = grouped_codes(df[key])  # missing: not a run
+    if key == "run" and not (run < 0).any():
+        coded.known["run"] = run
     # Missing counts as a value of its own when telling whether a column varies within a run.
     ren = {c: PARAM_PREFIX + c for c in extras
-           if is_replicate_name(c) or not is_numeric(df[c])
-           or not _varies_within(run, _value_codes(df[c]))}
+           if is_replicate_name(c) or not coded.numeric(c, df[c])
+           or not _varies_within(run, coded.codes(c, df[c]))}
     df = df.rename(columns=ren) if ren else df
     params = {c: df[c] for c in df.columns if c.startswith(PARAM_PREFIX)}
-    names = None if "run_id" in df.columns else _run_names(df["run"], params)
+    names = None if "run_id" in df.columns else _run_names(df["run"], params, coded.renamed(ren, columns))
     return split_facts(df, names)
 
 
-def _run_names(run: pd.Series, params: dict[str, pd.Series]) -> pd.Categorical | None:
+def _run_names(run: pd.Series, params: dict[str, pd.Series], known: _Coded | None = None
+               ) -> pd.Categorical | None:
     """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), the run
     names that tell them apart (``1 (algo=ppo)``), as a categorical column; ``None`` when the
-    names need no change."""
+    names need no change. ``known``: the value codes of columns (``run``, ``params.*``) the
+    caller has made."""
     if not params:
         return None
-    run_codes = grouped_codes(run)
-    coded = {p: _value_codes(col) for p, col in params.items()}
+    known = known or _Coded()
+    run_values = known.codes("run", run)
+    run_codes = grouped_codes(run) if run.hasnans else run_values  # missing: not a run
+    coded = {p: known.codes(p, col) for p, col in params.items()}
     varying = [p for p in params if _varies_within(run_codes, coded[p])]
     if not varying:
         return None
     # Rows are told apart by the text of their run and parameters, made once per distinct
     # value; labels are built once per distinct row, then spread to the rows.
     cols = [run, *(params[p] for p in varying)]
-    group = _row_codes([_text_codes(run, _value_codes(run)),
+    group = _row_codes([_text_codes(run, run_values),
                         *(_text_codes(params[p], coded[p]) for p in varying)])
     first = _first_rows(group)
     texts = [_texts_at(col, first) for col in cols]
@@ -146,6 +192,8 @@ def _texts_at(col: pd.Series, rows: np.ndarray) -> list:
         return col.array.take(rows).tolist()
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return [str(v) for v in col.to_numpy().take(rows).tolist()]
+    if _text_categories(col):
+        return np.asarray(dtype.categories, dtype=object).take(col.array.codes.take(rows)).tolist()
     return (col.iloc[rows].astype(str) if _cellwise(col) else col.astype(str).iloc[rows]).tolist()
 
 
@@ -173,9 +221,23 @@ def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
     values may be equal and written differently (1, 1.0 and True; 0.0 and -0.0)."""
     dtype = col.dtype
     if isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or (
-            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)):
+            pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)) or _text_categories(col):
         return codes
     return _value_codes(col.astype(str))
+
+
+def _text_categories(col: pd.Series) -> bool:
+    """Whether ``col`` is categorical with text categories and no missing cell (as
+    :func:`constant_column` makes): each value is its own text."""
+    dtype = col.dtype
+    return (isinstance(dtype, pd.CategoricalDtype) and all(isinstance(c, str) for c in dtype.categories)
+            and not (col.array.codes < 0).any())
+
+
+def constant_column(text: str, n: int) -> pd.Categorical:
+    """A column of ``n`` rows that all hold ``text``, as one code a row (the text is made once
+    in the tidy table, not read from every row)."""
+    return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[text], validate=False)
 
 
 def _cellwise(col: pd.Series) -> bool:
@@ -188,20 +250,46 @@ def _cellwise(col: pd.Series) -> bool:
 def _varies_within(run: np.ndarray, value: np.ndarray) -> bool:
     """Whether a column whose values have the codes ``value`` takes more than one value within
     a run; ``run`` holds each row's run code (-1 where the run is missing: not a run)."""
-    has_run = run >= 0
-    run, value = run[has_run], value[has_run]
-    return bool(len(run)) and bool((value != value.take(_first_rows(run)).take(run)).any())
+    if len(run) and run.min() < 0:
+        has_run = run >= 0
+        run, value = run[has_run], value[has_run]
+    if not len(run):
+        return False
+    same_run = run[1:] == run[:-1]
+    if (same_run & (value[1:] != value[:-1])).any():
+        return True
+    # The same value along each stretch of a run's rows: the stretches' values are compared
+    # with the value at their run's first row.
+    starts = np.flatnonzero(np.r_[True, ~same_run])
+    run, value = run.take(starts), value.take(starts)
+    return bool((value != value.take(_first_rows(run)).take(run)).any())
 
 
 def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
     """One code per distinct row of the integer columns (codes from 0), in order of first
-    appearance."""
-    group = np.zeros(len(cols[0]), dtype=np.int64)
+    appearance; worked out on the first row of each stretch of equal rows when they come in
+    stretches (a run's rows together), then spread to the rows."""
+    n = len(cols[0])
+    change = np.zeros(max(n - 1, 0), dtype=bool)
+    for codes in reversed(cols):  # the last columns change most often: they settle it soonest
+        change |= codes[1:] != codes[:-1]
+        if np.count_nonzero(change) >= n // 4:
+            return _combined(cols)
+    starts = np.r_[0, np.flatnonzero(change) + 1]
+    return np.repeat(_combined([c.take(starts) for c in cols]), np.diff(np.r_[starts, n]))
+
+
+def _combined(cols: list[np.ndarray]) -> np.ndarray:
+    """:func:`_row_codes` of every row: each column's codes folded into one integer, in place."""
+    group, bound = np.zeros(len(cols[0]), dtype=np.int64), 1  # every code below bound
     for codes in cols:
         span = int(codes.max(initial=0)) + 1
-        if int(group.max(initial=0)) + 1 > 2**62 // span:  # would overflow: renumber first
+        if bound > 2**62 // span:  # would overflow: renumber first
             group, _ = pd.factorize(group)
-        group = group * span + codes
+            bound = int(group.max(initial=0)) + 1
+        group *= span
+        group += codes
+        bound *= span
     return grouped_codes(group)
 
 
@@ -210,17 +298,17 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     columns and replicate columns (``seed``) are run parameters."""
     id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
                if c in df.columns]
-    params, metrics = [], []
+    params, metrics, coded = [], [], _Coded()
     for c in df.columns:
         if c not in id_cols:
-            (metrics if is_numeric(df[c]) and not is_replicate_name(c) else params).append(c)
+            (metrics if coded.numeric(c, df[c]) and not is_replicate_name(c) else params).append(c)
     if not metrics:
         raise InputError(
             f"{shorten(path, PATH_LIMIT)}: no metric columns: expect long columns (metric, value, "
             f"step) or a step column and one numeric column per metric; found {names_text(df.columns)}"
         )
     if "run" not in df.columns and "run_id" not in df.columns:
-        df = df.assign(run=path.name.split(".")[0])
+        df = df.assign(run=constant_column(path.name.split(".")[0], len(df)))
         id_cols.append("run")
     # Rows with no metric value give no points; runs are told apart on the others, before the
     # melt, on a quarter of the rows (for four metrics) and with the same labels.
@@ -228,84 +316,26 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     if not any(isinstance(df[m].dtype, np.dtype) and df[m].dtype.kind in "iub" for m in metrics):
         some = np.logical_or.reduce([df[m].notna().to_numpy() for m in metrics])
         if not some.all():
-            df = df.loc[some]
+            df, coded = df.loc[some], _Coded()  # the codes were of all rows
     facts = {PARAM_PREFIX + p: df[p] for p in params}
     # Runs are told apart by every column named params.*, parameter or metric, in table order.
     named = {(PARAM_PREFIX + c if c in params else c): df[c] for c in df.columns}
     run = None if "run_id" in df.columns else _run_names(
-        df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)})
+        df["run"], {c: col for c, col in named.items() if c.startswith(PARAM_PREFIX)},
+        coded.renamed({p: PARAM_PREFIX + p for p in params}, df.columns))
     metrics = sorted(metrics, key=str)  # categories in sorted order: tidy ranks by code
-    value = _stacked([df[m] for m in metrics])
-    # The melt without the empty cells (a wide table leaves a cell empty where a metric was not
-    # logged at that step), in the order tidy sorts to.
-    which, rows = _melt_order(df, run, len(metrics))
-    n = len(df)
-    if value.dtype == np.dtype("float64"):  # the common case, gathered without a flat index
-        grid = value.to_numpy().reshape(len(metrics), n)
-        melted, logged = grid[which, rows], None
-        if np.isnan(melted).any():
-            logged = ~np.isnan(melted)
-            melted, which, rows = melted[logged], which[logged], rows[logged]
-        melted = pd.Series(melted, copy=False)  # a new array already
-    else:
-        cells = which.astype(np.intp) * n + rows
-        logged = value.notna().to_numpy()[cells]
-        if not logged.all():
-            cells, which, rows = cells[logged], which[logged], rows[logged]
-        melted = pd.Series(value.array.take(cells), dtype=value.dtype)
+    # The melt without the empty cells, in the order tidy sorts to.
+    cells = melt(df, run, metrics)
+    which, rows = cells.which, cells.rows
     # dtype given: an object column handed to pandas as it is would be read again for text
     long = {c: pd.Categorical.from_codes(run.codes.take(rows), dtype=run.dtype, validate=False)
             if c == "run" and run is not None else pd.Series(df[c].array.take(rows), dtype=df[c].dtype, copy=False)
             for c in id_cols}
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
-    long["value"] = melted
+    long["value"] = cells.value
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)), copy=False)  # new columns already
     frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
-
-
-def _stacked(cols: list[pd.Series]) -> pd.Series:
-    """``pandas.concat(cols, ignore_index=True)``; integer and float columns joined by numpy
-    (to the same float64 or int64 pandas gives)."""
-    if all(c.dtype in (np.dtype("float64"), np.dtype("int64")) for c in cols):
-        return pd.Series(np.concatenate([c.to_numpy() for c in cols]))
-    return pd.concat(cols, ignore_index=True)
-
-
-def _melt_order(df: pd.DataFrame, run: pd.Categorical | None, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(metric, row)`` of each cell of the ``m`` metric columns, in the order of the tidy
-    table: by run, metric (the columns in sorted order), then step (rows with equal steps in
-    their order), so that tidy finds them sorted; column by column when the steps are not plain
-    numbers (tidy sorts then)."""
-    n = len(df)
-    step = df["step"] if "step" in df.columns else None
-    small = np.int8 if m < 128 else np.intp  # metric codes, as pandas keeps them
-    if (step is None or not pd.api.types.is_numeric_dtype(step.dtype)
-            or pd.api.types.is_bool_dtype(step.dtype) or step.isna().any() or n == 0):
-        return np.repeat(np.arange(m, dtype=small), n), np.tile(np.arange(n), m)
-    key = pd.Series(run) if run is not None else df["run_id" if "run_id" in df.columns else "run"]
-    codes, _, rank = text_codes(key)
-    by_run = rank[codes]
-    steps = step.to_numpy()
-    ordered = bool(((by_run[1:] > by_run[:-1])
-                    | ((by_run[1:] == by_run[:-1]) & (steps[1:] >= steps[:-1]))).all())
-    order = np.arange(n) if ordered else np.lexsort((steps, by_run))
-    by_run = by_run if ordered else by_run.take(order)
-    starts = np.flatnonzero(np.r_[True, by_run[1:] != by_run[:-1]])
-    length = np.diff(np.r_[starts, n])
-    # Each run's block holds its sorted rows for the first metric, the second, ...
-    which, rows = np.empty(n * m, dtype=small), np.empty(n * m, dtype=np.intp)
-    if len(starts) <= n // 16:  # long runs: a block filled per run beats a scatter of all cells
-        slot = np.arange(m, dtype=small)[:, None]
-        for s, size in zip(starts.tolist(), length.tolist(), strict=True):
-            which[m * s:m * (s + size)].reshape(m, size)[...] = slot
-            rows[m * s:m * (s + size)].reshape(m, size)[...] = order[s:s + size]
-        return which, rows
-    first = np.repeat(starts, length)  # of each sorted row's run
-    at = (m * first + np.arange(m)[:, None] * np.repeat(length, length) + (np.arange(n) - first)).ravel()
-    which[at] = np.repeat(np.arange(m, dtype=small), n)
-    rows[at] = np.tile(order, m)
-    return which, rows
 
 
 def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
@@ -336,7 +366,7 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
     facts.update({c: _cells_at(points.facts[c], first) for c in sorted(points.facts)})
     frames = [pd.DataFrame(facts, copy=False)] if len(facts) > len(RUN_KEY) else []
     out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
-    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames))}
+    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames), merged=True)}
     return out
 
 
