@@ -95,7 +95,7 @@ RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q"
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
 """Words that say a loss trains a part of an RL learner (rule 6)."""
-_LOSS = frozenset({"loss", "losses"})
+_LOSS = frozenset({"loss", "losses", "cross_entropy", "crossentropy", "xent", "nll"})
 _OBJECTIVE_HEADS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores",
                               "accuracy", "acc", "success", "solved", "em", "f1", "bleu", "rouge"})
 _RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",

@@ -37,7 +37,8 @@ from saturate.cells import plain_cells
 from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.arrow_csv import read_plain_csv
-from saturate.ingest.layouts import long_points, split_facts, wide_points, with_facts
+from saturate.ingest.layouts import is_numeric, long_points, split_facts, wide_points, with_facts
+from saturate.names import axis_quantity
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -276,11 +277,29 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     t = _find(cols, TIME_ALIASES, path)
     if t is not None and t not in ren:
         ren[t] = "timestamp"
+    axis = None
+    if "step" not in ren.values() and "compute" not in ren.values() and "compute" not in cols:
+        axis = _compute_column(df, cols, taken=set(ren))
+        if axis is not None:
+            ren[axis] = "compute"
     names = [ren.get(c, c) for c in cols]
     if names != list(df.columns):
         df = df.set_axis(names, axis=1)
-    name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
+    name = df.attrs.get("compute_name") or axis or ("compute" if "compute" in df.columns else None)
     return df, name
+
+
+def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str | None:
+    """In a table with neither a step nor a compute column (a scaling-law table of compute and
+    score pairs), the numeric column that measures compute (``Training FLOP``, ``tokens``,
+    ``train_dataset_size``: :func:`saturate.names.axis_quantity`), the best-ranked one; None when
+    there is none. ``cols`` are the stripped names of ``df``'s columns, in order."""
+    found = [(q.rank, i, c) for i, c in enumerate(cols)
+             if c not in taken and (q := axis_quantity(c)) is not None and q.compute]
+    for _, i, c in sorted(found):
+        if is_numeric(df.iloc[:, i]):
+            return c
+    return None
 
 
 def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False
