@@ -60,7 +60,7 @@ DIAGNOSTICS = [
     "time/fps", "train/approx_kl", "train/clip_fraction", "train/clip_range",
     "train/entropy_loss", "train/value_loss", "train/policy_gradient_loss",
     "train/explained_variance", "train/std", "completions/mean_length", "grad_norm",
-    "objective/kl", "tokens_per_second", "system/gpu.0.memory",
+    "objective/kl", "tokens_per_second", "system/gpu.0.memory", "global_seqlen/mean",
 ]
 AXES = [
     "compute/gpu_hours", "compute", "gpu_hours", "gpu_h", "GPUHours", "total_flops", "flops",

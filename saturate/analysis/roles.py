@@ -81,7 +81,7 @@ _NAMESPACES = frozenset({"timing", "perf", "performance", "system", "sys", "thro
                          "profiling", "profile", "losses", "optim", "optimizer", "hardware"})
 HEALTH_WORDS = frozenset({
     "kl", "entropy", "entropies",                              # distance to the reference, exploration
-    "length", "lengths", "len",                                # responses and episodes
+    "length", "lengths", "len", "seqlen",                      # responses and episodes
     "grad", "grads", "gradient", "gradients", "norm", "gnorm",  # gradient norms
     "clip", "clipped", "clipping", "clipfrac",                 # clip fractions
     "lr", "learning",                                          # learning rate
