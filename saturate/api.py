@@ -167,8 +167,7 @@ class Analysis:
         summary, the diagnostics, then the metrics without a verdict."""
         parts = [verdict_counts(self.curves)]
         if self.axis is not None:
-            parts[0] += f"; x axis {self.axis.label}" + (f" ({self.axis.note})" if self.axis.note
-                                                         else "")
+            parts[0] += f"; x axis {self.axis.heading}"
         if self.suite is not None:
             parts.append(self.suite.summary())
         parts += [c.summary() for c in self.curves]

@@ -34,6 +34,11 @@ GPUS_AXIS = "gpu_hours"
 _MS_EPOCH = 1e11  # epoch seconds stay below this until the year 5138; milliseconds are above it
 
 
+_NO_AXIS = ("no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, samples or "
+            "environment-steps metric): the x axis is the step; give one with --compute NAME, or "
+            "--gpus N for GPU-hours from wall time")
+
+
 class AxisWarning(UserWarning):
     """The x axis is not what the numbers may be taken for: (some) runs are on their step."""
 
@@ -62,6 +67,16 @@ class ComputeAxis:
     @property
     def is_gpu_hours(self) -> bool:
         return self.unit == GPU_HOURS
+
+    @property
+    def heading(self) -> str:
+        """``GPU-hours (compute/gpu_hours)``, or the label with a short word on a fallback to
+        steps (the whole :attr:`note` is the warning, and in the JSON report)."""
+        if self.is_steps and self.note == _NO_AXIS:
+            return f"{self.label} (no compute axis found: give one with --compute NAME or --gpus N)"
+        if self.step_runs:
+            return f"{self.label} ({len(self.step_runs)} run(s) on their step instead)"
+        return self.label + (f" ({self.note})" if self.note else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "unit": self.unit, "label": self.label,
@@ -92,9 +107,7 @@ def axis_from(
     step)`` (:func:`run_step_flags`; gathered part by part when the runs are read in parts)."""
     if unit == STEPS:
         if note is None and not explicit:
-            note = ("no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, "
-                    "samples or environment-steps metric): the x axis is the step; give one with "
-                    "--compute NAME, or --gpus N for GPU-hours from wall time")
+            note = _NO_AXIS
         return ComputeAxis(name, unit, note)
     on_steps = [run for run, steps in step_flags if steps]
     if len(on_steps) == len(step_flags):

@@ -6,8 +6,9 @@ quantities are here, below the tidy table, because the table picks its x axis fr
 (:func:`saturate.axis_join.auto_compute`).
 
 A name measures compute when its last path segment, less counting words (``total``, ``num``,
-``n``, ``cumulative``, ``consumed``, ``seen``...), is one of :data:`QUANTITIES`:
-``gpu_hours``/``gpu_h``, ``flops``, ``pf_days``, ``tokens``, ``samples``, ``env_steps``/
+``n``, ``cumulative``, ``consumed``, ``seen``, ``training``...), is one of :data:`QUANTITIES`:
+``gpu_hours``/``gpu_h``, ``flops``, ``pf_days``, ``tokens``, ``samples``, ``examples``/
+``dataset_size`` (a data-scaling axis), ``env_steps``/
 ``timesteps``, ``frames``, ``wall_time``/``time_elapsed``/``runtime``; or when it is ``compute``
 or under ``compute/`` (``compute/gpu_hours``). Progress counters (``step``, ``epoch``,
 ``iteration``, ``updates``, ``episodes``) are axes too, but no better an x axis than the step,
@@ -54,8 +55,21 @@ def metric_tokens(name: str, keep: str = "") -> list[str]:
     ['rollout', 'reward', 'mean']
     >>> metric_tokens("eval/math/pass@8", keep="@")
     ['eval', 'math', 'pass@8']
+
+    ``cross entropy`` is one word (``cross_entropy``, a loss, not the policy's entropy):
+
+    >>> metric_tokens("test_cross_entropy")
+    ['test', 'cross_entropy']
     """
-    return [t.lower() for t in _splitter(keep).split(_CAMEL.sub("_", name)) if t]
+    words = [t.lower() for t in _splitter(keep).split(_CAMEL.sub("_", name)) if t]
+    for i in range(len(words) - 2, -1, -1):
+        if (words[i], words[i + 1]) in _PHRASES:
+            words[i:i + 2] = [f"{words[i]}_{words[i + 1]}"]
+    return words
+
+
+_PHRASES = frozenset({("cross", "entropy")})
+"""Pairs of words that name one thing (``cross entropy``: a loss)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,8 @@ QUANTITIES: dict[str, Quantity] = {
     **dict.fromkeys(("flops", "flop"), Quantity("FLOPs", True, 2)),
     **dict.fromkeys(("tokens", "token_count"), Quantity("tokens", True, 3)),
     **dict.fromkeys(("samples", "sample_count"), Quantity("samples", True, 4)),
+    **dict.fromkeys(("examples", "dataset_size", "data_size", "train_size"),
+                    Quantity("examples", True, 4)),
     **dict.fromkeys(("env_steps", "env_step", "environment_steps", "timesteps", "agent_steps",
                      "interactions"), _ENV),
     **dict.fromkeys(("frames", "env_frames"), Quantity("frames", True, 6)),
@@ -96,7 +112,7 @@ QUANTITIES: dict[str, Quantity] = {
 """The quantities an axis name can measure, by its normalised last segment (see module doc)."""
 
 _COUNTING = frozenset({"total", "num", "n", "cumulative", "cum", "consumed", "seen", "processed",
-                       "trained", "global", "so", "far"})
+                       "trained", "global", "so", "far", "train", "training", "used", "spent"})
 _COMPUTE = Quantity("compute", True, 0)
 
 

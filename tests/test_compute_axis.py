@@ -36,6 +36,8 @@ runner = CliRunner()
     ("env_steps", "environment steps"), ("time/total_timesteps", "environment steps"),
     ("frames", "frames"), ("wall_time", "seconds"), ("time/time_elapsed", "seconds"),
     ("compute/petaflop_days", "PF-days"), ("compute/widgets", "widgets"),
+    ("Training FLOP", "FLOPs"), ("train_tokens", "tokens"), ("train_dataset_size", "examples"),
+    ("num_train_examples", "examples"),
 ])
 def test_compute_names_and_units(name: str, unit: str) -> None:
     assert is_compute_name(name) and axis_unit(name) == unit
@@ -215,3 +217,34 @@ def test_steps_are_never_taken_for_gpu_hours(tmp_path: Path) -> None:
     assert res.exit_code == 2
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and "--budget is in GPU-hours" in lines[0]
+
+
+def test_a_table_of_compute_and_score_pairs_needs_no_step_column(tmp_path: Path) -> None:
+    # a scaling-law table (one row per measured point, no step): the column that measures
+    # compute is the x axis, with its unit; the loss is the curve (lower is better: its last
+    # doubling gains 0.17, twice the threshold), the text column names runs
+    c = np.geomspace(1e18, 1e21, 24)
+    df = pd.DataFrame({"Training FLOP": np.tile(c, 2), "split": np.repeat(["a", "b"], 24),
+                       "test_cross_entropy": np.tile(2.0 + 5.0 * (c / 1e18) ** -0.1, 2)})
+    path = tmp_path / "scaling.csv"
+    df.to_csv(path, index=False)
+    table = saturate.load(path)
+    assert table.attrs["compute_name"] == "Training FLOP"
+    assert set(table["metric"]) == {"test_cross_entropy"}
+    assert np.allclose(np.sort(table["compute"].unique()), c)
+    a = saturate.analyze(table, n_boot=N_BOOT)
+    assert a.axis.unit == "FLOPs" and not a.axis.is_steps
+    assert {cv.direction for cv in a.curves} == {"lower"} and len(a.curves) == 2
+    assert all(cv.verdict in ("scaling", "slowing") for cv in a.curves), [
+        (cv.verdict, cv.reasons) for cv in a.curves]
+    assert "x axis: FLOPs (Training FLOP)" in render(a, "table", width=200)
+
+
+def test_the_heading_says_briefly_that_the_axis_fell_back_to_steps() -> None:
+    pts = _runs()
+    pts = pts[pts["metric"] != "gpu_hours"]
+    with pytest.warns(AxisWarning):
+        a = saturate.analyze(pts, n_boot=N_BOOT)
+    table = render(a, "table", width=200)
+    assert "x axis: steps (no compute axis found: give one with --compute NAME or --gpus N)" in table
+    assert "the x axis is the step" in a.axis.note  # the whole note: the warning and the JSON

@@ -26,6 +26,9 @@ from saturate.errors import SettingsError
         "valueLoss/mean",
         "eval/mse",
         "wer",
+        "test_cross_entropy",
+        "val/CrossEntropy",
+        "eval/xent",
     ],
 )
 def test_lower_is_better_words(name: str) -> None:

@@ -30,11 +30,14 @@ SHARE = np.array([0.1, 0.4, 0.8])
         ("eval/success_rate", SHARE, (0.0, 1.0)),
         ("val/gsm8k/acc", SHARE, (0.0, 1.0)),
         ("eval/exact_match", SHARE, (0.0, 1.0)),
+        ("eval_gsm8k_pass1", SHARE, (0.0, 1.0)),  # pass@1 written as one word
+        ("val-core/math_dapo/acc/mean@32", SHARE, (0.0, 1.0)),
         ("eval/acc_pct", SHARE * 100, (0.0, 100.0)),
         ("eval/accuracy", SHARE * 100, (0.0, 100.0)),  # a share whose values run above 1
         ("train/reward", SHARE, None),
         ("eval/olympiad/score", SHARE, None),
         ("train/loss", SHARE, None),
+        ("passenger_count", SHARE, None),
         ("eval/accuracy", np.array([-0.1, 0.5]), None),  # the data refuse the name's domain
         ("eval/accuracy", np.array([0.5, 250.0]), None),
     ],

@@ -43,6 +43,8 @@ OBJECTIVES = [
     # a health word that does not make the head
     "eval/length_controlled_win_rate", "kl_penalized_reward", "accuracy", "my_metric",
     "eval/long_range_accuracy", "mean_return", "value",  # a file's measure column
+    # cross entropy is a loss, not the policy's entropy
+    "test_cross_entropy", "eval/cross_entropy", "val/CrossEntropy", "xent",
 ]
 DIAGNOSTICS = [
     "actor/entropy", "actor/kl",                                         # sample_runs 09
@@ -58,13 +60,13 @@ DIAGNOSTICS = [
     "time/fps", "train/approx_kl", "train/clip_fraction", "train/clip_range",
     "train/entropy_loss", "train/value_loss", "train/policy_gradient_loss",
     "train/explained_variance", "train/std", "completions/mean_length", "grad_norm",
-    "objective/kl", "tokens_per_second", "system/gpu.0.memory",
+    "objective/kl", "tokens_per_second", "system/gpu.0.memory", "global_seqlen/mean",
 ]
 AXES = [
     "compute/gpu_hours", "compute", "gpu_hours", "gpu_h", "GPUHours", "total_flops", "flops",
     "num_tokens", "tokens_seen", "samples", "env_steps", "time/total_timesteps", "frames",
     "wall_time", "time/time_elapsed", "_runtime", "global_step", "epoch", "train/n_updates",
-    "time/iterations",
+    "time/iterations", "Training FLOP", "train_dataset_size", "num_train_examples",
 ]
 
 

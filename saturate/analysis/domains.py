@@ -47,6 +47,7 @@ _RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resol
                       "completion", "acceptance", "accept", "error", "failure", "fail",
                       "correct", "refusal", "agreement"})
 _PASS_AT = re.compile(r"(pass|maj|acc|avg|best_of|cons)@\d+", re.IGNORECASE)
+_PASS_K = re.compile(r"(pass|maj)\d+")  # one word: eval_gsm8k_pass1
 
 Source = Literal["name", "setting"]
 
@@ -89,6 +90,7 @@ def domain_from_name(metric: str, values: np.ndarray | None = None) -> Domain | 
     words = set(metric_tokens(metric))
     lowered = metric.lower()
     share = bool(words & SHARE_WORDS) or _PASS_AT.search(lowered) is not None or any(
+        _PASS_K.fullmatch(w) for w in words) or any(
         w == "rate" and prev in _RATE_OF for prev, w in _pairs(metric_tokens(metric))
     ) or "win_rate" in lowered or "success_rate" in lowered
     if not share:

@@ -81,7 +81,7 @@ _NAMESPACES = frozenset({"timing", "perf", "performance", "system", "sys", "thro
                          "profiling", "profile", "losses", "optim", "optimizer", "hardware"})
 HEALTH_WORDS = frozenset({
     "kl", "entropy", "entropies",                              # distance to the reference, exploration
-    "length", "lengths", "len",                                # responses and episodes
+    "length", "lengths", "len", "seqlen",                      # responses and episodes
     "grad", "grads", "gradient", "gradients", "norm", "gnorm",  # gradient norms
     "clip", "clipped", "clipping", "clipfrac",                 # clip fractions
     "lr", "learning",                                          # learning rate
@@ -95,7 +95,7 @@ RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q"
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
 """Words that say a loss trains a part of an RL learner (rule 6)."""
-_LOSS = frozenset({"loss", "losses"})
+_LOSS = frozenset({"loss", "losses", "cross_entropy", "crossentropy", "xent", "nll"})
 _OBJECTIVE_HEADS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores",
                               "accuracy", "acc", "success", "solved", "em", "f1", "bleu", "rouge"})
 _RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",

@@ -1,5 +1,6 @@
-"""Read curve tables from files: CSV/TSV (also gzipped), JSON Lines, Parquet, W&B CSV exports and
-stable-baselines3 Monitor files, in long or wide layout. The kind is chosen by content, not suffix.
+"""Read curve tables from files: CSV/TSV (also gzipped), JSON Lines, Parquet, W&B CSV exports,
+stable-baselines3 Monitor files and trainers' console logs (:mod:`saturate.ingest.console_log`),
+in long or wide layout. The kind is chosen by content, not suffix.
 
 Layouts:
 
@@ -37,14 +38,17 @@ from saturate.cells import plain_cells
 from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.arrow_csv import read_plain_csv
+from saturate.ingest.console_log import LOG_SUFFIXES, looks_like_console_log, read_console_log
 from saturate.ingest.layouts import (
     Points,
     constant_column,
+    is_numeric,
     long_points,
     split_facts,
     wide_points,
     with_facts,
 )
+from saturate.names import axis_quantity
 
 __all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
 
@@ -72,6 +76,18 @@ def is_table_file(path: Path) -> bool:
     return name.endswith(TABLE_SUFFIXES) and not name.startswith(".")
 
 
+def is_log_file(path: Path) -> bool:
+    """True for a ``.log`` (``.out``) file that holds a trainer's console metrics (used when
+    walking a folder: other logs beside the runs are left alone)."""
+    name = path.name.lower().removesuffix(".gz")
+    if not name.endswith(LOG_SUFFIXES) or name.startswith("."):
+        return False
+    try:
+        return sniff(path) == "console"
+    except InputError:
+        return False
+
+
 def _open_bytes(path: Path, n: int | None = None) -> bytes:
     with open(path, "rb") as fh:
         head = fh.read(2)
@@ -90,7 +106,8 @@ def _utf8(data: bytes) -> bytes:
 
 
 def sniff(path: Path) -> str:
-    """Name the format of a file from its first bytes: parquet, jsonl, json, monitor, csv or tsv."""
+    """Name the format of a file from its first bytes: parquet, jsonl, json, monitor, console,
+    csv or tsv."""
     try:
         head = _open_bytes(path, 65536)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -110,6 +127,8 @@ def sniff(path: Path) -> str:
         return "json"
     if stripped.startswith("#{"):
         return "monitor"
+    if looks_like_console_log(text):
+        return "console"
     first = stripped.splitlines()[0]
     if first.count("\t") > 0 and first.count("\t") >= first.count(","):
         return "tsv"
@@ -144,6 +163,8 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
             return _json_records(obj, path)
         if kind == "monitor":
             return _read_monitor(data, path)
+        if kind == "console":
+            return read_console_log(data.decode("utf-8", errors="replace"), path)
         return pd.read_csv(io.BytesIO(data), sep=_SEPARATORS[kind], comment=None, low_memory=False)
     except InputError:
         raise
@@ -283,11 +304,29 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     t = _find(cols, TIME_ALIASES, path)
     if t is not None and t not in ren:
         ren[t] = "timestamp"
+    axis = None
+    if "step" not in ren.values() and "compute" not in ren.values() and "compute" not in cols:
+        axis = _compute_column(df, cols, taken=set(ren))
+        if axis is not None:
+            ren[axis] = "compute"
     names = [ren.get(c, c) for c in cols]
     if names != list(df.columns):
         df = df.set_axis(names, axis=1)
-    name = df.attrs.get("compute_name") or ("compute" if "compute" in df.columns else None)
+    name = df.attrs.get("compute_name") or axis or ("compute" if "compute" in df.columns else None)
     return df, name
+
+
+def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str | None:
+    """In a table with neither a step nor a compute column (a scaling-law table of compute and
+    score pairs), the numeric column that measures compute (``Training FLOP``, ``tokens``,
+    ``train_dataset_size``: :func:`saturate.names.axis_quantity`), the best-ranked one; None when
+    there is none. ``cols`` are the stripped names of ``df``'s columns, in order."""
+    found = [(q.rank, i, c) for i, c in enumerate(cols)
+             if c not in taken and (q := axis_quantity(c)) is not None and q.compute]
+    for _, i, c in sorted(found):
+        if is_numeric(df.iloc[:, i]):
+            return c
+    return None
 
 
 def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False

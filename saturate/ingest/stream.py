@@ -28,7 +28,7 @@ import pandas as pd
 from saturate import axis_join, curves
 from saturate.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
-from saturate.ingest.files import is_table_file, read_table_file
+from saturate.ingest.files import is_log_file, is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
 from saturate.run_table import run_count, split_run_facts, with_run_facts
@@ -63,7 +63,7 @@ def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
             p = here / name
             if is_event_file(p):
                 events.append(p)
-            elif is_table_file(p):
+            elif is_table_file(p) or is_log_file(p):
                 tables.append(p)
     return tables, events, stores
 

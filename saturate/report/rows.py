@@ -339,7 +339,7 @@ def axis_text(analysis: Any) -> str:
     their step, GPU-hours from wall time); from the curves' axis name for a bare list of curves."""
     axis = getattr(analysis, "axis", None)
     if axis is not None:
-        return f"x axis: {axis.label}" + (f" ({axis.note})" if axis.note else "")
+        return f"x axis: {axis.heading}"
     curves, settings = curves_and_settings(analysis)
     name = settings.get("compute") or (curves[0].compute_name if curves else "compute")
     return f"x axis: {axis_label(name)}"

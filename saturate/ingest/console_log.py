@@ -1,0 +1,96 @@
+"""Read the metrics a trainer printed to its console: ``step:N - key:value - key:value ...`` lines.
+
+verl (and trainers that copy its console logger) print one such line per training step, e.g.
+``(main_task pid=64899) step:9 - critic/score/mean:0.412 - val/test_score/openai/gsm8k:0.57``,
+often with terminal colour codes and a process prefix. A team that logged to the console only
+still has its curves in the ``.log`` file; this module turns them into the long rows
+``run, metric, step, value`` (the run is the file's stem). Other lines are skipped, and so are
+pairs whose value is not a number. A metric printed at one step only whose name ends exactly one
+other metric's name is that metric (older verl prints the evaluation before the first step as
+``step:0 - test_score/openai/gsm8k:0.521`` and the later ones as ``val/test_score/...``).
+
+A file is a console log when, within its first 64 KiB, two lines hold ``step:<int> - <key>:<number>``
+(one, in a shorter file).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["LOG_SUFFIXES", "looks_like_console_log", "read_console_log", "run_name"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_STEP = re.compile(r"(?<![\w/])step:\s*(\d+)\s+-\s+(.*)$")
+_PAIR = re.compile(r"^\s*(.+?):\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)\s*$")
+_HEAD_BYTES = 65536
+LOG_SUFFIXES = (".log", ".out")
+"""Names of console logs looked into when a folder is walked (any file given is read by its
+content)."""
+
+
+def looks_like_console_log(text: str) -> bool:
+    """Whether ``text`` (a file's first bytes) holds ``step:N - key:value`` lines."""
+    hits = 0
+    for line in text.splitlines():
+        m = _STEP.search(_ANSI.sub("", line))
+        if m and _PAIR.match(m.group(2).split(" - ", 1)[0]):
+            hits += 1
+            if hits >= 2:
+                return True
+    return hits == 1 and len(text) < _HEAD_BYTES  # a short log of one step
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _pairs(body: str) -> list[tuple[str, float]]:
+    out = []
+    for part in body.split(" - "):
+        m = _PAIR.match(part)
+        if m:
+            v = _number(m.group(2))
+            if v is not None:
+                out.append((m.group(1).strip(), v))
+    return out
+
+
+def read_console_log(text: str, path: Path) -> pd.DataFrame:
+    """The long rows ``run, metric, step, value`` of a console log's text (see module doc)."""
+    metrics: list[str] = []
+    steps: list[int] = []
+    values: list[float] = []
+    for raw in text.splitlines():
+        m = _STEP.search(_ANSI.sub("", raw))
+        if m is None:
+            continue
+        step = int(m.group(1))
+        for key, v in _pairs(m.group(2)):
+            metrics.append(key)
+            steps.append(step)
+            values.append(v)
+    frame = pd.DataFrame({"metric": metrics, "step": steps, "value": values})
+    counts = frame["metric"].value_counts()
+    names = set(counts.index)
+    rename = {}
+    for once in counts.index[counts == 1]:
+        longer = [k for k in names if k.endswith("/" + once)]
+        if len(longer) == 1:
+            rename[once] = longer[0]
+    if rename:
+        frame["metric"] = frame["metric"].replace(rename)
+    return frame.assign(run=run_name(path))
+
+
+def run_name(path: Path) -> str:
+    """The file's name without its log suffixes (``a-0.5B.log.gz`` -> ``a-0.5B``)."""
+    name = path.name
+    for suffix in (".gz", ".log", ".txt", ".out"):
+        name = name.removesuffix(suffix)
+    return name or path.name
