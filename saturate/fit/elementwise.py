@@ -46,11 +46,15 @@ def stack_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
     return out
 
 
-def jacobian_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
+def jacobian_columns(
+    parts: list[Array | float], shape: tuple[int, ...], out: Array | None = None
+) -> Array:
     """Jacobian columns (each broadcasting to ``shape`` (..., n)) as a (..., n, k) array whose
     memory is laid out (..., k, n): each column a contiguous run, so writing them and forming
-    J'WJ (:func:`saturate.fit.solver._normal`) touch memory in order."""
-    out = np.empty(shape[:-1] + (len(parts), shape[-1]))
+    J'WJ (:func:`saturate.fit.solver._normal`) touch memory in order. ``out``: the (..., k, n)
+    buffer to write them into."""
+    if out is None:
+        out = np.empty(shape[:-1] + (len(parts), shape[-1]))
     for i, p in enumerate(parts):
         out[..., i, :] = p
     return np.swapaxes(out, -1, -2)

@@ -169,38 +169,34 @@ class _State:
         self.ks = [ks[i] for i in first]
         self.kbounds = np.r_[bounds[first], bounds[-1]]
         self.eyes = {k: np.eye(k) for k in {*self.ks, theta.shape[1]}}
-        self.seg, self.kseg = bounds.copy(), self.kbounds.copy()
+        self.seg, self.kseg = bounds.tolist(), self.kbounds.tolist()
 
     def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
         """Drop the rows not in ``mask`` from the state and from ``extra`` arrays."""
         for name in self.rows_of:
             setattr(self, name, getattr(self, name)[mask])
-        self.seg = np.searchsorted(self.idx, self.bounds)
-        self.kseg = np.searchsorted(self.idx, self.kbounds)
+        self.seg = np.searchsorted(self.idx, self.bounds).tolist()
+        self.kseg = np.searchsorted(self.idx, self.kbounds).tolist()
         return [a[mask] for a in extra]
 
     def model(
         self, theta: Array, shared: bool = False
     ) -> tuple[Array, list[tuple[Law, int, int, JacobianFn]]]:
-        """Values (b, n) of every row's law at ``theta`` and each law block's Jacobian function
-        (evaluated later, only for the rows whose step is accepted). ``shared``: a block whose
-        rows all hold the same parameters (bootstrap resamples warm-started from one fit) is
-        evaluated once."""
-        live = [(law, int(s), int(e)) for law, s, e
-                in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True) if e > s]
-        if len(live) == 1 and not shared:
-            law, s, e = live[0]
-            f, jac = law.model(self.x, theta[:, : law.k], self.log_x)
-            return f, [(law, s, e, jac)]
+        """Values (b, n) of every row's law at ``theta`` (each law writes its block in place) and
+        each law block's Jacobian function (evaluated later, only for the rows whose step is
+        accepted). ``shared``: a block whose rows all hold the same parameters (bootstrap
+        resamples warm-started from one fit) is evaluated once."""
         f = np.empty(self.y.shape)
         jacs = []
-        for law, s, e in live:
+        for law, s, e in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True):
+            if e <= s:
+                continue
             th = theta[s:e, : law.k]
             if shared and e - s > 1 and bool(np.all(th == th[0])):
                 f[s:e], jac = law.model(self.x, th[:1], self.log_x)
                 jac = _broadcast_rows(jac, e - s)
             else:
-                f[s:e], jac = law.model(self.x, th, self.log_x)
+                jac = law.model(self.x, th, self.log_x, out=f[s:e])[1]
             jacs.append((law, s, e, jac))
         return f, jacs
 
@@ -209,20 +205,25 @@ class _State:
         """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all).
 
         Small blocks are rebuilt whole and copied where ``ok`` (fewer numpy calls: Python
-        overhead dominates there); large ones only on the accepted rows (arithmetic dominates)."""
-        for law, s, e, jac in jacs:
-            k = law.k
-            if ok is None or ok[s:e].all():
-                lhs[s:e, :k, :k], grad[s:e, :k] = _normal(jac(None), om[s:e], r[s:e])
-            elif (e - s) * r.shape[1] <= _SMALL_BLOCK:
-                a, g = _normal(jac(None), om[s:e], r[s:e])
-                np.copyto(lhs[s:e, :k, :k], a, where=ok[s:e, None, None])
-                np.copyto(grad[s:e, :k], g, where=ok[s:e, None])
-            else:
-                sel = np.flatnonzero(ok[s:e])
+        overhead dominates there), the laws with the same k together: their Jacobians side by
+        side in one buffer, one batched product (the same k-by-n products, so the same numbers).
+        Large blocks are rebuilt one law at a time (their buffers stay in cache) and only on the
+        accepted rows (arithmetic dominates)."""
+        n = r.shape[1]
+        for group in _same_k(jacs):
+            s, e = group[0][1], group[-1][2]
+            if (e - s) * n <= _SMALL_BLOCK * len(group):
+                _rebuild_whole(lhs, grad, group, om, r, ok)
+                continue
+            for block in group:
+                ls, le, fn = block[1], block[2], block[3]
+                if ok is None or ok[ls:le].all() or (le - ls) * n <= _SMALL_BLOCK:
+                    _rebuild_whole(lhs, grad, [block], om, r, ok)
+                    continue
+                sel = np.flatnonzero(ok[ls:le])
                 if sel.size:
-                    rows = s + sel
-                    lhs[rows, :k, :k], grad[rows, :k] = _normal(jac(sel), om[rows], r[rows])
+                    k, rows, jac = block[0].k, ls + sel, np.swapaxes(fn(sel), 1, 2)
+                    lhs[rows, :k, :k], grad[rows, :k] = _normal(jac, om[rows], r[rows])
 
     def solve(self, a: Array, damp: Array, g: Array) -> Array:
         """Damped steps, one batched k-by-k solve per group of laws with the same k."""
@@ -236,31 +237,69 @@ class _State:
         return step
 
 
-_SMALL_BLOCK = 4096  # rows x points below which a law block's normal equations are rebuilt whole
+_SMALL_BLOCK = 4096  # rows x points per law below which normal equations are rebuilt whole
 
 
 def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
     """The Jacobian function of ``b`` identical rows from that of one row."""
 
-    def wide(rows: NDArray[np.intp] | None) -> Array:
+    def wide(rows: NDArray[np.intp] | None, out: Array | None = None) -> Array:
         one = jac(None)
-        return np.broadcast_to(one, (b if rows is None else rows.shape[0], *one.shape[1:]))
+        shape = (b if rows is None else rows.shape[0], *one.shape[1:])
+        if out is None:
+            return np.broadcast_to(one, shape)
+        out[...] = np.swapaxes(one, -1, -2)
+        return np.swapaxes(out, -1, -2)
 
     return wide
 
 
+def _same_k(jacs: list[tuple[Law, int, int, JacobianFn]]) -> list[list[tuple[Law, int, int,
+                                                                          JacobianFn]]]:
+    """The law blocks in runs of equal k (laws are sorted by k, so each run is one row range)."""
+    groups: list[list[tuple[Law, int, int, JacobianFn]]] = []
+    for item in jacs:
+        if groups and groups[-1][0][0].k == item[0].k:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def _rebuild_whole(lhs: Array, grad: Array, group: list[tuple[Law, int, int, JacobianFn]],
+                   om: Array, r: Array, ok: NDArray[np.bool_] | None) -> None:
+    """J'WJ and J'Wr of every row of consecutive law blocks with the same k, written where ``ok``
+    (everywhere for ``None``)."""
+    k, s, e = group[0][0].k, group[0][1], group[-1][2]
+    if len(group) == 1:
+        jac = np.swapaxes(group[0][3](None), 1, 2)
+    else:
+        jac = np.empty((e - s, k, r.shape[1]))
+        for _, ls, le, fn in group:
+            fn(None, out=jac[ls - s : le - s])
+    a, g = _normal(jac, om[s:e], r[s:e])
+    if ok is None or ok[s:e].all():
+        lhs[s:e, :k, :k], grad[s:e, :k] = a, g
+    else:
+        np.copyto(lhs[s:e, :k, :k], a, where=ok[s:e, None, None])
+        np.copyto(grad[s:e, :k], g, where=ok[s:e, None])
+
+
 def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
-    """J'WJ and J'Wr per row, W the IRLS weights ``om``."""
-    jwt = jac.transpose(0, 2, 1) * om[:, None, :]  # (b, k, n): rows of J' are contiguous
-    return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
+    """J'WJ and J'Wr per row from the Jacobian laid out (b, k, n), W the IRLS weights ``om``."""
+    jwt = jac * om[:, None, :]  # (b, k, n): rows of J' are contiguous
+    jt = np.swapaxes(jac, 1, 2)
+    return np.matmul(jwt, jt), np.matmul(jwt, r[..., None])[..., 0]
 
 
 def _row_max(a: Array) -> Array:
     """Maximum of each row of a (b, k) array. numpy reduces along a short last axis one row at a
     time (slow for hundreds of rows); column by column gives the same values far faster."""
-    out = a[:, 0]
-    for j in range(1, a.shape[1]):
-        out = np.maximum(out, a[:, j])
+    if a.shape[1] == 1:
+        return a[:, 0].copy()
+    out = np.maximum(a[:, 0], a[:, 1])
+    for j in range(2, a.shape[1]):
+        np.maximum(out, a[:, j], out=out)
     return out
 
 
@@ -296,33 +335,23 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         if cost.shape[0] == 0:
             break
         th = st.theta
-        held = ((th <= st.lo_held) & (grad < 0)) | ((th >= st.hi_held) & (grad > 0))
-        any_held = held.any()
-        if any_held:
-            a = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
-            g = np.where(held, 0.0, grad)
-            diag = np.diagonal(a, axis1=1, axis2=2) + held
-        else:
-            a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
-        damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
-        step = st.solve(a, damp, g)
-        if any_held:
-            step = np.where(held, 0.0, step)
-        trial = np.clip(th + step, st.lower, st.upper)
+        trial = _trial(st, th, lhs, grad, lam)
         f_t, jacs = st.model(trial)
         r_t, cost_t, om = _residual_cost(st, f_t, loss, f2)
-        ok = np.isfinite(cost_t) & (cost_t <= cost)
+        ok = cost_t <= cost  # costs of rows in the batch are finite: False for inf and NaN
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
-        moved = _row_max(np.abs(trial - th) / (np.abs(th) + 1e-3))
-        small = ok & ((rel < tol) | (cost <= 1e-28) | (moved < 1e-8))
-        small |= ~ok & (moved < 1e-10)
+        moved = np.subtract(trial, th)
+        moved = _row_max(np.divide(np.abs(moved, out=moved), np.abs(th) + 1e-3, out=moved))
+        small = (rel < tol) | (cost <= 1e-28)
+        small |= moved < 1e-8
+        small = np.where(ok, small, moved < 1e-10)
         if ok.all():
             st.theta, cost = trial, cost_t
             lam = np.maximum(lam / 5.0, 1e-9)
         elif ok.any():
-            th[ok], cost[ok] = trial[ok], cost_t[ok]
-            lam[ok] = np.maximum(lam[ok] / 5.0, 1e-9)
-            lam[~ok] *= 8.0
+            np.copyto(th, trial, where=ok[:, None])
+            np.copyto(cost, cost_t, where=ok)
+            lam = np.where(ok, np.maximum(lam / 5.0, 1e-9), lam * 8.0)
         else:
             lam *= 8.0
         done = small | (lam > 1e10)
@@ -335,6 +364,27 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
             lhs, grad, cost, lam = st.keep(~done, [lhs, grad, cost, lam])
     _finish(st, np.ones(cost.shape[0], dtype=bool), cost, cost_out, conv_out, False)
     return it
+
+
+def _trial(st: _State, th: Array, lhs: Array, grad: Array, lam: Array) -> Array:
+    """The damped step from ``th``, parameters held at a bound that the gradient pushes against
+    left out, projected onto the box."""
+    held = (th <= st.lo_held) & (grad < 0)
+    held |= (th >= st.hi_held) & (grad > 0)
+    any_held = held.any()
+    if any_held:
+        a = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
+        g = np.where(held, 0.0, grad)
+        diag = np.diagonal(a, axis1=1, axis2=2) + held
+    else:
+        a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
+    damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
+    step = st.solve(a, damp, g)
+    if any_held:
+        step = np.where(held, 0.0, step)
+    step += th  # np.clip(th + step, lower, upper), without clip's overhead
+    np.maximum(step, st.lower, out=step)
+    return np.minimum(step, st.upper, out=step)
 
 
 def _finish(st: _State, rows: NDArray[np.bool_], cost: Array, cost_out: Array,
