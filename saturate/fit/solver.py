@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.linalg import _umath_linalg  # np.linalg.solve's LAPACK gufunc (see _State.solve)
 from numpy.typing import ArrayLike, NDArray
 
 from saturate.fit.laws import JacobianFn, Law
@@ -226,18 +227,31 @@ class _State:
                     lhs[rows, :k, :k], grad[rows, :k] = _normal(jac, om[rows], r[rows])
 
     def solve(self, a: Array, damp: Array, g: Array) -> Array:
-        """Damped steps, one batched k-by-k solve per group of laws with the same k."""
+        """Damped steps, one batched k-by-k solve per group of laws with the same k.
+
+        LAPACK's solver is called without ``np.linalg.solve``'s wrapper (most of the time of a
+        small batch); should a step come out non-finite, ``np.linalg.solve`` works them out
+        again, raising as it would on a singular matrix."""
         a = a + damp[..., None] * self.eyes[a.shape[1]]
-        if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
-            return np.linalg.solve(a, g[..., None])[..., 0]
-        step = np.zeros(g.shape)
-        for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
-            if e > s:
-                step[s:e, :k] = np.linalg.solve(a[s:e, :k, :k], g[s:e, :k, None])[..., 0]
+        for solve in (_gesv, np.linalg.solve):
+            if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
+                step = solve(a, g[..., None])[..., 0]
+            else:
+                step = np.zeros(g.shape)
+                for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
+                    if e > s:
+                        step[s:e, :k] = solve(a[s:e, :k, :k], g[s:e, :k, None])[..., 0]
+            if np.isfinite(step).all():
+                break
         return step
 
 
 _SMALL_BLOCK = 4096  # rows x points per law below which normal equations are rebuilt whole
+
+
+def _gesv(a: Array, b: Array) -> Array:
+    """``np.linalg.solve(a, b)`` for float (..., k, k) and (..., k, 1): the gufunc it calls."""
+    return _umath_linalg.solve(a, b, signature="dd->d")
 
 
 def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
