@@ -3,8 +3,10 @@
 Each ``f(x, u, theta, out)`` takes ``x``, ``u = log x`` and parameters (..., k) and returns the
 values (..., n) (written into ``out`` when given) and a :class:`JacobianFn`. The Jacobian is
 worked out only when asked for, only for the rows asked for (the solver needs it where a step was
-accepted), from the intermediate results of the values, into a (..., k, n) buffer (the caller's
-when given: the solver lays the Jacobians of laws with the same k side by side).
+accepted), from the intermediate results of the values, each column straight into its place in a
+buffer laid out (k, ..., n): every column one contiguous block, so writing it costs no copy and
+no strided loop. ``out`` is such a buffer's (..., k, n) view (the solver lays the Jacobians of
+laws with the same k side by side in one).
 
 The arithmetic is worked in place, a few (b, n) buffers per law instead of a dozen temporaries:
 every operation is the one of the plain formula, in the same order on the same operands, so the
@@ -19,14 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from saturate.fit.elementwise import (
-    jacobian_columns,
-    param_columns,
-    pick_rows,
-    safe_exp,
-    safe_log,
-    softplus,
-)
+from saturate.fit.elementwise import param_columns, pick_rows, safe_exp, safe_log, softplus
 
 __all__ = ["JacobianFn", "sigmoid", "power", "power_shifted", "weibull", "loglinear", "bnsl"]
 
@@ -36,9 +31,28 @@ Rows = NDArray[np.intp] | None
 
 class JacobianFn(Protocol):
     """``jac(rows, out)``: d f / d theta (..., n, k) of the given rows of a (b, k) batch (``None``:
-    all), as a view of ``out`` (..., k, n) when given, else of a new buffer."""
+    all), as a view of ``out`` (..., k, n) when given, else of a new (k, ..., n) buffer."""
 
     def __call__(self, rows: Rows, out: Array | None = None) -> Array: ...
+
+
+def _columns(out: Array | None, shape: tuple[int, ...], k: int) -> Array:
+    """The (..., k, n) view of a (k, ..., n) buffer (``out`` when given) for values of ``shape``."""
+    if out is not None:
+        return out
+    buf = np.empty((k, *shape))
+    if len(shape) == 1:
+        return buf
+    return buf.transpose(1, 0, 2) if len(shape) == 2 else np.moveaxis(buf, 0, -2)
+
+
+def _put(col: Array, a: Array, rows: Rows) -> Array:
+    """``a`` (its ``rows`` when given) copied into the column ``col``; returns ``col``."""
+    if rows is None:
+        np.copyto(col, a)
+    else:
+        np.take(a, rows, axis=0, out=col, mode="clip")
+    return col
 
 
 def _exp_in_place(z: Array) -> Array:
@@ -52,6 +66,10 @@ def _level_minus(a: Array, d: Array, p: Array, out: Array | None) -> Array:
     return np.subtract(a, f, out=f)
 
 
+def _shape(rows: Rows, values: Array) -> tuple[int, ...]:
+    return values.shape if rows is None else (rows.shape[0], values.shape[-1])
+
+
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
 def sigmoid(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
     a, r0, b, m = param_columns(th)
@@ -62,14 +80,16 @@ def sigmoid(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Ar
     np.add(r0, f, out=f)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        s_, um_, amr_, b_ = pick_rows(rows, s, um, amr, b)
-        oms = 1.0 - s_
-        ds = amr_ * s_  # amr * s * (1 - s)
+        um_, amr_, b_ = pick_rows(rows, um, amr, b)
+        j = _columns(out, _shape(rows, s), 4)
+        s_ = _put(j[..., 0, :], s, rows)
+        oms = np.subtract(1.0, s_, out=j[..., 1, :])
+        ds = np.multiply(amr_, s_, out=j[..., 3, :])  # amr * s * (1 - s)
         ds *= oms
-        d_b = ds * um_
+        np.multiply(ds, um_, out=j[..., 2, :])
         np.negative(ds, out=ds)  # -ds * b
         ds *= b_
-        return jacobian_columns([s_, oms, d_b, ds], s_.shape, out)
+        return np.swapaxes(j, -1, -2)
 
     return f, jac
 
@@ -81,10 +101,14 @@ def power(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Arra
     f = _level_minus(a, d, p, out)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        p_, d_ = pick_rows(rows, p, d)
-        d_b = d_ * u  # d * u * p
+        (d_,) = pick_rows(rows, d)
+        j = _columns(out, _shape(rows, p), 3)
+        j[..., 0, :] = 1.0
+        p_ = _put(j[..., 1, :], p, rows)
+        d_b = np.multiply(d_, u, out=j[..., 2, :])  # d * u * p
         d_b *= p_
-        return jacobian_columns([1.0, -p_, d_b], p_.shape, out)
+        np.negative(p_, out=p_)
+        return np.swapaxes(j, -1, -2)
 
     return f, jac
 
@@ -103,15 +127,19 @@ def power_shifted(
     f = _level_minus(a, g, h, out)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        h_, v_, xs_, g_, b_, s_ = pick_rows(rows, h, v, xs, g, b, s)
-        gh = g_ * h_
-        d_b = gh * v_
+        v_, xs_, g_, b_, s_ = pick_rows(rows, v, xs, g, b, s)
+        j = _columns(out, _shape(rows, h), 4)
+        j[..., 0, :] = 1.0
+        h_ = _put(j[..., 1, :], h, rows)
+        gh = np.multiply(g_, h_, out=j[..., 3, :])
+        np.multiply(gh, v_, out=j[..., 2, :])
         inv = np.divide(1.0, xs_)  # g h b s (1 / xs - 1 / (1 + s))
         inv -= 1.0 / (1.0 + s_)
         gh *= b_
         gh *= s_
         gh *= inv
-        return jacobian_columns([1.0, -h_, d_b, gh], h_.shape, out)
+        np.negative(h_, out=h_)
+        return np.swapaxes(j, -1, -2)
 
     return f, jac
 
@@ -126,13 +154,16 @@ def weibull(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Ar
     f = _level_minus(a, amr, e, out)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        e_, t_, ul_, amr_, d_ = pick_rows(rows, e, t, ul, amr, d)
-        dt = amr_ * e_  # amr * e * t
+        t_, ul_, amr_, d_ = pick_rows(rows, t, ul, amr, d)
+        j = _columns(out, _shape(rows, e), 4)
+        e_ = _put(j[..., 1, :], e, rows)
+        np.subtract(1.0, e_, out=j[..., 0, :])
+        dt = np.multiply(amr_, e_, out=j[..., 3, :])  # amr * e * t
         dt *= t_
-        d_d = dt * ul_
+        np.multiply(dt, ul_, out=j[..., 2, :])
         np.negative(dt, out=dt)  # -dt * d
         dt *= d_
-        return jacobian_columns([1.0 - e_, e_, d_d, dt], e_.shape, out)
+        return np.swapaxes(j, -1, -2)
 
     return f, jac
 
@@ -144,8 +175,10 @@ def loglinear(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[
     np.add(a, f, out=f)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        shape = f.shape if rows is None else (rows.shape[0], u.shape[0])
-        return jacobian_columns([1.0, u], shape, out)
+        j = _columns(out, _shape(rows, f), 2)
+        j[..., 0, :] = 1.0
+        j[..., 1, :] = u
+        return np.swapaxes(j, -1, -2)
 
     return f, jac
 
@@ -169,23 +202,28 @@ def bnsl(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array
     f = _level_minus(a, d, p, out)
 
     def jac(rows: Rows, out: Array | None = None) -> Array:
-        z_, z0_, e_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
-            rows, z, z0, e, sp, sp0, spd, p, d, c1, fb
+        z_, z0_, e_, sp_, sp0_, spd_, d_, c1_, fb_ = pick_rows(
+            rows, z, z0, e, sp, sp0, spd, d, c1, fb
         )
+        j = _columns(out, _shape(rows, p), 6)
+        j[..., 0, :] = 1.0
+        p_ = _put(j[..., 1, :], p, rows)
         sg = np.where(z_ >= 0.0, 1.0, e_)  # expit(z) from e = exp(-|z|): no second exp
         sg /= 1.0 + e_
         sg0 = expit(z0_)
-        dp = -d_ * p_  # d y / d log p
-        d_c1 = dp * -fb_
+        dp = np.multiply(-d_, p_, out=j[..., 2, :])  # d y / d log p; column 2 is dp * -u
+        d_c1 = np.multiply(dp, -fb_, out=j[..., 3, :])
         d_c1 *= spd_
         d_f = sg * z_  # -c1 ((sp - sg z) - (sp0 - sg0 z0))
         np.subtract(sp_, d_f, out=d_f)
         d_f -= sp0_ - sg0 * z0_
         np.multiply(-c1_, d_f, out=d_f)
-        d_f *= dp
+        np.multiply(dp, d_f, out=j[..., 5, :])
         sg -= sg0
-        d_ld = dp * c1_
+        d_ld = np.multiply(dp, c1_, out=j[..., 4, :])
         d_ld *= sg
-        return jacobian_columns([1.0, -p_, dp * -u, d_c1, d_ld, d_f], p_.shape, out)
+        dp *= -u
+        np.negative(p_, out=p_)
+        return np.swapaxes(j, -1, -2)
 
     return f, jac

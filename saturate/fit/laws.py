@@ -147,8 +147,13 @@ def natural_value(
 
 
 def _grid(*axes: ArrayLike) -> Array:
-    mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
-    return np.stack([m.ravel() for m in mesh], axis=-1)
+    """Every combination of the axes' values (g, d), the first axis varying slowest (the rows of
+    ``np.meshgrid(*axes, indexing="ij")``, without its copies)."""
+    arrs = [np.asarray(a, dtype=float) for a in axes]
+    out = np.empty((*(a.size for a in arrs), len(arrs)))
+    for i, a in enumerate(arrs):
+        out[..., i] = a.reshape((-1,) + (1,) * (len(arrs) - 1 - i))
+    return out.reshape(-1, len(arrs))
 
 
 def _u_range(x: Array) -> tuple[float, float]:
@@ -157,6 +162,9 @@ def _u_range(x: Array) -> tuple[float, float]:
 
 
 _LV = LEVEL_BOUND
+# the starting grids' axes that do not depend on the curve
+_SIGMOID_B, _WEIBULL_D = np.geomspace(0.3, 8.0, 8), np.geomspace(0.2, 6.0, 8)
+_SHIFTED_B, _POWER_GRID = np.geomspace(0.02, 6.0, 12), _grid(np.geomspace(0.01, 4.0, 30))
 
 
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
@@ -167,7 +175,7 @@ def _sigmoid_basis(x: Array, nl: Array) -> Array:
 
 def _sigmoid_grid(x: Array) -> Array:
     lo, hi = _u_range(x)
-    return _grid(np.geomspace(0.3, 8.0, 8), np.linspace(lo - 1.0, hi + 3.0, 20))
+    return _grid(_SIGMOID_B, np.linspace(lo - 1.0, hi + 3.0, 20))
 
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
@@ -177,7 +185,7 @@ def _power_basis(x: Array, nl: Array) -> Array:
 
 
 def _power_grid(x: Array) -> Array:
-    return _grid(np.geomspace(0.01, 4.0, 30))
+    return _POWER_GRID.copy()
 
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
@@ -191,7 +199,7 @@ def _power_shifted_basis(x: Array, nl: Array) -> Array:
 
 def _power_shifted_grid(x: Array) -> Array:
     lo, _ = _u_range(x)
-    return _grid(np.geomspace(0.02, 6.0, 12), np.linspace(max(lo - 1.0, -9.0), np.log(30.0), 10))
+    return _grid(_SHIFTED_B, np.linspace(max(lo - 1.0, -9.0), np.log(30.0), 10))
 
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
@@ -202,7 +210,7 @@ def _weibull_basis(x: Array, nl: Array) -> Array:
 
 def _weibull_grid(x: Array) -> Array:
     lo, hi = _u_range(x)
-    return _grid(np.geomspace(0.2, 6.0, 8), np.linspace(lo - 1.0, hi + 3.0, 20))
+    return _grid(_WEIBULL_D, np.linspace(lo - 1.0, hi + 3.0, 20))
 
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------

@@ -288,7 +288,7 @@ def _rebuild_whole(lhs: Array, grad: Array, group: list[tuple[Law, int, int, Jac
     if len(group) == 1:
         jac = np.swapaxes(group[0][3](None), 1, 2)
     else:
-        jac = np.empty((e - s, k, r.shape[1]))
+        jac = np.empty((k, e - s, r.shape[1])).transpose(1, 0, 2)  # the laws' layout
         for _, ls, le, fn in group:
             fn(None, out=jac[ls - s : le - s])
     a, g = _normal(jac, om[s:e], r[s:e])
@@ -300,8 +300,9 @@ def _rebuild_whole(lhs: Array, grad: Array, group: list[tuple[Law, int, int, Jac
 
 
 def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
-    """J'WJ and J'Wr per row from the Jacobian laid out (b, k, n), W the IRLS weights ``om``."""
-    jwt = jac * om[:, None, :]  # (b, k, n): rows of J' are contiguous
+    """J'WJ and J'Wr per row from the Jacobian (b, k, n) (rows of J' contiguous), W the IRLS
+    weights ``om``."""
+    jwt = jac * om[:, None, :]
     jt = np.swapaxes(jac, 1, 2)
     return np.matmul(jwt, jt), np.matmul(jwt, r[..., None])[..., 0]
 
