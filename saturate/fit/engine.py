@@ -338,17 +338,17 @@ def _polish(
     sw = np.sqrt(bins.counts)
     # speed (h7-fitspeed): log(x) once, and the Jacobian from the values' work at the point
     # least_squares just evaluated (it asks for the Jacobian where it accepted a step)
-    log_x = np.log(np.maximum(bins.x, 1e-300))
+    bx, log_x = bins.x, np.log(np.maximum(bins.x, 1e-300))
     seen: list = [None, None]
 
     def fun(t: Array) -> Array:
-        f, seen[1] = law.model(bins.x, t, log_x)
-        seen[0] = np.array(t, dtype=float)
+        f, seen[1] = law._model(bx, log_x, t, None)  # t: a float vector (least_squares_trf)
+        seen[0] = t.copy()
         return sw * (yb - f)
 
     def jac(t: Array) -> Array:
-        same = seen[0] is not None and np.array_equal(t, seen[0])
-        return -sw[:, None] * (seen[1] if same else law.model(bins.x, t, log_x)[1])(None)
+        same = seen[0] is not None and bool((t == seen[0]).all())
+        return -sw[:, None] * (seen[1] if same else law._model(bx, log_x, t, None)[1])(None)
 
     try:
         with np.errstate(all="ignore"):

@@ -194,10 +194,10 @@ class _State:
                 continue
             th = theta[s:e, : law.k]
             if shared and e - s > 1 and bool(np.all(th == th[0])):
-                f[s:e], jac = law.model(self.x, th[:1], self.log_x)
+                f[s:e], jac = law._model(self.x, self.log_x, th[:1], None)
                 jac = _broadcast_rows(jac, e - s)
-            else:
-                jac = law.model(self.x, th, self.log_x, out=f[s:e])[1]
+            else:  # Law.model without its argument conversions (these are float arrays)
+                jac = law._model(self.x, self.log_x, th, f[s:e])[1]
             jacs.append((law, s, e, jac))
         return f, jacs
 
@@ -211,6 +211,9 @@ class _State:
         Large blocks are rebuilt one law at a time (their buffers stay in cache) and only on the
         accepted rows (arithmetic dominates)."""
         n = r.shape[1]
+        if r.shape[0] * n <= _SMALL_BLOCK * len(jacs):
+            _rebuild_small(lhs, grad, jacs, om, r, ok)
+            return
         for group in _same_k(jacs):
             s, e = group[0][1], group[-1][2]
             if (e - s) * n <= _SMALL_BLOCK * len(group):
@@ -233,25 +236,29 @@ class _State:
         small batch); should a step come out non-finite, ``np.linalg.solve`` works them out
         again, raising as it would on a singular matrix."""
         a = a + damp[..., None] * self.eyes[a.shape[1]]
-        for solve in (_gesv, np.linalg.solve):
-            if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
-                step = solve(a, g[..., None])[..., 0]
-            else:
-                step = np.zeros(g.shape)
-                for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
-                    if e > s:
-                        step[s:e, :k] = solve(a[s:e, :k, :k], g[s:e, :k, None])[..., 0]
-            if np.isfinite(step).all():
-                break
+        gg = g[..., None]
+        if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
+            step = _gesv(a, gg)
+        else:
+            step = np.zeros(gg.shape)
+            for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
+                if e > s:
+                    _gesv(a[s:e, :k, :k], gg[s:e, :k], out=step[s:e, :k])
+        if np.isfinite(step).all():
+            return step[..., 0]
+        step = np.zeros(g.shape)  # np.linalg.solve raises on a singular matrix
+        for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
+            if e > s:
+                step[s:e, :k] = np.linalg.solve(a[s:e, :k, :k], gg[s:e, :k])[..., 0]
         return step
 
 
 _SMALL_BLOCK = 4096  # rows x points per law below which normal equations are rebuilt whole
 
 
-def _gesv(a: Array, b: Array) -> Array:
+def _gesv(a: Array, b: Array, out: Array | None = None) -> Array:
     """``np.linalg.solve(a, b)`` for float (..., k, k) and (..., k, 1): the gufunc it calls."""
-    return _umath_linalg.solve(a, b, signature="dd->d")
+    return _umath_linalg.solve(a, b, signature="dd->d", out=out)
 
 
 def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
@@ -278,6 +285,28 @@ def _same_k(jacs: list[tuple[Law, int, int, JacobianFn]]) -> list[list[tuple[Law
         else:
             groups.append([item])
     return groups
+
+
+def _rebuild_small(lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, JacobianFn]],
+                   om: Array, r: Array, ok: NDArray[np.bool_] | None) -> None:
+    """J'WJ and J'Wr of every row of a small batch, written where ``ok`` (everywhere for None),
+    in few numpy calls: every law's Jacobian in one (k_max, b, n) buffer, J'W formed once, one
+    batched product per k written straight into place (BLAS gives the same numbers into any
+    row stride), one copy for all rows."""
+    b, kk, n = lhs.shape[0], lhs.shape[1], r.shape[1]
+    jac = np.empty((kk, b, n)).transpose(1, 0, 2)
+    for law, s, e, fn in jacs:
+        fn(None, out=jac[s:e, : law.k])
+    jwt = jac * om[:, None, :]  # the columns past a law's k are never read
+    full = ok is None or bool(ok.all())
+    a_out, g_out = (lhs, grad) if full else (np.zeros(lhs.shape), np.zeros(grad.shape))
+    for group in _same_k(jacs):
+        k, s, e = group[0][0].k, group[0][1], group[-1][2]
+        np.matmul(jwt[s:e, :k], np.swapaxes(jac[s:e, :k], 1, 2), out=a_out[s:e, :k, :k])
+        np.matmul(jwt[s:e, :k], r[s:e, :, None], out=g_out[s:e, :k, None])
+    if not full:
+        np.copyto(lhs, a_out, where=ok[:, None, None])  # type: ignore[index]
+        np.copyto(grad, g_out, where=ok[:, None])  # type: ignore[index]
 
 
 def _rebuild_whole(lhs: Array, grad: Array, group: list[tuple[Law, int, int, JacobianFn]],
@@ -329,7 +358,7 @@ def _residual_cost(st: _State, f: Array, loss: str, f2: float) -> tuple[Array, A
         rho, drho = _rho(z, loss)
         return r, 0.5 * f2 * np.sum(rho, axis=-1), st.wf * drho
     t = np.sqrt(np.add(1.0, z, out=z), out=z)  # soft_l1: rho = 2 (sqrt(1 + z) - 1), rho' = 1/t
-    cost = f2 * np.sum(np.subtract(t, 1.0), axis=-1)
+    cost = f2 * np.add.reduce(np.subtract(t, 1.0), axis=-1)  # np.sum without its wrapper
     return r, cost, np.divide(st.wf, t, out=t)
 
 
