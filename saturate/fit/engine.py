@@ -78,13 +78,15 @@ class _Prepared:
 
 @dataclass(frozen=True)
 class _Weighed:
-    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight."""
+    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight, and
+    its values at the points (the bootstrap's fits)."""
 
     rss: dict[str, float]
     best: str
     noise_models: dict[str, tuple[Array, Array, float] | None]
     scores: Scores
     weights: dict[str, float]
+    fitted: dict[str, Array]
 
 
 def fit_curve(
@@ -172,9 +174,10 @@ def _weigh(
 ) -> _Weighed:
     """Residuals, AR noise models, AICc and rolling-origin scores, and the pseudo-BMA+ weights."""
     x, y = prep.x, prep.y
-    resid = {name: _hc2(LAWS[name], x, y, p.theta) for name, p in points.items()}
     with np.errstate(all="ignore"):
-        raw = {name: y - LAWS[name](x, p.theta) for name, p in points.items()}
+        fits = {name: LAWS[name].value_and_jacobian(x, p.theta) for name, p in points.items()}
+        raw = {name: y - f for name, (f, _) in fits.items()}
+    resid = {name: _hc2(raw[name], jac) for name, (_, jac) in fits.items()}
     rss = {name: float(np.sum(r**2)) if np.all(np.isfinite(r)) else math.inf
            for name, r in raw.items()}
     best = min(rss, key=rss.__getitem__)
@@ -189,7 +192,8 @@ def _weigh(
     weights = law_weights(scores, settings.cv_weight,
                           {k: math.isfinite(v) for k, v in rss.items()}, rng,
                           settings.boot_min_weight)
-    return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights)
+    return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights,
+                    fitted={name: f for name, (f, _) in fits.items()})
 
 
 # ---- step 4: bootstrap and per-law results ------------------------------------------------------
@@ -206,8 +210,8 @@ def _law_fits(
         if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
     }
     by_name = {law.name: law for law in laws}
-    boot = _bootstrap(points, boot_models, x, prep.bins, burn, rng, settings, prep.f_scale,
-                      by_name)
+    boot = _bootstrap(points, boot_models, weighed.fitted, x, prep.bins, burn, rng, settings,
+                      prep.f_scale, by_name)
     if bounds is not None:
         boot = {name: bounds.keep_inside(by_name[name], th, points[name].theta)
                 for name, th in boot.items()}
@@ -364,15 +368,13 @@ def _polish(
     return theta, converged
 
 
-def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
-    """Residuals scaled by 1/sqrt(1 - leverage), undoing the shrinkage of fitted residuals (most
-    at the sparse early points, which pin the scale parameters) so the bootstrap is not too
-    narrow. Sums of squares are barely changed."""
+def _hc2(r: Array, jac: Array) -> Array:
+    """Residuals ``r`` scaled by 1/sqrt(1 - leverage) (``jac``: the fit's Jacobian), undoing the
+    shrinkage of fitted residuals (most at the sparse early points, which pin the scale
+    parameters) so the bootstrap is not too narrow. Sums of squares are barely changed."""
+    if not np.all(np.isfinite(r)):
+        return r
     with np.errstate(all="ignore"):
-        f, jac = law.value_and_jacobian(x, theta)
-        r = y - f
-        if not np.all(np.isfinite(r)):
-            return r
         q, _ = np.linalg.qr(jac)
     h = np.clip(np.sum(q**2, axis=1), 0.0, 0.9)
     return r / np.sqrt(1.0 - h)
@@ -380,12 +382,13 @@ def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
 
 # ---- step 4: bootstrap --------------------------------------------------------------------------
 def _bootstrap(
-    points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]], x: Array,
-    bins: Bins, burn: NDArray[np.intp], rng: np.random.Generator, settings: FitSettings,
-    f_scale: float, laws: dict[str, Law] | None = None,
+    points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]],
+    fitted: dict[str, Array], x: Array, bins: Bins, burn: NDArray[np.intp],
+    rng: np.random.Generator, settings: FitSettings, f_scale: float,
+    laws: dict[str, Law] | None = None,
 ) -> dict[str, Array]:
-    """Refit each law in ``models`` to (its fit + sieve-bootstrap noise), warm-started from its
-    point estimate; all the laws' resamples in one batch.
+    """Refit each law in ``models`` to (its fit ``fitted`` + sieve-bootstrap noise), warm-started
+    from its point estimate; all the laws' resamples in one batch.
 
     The noise is drawn per point, but only a block of resamples at a time (at most
     :data:`_BLOCK_ELEMENTS` values), each block reduced to bin means before the next: memory
@@ -393,7 +396,6 @@ def _bootstrap(
     in the same order as one draw of them all, so the blocks change no number.
     """
     n, n_boot, burn_len = x.shape[0], burn.shape[0], burn.shape[1]
-    fitted = {name: LAWS[name](x, points[name].theta) for name in models}
     innovs = {name: innov * math.sqrt(n / max(n - phi.shape[0], 1))
               for name, (phi, innov, _) in models.items()}
     y_star = {name: np.empty((n_boot, bins.x.shape[0])) for name in models}
