@@ -136,11 +136,12 @@ class _Trf:
         g = j.T.dot(f)
         scale, scale_inv = _compute_jac_scale(j)
         v, dv = self._cl_scaling_vector(x, g)
-        v[dv != 0] *= scale_inv[dv != 0]
+        v = np.where(dv != 0, v * scale_inv, v)  # v[dv != 0] *= scale_inv[dv != 0]
         delta = norm(x0 * scale_inv / v**0.5)
         if delta == 0:
             delta = 1.0
-        f_aug, j_aug = np.zeros(m + n), np.empty((m + n, n))
+        f_aug, j_aug = np.zeros(m + n), np.zeros((m + n, n))
+        diag_aug = j_aug[m:].reshape(-1)[:: n + 1]  # j_aug[m:] = np.diag(...): its diagonal
         self.svd = _Svd(j_aug)
         self.nfev, alpha, status = 1, 0.0, None
         while True:
@@ -150,14 +151,14 @@ class _Trf:
                 status = 1
             if status is not None or self.nfev == self.max_nfev:
                 break
-            v[dv != 0] *= scale_inv[dv != 0]
+            v = np.where(dv != 0, v * scale_inv, v)
             d = v**0.5 * scale
             diag_h = g * dv * scale
             g_h = d * g
             f_aug[:m] = f
             j_aug[:m] = j * d
             j_h = j_aug[:m]
-            j_aug[m:] = np.diag(diag_h**0.5)
+            diag_aug[...] = diag_h**0.5
             u_, s, vt = self.svd(j_aug)
             uf = u_.T.dot(f_aug)
             theta = max(0.995, 1 - g_norm)
@@ -184,10 +185,10 @@ class _Trf:
             st, st_h, predicted = select_step(x, j_h, diag_h, g_h, p, p_h, d, delta, lb, ub,
                                                theta)
             x_new = _make_strictly_feasible(x + st, lb, ub, rstep=0)
-            f_new = np.atleast_1d(self.fun(x_new.copy()))
+            f_new = self.fun(x_new.copy())  # a vector, as checked at the start
             self.nfev += 1
             st_h_norm = norm(st_h)
-            if not np.all(np.isfinite(f_new)):
+            if not np.isfinite(f_new).all():
                 delta = 0.25 * st_h_norm
                 continue
             cost_new = self._cost(f_new)
@@ -203,14 +204,9 @@ class _Trf:
 
     def _cl_scaling_vector(self, x: Array, g: Array) -> tuple[Array, Array]:
         """Coleman-Li scaling vector and its derivative (common.CL_scaling_vector)."""
-        v, dv = np.ones_like(x), np.zeros_like(x)
-        mask = (g < 0) & self.ub_finite
-        v[mask] = self.ub[mask] - x[mask]
-        dv[mask] = -1
-        mask = (g > 0) & self.lb_finite
-        v[mask] = x[mask] - self.lb[mask]
-        dv[mask] = 1
-        return v, dv
+        neg, pos = (g < 0) & self.ub_finite, (g > 0) & self.lb_finite  # never both
+        v = np.where(pos, x - self.lb, np.where(neg, self.ub - x, 1.0))
+        return v, np.subtract(pos, neg, dtype=float)
 
 
 class _Svd:
