@@ -15,8 +15,9 @@ import ruptures as rpt
 from saturate.analysis.evidence import _lean_cost_l2
 from saturate.analysis.quantities import _unit_noise_range, noise_range
 from saturate.fit.elementwise import softplus
-from saturate.fit.laws import LAWS
-from saturate.fit.solver import solve_batch
+from saturate.fit.laws import LAWS, _grid
+from saturate.fit.prep import _solve_toeplitz
+from saturate.fit.solver import _gesv, solve_batch
 
 X = np.geomspace(0.002, 1.0, 128)
 
@@ -136,3 +137,33 @@ def test_noise_range_is_one_simulation_per_length():
     assert _unit_noise_range.cache_info().misses == 1
     assert b == float(_unit_noise_range(240, 3, 100) * 2.0) and a > 0
     assert noise_range(240, 0.5, seed=4) != a
+
+
+def test_lapack_solve_is_numpys():
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 4, 6):
+        a = rng.normal(size=(50, k, k))
+        a = a @ a.transpose(0, 2, 1) + np.eye(k) * rng.uniform(1e-9, 1, (50, 1, 1))
+        b = rng.normal(size=(50, k, 1))
+        np.testing.assert_array_equal(_gesv(a, b), np.linalg.solve(a, b))
+        out = np.zeros((50, k + 2, 1))
+        _gesv(a[:, :k, :k], b, out=out[:, :k])  # written into a strided view
+        np.testing.assert_array_equal(out[:, :k], np.linalg.solve(a, b))
+
+
+def test_toeplitz_solve_is_scipys():
+    from scipy.linalg import solve_toeplitz
+
+    rng = np.random.default_rng(6)
+    for p in range(1, 7):
+        r = rng.normal(size=400)
+        acov = np.array([np.dot(r[: 400 - j], r[j:]) / 400 for j in range(p + 1)])
+        np.testing.assert_array_equal(_solve_toeplitz(acov[:p], acov[1:]),
+                                      solve_toeplitz(acov[:p], acov[1:]))
+
+
+def test_grid_is_meshgrid():
+    axes = ([0.1, 0.2, 0.3], np.linspace(-1, 2, 5), [7.0, 8.0])
+    mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
+    np.testing.assert_array_equal(_grid(*axes), np.stack([m.ravel() for m in mesh], axis=-1))
+    np.testing.assert_array_equal(_grid([1.0, 2.0]), np.array([[1.0], [2.0]]))
