@@ -79,7 +79,7 @@ class _Prepared:
 @dataclass(frozen=True)
 class _Weighed:
     """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight, and
-    its values at the points (the bootstrap's fits)."""
+    its values and Jacobian at the points (the bootstrap's fits, the linearised errors)."""
 
     rss: dict[str, float]
     best: str
@@ -87,6 +87,7 @@ class _Weighed:
     scores: Scores
     weights: dict[str, float]
     fitted: dict[str, Array]
+    jacobians: dict[str, Array]
 
 
 def fit_curve(
@@ -193,7 +194,8 @@ def _weigh(
                           {k: math.isfinite(v) for k, v in rss.items()}, rng,
                           settings.boot_min_weight)
     return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights,
-                    fitted={name: f for name, (f, _) in fits.items()})
+                    fitted={name: f for name, (f, _) in fits.items()},
+                    jacobians={name: jac for name, (_, jac) in fits.items()})
 
 
 # ---- step 4: bootstrap and per-law results ------------------------------------------------------
@@ -221,7 +223,8 @@ def _law_fits(
         model = weighed.noise_models.get(law.name)
         if law.name not in boot or model is None:
             return None
-        return linear_se(law, x, points[law.name].theta, weighed.rss[law.name] / n, model[2])
+        return linear_se(law, x, points[law.name].theta, weighed.rss[law.name] / n, model[2],
+                         weighed.jacobians[law.name])
 
     law_fits = tuple(
         build_law_fit(law, points.get(law.name), boot.get(law.name), weighed.rss,
