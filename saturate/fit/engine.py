@@ -349,13 +349,13 @@ def _polish(
     seen: list = [None, None]
 
     def fun(t: Array) -> Array:
-        f, seen[1] = law._model(bx, log_x, t, None)  # t: a float vector (least_squares_trf)
+        f, seen[1] = law.evaluate(bx, log_x, t)  # t: a float vector (least_squares_trf)
         seen[0] = t.copy()
         return sw * (yb - f)
 
     def jac(t: Array) -> Array:
         same = seen[0] is not None and bool((t == seen[0]).all())
-        return -sw[:, None] * (seen[1] if same else law._model(bx, log_x, t, None)[1])(None)
+        return -sw[:, None] * (seen[1] if same else law.evaluate(bx, log_x, t)[1])(None)
 
     try:
         with np.errstate(all="ignore"):

@@ -112,6 +112,13 @@ class Law:
         return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
                            np.asarray(theta, dtype=float), out)
 
+    def evaluate(
+        self, x: Array, log_x: Array, theta: Array, out: Array | None = None
+    ) -> tuple[Array, JacobianFn]:
+        """:meth:`model` for float arrays as they are, without its conversions (the solvers'
+        inner loops call it thousands of times per curve)."""
+        return self._model(x, log_x, theta, out)
+
     def asymptote(self, theta: ArrayLike) -> Array | float:
         """Value as compute goes to infinity (+-inf when the law does not level off)."""
         out = self._asymptote(np.asarray(theta, dtype=float))

@@ -194,10 +194,10 @@ class _State:
                 continue
             th = theta[s:e, : law.k]
             if shared and e - s > 1 and bool(np.all(th == th[0])):
-                f[s:e], jac = law._model(self.x, self.log_x, th[:1], None)
+                f[s:e], jac = law.evaluate(self.x, self.log_x, th[:1])
                 jac = _broadcast_rows(jac, e - s)
-            else:  # Law.model without its argument conversions (these are float arrays)
-                jac = law._model(self.x, self.log_x, th, f[s:e])[1]
+            else:
+                jac = law.evaluate(self.x, self.log_x, th, f[s:e])[1]
             jacs.append((law, s, e, jac))
         return f, jacs
 
@@ -382,7 +382,7 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         trial = _trial(st, th, lhs, grad, lam)
         f_t, jacs = st.model(trial)
         r_t, cost_t, om = _residual_cost(st, f_t, loss, f2)
-        ok = cost_t <= cost  # costs of rows in the batch are finite: False for inf and NaN
+        ok = np.isfinite(cost_t) & (cost_t <= cost)
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
         moved = np.subtract(trial, th)
         moved = _row_max(np.divide(np.abs(moved, out=moved), np.abs(th) + 1e-3, out=moved))
