@@ -241,7 +241,10 @@ def _bnsl_basis(x: Array, nl: Array) -> Array:
     # -c0 u - (c1 f) spd, worked in spd's memory (large (g, n) temporaries cost page faults)
     log_p = np.multiply(nl[:, 1, None] * nl[:, 3, None], spd, out=spd)
     log_p = np.subtract(-nl[:, 0, None] * u, log_p, out=log_p)
-    return basis_columns(1.0, -safe_exp(log_p))
+    phi = np.empty(log_p.shape + (2,))  # basis_columns(1.0, -safe_exp(log_p)), in place
+    phi[..., 0] = 1.0
+    np.negative(np.exp(np.minimum(log_p, 700.0, out=log_p), out=log_p), out=phi[..., 1])
+    return phi
 
 
 def _bnsl_grid(x: Array) -> Array:
