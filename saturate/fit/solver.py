@@ -173,12 +173,14 @@ class _State:
         self.seg, self.kseg = bounds.tolist(), self.kbounds.tolist()
 
     def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
-        """Drop the rows not in ``mask`` from the state and from ``extra`` arrays."""
+        """Drop the rows not in ``mask`` from the state and from ``extra`` arrays (the kept rows'
+        indices found once, not once per array)."""
+        rows = np.flatnonzero(mask)
         for name in self.rows_of:
-            setattr(self, name, getattr(self, name)[mask])
+            setattr(self, name, np.take(getattr(self, name), rows, axis=0))
         self.seg = np.searchsorted(self.idx, self.bounds).tolist()
         self.kseg = np.searchsorted(self.idx, self.kbounds).tolist()
-        return [a[mask] for a in extra]
+        return [np.take(a, rows, axis=0) for a in extra]
 
     def model(
         self, theta: Array, shared: bool = False
@@ -433,7 +435,8 @@ def _trial(st: _State, th: Array, lhs: Array, grad: Array, lam: Array) -> Array:
 
 def _finish(st: _State, rows: NDArray[np.bool_], cost: Array, cost_out: Array,
             conv_out: NDArray[np.bool_], converged: bool) -> None:
-    ids = st.idx[rows]
-    st.theta_out[ids] = st.theta[rows]
-    cost_out[ids] = cost[rows]
+    sel = np.flatnonzero(rows)
+    ids = st.idx[sel]
+    st.theta_out[ids] = st.theta[sel]
+    cost_out[ids] = cost[sel]
     conv_out[ids] = converged
