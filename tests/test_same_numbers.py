@@ -50,6 +50,66 @@ def test_jacobian_of_chosen_rows_is_those_rows_of_the_jacobian(name):
     np.testing.assert_array_equal(one_j, full[3])
 
 
+def _plain_law(name, x, th):
+    """Values and Jacobian (..., n, k) of a law as plain expressions (the formulas before they
+    were worked in place)."""
+    from scipy.special import expit
+
+    from saturate.fit.elementwise import safe_exp, safe_log
+
+    u = np.log(np.maximum(x, 1e-300))
+    c = [th[..., i, None] for i in range(th.shape[-1])]
+    if name == "sigmoid":
+        a, r0, b, m = c
+        um, amr = u - m, a - r0
+        s = expit(b * um)
+        ds = amr * s * (1.0 - s)
+        return r0 + amr * s, [s, 1.0 - s, ds * um, -ds * b]
+    if name == "power":
+        a, d, b = c
+        p = safe_exp(-b * u)
+        return a - d * p, [1.0, -p, d * u * p]
+    if name == "power_shifted":
+        a, g, b, ls = c
+        s = safe_exp(ls)
+        v = safe_log(x + s) - safe_log(1.0 + s)
+        h = safe_exp(-b * v)
+        dls = g * h * b * s * (1.0 / (x + s) - 1.0 / (1.0 + s))
+        return a - g * h, [1.0, -h, g * h * v, dls]
+    if name == "weibull":
+        a, r0, d, ls = c
+        t = safe_exp(d * (u - ls))
+        e = np.exp(-t)
+        dt = (a - r0) * e * t
+        return a - (a - r0) * e, [1.0 - e, e, dt * (u - ls), -dt * d]
+    if name == "loglinear":
+        a, b = c
+        return a + b * u, [1.0, u]
+    a, d, c0, c1, ld, fb = c
+    z, z0 = (u - ld) / fb, -ld / fb
+    e = np.exp(-np.abs(z))
+    sp, sp0 = np.maximum(z, 0.0) + np.log1p(e), softplus(z0)
+    p = safe_exp(-c0 * u - c1 * fb * (sp - sp0))
+    sg = np.where(z >= 0.0, 1.0, e) / (1.0 + e)
+    sg0 = expit(z0)
+    dp = -d * p
+    d_f = -c1 * ((sp - sg * z) - (sp0 - sg0 * z0))
+    return a - d * p, [1.0, -p, dp * -u, dp * -fb * (sp - sp0), dp * c1 * (sg - sg0), dp * d_f]
+
+
+@pytest.mark.parametrize("name", list(LAWS))
+def test_law_formulas_are_the_plain_expressions(name):
+    law = LAWS[name]
+    rng = np.random.default_rng(8)
+    for th in (_thetas(law, rng), _thetas(law, rng, b=1)[0]):
+        with np.errstate(all="ignore"):
+            f, jac = law.value_and_jacobian(X, th)
+            f0, cols = _plain_law(name, X, th)
+        np.testing.assert_array_equal(f, f0)
+        np.testing.assert_array_equal(
+            jac, np.stack([np.broadcast_to(col, f0.shape) for col in cols], axis=-1))
+
+
 def _plain_starts(law, x, y, w, m=4):
     """The starting grid as first written: one broadcast product per step (the reference)."""
     nl = law._grid(x)
