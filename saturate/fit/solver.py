@@ -9,8 +9,9 @@ f_scale^2 * sum(rho((r / f_scale)^2))``); bounds by projecting each trial step o
 :func:`solve_laws` runs the batches of several laws in one loop, which turns six small per-law loops
 (dominated by Python overhead, not arithmetic) into one. The per-row state is padded to the largest
 number of parameters (padding has fixed bounds at 0, so it never moves); the normal equations are
-formed per law and solved per group of laws with the same k on unpadded blocks, so every row's
-iterates are bit for bit those of :func:`solve_batch` on its law alone.
+formed and solved per group of laws with the same k on unpadded blocks (BLAS and LAPACK give each
+row's k-by-n product and k-by-k solve the same numbers in any batch and row stride), so every
+row's iterates are bit for bit those of :func:`solve_batch` on its law alone.
 
 Per iteration only the trial point is evaluated; the normal equations (J'WJ, J'Wr) are kept per row
 and rebuilt only for rows whose step was accepted (a rejected step changes only the damping), and
@@ -23,10 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.linalg import _umath_linalg  # np.linalg.solve's LAPACK gufunc (see _State.solve)
 from numpy.typing import ArrayLike, NDArray
 
 from saturate.fit.laws import JacobianFn, Law
+
+try:  # np.linalg.solve's LAPACK gufunc, called without its wrapper (see _State.solve)
+    from numpy.linalg import _umath_linalg
+except ImportError:  # pragma: no cover - a numpy without it: np.linalg.solve itself
+    _umath_linalg = None
 
 __all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
 
@@ -182,9 +187,7 @@ class _State:
         self.kseg = np.searchsorted(self.idx, self.kbounds).tolist()
         return [np.take(a, rows, axis=0) for a in extra]
 
-    def model(
-        self, theta: Array, shared: bool = False
-    ) -> tuple[Array, list[tuple[Law, int, int, JacobianFn]]]:
+    def model(self, theta: Array, shared: bool = False) -> tuple[Array, list[_Block]]:
         """Values (b, n) of every row's law at ``theta`` (each law writes its block in place) and
         each law block's Jacobian function (evaluated later, only for the rows whose step is
         accepted). ``shared``: a block whose rows all hold the same parameters (bootstrap
@@ -203,15 +206,13 @@ class _State:
             jacs.append((law, s, e, jac))
         return f, jacs
 
-    def normal(self, lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, JacobianFn]],
-               om: Array, r: Array, ok: NDArray[np.bool_] | None = None) -> None:
+    def normal(self, lhs: Array, grad: Array, jacs: list[_Block], om: Array, r: Array,
+               ok: NDArray[np.bool_] | None = None) -> None:
         """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all).
 
-        Small blocks are rebuilt whole and copied where ``ok`` (fewer numpy calls: Python
-        overhead dominates there), the laws with the same k together: their Jacobians side by
-        side in one buffer, one batched product (the same k-by-n products, so the same numbers).
-        Large blocks are rebuilt one law at a time (their buffers stay in cache) and only on the
-        accepted rows (arithmetic dominates)."""
+        Small blocks are rebuilt whole and copied where ``ok`` (Python overhead dominates there),
+        the laws with the same k in one batched product; large ones one law at a time (their
+        buffers stay in cache) and only on the accepted rows (arithmetic dominates)."""
         n = r.shape[1]
         if r.shape[0] * n <= _SMALL_BLOCK * len(jacs):
             _rebuild_small(lhs, grad, jacs, om, r, ok)
@@ -234,9 +235,8 @@ class _State:
     def solve(self, a: Array, damp: Array, g: Array) -> Array:
         """Damped steps, one batched k-by-k solve per group of laws with the same k.
 
-        LAPACK's solver is called without ``np.linalg.solve``'s wrapper (most of the time of a
-        small batch); should a step come out non-finite, ``np.linalg.solve`` works them out
-        again, raising as it would on a singular matrix."""
+        LAPACK's solver without ``np.linalg.solve``'s wrapper (most of a small batch's time);
+        non-finite steps are worked out again by it, which raises on a singular matrix."""
         a = a + damp[..., None] * self.eyes[a.shape[1]]
         gg = g[..., None]
         if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
@@ -260,6 +260,11 @@ _SMALL_BLOCK = 4096  # rows x points per law below which normal equations are re
 
 def _gesv(a: Array, b: Array, out: Array | None = None) -> Array:
     """``np.linalg.solve(a, b)`` for float (..., k, k) and (..., k, 1): the gufunc it calls."""
+    if _umath_linalg is None:
+        x = np.linalg.solve(a, b)
+        if out is not None:
+            out[...] = x
+        return x
     return _umath_linalg.solve(a, b, signature="dd->d", out=out)
 
 
@@ -277,10 +282,12 @@ def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
     return wide
 
 
-def _same_k(jacs: list[tuple[Law, int, int, JacobianFn]]) -> list[list[tuple[Law, int, int,
-                                                                          JacobianFn]]]:
+_Block = tuple[Law, int, int, JacobianFn]  # a law, its rows s:e, its Jacobian function
+
+
+def _same_k(jacs: list[_Block]) -> list[list[_Block]]:
     """The law blocks in runs of equal k (laws are sorted by k, so each run is one row range)."""
-    groups: list[list[tuple[Law, int, int, JacobianFn]]] = []
+    groups: list[list[_Block]] = []
     for item in jacs:
         if groups and groups[-1][0][0].k == item[0].k:
             groups[-1].append(item)
@@ -289,8 +296,8 @@ def _same_k(jacs: list[tuple[Law, int, int, JacobianFn]]) -> list[list[tuple[Law
     return groups
 
 
-def _rebuild_small(lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, JacobianFn]],
-                   om: Array, r: Array, ok: NDArray[np.bool_] | None) -> None:
+def _rebuild_small(lhs: Array, grad: Array, jacs: list[_Block], om: Array, r: Array,
+                   ok: NDArray[np.bool_] | None) -> None:
     """J'WJ and J'Wr of every row of a small batch, written where ``ok`` (everywhere for None),
     in few numpy calls: every law's Jacobian in one (k_max, b, n) buffer, J'W formed once, one
     batched product per k written straight into place (BLAS gives the same numbers into any
@@ -311,8 +318,8 @@ def _rebuild_small(lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, Jaco
         np.copyto(grad, g_out, where=ok[:, None])  # type: ignore[index]
 
 
-def _rebuild_whole(lhs: Array, grad: Array, group: list[tuple[Law, int, int, JacobianFn]],
-                   om: Array, r: Array, ok: NDArray[np.bool_] | None) -> None:
+def _rebuild_whole(lhs: Array, grad: Array, group: list[_Block], om: Array, r: Array,
+                   ok: NDArray[np.bool_] | None) -> None:
     """J'WJ and J'Wr of every row of consecutive law blocks with the same k, written where ``ok``
     (everywhere for ``None``)."""
     k, s, e = group[0][0].k, group[0][1], group[-1][2]
