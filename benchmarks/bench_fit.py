@@ -176,7 +176,7 @@ def analysis_split(curves: list[tuple[np.ndarray, ...]], n_boot: int) -> str:
 _STEPS = (
     ("point fits (multi-start and rolling-origin LM batch, polish, starts)", "engine.py",
      "_fit_points"),
-    ("  polish (least_squares TRF, fit/trf.py)", "engine.py", "_polish"),
+    ("  polish (scipy least_squares)", "engine.py", "_polish"),
     ("  starting grids", "laws.py", "starts_batch"),
     ("weights (residual noise models, AICc, rolling-origin scores)", "engine.py", "_weigh"),
     ("bootstrap (sieve noise and the batched refits)", "engine.py", "_bootstrap"),

@@ -28,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import least_squares
 
 from saturate.errors import SettingsError
 from saturate.fit.domain import DomainBounds, domain_bounds, drop_outside
@@ -49,7 +50,6 @@ from saturate.fit.priors import with_prior
 from saturate.fit.result import CurveFit, LawFit, parse_at
 from saturate.fit.settings import FitSettings
 from saturate.fit.solver import BatchResult, robust_cost, solve_laws
-from saturate.fit.trf import least_squares_trf
 from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "parse_at"]
@@ -338,8 +338,7 @@ def _polish(
     law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool,
     settings: FitSettings, f_scale: float,
 ) -> tuple[Array, bool]:
-    """One ``least_squares`` run (scipy's TRF, :mod:`saturate.fit.trf`) from the best batched
-    solution; kept if not worse."""
+    """One scipy ``least_squares`` run from the best batched solution; kept if not worse."""
     lo, hi = law.lower, law.upper
     eps = 1e-9 * (hi - lo)
     sw = np.sqrt(bins.counts)
@@ -349,7 +348,7 @@ def _polish(
     seen: list = [None, None]
 
     def fun(t: Array) -> Array:
-        f, seen[1] = law.evaluate(bx, log_x, t)  # t: a float vector (least_squares_trf)
+        f, seen[1] = law.evaluate(bx, log_x, t)  # t: a float vector (least_squares')
         seen[0] = t.copy()
         return sw * (yb - f)
 
@@ -359,15 +358,16 @@ def _polish(
 
     try:
         with np.errstate(all="ignore"):
-            x, status = least_squares_trf(  # scipy's least_squares, its wrappers left out
-                fun, jac, np.clip(theta, lo + eps, hi - eps), lo, hi, settings.loss, f_scale,
-                max_nfev=60,
+            res = least_squares(
+                fun, np.clip(theta, lo + eps, hi - eps), jac=jac, bounds=(lo, hi),
+                loss=settings.loss, f_scale=f_scale, x_scale="jac", max_nfev=60,
             )
     except (ValueError, np.linalg.LinAlgError):
         return theta, converged
+    x = res.x
     new_cost = float(robust_cost(fun(x), np.ones_like(sw), settings.loss, f_scale))
     if np.all(np.isfinite(x)) and new_cost <= cost * (1 + 1e-9):
-        return x, status > 0 or converged
+        return x, bool(res.status > 0) or converged
     return theta, converged
 
 
