@@ -110,6 +110,23 @@ def test_several_laws_in_one_loop_match_one_law_at_a_time():
     assert solve_laws([], X) == []
 
 
+def test_large_batches_match_the_plain_loop():
+    """Batches too large to rebuild whole (the bootstrap's: accepted rows only, one law at a
+    time), with each law's rows sharing the weights, give the plain loop's iterates too."""
+    rng = np.random.default_rng(4)
+    problems = []
+    for name in ("sigmoid", "weibull", "bnsl"):
+        law, y, w, theta0 = _problem(name, rng, rows=60)
+        ys = law(X, np.nan_to_num(theta0[:1])) + rng.normal(0, 0.03, (60, X.size))
+        problems.append((law, ys, np.ones(X.size), np.tile(theta0[0], (60, 1))))
+    fused = solve_laws(problems, X, f_scale=0.05, max_iter=20, tol=1e-6)
+    for (law, ys, w, theta0), res in zip(problems, fused, strict=True):
+        theta, cost, conv = _reference(law, X, ys, w, theta0, "soft_l1", 0.05, 20, 1e-6)
+        np.testing.assert_array_equal(res.theta, theta)
+        np.testing.assert_array_equal(res.cost, cost)
+        np.testing.assert_array_equal(res.converged, conv)
+
+
 @pytest.mark.parametrize("name", list(LAWS))
 def test_recovers_parameters_of_noiseless_data(name):
     law = LAWS[name]

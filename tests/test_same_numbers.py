@@ -17,8 +17,9 @@ import ruptures as rpt
 from saturate.analysis.evidence import _lean_cost_l2
 from saturate.analysis.quantities import _unit_noise_range, noise_range
 from saturate.fit.elementwise import softplus
-from saturate.fit.laws import LAWS
-from saturate.fit.solver import solve_batch
+from saturate.fit.laws import LAWS, _grid
+from saturate.fit.prep import _solve_toeplitz
+from saturate.fit.solver import _gesv, solve_batch
 
 X = np.geomspace(0.002, 1.0, 128)
 
@@ -49,6 +50,66 @@ def test_jacobian_of_chosen_rows_is_those_rows_of_the_jacobian(name):
     one_f, one_j = law.value_and_jacobian(X, th[3])  # one parameter vector: (n,), (n, k)
     np.testing.assert_array_equal(one_f, f[3])
     np.testing.assert_array_equal(one_j, full[3])
+
+
+def _plain_law(name, x, th):
+    """Values and Jacobian (..., n, k) of a law as plain expressions (the formulas before they
+    were worked in place)."""
+    from scipy.special import expit
+
+    from saturate.fit.elementwise import safe_exp, safe_log
+
+    u = np.log(np.maximum(x, 1e-300))
+    c = [th[..., i, None] for i in range(th.shape[-1])]
+    if name == "sigmoid":
+        a, r0, b, m = c
+        um, amr = u - m, a - r0
+        s = expit(b * um)
+        ds = amr * s * (1.0 - s)
+        return r0 + amr * s, [s, 1.0 - s, ds * um, -ds * b]
+    if name == "power":
+        a, d, b = c
+        p = safe_exp(-b * u)
+        return a - d * p, [1.0, -p, d * u * p]
+    if name == "power_shifted":
+        a, g, b, ls = c
+        s = safe_exp(ls)
+        v = safe_log(x + s) - safe_log(1.0 + s)
+        h = safe_exp(-b * v)
+        dls = g * h * b * s * (1.0 / (x + s) - 1.0 / (1.0 + s))
+        return a - g * h, [1.0, -h, g * h * v, dls]
+    if name == "weibull":
+        a, r0, d, ls = c
+        t = safe_exp(d * (u - ls))
+        e = np.exp(-t)
+        dt = (a - r0) * e * t
+        return a - (a - r0) * e, [1.0 - e, e, dt * (u - ls), -dt * d]
+    if name == "loglinear":
+        a, b = c
+        return a + b * u, [1.0, u]
+    a, d, c0, c1, ld, fb = c
+    z, z0 = (u - ld) / fb, -ld / fb
+    e = np.exp(-np.abs(z))
+    sp, sp0 = np.maximum(z, 0.0) + np.log1p(e), softplus(z0)
+    p = safe_exp(-c0 * u - c1 * fb * (sp - sp0))
+    sg = np.where(z >= 0.0, 1.0, e) / (1.0 + e)
+    sg0 = expit(z0)
+    dp = -d * p
+    d_f = -c1 * ((sp - sg * z) - (sp0 - sg0 * z0))
+    return a - d * p, [1.0, -p, dp * -u, dp * -fb * (sp - sp0), dp * c1 * (sg - sg0), dp * d_f]
+
+
+@pytest.mark.parametrize("name", list(LAWS))
+def test_law_formulas_are_the_plain_expressions(name):
+    law = LAWS[name]
+    rng = np.random.default_rng(8)
+    for th in (_thetas(law, rng), _thetas(law, rng, b=1)[0]):
+        with np.errstate(all="ignore"):
+            f, jac = law.value_and_jacobian(X, th)
+            f0, cols = _plain_law(name, X, th)
+        np.testing.assert_array_equal(f, f0)
+        np.testing.assert_array_equal(
+            jac, np.stack([np.broadcast_to(col, f0.shape) for col in cols], axis=-1))
 
 
 def _plain_starts(law, x, y, w, m=4):
@@ -139,3 +200,33 @@ def test_noise_range_is_one_simulation_per_length():
     assert _unit_noise_range.cache_info().misses == 1
     assert b == float(_unit_noise_range(240, 3, 100) * 2.0) and a > 0
     assert noise_range(240, 0.5, seed=4) != a
+
+
+def test_lapack_solve_is_numpys():
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 4, 6):
+        a = rng.normal(size=(50, k, k))
+        a = a @ a.transpose(0, 2, 1) + np.eye(k) * rng.uniform(1e-9, 1, (50, 1, 1))
+        b = rng.normal(size=(50, k, 1))
+        np.testing.assert_array_equal(_gesv(a, b), np.linalg.solve(a, b))
+        out = np.zeros((50, k + 2, 1))
+        _gesv(a[:, :k, :k], b, out=out[:, :k])  # written into a strided view
+        np.testing.assert_array_equal(out[:, :k], np.linalg.solve(a, b))
+
+
+def test_toeplitz_solve_is_scipys():
+    from scipy.linalg import solve_toeplitz
+
+    rng = np.random.default_rng(6)
+    for p in range(1, 7):
+        r = rng.normal(size=400)
+        acov = np.array([np.dot(r[: 400 - j], r[j:]) / 400 for j in range(p + 1)])
+        np.testing.assert_array_equal(_solve_toeplitz(acov[:p], acov[1:]),
+                                      solve_toeplitz(acov[:p], acov[1:]))
+
+
+def test_grid_is_meshgrid():
+    axes = ([0.1, 0.2, 0.3], np.linspace(-1, 2, 5), [7.0, 8.0])
+    mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
+    np.testing.assert_array_equal(_grid(*axes), np.stack([m.ravel() for m in mesh], axis=-1))
+    np.testing.assert_array_equal(_grid([1.0, 2.0]), np.array([[1.0], [2.0]]))

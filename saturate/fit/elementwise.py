@@ -1,5 +1,5 @@
 """Elementwise building blocks of the law formulas: guarded log and exp, softplus, parameters as
-columns, Jacobian columns side by side, rows of a batch."""
+columns, basis functions side by side, rows of a batch."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ __all__ = [
     "safe_log",
     "safe_exp",
     "stack_columns",
-    "jacobian_columns",
     "basis_columns",
     "pick_rows",
     "softplus",
@@ -44,16 +43,6 @@ def stack_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
     for i, p in enumerate(parts):
         out[..., i] = p
     return out
-
-
-def jacobian_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
-    """Jacobian columns (each broadcasting to ``shape`` (..., n)) as a (..., n, k) array whose
-    memory is laid out (..., k, n): each column a contiguous run, so writing them and forming
-    J'WJ (:func:`saturate.fit.solver._normal`) touch memory in order."""
-    out = np.empty(shape[:-1] + (len(parts), shape[-1]))
-    for i, p in enumerate(parts):
-        out[..., i, :] = p
-    return np.swapaxes(out, -1, -2)
 
 
 def basis_columns(*parts: Array | float) -> Array:

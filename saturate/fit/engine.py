@@ -78,13 +78,16 @@ class _Prepared:
 
 @dataclass(frozen=True)
 class _Weighed:
-    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight."""
+    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight, and
+    its values and Jacobian at the points (the bootstrap's fits, the linearised errors)."""
 
     rss: dict[str, float]
     best: str
     noise_models: dict[str, tuple[Array, Array, float] | None]
     scores: Scores
     weights: dict[str, float]
+    fitted: dict[str, Array]
+    jacobians: dict[str, Array]
 
 
 def fit_curve(
@@ -172,9 +175,10 @@ def _weigh(
 ) -> _Weighed:
     """Residuals, AR noise models, AICc and rolling-origin scores, and the pseudo-BMA+ weights."""
     x, y = prep.x, prep.y
-    resid = {name: _hc2(LAWS[name], x, y, p.theta) for name, p in points.items()}
     with np.errstate(all="ignore"):
-        raw = {name: y - LAWS[name](x, p.theta) for name, p in points.items()}
+        fits = {name: LAWS[name].value_and_jacobian(x, p.theta) for name, p in points.items()}
+        raw = {name: y - f for name, (f, _) in fits.items()}
+    resid = {name: _hc2(raw[name], jac) for name, (_, jac) in fits.items()}
     rss = {name: float(np.sum(r**2)) if np.all(np.isfinite(r)) else math.inf
            for name, r in raw.items()}
     best = min(rss, key=rss.__getitem__)
@@ -189,7 +193,9 @@ def _weigh(
     weights = law_weights(scores, settings.cv_weight,
                           {k: math.isfinite(v) for k, v in rss.items()}, rng,
                           settings.boot_min_weight)
-    return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights)
+    return _Weighed(rss=rss, best=best, noise_models=noise_models, scores=scores, weights=weights,
+                    fitted={name: f for name, (f, _) in fits.items()},
+                    jacobians={name: jac for name, (_, jac) in fits.items()})
 
 
 # ---- step 4: bootstrap and per-law results ------------------------------------------------------
@@ -206,8 +212,8 @@ def _law_fits(
         if model is not None and weights[name] > 0 and weights[name] >= settings.boot_min_weight
     }
     by_name = {law.name: law for law in laws}
-    boot = _bootstrap(points, boot_models, x, prep.bins, burn, rng, settings, prep.f_scale,
-                      by_name)
+    boot = _bootstrap(points, boot_models, weighed.fitted, x, prep.bins, burn, rng, settings,
+                      prep.f_scale, by_name)
     if bounds is not None:
         boot = {name: bounds.keep_inside(by_name[name], th, points[name].theta)
                 for name, th in boot.items()}
@@ -217,7 +223,8 @@ def _law_fits(
         model = weighed.noise_models.get(law.name)
         if law.name not in boot or model is None:
             return None
-        return linear_se(law, x, points[law.name].theta, weighed.rss[law.name] / n, model[2])
+        return linear_se(law, x, points[law.name].theta, weighed.rss[law.name] / n, model[2],
+                         weighed.jacobians[law.name])
 
     law_fits = tuple(
         build_law_fit(law, points.get(law.name), boot.get(law.name), weighed.rss,
@@ -337,17 +344,17 @@ def _polish(
     sw = np.sqrt(bins.counts)
     # speed (h7-fitspeed): log(x) once, and the Jacobian from the values' work at the point
     # least_squares just evaluated (it asks for the Jacobian where it accepted a step)
-    log_x = np.log(np.maximum(bins.x, 1e-300))
+    bx, log_x = bins.x, np.log(np.maximum(bins.x, 1e-300))
     seen: list = [None, None]
 
     def fun(t: Array) -> Array:
-        f, seen[1] = law.model(bins.x, t, log_x)
-        seen[0] = np.array(t, dtype=float)
+        f, seen[1] = law.evaluate(bx, log_x, t)  # t: a float vector (least_squares')
+        seen[0] = t.copy()
         return sw * (yb - f)
 
     def jac(t: Array) -> Array:
-        same = seen[0] is not None and np.array_equal(t, seen[0])
-        return -sw[:, None] * (seen[1] if same else law.model(bins.x, t, log_x)[1])(None)
+        same = seen[0] is not None and bool((t == seen[0]).all())
+        return -sw[:, None] * (seen[1] if same else law.evaluate(bx, log_x, t)[1])(None)
 
     try:
         with np.errstate(all="ignore"):
@@ -357,21 +364,20 @@ def _polish(
             )
     except (ValueError, np.linalg.LinAlgError):
         return theta, converged
-    new_cost = float(robust_cost(fun(res.x), np.ones_like(sw), settings.loss, f_scale))
-    if np.all(np.isfinite(res.x)) and new_cost <= cost * (1 + 1e-9):
-        return res.x, bool(res.status > 0) or converged
+    x = res.x
+    new_cost = float(robust_cost(fun(x), np.ones_like(sw), settings.loss, f_scale))
+    if np.all(np.isfinite(x)) and new_cost <= cost * (1 + 1e-9):
+        return x, bool(res.status > 0) or converged
     return theta, converged
 
 
-def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
-    """Residuals scaled by 1/sqrt(1 - leverage), undoing the shrinkage of fitted residuals (most
-    at the sparse early points, which pin the scale parameters) so the bootstrap is not too
-    narrow. Sums of squares are barely changed."""
+def _hc2(r: Array, jac: Array) -> Array:
+    """Residuals ``r`` scaled by 1/sqrt(1 - leverage) (``jac``: the fit's Jacobian), undoing the
+    shrinkage of fitted residuals (most at the sparse early points, which pin the scale
+    parameters) so the bootstrap is not too narrow. Sums of squares are barely changed."""
+    if not np.all(np.isfinite(r)):
+        return r
     with np.errstate(all="ignore"):
-        f, jac = law.value_and_jacobian(x, theta)
-        r = y - f
-        if not np.all(np.isfinite(r)):
-            return r
         q, _ = np.linalg.qr(jac)
     h = np.clip(np.sum(q**2, axis=1), 0.0, 0.9)
     return r / np.sqrt(1.0 - h)
@@ -379,12 +385,13 @@ def _hc2(law: Law, x: Array, y: Array, theta: Array) -> Array:
 
 # ---- step 4: bootstrap --------------------------------------------------------------------------
 def _bootstrap(
-    points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]], x: Array,
-    bins: Bins, burn: NDArray[np.intp], rng: np.random.Generator, settings: FitSettings,
-    f_scale: float, laws: dict[str, Law] | None = None,
+    points: dict[str, PointFit], models: dict[str, tuple[Array, Array, float]],
+    fitted: dict[str, Array], x: Array, bins: Bins, burn: NDArray[np.intp],
+    rng: np.random.Generator, settings: FitSettings, f_scale: float,
+    laws: dict[str, Law] | None = None,
 ) -> dict[str, Array]:
-    """Refit each law in ``models`` to (its fit + sieve-bootstrap noise), warm-started from its
-    point estimate; all the laws' resamples in one batch.
+    """Refit each law in ``models`` to (its fit ``fitted`` + sieve-bootstrap noise), warm-started
+    from its point estimate; all the laws' resamples in one batch.
 
     The noise is drawn per point, but only a block of resamples at a time (at most
     :data:`_BLOCK_ELEMENTS` values), each block reduced to bin means before the next: memory
@@ -392,7 +399,6 @@ def _bootstrap(
     in the same order as one draw of them all, so the blocks change no number.
     """
     n, n_boot, burn_len = x.shape[0], burn.shape[0], burn.shape[1]
-    fitted = {name: LAWS[name](x, points[name].theta) for name in models}
     innovs = {name: innov * math.sqrt(n / max(n - phi.shape[0], 1))
               for name, (phi, innov, _) in models.items()}
     y_star = {name: np.empty((n_boot, bins.x.shape[0])) for name in models}

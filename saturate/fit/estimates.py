@@ -90,11 +90,14 @@ def _boot_sd(tails: Array) -> float:
     return float((qhi - qlo) / (2 * _Z_SPREAD))
 
 
-def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float) -> Array | None:
+def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float,
+              jac: Array | None = None) -> Array | None:
     """Linearised standard errors of the parameters (fitting coordinates): sigma^2 * inflation *
-    (J'J)^-1, the scale the bootstrap spread should reach when refits are not stuck."""
-    with np.errstate(all="ignore"):
-        jac = law.jacobian(x, theta)
+    (J'J)^-1, the scale the bootstrap spread should reach when refits are not stuck. ``jac``:
+    the law's Jacobian at ``theta`` when the caller has it."""
+    if jac is None:
+        with np.errstate(all="ignore"):
+            jac = law.jacobian(x, theta)
     if not (np.all(np.isfinite(jac)) and math.isfinite(sigma2)):
         return None
     cov = np.linalg.pinv(jac.T @ jac, rcond=1e-12, hermitian=True) * sigma2 * infl

@@ -22,16 +22,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
-from saturate.fit.elementwise import (
-    as_array,
-    basis_columns,
-    jacobian_columns,
-    param_columns,
-    pick_rows,
-    safe_exp,
-    safe_log,
-    softplus,
-)
+from saturate.fit import formulas
+from saturate.fit.elementwise import as_array, basis_columns, safe_exp, safe_log, softplus
+from saturate.fit.formulas import JacobianFn
 from saturate.fit.starts import grid_starts
 
 __all__ = ["Param", "Law", "LAWS", "LEVEL_BOUND", "natural_value"]
@@ -59,23 +52,21 @@ class Param:
     kind: ParamKind = "plain"
 
 
-JacobianFn = Callable[[NDArray[np.intp] | None], Array]
-"""``jac(rows)``: d f / d theta (..., n, k) of the given rows of a (b, k) batch (``None``: all)."""
-
-
 @dataclass(frozen=True)
 class Law:
     """A law ``y = f(x; theta)`` with its analytic Jacobian, starting grid and asymptote.
 
-    ``_model(x, log_x, theta)`` returns the values and a :data:`JacobianFn`: the Jacobian is only
-    worked out when asked for, and only for the rows asked for (the solver needs it where a step
-    was accepted), from the intermediate results of the values."""
+    ``_model(x, log_x, theta, out)`` returns the values and a :class:`JacobianFn`
+    (:mod:`saturate.fit.formulas`): the Jacobian is only worked out when asked for, and only for
+    the rows asked for (the solver needs it where a step was accepted)."""
 
     name: str
     formula: str
     params: tuple[Param, ...]
     n_linear: int
-    _model: Callable[[Array, Array, Array], tuple[Array, JacobianFn]] = field(repr=False)
+    _model: Callable[[Array, Array, Array, Array | None], tuple[Array, JacobianFn]] = field(
+        repr=False
+    )
     _basis: Callable[[Array, Array], Array] = field(repr=False)
     _grid: Callable[[Array], Array] = field(repr=False)
     _asymptote: Callable[[Array], Array] = field(repr=False)
@@ -111,13 +102,22 @@ class Law:
         return f, jac(None)
 
     def model(
-        self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None
+        self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None,
+        out: Array | None = None,
     ) -> tuple[Array, JacobianFn]:
         """Values and a function giving the Jacobian of chosen rows on demand (see
-        :data:`JacobianFn`). ``log_x``: ``log(x)`` when the caller already has it."""
+        :class:`JacobianFn`). ``log_x``: ``log(x)`` when the caller already has it; ``out``: where
+        to write the values (..., n)."""
         x_arr = as_array(x)
         return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
-                           np.asarray(theta, dtype=float))
+                           np.asarray(theta, dtype=float), out)
+
+    def evaluate(
+        self, x: Array, log_x: Array, theta: Array, out: Array | None = None
+    ) -> tuple[Array, JacobianFn]:
+        """:meth:`model` for float arrays as they are, without its conversions (the solvers'
+        inner loops call it thousands of times per curve)."""
+        return self._model(x, log_x, theta, out)
 
     def asymptote(self, theta: ArrayLike) -> Array | float:
         """Value as compute goes to infinity (+-inf when the law does not level off)."""
@@ -154,8 +154,13 @@ def natural_value(
 
 
 def _grid(*axes: ArrayLike) -> Array:
-    mesh = np.meshgrid(*[np.asarray(a, dtype=float) for a in axes], indexing="ij")
-    return np.stack([m.ravel() for m in mesh], axis=-1)
+    """Every combination of the axes' values (g, d), the first axis varying slowest (the rows of
+    ``np.meshgrid(*axes, indexing="ij")``, without its copies)."""
+    arrs = [np.asarray(a, dtype=float) for a in axes]
+    out = np.empty((*(a.size for a in arrs), len(arrs)))
+    for i, a in enumerate(arrs):
+        out[..., i] = a.reshape((-1,) + (1,) * (len(arrs) - 1 - i))
+    return out.reshape(-1, len(arrs))
 
 
 def _u_range(x: Array) -> tuple[float, float]:
@@ -164,24 +169,12 @@ def _u_range(x: Array) -> tuple[float, float]:
 
 
 _LV = LEVEL_BOUND
+# the starting grids' axes that do not depend on the curve
+_SIGMOID_B, _WEIBULL_D = np.geomspace(0.3, 8.0, 8), np.geomspace(0.2, 6.0, 8)
+_SHIFTED_B, _POWER_GRID = np.geomspace(0.02, 6.0, 12), _grid(np.geomspace(0.01, 4.0, 30))
 
 
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
-def _sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, b, m = param_columns(th)
-    um, amr = u - m, a - r0
-    s = expit(b * um)
-    f = r0 + amr * s
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        s_, um_, amr_, b_ = pick_rows(rows, s, um, amr, b)
-        oms = 1.0 - s_
-        ds = amr_ * s_ * oms
-        return jacobian_columns([s_, oms, ds * um_, -ds * b_], s_.shape)
-
-    return f, jac
-
-
 def _sigmoid_basis(x: Array, nl: Array) -> Array:
     s = expit(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None]))
     return basis_columns(s, 1.0 - s)
@@ -189,49 +182,20 @@ def _sigmoid_basis(x: Array, nl: Array) -> Array:
 
 def _sigmoid_grid(x: Array) -> Array:
     lo, hi = _u_range(x)
-    return _grid(np.geomspace(0.3, 8.0, 8), np.linspace(lo - 1.0, hi + 3.0, 20))
+    return _grid(_SIGMOID_B, np.linspace(lo - 1.0, hi + 3.0, 20))
 
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
-def _power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, b = param_columns(th)
-    p = safe_exp(-b * u)
-    f = a - d * p
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        p_, d_ = pick_rows(rows, p, d)
-        return jacobian_columns([1.0, -p_, d_ * u * p_], p_.shape)
-
-    return f, jac
-
-
 def _power_basis(x: Array, nl: Array) -> Array:
     p = safe_exp(-nl[:, 0, None] * safe_log(x))
     return basis_columns(1.0, -p)
 
 
 def _power_grid(x: Array) -> Array:
-    return _grid(np.geomspace(0.01, 4.0, 30))
+    return _POWER_GRID.copy()
 
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
-def _power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, g, b, ls = param_columns(th)
-    s = safe_exp(ls)
-    xs = x + s
-    v = safe_log(xs) - safe_log(1.0 + s)
-    h = safe_exp(-b * v)
-    f = a - g * h
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        h_, v_, xs_, g_, b_, s_ = pick_rows(rows, h, v, xs, g, b, s)
-        gh = g_ * h_
-        dls = gh * b_ * s_ * (1.0 / xs_ - 1.0 / (1.0 + s_))
-        return jacobian_columns([1.0, -h_, gh * v_, dls], h_.shape)
-
-    return f, jac
-
-
 def _power_shifted_basis(x: Array, nl: Array) -> Array:
     ls, inv = np.unique(nl[:, 1], return_inverse=True)  # the shift term once per shift
     s = safe_exp(ls[:, None])
@@ -242,25 +206,10 @@ def _power_shifted_basis(x: Array, nl: Array) -> Array:
 
 def _power_shifted_grid(x: Array) -> Array:
     lo, _ = _u_range(x)
-    return _grid(np.geomspace(0.02, 6.0, 12), np.linspace(max(lo - 1.0, -9.0), np.log(30.0), 10))
+    return _grid(_SHIFTED_B, np.linspace(max(lo - 1.0, -9.0), np.log(30.0), 10))
 
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
-def _weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, r0, d, ls = param_columns(th)
-    ul, amr = u - ls, a - r0
-    t = safe_exp(d * ul)
-    e = np.exp(-t)
-    f = a - amr * e
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        e_, t_, ul_, amr_, d_ = pick_rows(rows, e, t, ul, amr, d)
-        dt = amr_ * e_ * t_
-        return jacobian_columns([1.0 - e_, e_, dt * ul_, -dt * d_], e_.shape)
-
-    return f, jac
-
-
 def _weibull_basis(x: Array, nl: Array) -> Array:
     e = np.exp(-safe_exp(nl[:, 0, None] * (safe_log(x) - nl[:, 1, None])))
     return basis_columns(1.0 - e, e)
@@ -268,21 +217,10 @@ def _weibull_basis(x: Array, nl: Array) -> Array:
 
 def _weibull_grid(x: Array) -> Array:
     lo, hi = _u_range(x)
-    return _grid(np.geomspace(0.2, 6.0, 8), np.linspace(lo - 1.0, hi + 3.0, 20))
+    return _grid(_WEIBULL_D, np.linspace(lo - 1.0, hi + 3.0, 20))
 
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------
-def _loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, b = param_columns(th)
-    f = a + b * u
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        shape = f.shape if rows is None else (rows.shape[0], u.shape[0])
-        return jacobian_columns([1.0, u], shape)
-
-    return f, jac
-
-
 def _loglinear_basis(x: Array, nl: Array) -> Array:
     u = np.broadcast_to(safe_log(x), (nl.shape[0], x.shape[0]))
     return np.stack([np.ones_like(u), u], axis=-1)
@@ -293,39 +231,6 @@ def _no_grid(x: Array) -> Array:
 
 
 # --- broken power law with one break (Caballero et al. 2022) -----------------------------------
-# A - D * x^(-c0) * ((1 + (x/d)^(1/f)) / (1 + d^(-1/f)))^(-c1 f): D is the gap at x = 1.
-def _bnsl_terms(u: Array, c0: Array, c1: Array, ld: Array, f: Array) -> tuple[Array, ...]:
-    """z, z0, exp(-|z|), softplus(z), softplus(z0), their difference and log p (softplus as in
-    :func:`softplus`, its exp kept: the Jacobian's logistic function is worked out from it)."""
-    z, z0 = (u - ld) / f, -ld / f
-    e = np.exp(-np.abs(z))
-    sp, sp0 = np.maximum(z, 0.0) + np.log1p(e), softplus(z0)
-    spd = sp - sp0
-    log_p = -c0 * u - c1 * f * spd
-    return z, z0, e, sp, sp0, spd, log_p
-
-
-def _bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
-    a, d, c0, c1, ld, fb = param_columns(th)
-    z, z0, e, sp, sp0, spd, log_p = _bnsl_terms(u, c0, c1, ld, fb)
-    p = safe_exp(log_p)
-    y = a - d * p
-
-    def jac(rows: NDArray[np.intp] | None) -> Array:
-        z_, z0_, e_, sp_, sp0_, spd_, p_, d_, c1_, fb_ = pick_rows(
-            rows, z, z0, e, sp, sp0, spd, p, d, c1, fb
-        )
-        sg = np.where(z_ >= 0.0, 1.0, e_)  # expit(z) from e = exp(-|z|): no second exp
-        sg /= 1.0 + e_
-        sg0 = expit(z0_)
-        dp = -d_ * p_  # d y / d log_p
-        d_f = -c1_ * ((sp_ - sg * z_) - (sp0_ - sg0 * z0_))
-        parts = [1.0, -p_, dp * -u, dp * -fb_ * spd_, dp * c1_ * (sg - sg0), dp * d_f]
-        return jacobian_columns(parts, p_.shape)
-
-    return y, jac
-
-
 def _bnsl_basis(x: Array, nl: Array) -> Array:
     u = safe_log(x)
     # the break terms depend on (Cb, f) only: worked out once per pair (36 on the grid, not 900)
@@ -336,7 +241,10 @@ def _bnsl_basis(x: Array, nl: Array) -> Array:
     # -c0 u - (c1 f) spd, worked in spd's memory (large (g, n) temporaries cost page faults)
     log_p = np.multiply(nl[:, 1, None] * nl[:, 3, None], spd, out=spd)
     log_p = np.subtract(-nl[:, 0, None] * u, log_p, out=log_p)
-    return basis_columns(1.0, -safe_exp(log_p))
+    phi = np.empty(log_p.shape + (2,))  # basis_columns(1.0, -safe_exp(log_p)), in place
+    phi[..., 0] = 1.0
+    np.negative(np.exp(np.minimum(log_p, 700.0, out=log_p), out=log_p), out=phi[..., 1])
+    return phi
 
 
 def _bnsl_grid(x: Array) -> Array:
@@ -388,7 +296,7 @@ LAWS: dict[str, Law] = {
                 Param("B", 0.05, 20.0, "efficiency exponent"),
                 _log_compute("Cmid", "compute at half the gain"),
             ),
-            2, _sigmoid, _sigmoid_basis, _sigmoid_grid, _asym_level,
+            2, formulas.sigmoid, _sigmoid_basis, _sigmoid_grid, _asym_level,
         ),
         Law(
             "power",
@@ -398,7 +306,7 @@ LAWS: dict[str, Law] = {
                 _amplitude("D", "gap to the asymptote at the last compute"),
                 Param("b", 1e-3, 5.0, "power-law exponent"),
             ),
-            2, _power, _power_basis, _power_grid, _asym_level,
+            2, formulas.power, _power_basis, _power_grid, _asym_level,
         ),
         Law(
             "power_shifted",
@@ -409,7 +317,7 @@ LAWS: dict[str, Law] = {
                 Param("b", 1e-3, 8.0, "power-law exponent"),
                 _log_compute("Cs", "compute shift E / D"),
             ),
-            2, _power_shifted, _power_shifted_basis, _power_shifted_grid, _asym_level,
+            2, formulas.power_shifted, _power_shifted_basis, _power_shifted_grid, _asym_level,
         ),
         Law(
             "weibull",
@@ -420,7 +328,7 @@ LAWS: dict[str, Law] = {
                 Param("d", 0.05, 10.0, "shape exponent"),
                 _log_compute("s", "compute scale (63% of the gain)"),
             ),
-            2, _weibull, _weibull_basis, _weibull_grid, _asym_level,
+            2, formulas.weibull, _weibull_basis, _weibull_grid, _asym_level,
         ),
         Law(
             "loglinear",
@@ -429,7 +337,7 @@ LAWS: dict[str, Law] = {
                 _level("a", "level at the last compute"),
                 _amplitude("b", "gain per e-fold of compute"),
             ),
-            2, _loglinear, _loglinear_basis, _no_grid, _asym_none,
+            2, formulas.loglinear, _loglinear_basis, _no_grid, _asym_none,
         ),
         Law(
             "bnsl",
@@ -442,7 +350,7 @@ LAWS: dict[str, Law] = {
                 _log_compute("Cb", "compute at the break"),
                 Param("f", 0.01, 5.0, "sharpness of the break (small = sharp)"),
             ),
-            2, _bnsl, _bnsl_basis, _bnsl_grid, _asym_bnsl,
+            2, formulas.bnsl, _bnsl_basis, _bnsl_grid, _asym_bnsl,
         ),
     )
 }

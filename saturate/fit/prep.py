@@ -14,6 +14,11 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_toeplitz
 from scipy.signal import lfilter
 
+try:  # the Levinson recursion scipy.linalg.solve_toeplitz runs, without its argument checks
+    from scipy.linalg._solve_toeplitz import levinson
+except ImportError:  # pragma: no cover - a scipy without it: the public function
+    levinson = None
+
 from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.scaling import pow2_scale
@@ -175,7 +180,7 @@ def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
     acov = np.array([np.dot(r[: n - j], r[j:]) / n for j in range(max_order + 1)])
     best = (n * math.log(var), np.zeros(0), var)
     for p in range(1, min(max_order, n // 4) + 1):
-        phi = solve_toeplitz(acov[:p], acov[1 : p + 1])
+        phi = _solve_toeplitz(acov[:p], acov[1 : p + 1])
         s2 = float(acov[0] - np.dot(phi, acov[1 : p + 1]))
         if s2 <= 0 or not np.all(np.isfinite(phi)):
             break
@@ -186,6 +191,14 @@ def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
     innov = lfilter(np.r_[1.0, -phi], [1.0], r)
     ratio = s2 / max(1.0 - float(phi.sum()), 1e-3) ** 2 / var
     return phi, innov, float(np.clip(ratio, 1.0, 100.0))
+
+
+def _solve_toeplitz(c: Array, b: Array) -> Array:
+    """``scipy.linalg.solve_toeplitz(c, b)`` for a real symmetric system (the same recursion on
+    the same values; its checks cost four times the solve of these small systems)."""
+    if levinson is None or not (np.isfinite(c).all() and np.isfinite(b).all()):
+        return solve_toeplitz(c, b)  # raises on non-finite values, as before
+    return levinson(np.concatenate((c[-1:0:-1], c)), np.ascontiguousarray(b))[0]
 
 
 def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) -> Array:

@@ -9,8 +9,9 @@ f_scale^2 * sum(rho((r / f_scale)^2))``); bounds by projecting each trial step o
 :func:`solve_laws` runs the batches of several laws in one loop, which turns six small per-law loops
 (dominated by Python overhead, not arithmetic) into one. The per-row state is padded to the largest
 number of parameters (padding has fixed bounds at 0, so it never moves); the normal equations are
-formed per law and solved per group of laws with the same k on unpadded blocks, so every row's
-iterates are bit for bit those of :func:`solve_batch` on its law alone.
+formed and solved per group of laws with the same k on unpadded blocks (BLAS and LAPACK give each
+row's k-by-n product and k-by-k solve the same numbers in any batch and row stride), so every
+row's iterates are bit for bit those of :func:`solve_batch` on its law alone.
 
 Per iteration only the trial point is evaluated; the normal equations (J'WJ, J'Wr) are kept per row
 and rebuilt only for rows whose step was accepted (a rejected step changes only the damping), and
@@ -26,6 +27,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from saturate.fit.laws import JacobianFn, Law
+
+try:  # np.linalg.solve's LAPACK gufunc, called without its wrapper (see _State.solve)
+    from numpy.linalg import _umath_linalg
+except ImportError:  # pragma: no cover - a numpy without it: np.linalg.solve itself
+    _umath_linalg = None
 
 __all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
 
@@ -169,98 +175,184 @@ class _State:
         self.ks = [ks[i] for i in first]
         self.kbounds = np.r_[bounds[first], bounds[-1]]
         self.eyes = {k: np.eye(k) for k in {*self.ks, theta.shape[1]}}
-        self.seg, self.kseg = bounds.copy(), self.kbounds.copy()
+        self.seg, self.kseg = bounds.tolist(), self.kbounds.tolist()
 
     def keep(self, mask: NDArray[np.bool_], extra: list[Array]) -> list[Array]:
-        """Drop the rows not in ``mask`` from the state and from ``extra`` arrays."""
+        """Drop the rows not in ``mask`` from the state and from ``extra`` arrays (the kept rows'
+        indices found once, not once per array)."""
+        rows = np.flatnonzero(mask)
         for name in self.rows_of:
-            setattr(self, name, getattr(self, name)[mask])
-        self.seg = np.searchsorted(self.idx, self.bounds)
-        self.kseg = np.searchsorted(self.idx, self.kbounds)
-        return [a[mask] for a in extra]
+            setattr(self, name, np.take(getattr(self, name), rows, axis=0))
+        self.seg = np.searchsorted(self.idx, self.bounds).tolist()
+        self.kseg = np.searchsorted(self.idx, self.kbounds).tolist()
+        return [np.take(a, rows, axis=0) for a in extra]
 
-    def model(
-        self, theta: Array, shared: bool = False
-    ) -> tuple[Array, list[tuple[Law, int, int, JacobianFn]]]:
-        """Values (b, n) of every row's law at ``theta`` and each law block's Jacobian function
-        (evaluated later, only for the rows whose step is accepted). ``shared``: a block whose
-        rows all hold the same parameters (bootstrap resamples warm-started from one fit) is
-        evaluated once."""
-        live = [(law, int(s), int(e)) for law, s, e
-                in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True) if e > s]
-        if len(live) == 1 and not shared:
-            law, s, e = live[0]
-            f, jac = law.model(self.x, theta[:, : law.k], self.log_x)
-            return f, [(law, s, e, jac)]
+    def model(self, theta: Array, shared: bool = False) -> tuple[Array, list[_Block]]:
+        """Values (b, n) of every row's law at ``theta`` (each law writes its block in place) and
+        each law block's Jacobian function (evaluated later, only for the rows whose step is
+        accepted). ``shared``: a block whose rows all hold the same parameters (bootstrap
+        resamples warm-started from one fit) is evaluated once."""
         f = np.empty(self.y.shape)
         jacs = []
-        for law, s, e in live:
+        for law, s, e in zip(self.laws, self.seg[:-1], self.seg[1:], strict=True):
+            if e <= s:
+                continue
             th = theta[s:e, : law.k]
             if shared and e - s > 1 and bool(np.all(th == th[0])):
-                f[s:e], jac = law.model(self.x, th[:1], self.log_x)
+                f[s:e], jac = law.evaluate(self.x, self.log_x, th[:1])
                 jac = _broadcast_rows(jac, e - s)
             else:
-                f[s:e], jac = law.model(self.x, th, self.log_x)
+                jac = law.evaluate(self.x, self.log_x, th, f[s:e])[1]
             jacs.append((law, s, e, jac))
         return f, jacs
 
-    def normal(self, lhs: Array, grad: Array, jacs: list[tuple[Law, int, int, JacobianFn]],
-               om: Array, r: Array, ok: NDArray[np.bool_] | None = None) -> None:
+    def normal(self, lhs: Array, grad: Array, jacs: list[_Block], om: Array, r: Array,
+               ok: NDArray[np.bool_] | None = None) -> None:
         """Rebuild J'WJ and J'Wr (padded to the largest k) of the rows in ``ok`` (default all).
 
-        Small blocks are rebuilt whole and copied where ``ok`` (fewer numpy calls: Python
-        overhead dominates there); large ones only on the accepted rows (arithmetic dominates)."""
-        for law, s, e, jac in jacs:
-            k = law.k
-            if ok is None or ok[s:e].all():
-                lhs[s:e, :k, :k], grad[s:e, :k] = _normal(jac(None), om[s:e], r[s:e])
-            elif (e - s) * r.shape[1] <= _SMALL_BLOCK:
-                a, g = _normal(jac(None), om[s:e], r[s:e])
-                np.copyto(lhs[s:e, :k, :k], a, where=ok[s:e, None, None])
-                np.copyto(grad[s:e, :k], g, where=ok[s:e, None])
-            else:
-                sel = np.flatnonzero(ok[s:e])
+        Small blocks are rebuilt whole and copied where ``ok`` (Python overhead dominates there),
+        the laws with the same k in one batched product; large ones one law at a time (their
+        buffers stay in cache) and only on the accepted rows (arithmetic dominates)."""
+        n = r.shape[1]
+        if r.shape[0] * n <= _SMALL_BLOCK * len(jacs):
+            _rebuild_small(lhs, grad, jacs, om, r, ok)
+            return
+        for group in _same_k(jacs):
+            s, e = group[0][1], group[-1][2]
+            if (e - s) * n <= _SMALL_BLOCK * len(group):
+                _rebuild_whole(lhs, grad, group, om, r, ok)
+                continue
+            for block in group:
+                ls, le, fn = block[1], block[2], block[3]
+                if ok is None or ok[ls:le].all() or (le - ls) * n <= _SMALL_BLOCK:
+                    _rebuild_whole(lhs, grad, [block], om, r, ok)
+                    continue
+                sel = np.flatnonzero(ok[ls:le])
                 if sel.size:
-                    rows = s + sel
-                    lhs[rows, :k, :k], grad[rows, :k] = _normal(jac(sel), om[rows], r[rows])
+                    k, rows, jac = block[0].k, ls + sel, np.swapaxes(fn(sel), 1, 2)
+                    lhs[rows, :k, :k], grad[rows, :k] = _normal(jac, om[rows], r[rows])
 
     def solve(self, a: Array, damp: Array, g: Array) -> Array:
-        """Damped steps, one batched k-by-k solve per group of laws with the same k."""
+        """Damped steps, one batched k-by-k solve per group of laws with the same k.
+
+        LAPACK's solver without ``np.linalg.solve``'s wrapper (most of a small batch's time);
+        non-finite steps are worked out again by it, which raises on a singular matrix."""
         a = a + damp[..., None] * self.eyes[a.shape[1]]
+        gg = g[..., None]
         if len(self.ks) == 1 and self.ks[0] == a.shape[1]:
-            return np.linalg.solve(a, g[..., None])[..., 0]
-        step = np.zeros(g.shape)
+            step = _gesv(a, gg)
+        else:
+            step = np.zeros(gg.shape)
+            for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
+                if e > s:
+                    _gesv(a[s:e, :k, :k], gg[s:e, :k], out=step[s:e, :k])
+        if np.isfinite(step).all():
+            return step[..., 0]
+        step = np.zeros(g.shape)  # np.linalg.solve raises on a singular matrix
         for k, s, e in zip(self.ks, self.kseg[:-1], self.kseg[1:], strict=True):
             if e > s:
-                step[s:e, :k] = np.linalg.solve(a[s:e, :k, :k], g[s:e, :k, None])[..., 0]
+                step[s:e, :k] = np.linalg.solve(a[s:e, :k, :k], gg[s:e, :k])[..., 0]
         return step
 
 
-_SMALL_BLOCK = 4096  # rows x points below which a law block's normal equations are rebuilt whole
+_SMALL_BLOCK = 4096  # rows x points per law below which normal equations are rebuilt whole
+
+
+def _gesv(a: Array, b: Array, out: Array | None = None) -> Array:
+    """``np.linalg.solve(a, b)`` for float (..., k, k) and (..., k, 1): the gufunc it calls."""
+    if _umath_linalg is None:
+        x = np.linalg.solve(a, b)
+        if out is not None:
+            out[...] = x
+        return x
+    return _umath_linalg.solve(a, b, signature="dd->d", out=out)
 
 
 def _broadcast_rows(jac: JacobianFn, b: int) -> JacobianFn:
     """The Jacobian function of ``b`` identical rows from that of one row."""
 
-    def wide(rows: NDArray[np.intp] | None) -> Array:
+    def wide(rows: NDArray[np.intp] | None, out: Array | None = None) -> Array:
         one = jac(None)
-        return np.broadcast_to(one, (b if rows is None else rows.shape[0], *one.shape[1:]))
+        shape = (b if rows is None else rows.shape[0], *one.shape[1:])
+        if out is None:
+            return np.broadcast_to(one, shape)
+        out[...] = np.swapaxes(one, -1, -2)
+        return np.swapaxes(out, -1, -2)
 
     return wide
 
 
+_Block = tuple[Law, int, int, JacobianFn]  # a law, its rows s:e, its Jacobian function
+
+
+def _same_k(jacs: list[_Block]) -> list[list[_Block]]:
+    """The law blocks in runs of equal k (laws are sorted by k, so each run is one row range)."""
+    groups: list[list[_Block]] = []
+    for item in jacs:
+        if groups and groups[-1][0][0].k == item[0].k:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def _rebuild_small(lhs: Array, grad: Array, jacs: list[_Block], om: Array, r: Array,
+                   ok: NDArray[np.bool_] | None) -> None:
+    """J'WJ and J'Wr of every row of a small batch, written where ``ok`` (everywhere for None),
+    in few numpy calls: every law's Jacobian in one (k_max, b, n) buffer, J'W formed once, one
+    batched product per k written straight into place (BLAS gives the same numbers into any
+    row stride), one copy for all rows."""
+    b, kk, n = lhs.shape[0], lhs.shape[1], r.shape[1]
+    jac = np.empty((kk, b, n)).transpose(1, 0, 2)
+    for law, s, e, fn in jacs:
+        fn(None, out=jac[s:e, : law.k])
+    jwt = jac * om[:, None, :]  # the columns past a law's k are never read
+    full = ok is None or bool(ok.all())
+    a_out, g_out = (lhs, grad) if full else (np.zeros(lhs.shape), np.zeros(grad.shape))
+    for group in _same_k(jacs):
+        k, s, e = group[0][0].k, group[0][1], group[-1][2]
+        np.matmul(jwt[s:e, :k], np.swapaxes(jac[s:e, :k], 1, 2), out=a_out[s:e, :k, :k])
+        np.matmul(jwt[s:e, :k], r[s:e, :, None], out=g_out[s:e, :k, None])
+    if not full:
+        np.copyto(lhs, a_out, where=ok[:, None, None])  # type: ignore[index]
+        np.copyto(grad, g_out, where=ok[:, None])  # type: ignore[index]
+
+
+def _rebuild_whole(lhs: Array, grad: Array, group: list[_Block], om: Array, r: Array,
+                   ok: NDArray[np.bool_] | None) -> None:
+    """J'WJ and J'Wr of every row of consecutive law blocks with the same k, written where ``ok``
+    (everywhere for ``None``)."""
+    k, s, e = group[0][0].k, group[0][1], group[-1][2]
+    if len(group) == 1:
+        jac = np.swapaxes(group[0][3](None), 1, 2)
+    else:
+        jac = np.empty((k, e - s, r.shape[1])).transpose(1, 0, 2)  # the laws' layout
+        for _, ls, le, fn in group:
+            fn(None, out=jac[ls - s : le - s])
+    a, g = _normal(jac, om[s:e], r[s:e])
+    if ok is None or ok[s:e].all():
+        lhs[s:e, :k, :k], grad[s:e, :k] = a, g
+    else:
+        np.copyto(lhs[s:e, :k, :k], a, where=ok[s:e, None, None])
+        np.copyto(grad[s:e, :k], g, where=ok[s:e, None])
+
+
 def _normal(jac: Array, om: Array, r: Array) -> tuple[Array, Array]:
-    """J'WJ and J'Wr per row, W the IRLS weights ``om``."""
-    jwt = jac.transpose(0, 2, 1) * om[:, None, :]  # (b, k, n): rows of J' are contiguous
-    return np.matmul(jwt, jac), np.matmul(jwt, r[..., None])[..., 0]
+    """J'WJ and J'Wr per row from the Jacobian (b, k, n) (rows of J' contiguous), W the IRLS
+    weights ``om``."""
+    jwt = jac * om[:, None, :]
+    jt = np.swapaxes(jac, 1, 2)
+    return np.matmul(jwt, jt), np.matmul(jwt, r[..., None])[..., 0]
 
 
 def _row_max(a: Array) -> Array:
     """Maximum of each row of a (b, k) array. numpy reduces along a short last axis one row at a
     time (slow for hundreds of rows); column by column gives the same values far faster."""
-    out = a[:, 0]
-    for j in range(1, a.shape[1]):
-        out = np.maximum(out, a[:, j])
+    if a.shape[1] == 1:
+        return a[:, 0].copy()
+    out = np.maximum(a[:, 0], a[:, 1])
+    for j in range(2, a.shape[1]):
+        np.maximum(out, a[:, j], out=out)
     return out
 
 
@@ -275,7 +367,7 @@ def _residual_cost(st: _State, f: Array, loss: str, f2: float) -> tuple[Array, A
         rho, drho = _rho(z, loss)
         return r, 0.5 * f2 * np.sum(rho, axis=-1), st.wf * drho
     t = np.sqrt(np.add(1.0, z, out=z), out=z)  # soft_l1: rho = 2 (sqrt(1 + z) - 1), rho' = 1/t
-    cost = f2 * np.sum(np.subtract(t, 1.0), axis=-1)
+    cost = f2 * np.add.reduce(np.subtract(t, 1.0), axis=-1)  # np.sum without its wrapper
     return r, cost, np.divide(st.wf, t, out=t)
 
 
@@ -296,33 +388,23 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
         if cost.shape[0] == 0:
             break
         th = st.theta
-        held = ((th <= st.lo_held) & (grad < 0)) | ((th >= st.hi_held) & (grad > 0))
-        any_held = held.any()
-        if any_held:
-            a = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
-            g = np.where(held, 0.0, grad)
-            diag = np.diagonal(a, axis1=1, axis2=2) + held
-        else:
-            a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
-        damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
-        step = st.solve(a, damp, g)
-        if any_held:
-            step = np.where(held, 0.0, step)
-        trial = np.clip(th + step, st.lower, st.upper)
+        trial = _trial(st, th, lhs, grad, lam)
         f_t, jacs = st.model(trial)
         r_t, cost_t, om = _residual_cost(st, f_t, loss, f2)
         ok = np.isfinite(cost_t) & (cost_t <= cost)
         rel = (cost - cost_t) / np.maximum(cost, 1e-300)
-        moved = _row_max(np.abs(trial - th) / (np.abs(th) + 1e-3))
-        small = ok & ((rel < tol) | (cost <= 1e-28) | (moved < 1e-8))
-        small |= ~ok & (moved < 1e-10)
+        moved = np.subtract(trial, th)
+        moved = _row_max(np.divide(np.abs(moved, out=moved), np.abs(th) + 1e-3, out=moved))
+        small = (rel < tol) | (cost <= 1e-28)
+        small |= moved < 1e-8
+        small = np.where(ok, small, moved < 1e-10)
         if ok.all():
             st.theta, cost = trial, cost_t
             lam = np.maximum(lam / 5.0, 1e-9)
         elif ok.any():
-            th[ok], cost[ok] = trial[ok], cost_t[ok]
-            lam[ok] = np.maximum(lam[ok] / 5.0, 1e-9)
-            lam[~ok] *= 8.0
+            np.copyto(th, trial, where=ok[:, None])
+            np.copyto(cost, cost_t, where=ok)
+            lam = np.where(ok, np.maximum(lam / 5.0, 1e-9), lam * 8.0)
         else:
             lam *= 8.0
         done = small | (lam > 1e10)
@@ -337,9 +419,31 @@ def _iterate(st: _State, cost_out: Array, conv_out: NDArray[np.bool_], loss: str
     return it
 
 
+def _trial(st: _State, th: Array, lhs: Array, grad: Array, lam: Array) -> Array:
+    """The damped step from ``th``, parameters held at a bound that the gradient pushes against
+    left out, projected onto the box."""
+    held = (th <= st.lo_held) & (grad < 0)
+    held |= (th >= st.hi_held) & (grad > 0)
+    any_held = held.any()
+    if any_held:
+        a = np.where(held[:, :, None] | held[:, None, :], 0.0, lhs)
+        g = np.where(held, 0.0, grad)
+        diag = np.diagonal(a, axis1=1, axis2=2) + held
+    else:
+        a, g, diag = lhs, grad, np.diagonal(lhs, axis1=1, axis2=2)
+    damp = lam[:, None] * diag + 1e-12 * (_row_max(diag)[:, None] + 1e-30)
+    step = st.solve(a, damp, g)
+    if any_held:
+        step = np.where(held, 0.0, step)
+    step += th  # np.clip(th + step, lower, upper), without clip's overhead
+    np.maximum(step, st.lower, out=step)
+    return np.minimum(step, st.upper, out=step)
+
+
 def _finish(st: _State, rows: NDArray[np.bool_], cost: Array, cost_out: Array,
             conv_out: NDArray[np.bool_], converged: bool) -> None:
-    ids = st.idx[rows]
-    st.theta_out[ids] = st.theta[rows]
-    cost_out[ids] = cost[rows]
+    sel = np.flatnonzero(rows)
+    ids = st.idx[sel]
+    st.theta_out[ids] = st.theta[sel]
+    cost_out[ids] = cost[sel]
     conv_out[ids] = converged
