@@ -12,7 +12,9 @@
 
    (b) the local pool on 2 cores (``--workers 2``);
    (c) a ``dask scheduler`` and two single-threaded ``dask worker`` processes started here
-       (``--scheduler tcp://127.0.0.1:PORT``; the cluster's start is not timed);
+       (``--scheduler tcp://127.0.0.1:PORT``; the cluster's start is not timed), their nannies
+       given saturate's malloc settings as docs/many-runs.md says (``--dask-malloc dask``: Dask's
+       defaults, which cost this analysis 40-60% more CPU; ``K=V,K=V``: others);
    (a) one local process (``--workers 1``), last: the longest.
 
    The three JSON reports must be identical; target: (c) / (b) within 1.3x.
@@ -85,6 +87,7 @@ class Sampler:
     peak: dict[str, int] = field(default_factory=dict)
     cpu: dict[int, float] = field(default_factory=dict)
     base: dict[int, float] = field(default_factory=dict)
+    role_of: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._t0 = time.time()
@@ -123,6 +126,7 @@ class Sampler:
             total += rss
             used = t.user + t.system - self.base[p.pid]
             self.cpu[p.pid] = max(self.cpu.get(p.pid, 0.0), used)
+            self.role_of[p.pid] = role if p.pid == pid else f"{role}'s children"
             if p.pid == pid:
                 self.peak[f"{role} (own)"] = max(self.peak.get(f"{role} (own)", 0), rss)
             else:
@@ -133,6 +137,15 @@ class Sampler:
     def cpu_total(self) -> float:
         return sum(self.cpu.values())
 
+    @property
+    def cpu_by_role(self) -> dict[str, float]:
+        """CPU seconds of each role's root and of its children (a pool's or a nanny's workers)."""
+        out: dict[str, float] = {}
+        for pid, used in self.cpu.items():
+            role = self.role_of.get(pid, "?")
+            out[role] = out.get(role, 0.0) + used
+        return out
+
 
 @dataclass
 class Run:
@@ -142,11 +155,13 @@ class Run:
     cpu: float
     load: tuple[tuple[float, ...], tuple[float, ...]]
     report: dict | None = None
+    cpu_roles: dict[str, float] = field(default_factory=dict)
 
     def line(self) -> str:
         mem = ", ".join(f"{k} {v / GB:.2f} GB" for k, v in sorted(self.peak.items()))
         before, after = (" ".join(f"{x:.1f}" for x in la) for la in self.load)
-        return (f"{self.label:<34} wall {self.wall:8.1f} s   cpu {self.cpu:8.1f} s   "
+        roles = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(self.cpu_roles.items()))
+        return (f"{self.label:<34} wall {self.wall:8.1f} s   cpu {self.cpu:8.1f} s ({roles})   "
                 f"peak RSS: {mem}   load {before} -> {after}")
 
 
@@ -164,7 +179,8 @@ def analyze(label: str, store: Path, out: Path, extra: list[str],
     if proc.returncode != 0:
         raise SystemExit(f"{label}: exit {proc.returncode}\n{err}")
     report = json.loads(out.read_text(encoding="utf-8"))
-    run = Run(label, wall, dict(sampler.peak), sampler.cpu_total, (load0, os.getloadavg()), report)
+    run = Run(label, wall, dict(sampler.peak), sampler.cpu_total, (load0, os.getloadavg()), report,
+              sampler.cpu_by_role)
     print(run.line(), flush=True)
     return run
 
@@ -172,10 +188,12 @@ def analyze(label: str, store: Path, out: Path, extra: list[str],
 # ---- the two parts ------------------------------------------------------------------------------
 
 
-def three_ways(store: Path, tmp: Path, n_boot: int | None, one: bool = True) -> None:
+def three_ways(store: Path, tmp: Path, n_boot: int | None, one: bool = True,
+               malloc: dict[str, str] | None | str = "saturate") -> None:
     extra = [] if n_boot is None else ["--n-boot", str(n_boot)]
     b = analyze("(b) local pool, 2 workers", store, tmp / "b.json", ["--workers", "2", *extra])
-    with start_cluster(workers=2, log_dir=tmp) as cluster:
+    print(f"(c)'s workers: malloc settings {malloc or 'of Dask (its defaults)'}", flush=True)
+    with start_cluster(workers=2, log_dir=tmp, malloc=malloc) as cluster:
         watch = {"scheduler": cluster.scheduler.pid,
                  **{f"dask worker {i + 1}": w.pid for i, w in enumerate(cluster.workers)}}
         c = analyze("(c) dask scheduler + 2 workers", store, tmp / "c.json",
@@ -203,6 +221,13 @@ def big_store(store: Path, tmp: Path, n_boot: int | None) -> None:
           f"(target < 1.5 GB: {'OK' if driver < 1.5 * GB else 'ABOVE TARGET'})", flush=True)
 
 
+def malloc_spec(spec: str) -> dict[str, str] | None | str:
+    """``--dask-malloc``: "saturate", "dask" (None: Dask's defaults) or ``K=V,K=V``."""
+    if spec in ("saturate", "dask"):
+        return None if spec == "dask" else spec
+    return dict(kv.split("=", 1) for kv in spec.split(","))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--curves", type=int, default=10_000)
@@ -215,6 +240,8 @@ def main() -> None:
                         help="three: the three-way comparison; big: the 25M-point store; "
                              "one: (a), the single process (the longest)")
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--dask-malloc", type=malloc_spec, default="saturate",
+                        help="(c)'s worker malloc settings: saturate (default), dask, or K=V,K=V")
     args = parser.parse_args()
     if args.quick:
         args.curves, args.big_runs, args.big_steps = 300, 40, 5_000
@@ -229,7 +256,8 @@ def main() -> None:
         if "three" not in args.skip:
             store = cached_store(max(1, args.curves // METRICS), args.points, args.cache)
             print(f"{args.curves:,} curves x {args.points} points", flush=True)
-            three_ways(store, Path(tmp), args.n_boot, one="one" not in args.skip)
+            three_ways(store, Path(tmp), args.n_boot, one="one" not in args.skip,
+                       malloc=args.dask_malloc)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ Usage::
     with start_cluster(workers=2) as cluster:
         run(["saturate", "analyze", ..., "--scheduler", cluster.address])
         cluster.kill_worker(0)   # a worker lost (its nanny too)
+
+The workers are started as docs/many-runs.md tells users to start theirs: with saturate's
+malloc settings (``malloc=None``: Dask's defaults).
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from mlflow_server import free_port
 
 __all__ = ["DaskCluster", "start_cluster"]
 
 _DASK = str(Path(sys.executable).with_name("dask"))
+_PRE_SPAWN = "DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON"
 
 
 @dataclass
@@ -63,10 +68,13 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=15)
 
 
-def _spawn(args: list[str], log: Path) -> subprocess.Popen:
+def _spawn(args: list[str], log: Path, malloc: dict[str, str] | None = None) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", _PRE_SPAWN))}
+    if malloc:  # a dict literal, merged into Dask's defaults (see worker_malloc_environ)
+        env[_PRE_SPAWN] = repr(dict(malloc))
     with open(log, "ab") as out:
         return subprocess.Popen([_DASK, *args], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
 
 
 def _wait_for(address: str, n: int, procs: list[subprocess.Popen], timeout: float) -> None:
@@ -88,10 +96,14 @@ def _wait_for(address: str, n: int, procs: list[subprocess.Popen], timeout: floa
 
 
 @contextlib.contextmanager
-def start_cluster(workers: int = 2, log_dir: Path | None = None,
-                  timeout: float = 120) -> Iterator[DaskCluster]:
+def start_cluster(workers: int = 2, log_dir: Path | None = None, timeout: float = 120,
+                  malloc: dict[str, str] | None | Literal["saturate"] = "saturate",
+                  ) -> Iterator[DaskCluster]:
     """A scheduler and ``workers`` single-threaded workers on 127.0.0.1 (free ports, no
-    dashboards); every process is stopped on exit, whatever happened."""
+    dashboards), their nannies given ``malloc`` (saturate's ``WORKER_MALLOC``; None: Dask's
+    defaults); every process is stopped on exit, whatever happened."""
+    if malloc == "saturate":
+        from saturate.analysis.dask_engine import WORKER_MALLOC as malloc
     log_dir = Path(log_dir or os.environ.get("TMPDIR", "/tmp"))
     log = log_dir / f"dask-cluster-{os.getpid()}-{time.monotonic_ns()}.log"
     port = free_port()
@@ -103,7 +115,7 @@ def start_cluster(workers: int = 2, log_dir: Path | None = None,
         for _ in range(workers):
             cluster.workers.append(_spawn(
                 ["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--nworkers", "1",
-                 "--no-dashboard", "--memory-limit", "0"], log))  # fmt: skip
+                 "--no-dashboard", "--memory-limit", "0"], log, malloc))  # fmt: skip
         _wait_for(address, workers, [scheduler, *cluster.workers], timeout)
         yield cluster
     finally:

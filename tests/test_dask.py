@@ -19,6 +19,7 @@ from mlflow_server import free_port  # noqa: E402
 
 import saturate  # noqa: E402
 from saturate.analysis import dask_engine  # noqa: E402
+from saturate.analysis.work import Engine  # noqa: E402
 from saturate.errors import SourceError  # noqa: E402
 from saturate.report import render  # noqa: E402
 
@@ -50,6 +51,7 @@ def test_cli_on_a_running_scheduler_gives_the_local_json(cluster, sequential: di
         capture_output=True, text=True, timeout=900, cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert "Dask workers" not in proc.stderr  # started with saturate's malloc settings: no warning
     doc = json.loads(proc.stdout)
     assert len(doc["curves"]) == len(sequential["curves"]) == 99
     assert doc["curves"] == sequential["curves"]
@@ -98,3 +100,38 @@ def test_an_unreachable_scheduler_is_a_source_error(monkeypatch: pytest.MonkeyPa
     address = f"tcp://127.0.0.1:{free_port()}"
     with pytest.raises(SourceError, match="cannot reach the Dask scheduler"):
         saturate.analyze(SAMPLES / "03_saturated.csv", scheduler=address)
+
+
+def test_the_local_cluster_gives_its_workers_saturates_malloc_settings() -> None:
+    import os
+
+    with dask_engine.dask_client(Engine(workers=1, scheduler="local")) as client:
+        for name, value in dask_engine.WORKER_MALLOC.items():
+            assert set(client.run(os.getenv, name).values()) == {value}
+
+
+def test_a_trim_threshold_of_the_users_own_is_kept() -> None:
+    import dask
+
+    assert dask_engine.worker_malloc_config()[
+        "distributed.nanny.pre-spawn-environ"]["MALLOC_MMAP_THRESHOLD_"] == str(32 << 20)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 0}):
+        assert dask_engine.worker_malloc_config() == {}
+
+
+def test_workers_with_dasks_default_trim_threshold_get_one_warning(tmp_path: Path) -> None:
+    """Workers started with Dask's defaults (MALLOC_TRIM_THRESHOLD_=65536): the analysis runs,
+    and one warning names the setting that makes it slow and how to start them."""
+    file = SAMPLES / "03_saturated.csv"
+    with (start_cluster(workers=1, log_dir=tmp_path, malloc=None) as cluster,
+          pytest.warns(dask_engine.DaskWorkerWarning) as caught):
+        on_dask = saturate.analyze(file, n_boot=N_BOOT, scheduler=cluster.address)
+    slow = [w for w in caught if issubclass(w.category, dask_engine.DaskWorkerWarning)]
+    assert len(slow) == 1
+    text = str(slow[0].message)
+    assert "1 of 1 Dask workers" in text and "MALLOC_TRIM_THRESHOLD_=65536" in text
+    assert dask_engine.worker_malloc_environ() in text
+    assert dask_engine.worker_malloc_environ() == (
+        """DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON='{"MALLOC_TRIM_THRESHOLD_": 134217728, """
+        """"MALLOC_MMAP_THRESHOLD_": 33554432}'""")
+    assert _doc(on_dask) == _doc(saturate.analyze(file, n_boot=N_BOOT, workers=1))

@@ -9,11 +9,21 @@ are in flight, so the driver reads curves as the cluster takes them.
 
 Dask's ``distributed`` is an optional extra (``pip install "saturate[dask]"``); the workers need
 saturate installed, in the same version.
+
+Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536`` (its
+``distributed.nanny.pre-spawn-environ`` default, to hand freed memory back to the system). Setting
+it switches off glibc's adaptive mmap threshold, so every numpy temporary above 128 KiB is mapped,
+faulted in page by page and unmapped again: on this analysis the workers then spend 40-60% more
+CPU than the local pool's on the same curves (``benchmarks/bench_scale.py``). The local cluster
+started here gets :data:`WORKER_MALLOC` instead (glibc's own steady state, fixed); workers of an
+existing scheduler are checked once, and a warning says how to start them.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -28,7 +38,9 @@ from saturate.results import CurveAnalysis
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["run_on_dask", "dask_client", "require_distributed", "RETRIES", "CONNECT_TIMEOUT"]
+__all__ = ["run_on_dask", "dask_client", "require_distributed", "worker_malloc_config",
+           "worker_malloc_environ", "DaskWorkerWarning", "RETRIES", "CONNECT_TIMEOUT",
+           "WORKER_MALLOC"]
 
 #: Times a task that raised is run again (a worker lost mid-task is rescheduled regardless).
 RETRIES = 2
@@ -36,6 +48,49 @@ RETRIES = 2
 CONNECT_TIMEOUT = 20
 _IN_FLIGHT_PER_WORKER = 3
 _INSTALL = "pip install 'saturate[dask]'"
+#: glibc's malloc settings for Dask workers: the mmap threshold glibc's adaptive rule settles at on
+#: 64-bit Linux (32 MiB, its ceiling) and a trim threshold above it, both fixed at the start.
+WORKER_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(128 << 20), "MALLOC_MMAP_THRESHOLD_": str(32 << 20)}
+#: Dask's default trim threshold, which costs this analysis its CPU (see the module's docstring).
+_DASK_TRIM = "65536"
+_PRE_SPAWN = "distributed.nanny.pre-spawn-environ"
+
+
+class DaskWorkerWarning(UserWarning):
+    """The Dask workers run with settings that make the analysis markedly slower."""
+
+
+def worker_malloc_config() -> dict[str, dict[str, str]]:
+    """The ``dask.config`` update that gives new workers :data:`WORKER_MALLOC`; empty when the
+    user set a trim threshold of their own (kept as given)."""
+    import dask
+
+    pre_spawn = dict(dask.config.get(_PRE_SPAWN, default={}) or {})
+    if str(pre_spawn.get("MALLOC_TRIM_THRESHOLD_", _DASK_TRIM)) != _DASK_TRIM:
+        return {}
+    return {_PRE_SPAWN: {**pre_spawn, **WORKER_MALLOC}}
+
+
+def worker_malloc_environ() -> str:
+    """The environment variable that gives ``dask worker`` processes :data:`WORKER_MALLOC`:
+    Dask reads a dict literal there and merges it into its defaults (a variable per key would
+    lose the keys' case)."""
+    literal = ", ".join(f'"{k}": {v}' for k, v in WORKER_MALLOC.items())
+    return f"DASK_{_PRE_SPAWN.upper().replace('.', '__').replace('-', '_')}='{{{literal}}}'"
+
+
+def _warn_slow_workers(client: Client) -> None:
+    """One warning when some worker runs with Dask's default trim threshold."""
+    try:
+        trims = client.run(os.getenv, "MALLOC_TRIM_THRESHOLD_")
+    except Exception:  # a hint only: never fail the analysis over it
+        return
+    slow = sum(1 for v in trims.values() if v == _DASK_TRIM)
+    if slow:
+        warnings.warn(
+            f"{slow} of {len(trims)} Dask workers run with MALLOC_TRIM_THRESHOLD_={_DASK_TRIM} "
+            f"(Dask's default), which makes this analysis about 1.4x slower; start them with "
+            f"{worker_malloc_environ()} (docs/many-runs.md)", DaskWorkerWarning, stacklevel=3)
 
 
 def require_distributed(option: str = "scheduler") -> Any:
@@ -59,10 +114,13 @@ def dask_client(engine: Engine, option: str = "scheduler") -> Iterator[Client]:
         yield engine.client
         return
     if engine.scheduler == "local":
-        cluster = distributed.LocalCluster(
-            n_workers=local_workers(engine.workers), threads_per_worker=1, processes=True,
-            dashboard_address=":0", silence_logs=logging.ERROR,  # any free port: no clash
-        )
+        import dask
+
+        with dask.config.set(worker_malloc_config()):
+            cluster = distributed.LocalCluster(
+                n_workers=local_workers(engine.workers), threads_per_worker=1, processes=True,
+                dashboard_address=":0", silence_logs=logging.ERROR,  # any free port: no clash
+            )
         try:
             with distributed.Client(cluster) as client:
                 yield client
@@ -111,6 +169,7 @@ def run_on_dask(
         from distributed import as_completed
 
         window = _IN_FLIGHT_PER_WORKER * _wait_for_workers(client, option)
+        _warn_slow_workers(client)
         done: dict[int, list[CurveAnalysis]] = {}
         pending = as_completed()
         futures: list[Any] = []
