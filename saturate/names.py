@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "metric_tokens",
+    "LOSS_WORDS",
     "Quantity",
     "QUANTITIES",
     "GPU_HOURS",
@@ -70,6 +71,9 @@ def metric_tokens(name: str, keep: str = "") -> list[str]:
 
 _PHRASES = frozenset({("cross", "entropy")})
 """Pairs of words that name one thing (``cross entropy``: a loss)."""
+
+LOSS_WORDS = frozenset({"loss", "losses", "nll", "cross_entropy", "crossentropy", "xent"})
+"""Tokens (:func:`metric_tokens`) that name a loss: lower is better, and a loss's role rules."""
 
 
 @dataclass(frozen=True)

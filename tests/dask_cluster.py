@@ -26,10 +26,12 @@ from typing import Literal
 
 from mlflow_server import free_port
 
+from saturate.analysis.dask_engine import WORKER_MALLOC, worker_malloc_variable
+
 __all__ = ["DaskCluster", "start_cluster"]
 
 _DASK = str(Path(sys.executable).with_name("dask"))
-_PRE_SPAWN = "DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON"
+_PRE_SPAWN = worker_malloc_variable()[0]  # and its per-key forms
 
 
 @dataclass
@@ -69,9 +71,11 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _spawn(args: list[str], log: Path, malloc: dict[str, str] | None = None) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", _PRE_SPAWN))}
-    if malloc:  # a dict literal, merged into Dask's defaults (see worker_malloc_environ)
-        env[_PRE_SPAWN] = repr(dict(malloc))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MALLOC_", _PRE_SPAWN))}
+    if malloc:
+        name, value = worker_malloc_variable(malloc)
+        env[name] = value
     with open(log, "ab") as out:
         return subprocess.Popen([_DASK, *args], stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True, env=env)
@@ -103,7 +107,7 @@ def start_cluster(workers: int = 2, log_dir: Path | None = None, timeout: float 
     dashboards), their nannies given ``malloc`` (saturate's ``WORKER_MALLOC``; None: Dask's
     defaults); every process is stopped on exit, whatever happened."""
     if malloc == "saturate":
-        from saturate.analysis.dask_engine import WORKER_MALLOC as malloc
+        malloc = WORKER_MALLOC
     log_dir = Path(log_dir or os.environ.get("TMPDIR", "/tmp"))
     log = log_dir / f"dask-cluster-{os.getpid()}-{time.monotonic_ns()}.log"
     port = free_port()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
 __all__ = ["run_on_dask", "dask_client", "require_distributed", "worker_malloc_config",
-           "worker_malloc_environ", "DaskWorkerWarning", "RETRIES", "CONNECT_TIMEOUT",
+           "worker_malloc_variable", "worker_malloc_environ", "DaskWorkerWarning", "RETRIES", "CONNECT_TIMEOUT",
            "WORKER_MALLOC"]
 
 #: Times a task that raised is run again (a worker lost mid-task is rescheduled regardless).
@@ -71,12 +71,18 @@ def worker_malloc_config() -> dict[str, dict[str, str]]:
     return {_PRE_SPAWN: {**pre_spawn, **WORKER_MALLOC}}
 
 
-def worker_malloc_environ() -> str:
-    """The environment variable that gives ``dask worker`` processes :data:`WORKER_MALLOC`:
+def worker_malloc_variable(malloc: Mapping[str, str] = WORKER_MALLOC) -> tuple[str, str]:
+    """The environment variable (name, value) that gives ``dask worker`` processes ``malloc``:
     Dask reads a dict literal there and merges it into its defaults (a variable per key would
-    lose the keys' case)."""
-    literal = ", ".join(f'"{k}": {v}' for k, v in WORKER_MALLOC.items())
-    return f"DASK_{_PRE_SPAWN.upper().replace('.', '__').replace('-', '_')}='{{{literal}}}'"
+    lose the keys' case). The values are numbers, as glibc's are."""
+    literal = ", ".join(f'"{k}": {v}' for k, v in malloc.items())
+    return f"DASK_{_PRE_SPAWN.upper().replace('.', '__').replace('-', '_')}", f"{{{literal}}}"
+
+
+def worker_malloc_environ() -> str:
+    """:func:`worker_malloc_variable` as a shell assignment, for messages and docs."""
+    name, value = worker_malloc_variable()
+    return f"{name}='{value}'"
 
 
 def _warn_slow_workers(client: Client) -> None:
@@ -169,7 +175,8 @@ def run_on_dask(
         from distributed import as_completed
 
         window = _IN_FLIGHT_PER_WORKER * _wait_for_workers(client, option)
-        _warn_slow_workers(client)
+        if engine.client is not None or engine.scheduler != "local":  # ours have WORKER_MALLOC
+            _warn_slow_workers(client)
         done: dict[int, list[CurveAnalysis]] = {}
         pending = as_completed()
         futures: list[Any] = []

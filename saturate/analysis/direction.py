@@ -12,17 +12,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from saturate.errors import SettingsError
-from saturate.names import metric_tokens
+from saturate.names import LOSS_WORDS, metric_tokens
 from saturate.results import Direction
 
 __all__ = ["LOWER_IS_BETTER_WORDS", "metric_tokens", "metric_direction", "signed", "unsigned"]
 
 # Words that make a metric lower-is-better when they appear as a whole token of its name
 # (tokens are split on anything that is not a letter or digit, and on camelCase boundaries).
-LOWER_IS_BETTER_WORDS: frozenset[str] = frozenset(
+LOWER_IS_BETTER_WORDS: frozenset[str] = LOSS_WORDS | frozenset(
     {
-        "loss",
-        "losses",
         "error",
         "errors",
         "err",
@@ -30,10 +28,6 @@ LOWER_IS_BETTER_WORDS: frozenset[str] = frozenset(
         "ppl",
         "regret",
         "latency",
-        "nll",
-        "cross_entropy",
-        "crossentropy",
-        "xent",
         "mse",
         "mae",
         "rmse",

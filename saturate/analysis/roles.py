@@ -44,7 +44,7 @@ from typing import Literal
 import pandas as pd
 
 from saturate.errors import SettingsError
-from saturate.names import is_axis_name, metric_tokens
+from saturate.names import LOSS_WORDS, is_axis_name, metric_tokens
 
 __all__ = [
     "Role",
@@ -95,7 +95,7 @@ RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q"
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
 """Words that say a loss trains a part of an RL learner (rule 6)."""
-_LOSS = frozenset({"loss", "losses", "cross_entropy", "crossentropy", "xent", "nll"})
+_LOSS = LOSS_WORDS
 _OBJECTIVE_HEADS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores",
                               "accuracy", "acc", "success", "solved", "em", "f1", "bleu", "rouge"})
 _RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",

@@ -43,22 +43,10 @@ def looks_like_console_log(text: str) -> bool:
     return hits == 1 and len(text) < _HEAD_BYTES  # a short log of one step
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
 def _pairs(body: str) -> list[tuple[str, float]]:
-    out = []
-    for part in body.split(" - "):
-        m = _PAIR.match(part)
-        if m:
-            v = _number(m.group(2))
-            if v is not None:
-                out.append((m.group(1).strip(), v))
-    return out
+    """The ``key:number`` pairs of a line's body (:data:`_PAIR` admits only what float reads)."""
+    return [(m.group(1).strip(), float(m.group(2)))
+            for part in body.split(" - ") if (m := _PAIR.match(part))]
 
 
 def read_console_log(text: str, path: Path) -> pd.DataFrame:
