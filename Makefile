@@ -11,7 +11,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -m pip install --quiet -e ".[dev]" 2>&1 | grep -v "is ignored" || true
 	$(BIN)/python -m pip install --quiet --no-deps "rliable==1.2.0" 2>&1 | grep -v "is ignored" || true
-	$(BIN)/python -c "import saturate, pytest, mlflow" && touch $(STAMP)
+	@# the fit's compiled kernels are built here once (numba caches them), not in the first analysis
+	$(BIN)/python -c "import saturate, pytest, mlflow; from saturate.fit.kernels import warm; warm()" \
+		&& touch $(STAMP)
 
 setup: $(STAMP)
 

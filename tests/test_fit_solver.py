@@ -1,4 +1,5 @@
-"""The batched LM solver: same iterates as a plain per-law loop, fused laws, bounds, robust loss."""
+"""The compiled LM solver: the iterates of a plain numpy loop (to rounding: the sums run in
+another order), several laws in one call, bounds, robust loss, checked shapes."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import numpy as np
 import pytest
 
 from saturate.fit.laws import LAWS
-from saturate.fit.solver import robust_cost, solve_batch, solve_laws
+from saturate.fit.solver import _rho, robust_cost, solve_batch, solve_laws
 
 X = np.geomspace(0.01, 1.0, 90)
 
 
 def _reference(law, x, y, w, theta0, loss, f_scale, max_iter, tol):
-    """The straightforward loop the solver must reproduce (the solver before its speed-up)."""
+    """The straightforward loop the solver must reproduce (the numpy solver it replaced)."""
     lower, upper = law.lower, law.upper
     theta = np.clip(np.array(theta0, dtype=float), lower, upper)
     b, k = theta.shape
@@ -33,7 +34,7 @@ def _reference(law, x, y, w, theta0, loss, f_scale, max_iter, tol):
             ra, wa, ja, th = r[active], w[active], jac[active], theta[active]
             wf = wa / f_scale**2
             z = ra**2 * wf
-            om = {"soft_l1": wf / np.sqrt(1.0 + z), "linear": wf}[loss]
+            om = wf * _rho(z, loss)[1]  # IRLS weights: rho'(z)
             jt = np.ascontiguousarray(ja.transpose(0, 2, 1))  # J' (b, k, n)
             jwt = jt * om[:, None, :]
             lhs = np.matmul(jwt, jt.transpose(0, 2, 1))
@@ -64,6 +65,13 @@ def _reference(law, x, y, w, theta0, loss, f_scale, max_iter, tol):
     return theta, cost, converged
 
 
+def _assert_same_fits(res, theta, cost, conv):
+    """The solver's fits are the reference loop's, to rounding (sums in another order)."""
+    np.testing.assert_allclose(res.theta, theta, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(res.cost, cost, rtol=1e-9)
+    np.testing.assert_array_equal(res.converged, conv)
+
+
 def _problem(name, rng, rows=12, weighted=False):
     """Noisy data from a rough fit of the law, starts from its grid, some rows with a prefix
     weighting (rolling origins) and one non-finite start."""
@@ -87,9 +95,7 @@ def test_same_iterates_as_the_plain_loop(name, loss):
     for max_iter in (3, 40):
         res = solve_batch(law, X, y, w, theta0, loss=loss, f_scale=0.05, max_iter=max_iter)
         theta, cost, conv = _reference(law, X, y, w, theta0, loss, 0.05, max_iter, 1e-8)
-        np.testing.assert_array_equal(res.theta, theta)
-        np.testing.assert_array_equal(res.cost, cost)
-        np.testing.assert_array_equal(res.converged, conv)
+        _assert_same_fits(res, theta, cost, conv)
     assert np.isinf(res.cost[-1]) and not res.converged[-1]  # the non-finite start
     assert np.all((res.theta[:-1] >= law.lower) & (res.theta[:-1] <= law.upper))
 
@@ -111,8 +117,8 @@ def test_several_laws_in_one_loop_match_one_law_at_a_time():
 
 
 def test_large_batches_match_the_plain_loop():
-    """Batches too large to rebuild whole (the bootstrap's: accepted rows only, one law at a
-    time), with each law's rows sharing the weights, give the plain loop's iterates too."""
+    """Bootstrap-like batches (each row its own data, all sharing the weights and the start)
+    give the plain loop's iterates too."""
     rng = np.random.default_rng(4)
     problems = []
     for name in ("sigmoid", "weibull", "bnsl"):
@@ -122,9 +128,7 @@ def test_large_batches_match_the_plain_loop():
     fused = solve_laws(problems, X, f_scale=0.05, max_iter=20, tol=1e-6)
     for (law, ys, w, theta0), res in zip(problems, fused, strict=True):
         theta, cost, conv = _reference(law, X, ys, w, theta0, "soft_l1", 0.05, 20, 1e-6)
-        np.testing.assert_array_equal(res.theta, theta)
-        np.testing.assert_array_equal(res.cost, cost)
-        np.testing.assert_array_equal(res.converged, conv)
+        _assert_same_fits(res, theta, cost, conv)
 
 
 @pytest.mark.parametrize("name", list(LAWS))
@@ -154,3 +158,30 @@ def test_robust_loss_resists_outliers():
     assert abs(robust.theta[0, 2] - 0.7) < abs(plain.theta[0, 2] - 0.7)
     with pytest.raises(ValueError, match="loss"):
         solve_batch(law, X, y, np.ones(X.size), start, loss="l3")
+
+
+@pytest.mark.parametrize("loss", ["huber", "cauchy"])
+def test_other_losses_match_the_plain_loop(loss):
+    law, y, w, theta0 = _problem("weibull", np.random.default_rng(5))
+    for max_iter in (3, 40):
+        res = solve_batch(law, X, y, w, theta0, loss=loss, f_scale=0.05, max_iter=max_iter)
+        _assert_same_fits(res, *_reference(law, X, y, w, theta0, loss, 0.05, max_iter, 1e-8))
+
+
+def test_shapes_are_checked_before_the_compiled_loop():
+    law, y, w, theta0 = _problem("sigmoid", np.random.default_rng(6))
+    with pytest.raises(ValueError, match="theta0 for sigmoid: expected 4 columns, got 3"):
+        solve_batch(law, X, y, w, theta0[:, :3])
+    with pytest.raises(ValueError, match=r"y for sigmoid: expected \(90,\) or \(12, 90\)"):
+        solve_batch(law, X, y[:-1], w, theta0)
+    with pytest.raises(ValueError, match="w for sigmoid"):
+        solve_batch(law, X, y, w[:5], theta0)
+    assert solve_batch(law, X, y, w[:1], theta0[:0]).theta.shape == (0, 4)
+
+
+def test_a_law_without_a_compiled_kernel_is_named():
+    from dataclasses import replace
+
+    law = replace(LAWS["power"], name="my_law")
+    with pytest.raises(ValueError, match="my_law"):
+        solve_batch(law, X, np.zeros(X.size), np.ones(X.size), np.zeros((1, 3)))

@@ -5,8 +5,8 @@
 1. clean and normalise the curve (:mod:`saturate.fit.prep`); long curves are averaged into narrow
    bins of log compute (at most ``max_points``) so cost does not grow with curve length;
 2. per law, multi-start robust fits of the whole curve and of its prefixes (rolling origins), all in
-   one batched Levenberg-Marquardt call (:mod:`saturate.fit.solver`), the whole-curve fit polished
-   by ``scipy.optimize.least_squares``;
+   one call of the compiled Levenberg-Marquardt solver (:mod:`saturate.fit.solver`); a
+   whole-curve fit left unconverged is polished (:mod:`saturate.fit.polish`);
 3. weights from AICc (with the sample size discounted for autocorrelated residuals) plus the
    predictive score of the rolling-origin forecasts (one unit of evidence per origin), averaged
    over a Bayesian bootstrap of the in-sample fit (pseudo-BMA+), so laws that the data cannot
@@ -28,12 +28,12 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import least_squares
 
 from saturate.errors import SettingsError
 from saturate.fit.domain import DomainBounds, domain_bounds, drop_outside
 from saturate.fit.estimates import averaged_asymptote, build_law_fit, linear_se
 from saturate.fit.laws import LAWS, Law
+from saturate.fit.polish import polish
 from saturate.fit.prep import (
     Bins,
     Normalisation,
@@ -49,7 +49,7 @@ from saturate.fit.prep import (
 from saturate.fit.priors import with_prior
 from saturate.fit.result import CurveFit, LawFit, parse_at
 from saturate.fit.settings import FitSettings
-from saturate.fit.solver import BatchResult, robust_cost, solve_laws
+from saturate.fit.solver import BatchResult, solve_laws
 from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "parse_at"]
@@ -326,49 +326,13 @@ def _fit_point(
     conv = res.converged.reshape(g, m)[np.arange(g), pick]
     point, ok = theta[0], bool(conv[0]) and math.isfinite(cost[0, pick[0]])
     if settings.polish and not ok and math.isfinite(cost[0, pick[0]]):
-        point, ok = _polish(law, bins, yb, point, float(cost[0, pick[0]]), ok, settings, f_scale)
+        point, ok = polish(law, bins, yb, point, float(cost[0, pick[0]]), ok, settings.loss,
+                           f_scale)
     if not np.all(np.isfinite(point)) or not math.isfinite(cost[0, pick[0]]):
         point = np.full(law.k, np.nan)
     cv_ok = np.isfinite(cost[np.arange(1, g), pick[1:]])
     cv_theta = np.where(cv_ok[:, None], theta[1:], np.nan)
     return PointFit(theta=point, converged=ok, cv_theta=cv_theta)
-
-
-def _polish(
-    law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool,
-    settings: FitSettings, f_scale: float,
-) -> tuple[Array, bool]:
-    """One scipy ``least_squares`` run from the best batched solution; kept if not worse."""
-    lo, hi = law.lower, law.upper
-    eps = 1e-9 * (hi - lo)
-    sw = np.sqrt(bins.counts)
-    # speed (h7-fitspeed): log(x) once, and the Jacobian from the values' work at the point
-    # least_squares just evaluated (it asks for the Jacobian where it accepted a step)
-    bx, log_x = bins.x, np.log(np.maximum(bins.x, 1e-300))
-    seen: list = [None, None]
-
-    def fun(t: Array) -> Array:
-        f, seen[1] = law.evaluate(bx, log_x, t)  # t: a float vector (least_squares')
-        seen[0] = t.copy()
-        return sw * (yb - f)
-
-    def jac(t: Array) -> Array:
-        same = seen[0] is not None and bool((t == seen[0]).all())
-        return -sw[:, None] * (seen[1] if same else law.evaluate(bx, log_x, t)[1])(None)
-
-    try:
-        with np.errstate(all="ignore"):
-            res = least_squares(
-                fun, np.clip(theta, lo + eps, hi - eps), jac=jac, bounds=(lo, hi),
-                loss=settings.loss, f_scale=f_scale, x_scale="jac", max_nfev=60,
-            )
-    except (ValueError, np.linalg.LinAlgError):
-        return theta, converged
-    x = res.x
-    new_cost = float(robust_cost(fun(x), np.ones_like(sw), settings.loss, f_scale))
-    if np.all(np.isfinite(x)) and new_cost <= cost * (1 + 1e-9):
-        return x, bool(res.status > 0) or converged
-    return theta, converged
 
 
 def _hc2(r: Array, jac: Array) -> Array:
