@@ -80,3 +80,28 @@ def test_polish_never_leaves_a_fit_worse(seed):
     assert after <= before * (1 + 1e-9)
     more = solve_batch(law, bins.x, yb, bins.counts, start.theta, f_scale=f_scale, max_iter=60)
     assert after <= float(more.cost[0]) * (1 + 1e-9)  # at least 60 LM iterations' worth
+
+
+def test_kernels_work_where_numba_cannot_cache_them():
+    """No cache folder numba may use (here: only IPython's locator allowed): one warning, and
+    the kernels compile in the process."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import warnings
+        import numpy as np
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as seen:
+            from saturate.fit.kernels import law_values
+        f, _ = law_values(4, np.array([0.5, 1.0]), np.log([0.5, 1.0]), np.ones((1, 2)), False)
+        print([type(w.message).__name__ for w in seen], f.tolist())
+    """)
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "IPythonCacheLocator"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("['KernelCacheWarning'] ")  # once, not once per kernel
+    assert out.stdout.strip().endswith("[[0.3068528194400547, 1.0]]")

@@ -15,18 +15,44 @@ compiled loop behind.
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
 
-__all__ = ["LAW_IDS", "LOSS_IDS", "law_values", "lm_rows", "warm"]
+__all__ = ["LAW_IDS", "LOSS_IDS", "KernelCacheWarning", "law_values", "lm_rows", "warm"]
 
-#: numpy's error model: a division by zero gives inf or NaN as in numpy instead of raising (and
-#: leaves the loops free of checks); on-disk caching, so a process compiles nothing a previous one
-#: already did
-_jit = njit(cache=True, error_model="numpy")
-#: the entry points also release the GIL (threads of a Dask worker fit curves side by side)
-_entry = njit(cache=True, error_model="numpy", nogil=True)
+
+class KernelCacheWarning(UserWarning):
+    """numba finds no folder to keep the compiled fit in: every process compiles it again."""
+
+
+def _compiled(**options: bool) -> Callable:
+    """numba's ``njit`` with numpy's error model (a division by zero gives inf or NaN, as in
+    numpy, instead of raising, and the loops carry no checks) and an on-disk cache, so a process
+    compiles nothing a previous one did; without a writable cache folder, compiled in each
+    process (with one warning that says how to give it one)."""
+    def wrap(fn: Callable) -> Callable:
+        try:
+            return njit(cache=True, error_model="numpy", **options)(fn)
+        except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+            if not _uncached:
+                warnings.warn(
+                    "numba finds no writable folder for the fit's compiled kernels (beside "
+                    f"{__file__} or in the user's cache folder): every run compiles them again, "
+                    "about 10 s; set NUMBA_CACHE_DIR to a writable folder", KernelCacheWarning,
+                    stacklevel=3)
+            _uncached.append(fn.__name__)
+            return njit(error_model="numpy", **options)(fn)
+    return wrap
+
+
+_uncached: list[str] = []  # kernels compiled without a cache (warned about once)
+
+
+_jit = _compiled()
+_entry = _compiled(nogil=True)  # the entry points release the GIL (a Dask worker's threads)
 
 LAW_IDS = {"sigmoid": 0, "power": 1, "power_shifted": 2, "weibull": 3, "loglinear": 4, "bnsl": 5}
 LOSS_IDS = {"linear": 0, "soft_l1": 1, "huber": 2, "cauchy": 3}
