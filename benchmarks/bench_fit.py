@@ -144,11 +144,13 @@ def target_line(curves: int, workers: int, wall: float, cpu_per_curve: float) ->
     from_cpu = cpu_per_curve * curves / 2
     verdict = "meets" if from_cpu < target else "misses"
     wall_note = "" if workers == 2 else f" with {workers} worker(s), not comparable"
-    return (f"target: {curves} curves in {target:.1f} s on 2 cores ({TARGET_S:.0f} s per "
-            f"{TARGET_CURVES:,}): {from_cpu:.1f} s from CPU time ({1e3 * cpu_per_curve:.0f} ms per "
-            f"curve x {curves} / 2 cores, pool overhead aside): {verdict} it (budget "
-            f"{1e3 * TARGET_S * 2 / TARGET_CURVES:.0f} ms per curve); wall {wall:.1f} s as "
-            f"measured{wall_note}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    return (f"target on this machine: {curves} curves in {target:.1f} s on 2 cores "
+            f"({TARGET_S:.0f} s per {TARGET_CURVES:,}): {from_cpu:.1f} s from CPU time "
+            f"({1e3 * cpu_per_curve:.0f} ms per curve x {curves} / 2 cores, pool overhead aside): "
+            f"{verdict} it (budget {1e3 * TARGET_S * 2 / TARGET_CURVES:.0f} ms per curve); wall "
+            f"{wall:.1f} s as measured{wall_note}, load average {os.getloadavg()[0]:.1f} on "
+            f"{os.cpu_count()} cores (the machine's speed varies from day to day: see the "
+            f"same-run reference)")
 
 
 def _extract(rev: str, into: Path) -> str | None:

@@ -4,8 +4,8 @@ the robust Levenberg-Marquardt iterations of one row, with numba.
 The batched numpy solver spent its time on Python overhead (a hundred small numpy calls per
 iteration) and on passes over memory; here each row is iterated on its own, start to finish,
 in compiled code. The laws are the formulas of :mod:`saturate.fit.formulas` written for one row,
-operation for operation in the same order (``tests/test_kernels.py`` checks them against the
-numpy formulas and the iterates against a plain numpy loop).
+operation for operation in the same order (``tests/test_kernels.py`` holds them to the numpy
+formulas; ``tests/test_fit_solver.py`` holds the iterates to a plain numpy loop).
 
 The law kernels and the loop live in one module on purpose: numba's on-disk cache tracks the
 source file of the compiled function only, so a law edited in another file would leave a stale
@@ -20,12 +20,16 @@ from collections.abc import Callable
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 __all__ = ["LAW_IDS", "LOSS_IDS", "KernelCacheWarning", "law_values", "lm_rows", "warm"]
 
 
 class KernelCacheWarning(UserWarning):
     """numba finds no folder to keep the compiled fit in: every process compiles it again."""
+
+
+_uncached: list[str] = []  # kernels compiled without a cache (warned about once)
 
 
 def _compiled(**options: bool) -> Callable:
@@ -48,20 +52,19 @@ def _compiled(**options: bool) -> Callable:
     return wrap
 
 
-_uncached: list[str] = []  # kernels compiled without a cache (warned about once)
-
-
 _jit = _compiled()
 _entry = _compiled(nogil=True)  # the entry points release the GIL (a Dask worker's threads)
 
+Array = NDArray[np.float64]
 LAW_IDS = {"sigmoid": 0, "power": 1, "power_shifted": 2, "weibull": 3, "loglinear": 4, "bnsl": 5}
+"""Each law's number in the kernels (its branch of :func:`_model`)."""
 LOSS_IDS = {"linear": 0, "soft_l1": 1, "huber": 2, "cauchy": 3}
 
 
 # ---- the laws, one parameter vector at a time -------------------------------------------------
 # Each fills f (n,) with the values and, when ``jac``, J (k, n) with d f / d theta.
 @_jit
-def _sigmoid(u, th, f, J, jac):
+def _sigmoid(u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, r0, b, m = th[0], th[1], th[2], th[3]
     amr = a - r0
     for i in range(u.shape[0]):
@@ -77,7 +80,7 @@ def _sigmoid(u, th, f, J, jac):
 
 
 @_jit
-def _power(u, th, f, J, jac):
+def _power(u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, d, b = th[0], th[1], th[2]
     for i in range(u.shape[0]):
         p = math.exp(min(-b * u[i], 700.0))
@@ -89,7 +92,7 @@ def _power(u, th, f, J, jac):
 
 
 @_jit
-def _power_shifted(x, th, f, J, jac):
+def _power_shifted(x: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, g, b, ls = th[0], th[1], th[2], th[3]
     s = math.exp(min(ls, 700.0))
     log_1s = math.log(max(1.0 + s, 1e-300))
@@ -108,7 +111,7 @@ def _power_shifted(x, th, f, J, jac):
 
 
 @_jit
-def _weibull(u, th, f, J, jac):
+def _weibull(u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, r0, d, ls = th[0], th[1], th[2], th[3]
     amr = a - r0
     for i in range(u.shape[0]):
@@ -125,7 +128,7 @@ def _weibull(u, th, f, J, jac):
 
 
 @_jit
-def _loglinear(u, th, f, J, jac):
+def _loglinear(u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, b = th[0], th[1]
     for i in range(u.shape[0]):
         f[i] = a + b * u[i]
@@ -135,12 +138,12 @@ def _loglinear(u, th, f, J, jac):
 
 
 @_jit
-def _softplus(z):
+def _softplus(z: float) -> float:
     return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
 
 
 @_jit
-def _bnsl(u, th, f, J, jac):
+def _bnsl(u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     a, d, c0, c1, ld, fb = th[0], th[1], th[2], th[3], th[4], th[5]
     z0 = -ld / fb
     sp0 = _softplus(z0)
@@ -165,7 +168,7 @@ def _bnsl(u, th, f, J, jac):
 
 
 @_jit
-def _model(law, x, u, th, f, J, jac):
+def _model(law: int, x: Array, u: Array, th: Array, f: Array, J: Array, jac: bool) -> None:
     """Values (and the Jacobian when ``jac``) of law number ``law`` (see :data:`LAW_IDS`)."""
     if law == 0:
         _sigmoid(u, th, f, J, jac)
@@ -182,7 +185,7 @@ def _model(law, x, u, th, f, J, jac):
 
 
 @_entry
-def law_values(law, x, u, theta, jac):
+def law_values(law: int, x: Array, u: Array, theta: Array, jac: bool) -> tuple[Array, Array]:
     """Values (b, n) and Jacobians (b, k, n) of every row of ``theta`` (b, k) (the Jacobians
     only when ``jac``; else an empty array)."""
     b, k, n = theta.shape[0], theta.shape[1], x.shape[0]
@@ -196,7 +199,7 @@ def law_values(law, x, u, theta, jac):
 
 # ---- the robust cost and its IRLS weights -------------------------------------------------------
 @_jit
-def _cost(loss, y, f, wf, f2, r, om):
+def _cost(loss: int, y: Array, f: Array, wf: Array, f2: float, r: Array, om: Array) -> float:
     """Residuals ``y - f`` into ``r``, IRLS weights into ``om``; returns the robust cost
     ``0.5 f_scale^2 sum rho(z)``, ``z = r^2 w / f_scale^2`` (scipy's conventions)."""
     total = 0.0  # sum of rho(z) / 2
@@ -226,7 +229,7 @@ def _cost(loss, y, f, wf, f2, r, om):
 
 
 @_jit
-def _normal(J, om, r, k, lhs, grad):
+def _normal(J: Array, om: Array, r: Array, k: int, lhs: Array, grad: Array) -> None:
     """J'WJ and J'Wr (W the IRLS weights ``om``) into ``lhs`` (k, k) and ``grad`` (k,)."""
     n = r.shape[0]
     for i in range(k):
@@ -243,7 +246,7 @@ def _normal(J, om, r, k, lhs, grad):
 
 
 @_jit
-def _solve(a, g, k, out):
+def _solve(a: Array, g: Array, k: int, out: Array) -> None:
     """``a x = g`` for a k-by-k ``a`` by Gaussian elimination with partial pivoting (``a`` and
     ``g`` are overwritten); NaN where ``a`` is singular."""
     for c in range(k):
@@ -272,7 +275,8 @@ def _solve(a, g, k, out):
 
 # ---- Levenberg-Marquardt, one row at a time -----------------------------------------------------
 @_jit
-def _trial(th, lhs, grad, lam, lower, upper, k, held, a, g, step, trial):
+def _trial(th: Array, lhs: Array, grad: Array, lam: float, lower: Array, upper: Array, k: int,
+           held: Array, a: Array, g: Array, step: Array, trial: Array) -> None:
     """The damped step from ``th`` into ``trial``: parameters held at a bound that the gradient
     pushes against are left out, the step is projected onto the box."""
     for i in range(k):
@@ -294,7 +298,7 @@ def _trial(th, lhs, grad, lam, lower, upper, k, held, a, g, step, trial):
 
 
 @_jit
-def _moved(trial, th, k):
+def _moved(trial: Array, th: Array, k: int) -> float:
     """The largest relative move of a parameter."""
     out = 0.0
     for i in range(k):
@@ -303,8 +307,9 @@ def _moved(trial, th, k):
 
 
 @_entry
-def lm_rows(law, x, u, y, w, theta, lower, upper, loss, f_scale, max_iter, tol, cost_out,
-            conv_out):
+def lm_rows(law: int, x: Array, u: Array, y: Array, w: Array, theta: Array, lower: Array,
+            upper: Array, loss: int, f_scale: float, max_iter: int, tol: float, cost_out: Array,
+            conv_out: NDArray[np.bool_]) -> int:
     """Minimise the robust weighted cost of ``y - law(x, theta)`` for every row of ``theta``
     (b, k), in place; ``y`` and ``w`` are (b, n) or one row (1, n) all rows share. Writes each
     row's cost (inf for a start where the cost is not finite) and whether it met the tolerance;
