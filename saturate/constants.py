@@ -57,8 +57,10 @@ COLLAPSE_SEGMENT_DIVISOR = 25
 """Segments are also at least ``n // 25`` points long, so long noisy curves are not over-cut."""
 
 COLLAPSE_JUMP_DIVISOR = 200
-"""PELT considers a change point every ``n // 200`` points: at most ~200 candidate positions,
-which bounds its cost on long curves."""
+"""Where the plain Python PELT runs (a curve whose range is millions of times its noise, see
+:mod:`saturate.analysis.changepoints`), it considers a change point every ``n // 200`` points: at
+most ~200 candidate positions, which bounds its cost on long curves. The compiled PELT considers
+every point."""
 
 COLLAPSE_MIN_DROP_FRACTION = 0.2
 """A collapse falls by at least this share of the curve's range: smaller dips are RL noise."""

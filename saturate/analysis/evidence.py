@@ -18,15 +18,14 @@ All values handed in are on the "larger is better" scale (see :func:`saturate.an
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 from scipy.special import ndtri
 
+from saturate.analysis.changepoints import mean_changes
 from saturate.constants import (
     COLLAPSE_DROP_SHARE,
-    COLLAPSE_JUMP_DIVISOR,
     COLLAPSE_MIN_DROP_FRACTION,
     COLLAPSE_MIN_POINTS,
     COLLAPSE_MIN_SEGMENT,
@@ -195,8 +194,9 @@ def detect_collapse(
 ) -> Collapse | None:
     """A sudden, unrecovered drop after a good stretch, or ``None``.
 
-    The curve (larger-is-better scale) is cut into segments of constant mean by PELT with a
-    BIC-like penalty ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
+    The curve (larger-is-better scale) is cut into segments of constant mean by PELT
+    (:func:`~saturate.analysis.changepoints.mean_changes`) with a BIC-like penalty
+    ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
     :mod:`saturate.constants`). A collapse is a change
     point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
     curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
@@ -225,13 +225,7 @@ def detect_collapse(
         return None
     sigma = max(sigma, 1e-12 * span)
     min_size = max(COLLAPSE_MIN_SEGMENT, n // COLLAPSE_SEGMENT_DIVISOR)
-    jump = max(1, n // COLLAPSE_JUMP_DIVISOR)
-    import ruptures as rpt  # heavy import, only when a collapse is looked for
-
-    algo = rpt.Pelt(custom_cost=_lean_cost_l2(), min_size=min_size, jump=jump)
-    algo.fit(y.reshape(-1, 1))
-    bkps = algo.predict(pen=COLLAPSE_PENALTY * sigma**2 * math.log(n))
-    edges = [0, *bkps]
+    edges = [0, *mean_changes(y, sigma, COLLAPSE_PENALTY * math.log(n), min_size)]
     if len(edges) < 3:
         return None
     means = [float(np.mean(y[a:b])) for a, b in zip(edges[:-1], edges[1:], strict=True)]
@@ -267,38 +261,6 @@ def detect_collapse(
                 drop_fraction=drop / span,
             )
     return best
-
-
-@functools.cache
-def _lean_cost_class() -> type:
-    """ruptures' least-squared-deviation cost, the same numbers bit for bit (numpy's ``var``
-    spelled out: mean, squared deviations, pairwise sums), without ``np.var``'s Python overhead:
-    PELT calls it thousands of times per curve, which made it a quarter of the analysis time.
-    Built on first use so that ruptures is imported only when a collapse is looked for
-    (tests/test_same_numbers.py checks it against CostL2)."""
-    import ruptures as rpt
-
-    class LeanCostL2(rpt.costs.CostL2):
-        def fit(self, signal: np.ndarray) -> LeanCostL2:
-            super().fit(signal)
-            one = self.signal.shape[1] == 1
-            self._flat = np.ascontiguousarray(self.signal[:, 0]) if one else None
-            return self
-
-        def error(self, start: int, end: int) -> float:
-            if self._flat is None or end - start < self.min_size:
-                return super().error(start, end)
-            seg = self._flat[start:end]
-            m = end - start
-            d = seg - np.add.reduce(seg) / m
-            return np.add.reduce(d * d) / m * m
-
-    return LeanCostL2
-
-
-def _lean_cost_l2() -> object:
-    """A fresh lean L2 cost for one PELT run."""
-    return _lean_cost_class()()
 
 
 def _not_recovered(
