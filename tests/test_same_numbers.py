@@ -38,13 +38,12 @@ def _thetas(law, rng, b=9):
 
 
 @pytest.mark.parametrize("name", list(LAWS))
-def test_jacobian_of_chosen_rows_is_those_rows_of_the_jacobian(name):
+def test_the_lazy_jacobian_is_the_jacobian(name):
     law = LAWS[name]
     th = _thetas(law, np.random.default_rng(1))
     f, jac = law.model(X, th)
-    full = jac(None)
-    rows = np.array([0, 3, 4, 8])
-    np.testing.assert_array_equal(jac(rows), full[rows])
+    full = jac()
+    assert full.shape == (th.shape[0], X.size, law.k)
     np.testing.assert_array_equal(f, law(X, th))
     np.testing.assert_array_equal(full, law.jacobian(X, th))
     one_f, one_j = law.value_and_jacobian(X, th[3])  # one parameter vector: (n,), (n, k)

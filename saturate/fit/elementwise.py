@@ -1,5 +1,5 @@
 """Elementwise building blocks of the law formulas: guarded log and exp, softplus, parameters as
-columns, basis functions side by side, rows of a batch."""
+columns, basis functions side by side."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ __all__ = [
     "safe_exp",
     "stack_columns",
     "basis_columns",
-    "pick_rows",
     "softplus",
 ]
 
@@ -49,11 +48,6 @@ def basis_columns(*parts: Array | float) -> Array:
     """Basis functions (g, n) side by side as (g, n, p); the first part may be a constant."""
     shape = next(np.shape(q) for q in parts if np.ndim(q) == 2)
     return stack_columns(list(parts), shape)
-
-
-def pick_rows(rows: NDArray[np.intp] | None, *arrays: Array) -> tuple[Array, ...]:
-    """The chosen rows of per-row arrays (all of them for ``None``)."""
-    return arrays if rows is None else tuple(a[rows] for a in arrays)
 
 
 def softplus(z: Array) -> Array:

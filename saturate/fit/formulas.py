@@ -1,16 +1,16 @@
 """The laws' values and analytic Jacobians (the ``_model`` of each :class:`~saturate.fit.laws.Law`).
 
-Each ``f(x, u, theta, out)`` takes ``x``, ``u = log x`` and parameters (..., k) and returns the
-values (..., n) (written into ``out`` when given) and a :class:`JacobianFn`. The Jacobian is
-worked out only when asked for, only for the rows asked for (the solver needs it where a step was
-accepted), from the intermediate results of the values, each column straight into its place in a
-buffer laid out (k, ..., n): every column one contiguous block, so writing it costs no copy and
-no strided loop. ``out`` is such a buffer's (..., k, n) view (the solver lays the Jacobians of
-laws with the same k side by side in one).
+Each ``f(x, u, theta)`` takes ``x``, ``u = log x`` and parameters (..., k) and returns the values
+(..., n) and a :class:`JacobianFn`: the Jacobian is worked out only when asked for (the polish asks
+where its least-squares accepted a step), from the intermediate results of the values, each
+column straight into its place in a buffer laid out (k, ..., n): every column one contiguous
+block, so writing it costs no copy and no strided loop.
 
-The arithmetic is worked in place, a few (b, n) buffers per law instead of a dozen temporaries:
-every operation is the one of the plain formula, in the same order on the same operands, so the
-numbers are the same bit for bit (``tests/test_same_numbers.py`` holds the plain formulas).
+The arithmetic is worked in place, a few (b, n) buffers per law instead of a dozen temporaries
+(prediction draws are (draws, points) arrays): every operation is the one of the plain formula, in
+the same order on the same operands, so the numbers are the same bit for bit
+(``tests/test_same_numbers.py`` holds the plain formulas). The solver fits with the same formulas
+compiled for one parameter vector (:mod:`saturate.fit.kernels`).
 """
 
 from __future__ import annotations
@@ -21,37 +21,30 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from saturate.fit.elementwise import param_columns, pick_rows, safe_exp, safe_log, softplus
+from saturate.fit.elementwise import param_columns, safe_exp, safe_log, softplus
 
 __all__ = ["JacobianFn", "sigmoid", "power", "power_shifted", "weibull", "loglinear", "bnsl"]
 
 Array = NDArray[np.float64]
-Rows = NDArray[np.intp] | None
 
 
 class JacobianFn(Protocol):
-    """``jac(rows, out)``: d f / d theta (..., n, k) of the given rows of a (b, k) batch (``None``:
-    all), as a view of ``out`` (..., k, n) when given, else of a new (k, ..., n) buffer."""
+    """``jac()``: d f / d theta (..., n, k), a view of a new (k, ..., n) buffer."""
 
-    def __call__(self, rows: Rows, out: Array | None = None) -> Array: ...
+    def __call__(self) -> Array: ...
 
 
-def _columns(out: Array | None, shape: tuple[int, ...], k: int) -> Array:
-    """The (..., k, n) view of a (k, ..., n) buffer (``out`` when given) for values of ``shape``."""
-    if out is not None:
-        return out
+def _columns(shape: tuple[int, ...], k: int) -> Array:
+    """The (..., k, n) view of a new (k, ..., n) buffer for values of ``shape``."""
     buf = np.empty((k, *shape))
     if len(shape) == 1:
         return buf
     return buf.transpose(1, 0, 2) if len(shape) == 2 else np.moveaxis(buf, 0, -2)
 
 
-def _put(col: Array, a: Array, rows: Rows) -> Array:
-    """``a`` (its ``rows`` when given) copied into the column ``col``; returns ``col``."""
-    if rows is None:
-        np.copyto(col, a)
-    else:
-        np.take(a, rows, axis=0, out=col, mode="clip")
+def _put(col: Array, a: Array) -> Array:
+    """``a`` copied into the column ``col``; returns ``col``."""
+    np.copyto(col, a)
     return col
 
 
@@ -60,52 +53,46 @@ def _exp_in_place(z: Array) -> Array:
     return np.exp(np.minimum(z, 700.0, out=z), out=z)
 
 
-def _level_minus(a: Array, d: Array, p: Array, out: Array | None) -> Array:
-    """``a - d * p``, in ``out`` when given."""
-    f = np.multiply(d, p, out=out)
+def _level_minus(a: Array, d: Array, p: Array) -> Array:
+    """``a - d * p``."""
+    f = np.multiply(d, p)
     return np.subtract(a, f, out=f)
 
 
-def _shape(rows: Rows, values: Array) -> tuple[int, ...]:
-    return values.shape if rows is None else (rows.shape[0], values.shape[-1])
-
-
 # --- sigmoid in log compute (ScaleRL): R0 + (A - R0) / (1 + (Cmid / C)^B) -------------------
-def sigmoid(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
+def sigmoid(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, r0, b, m = param_columns(th)
     um, amr = u - m, a - r0
     s = np.multiply(b, um)
     expit(s, out=s)
-    f = np.multiply(amr, s, out=out)  # r0 + amr * s
+    f = np.multiply(amr, s)  # r0 + amr * s
     np.add(r0, f, out=f)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        um_, amr_, b_ = pick_rows(rows, um, amr, b)
-        j = _columns(out, _shape(rows, s), 4)
-        s_ = _put(j[..., 0, :], s, rows)
+    def jac() -> Array:
+        j = _columns(s.shape, 4)
+        s_ = _put(j[..., 0, :], s)
         oms = np.subtract(1.0, s_, out=j[..., 1, :])
-        ds = np.multiply(amr_, s_, out=j[..., 3, :])  # amr * s * (1 - s)
+        ds = np.multiply(amr, s_, out=j[..., 3, :])  # amr * s * (1 - s)
         ds *= oms
-        np.multiply(ds, um_, out=j[..., 2, :])
+        np.multiply(ds, um, out=j[..., 2, :])
         np.negative(ds, out=ds)  # -ds * b
-        ds *= b_
+        ds *= b
         return np.swapaxes(j, -1, -2)
 
     return f, jac
 
 
 # --- saturating power law: A - D * (C / C_ref)^(-b) -------------------------------------------
-def power(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
+def power(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, d, b = param_columns(th)
     p = _exp_in_place(np.multiply(-b, u))
-    f = _level_minus(a, d, p, out)
+    f = _level_minus(a, d, p)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        (d_,) = pick_rows(rows, d)
-        j = _columns(out, _shape(rows, p), 3)
+    def jac() -> Array:
+        j = _columns(p.shape, 3)
         j[..., 0, :] = 1.0
-        p_ = _put(j[..., 1, :], p, rows)
-        d_b = np.multiply(d_, u, out=j[..., 2, :])  # d * u * p
+        p_ = _put(j[..., 1, :], p)
+        d_b = np.multiply(d, u, out=j[..., 2, :])  # d * u * p
         d_b *= p_
         np.negative(p_, out=p_)
         return np.swapaxes(j, -1, -2)
@@ -114,9 +101,7 @@ def power(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Arra
 
 
 # --- shifted power law: A - G * ((C + E) / (C_ref + E))^(-b), i.e. A - (D*C + E)^(-b) -----------
-def power_shifted(
-    x: Array, u: Array, th: Array, out: Array | None = None
-) -> tuple[Array, JacobianFn]:
+def power_shifted(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, g, b, ls = param_columns(th)
     s = safe_exp(ls)
     xs = x + s
@@ -124,19 +109,18 @@ def power_shifted(
     np.log(v, out=v)
     v -= safe_log(1.0 + s)
     h = _exp_in_place(np.multiply(-b, v))
-    f = _level_minus(a, g, h, out)
+    f = _level_minus(a, g, h)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        v_, xs_, g_, b_, s_ = pick_rows(rows, v, xs, g, b, s)
-        j = _columns(out, _shape(rows, h), 4)
+    def jac() -> Array:
+        j = _columns(h.shape, 4)
         j[..., 0, :] = 1.0
-        h_ = _put(j[..., 1, :], h, rows)
-        gh = np.multiply(g_, h_, out=j[..., 3, :])
-        np.multiply(gh, v_, out=j[..., 2, :])
-        inv = np.divide(1.0, xs_)  # g h b s (1 / xs - 1 / (1 + s))
-        inv -= 1.0 / (1.0 + s_)
-        gh *= b_
-        gh *= s_
+        h_ = _put(j[..., 1, :], h)
+        gh = np.multiply(g, h_, out=j[..., 3, :])
+        np.multiply(gh, v, out=j[..., 2, :])
+        inv = np.divide(1.0, xs)  # g h b s (1 / xs - 1 / (1 + s))
+        inv -= 1.0 / (1.0 + s)
+        gh *= b
+        gh *= s
         gh *= inv
         np.negative(h_, out=h_)
         return np.swapaxes(j, -1, -2)
@@ -145,37 +129,36 @@ def power_shifted(
 
 
 # --- Weibull saturation: A - (A - R0) * exp(-(C / s)^d) ---------------------------------------
-def weibull(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
+def weibull(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, r0, d, ls = param_columns(th)
     ul, amr = u - ls, a - r0
     t = _exp_in_place(np.multiply(d, ul))
     e = np.negative(t)
     np.exp(e, out=e)
-    f = _level_minus(a, amr, e, out)
+    f = _level_minus(a, amr, e)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        t_, ul_, amr_, d_ = pick_rows(rows, t, ul, amr, d)
-        j = _columns(out, _shape(rows, e), 4)
-        e_ = _put(j[..., 1, :], e, rows)
+    def jac() -> Array:
+        j = _columns(e.shape, 4)
+        e_ = _put(j[..., 1, :], e)
         np.subtract(1.0, e_, out=j[..., 0, :])
-        dt = np.multiply(amr_, e_, out=j[..., 3, :])  # amr * e * t
-        dt *= t_
-        np.multiply(dt, ul_, out=j[..., 2, :])
+        dt = np.multiply(amr, e_, out=j[..., 3, :])  # amr * e * t
+        dt *= t
+        np.multiply(dt, ul, out=j[..., 2, :])
         np.negative(dt, out=dt)  # -dt * d
-        dt *= d_
+        dt *= d
         return np.swapaxes(j, -1, -2)
 
     return f, jac
 
 
 # --- log-linear: a + b * ln(C / C_ref) --------------------------------------------------------
-def loglinear(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
+def loglinear(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, b = param_columns(th)
-    f = np.multiply(b, u, out=out)
+    f = np.multiply(b, u)
     np.add(a, f, out=f)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        j = _columns(out, _shape(rows, f), 2)
+    def jac() -> Array:
+        j = _columns(f.shape, 2)
         j[..., 0, :] = 1.0
         j[..., 1, :] = u
         return np.swapaxes(j, -1, -2)
@@ -185,7 +168,7 @@ def loglinear(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[
 
 # --- broken power law with one break (Caballero et al. 2022) -----------------------------------
 # A - D * x^(-c0) * ((1 + (x/d)^(1/f)) / (1 + d^(-1/f)))^(-c1 f): D is the gap at x = 1.
-def bnsl(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array, JacobianFn]:
+def bnsl(x: Array, u: Array, th: Array) -> tuple[Array, JacobianFn]:
     a, d, c0, c1, ld, fb = param_columns(th)
     z = np.subtract(u, ld)
     z /= fb  # z = (u - ld) / f
@@ -199,28 +182,25 @@ def bnsl(x: Array, u: Array, th: Array, out: Array | None = None) -> tuple[Array
     p = np.multiply(-c0, u)  # log p = -c0 u - c1 f spd
     p -= np.multiply(c1 * fb, spd)
     _exp_in_place(p)
-    f = _level_minus(a, d, p, out)
+    f = _level_minus(a, d, p)
 
-    def jac(rows: Rows, out: Array | None = None) -> Array:
-        z_, z0_, e_, sp_, sp0_, spd_, d_, c1_, fb_ = pick_rows(
-            rows, z, z0, e, sp, sp0, spd, d, c1, fb
-        )
-        j = _columns(out, _shape(rows, p), 6)
+    def jac() -> Array:
+        j = _columns(p.shape, 6)
         j[..., 0, :] = 1.0
-        p_ = _put(j[..., 1, :], p, rows)
-        sg = np.where(z_ >= 0.0, 1.0, e_)  # expit(z) from e = exp(-|z|): no second exp
-        sg /= 1.0 + e_
-        sg0 = expit(z0_)
-        dp = np.multiply(-d_, p_, out=j[..., 2, :])  # d y / d log p; column 2 is dp * -u
-        d_c1 = np.multiply(dp, -fb_, out=j[..., 3, :])
-        d_c1 *= spd_
-        d_f = sg * z_  # -c1 ((sp - sg z) - (sp0 - sg0 z0))
-        np.subtract(sp_, d_f, out=d_f)
-        d_f -= sp0_ - sg0 * z0_
-        np.multiply(-c1_, d_f, out=d_f)
+        p_ = _put(j[..., 1, :], p)
+        sg = np.where(z >= 0.0, 1.0, e)  # expit(z) from e = exp(-|z|): no second exp
+        sg /= 1.0 + e
+        sg0 = expit(z0)
+        dp = np.multiply(-d, p_, out=j[..., 2, :])  # d y / d log p; column 2 is dp * -u
+        d_c1 = np.multiply(dp, -fb, out=j[..., 3, :])
+        d_c1 *= spd
+        d_f = sg * z  # -c1 ((sp - sg z) - (sp0 - sg0 z0))
+        np.subtract(sp, d_f, out=d_f)
+        d_f -= sp0 - sg0 * z0
+        np.multiply(-c1, d_f, out=d_f)
         np.multiply(dp, d_f, out=j[..., 5, :])
         sg -= sg0
-        d_ld = np.multiply(dp, c1_, out=j[..., 4, :])
+        d_ld = np.multiply(dp, c1, out=j[..., 4, :])
         d_ld *= sg
         dp *= -u
         np.negative(p_, out=p_)

@@ -56,17 +56,15 @@ class Param:
 class Law:
     """A law ``y = f(x; theta)`` with its analytic Jacobian, starting grid and asymptote.
 
-    ``_model(x, log_x, theta, out)`` returns the values and a :class:`JacobianFn`
-    (:mod:`saturate.fit.formulas`): the Jacobian is only worked out when asked for, and only for
-    the rows asked for (the solver needs it where a step was accepted)."""
+    ``_model(x, log_x, theta)`` returns the values and a :class:`JacobianFn`
+    (:mod:`saturate.fit.formulas`): the Jacobian is only worked out when asked for. The solver
+    fits with the same formula compiled (:mod:`saturate.fit.kernels`)."""
 
     name: str
     formula: str
     params: tuple[Param, ...]
     n_linear: int
-    _model: Callable[[Array, Array, Array, Array | None], tuple[Array, JacobianFn]] = field(
-        repr=False
-    )
+    _model: Callable[[Array, Array, Array], tuple[Array, JacobianFn]] = field(repr=False)
     _basis: Callable[[Array, Array], Array] = field(repr=False)
     _grid: Callable[[Array], Array] = field(repr=False)
     _asymptote: Callable[[Array], Array] = field(repr=False)
@@ -99,25 +97,21 @@ class Law:
     def value_and_jacobian(self, x: ArrayLike, theta: ArrayLike) -> tuple[Array, Array]:
         """Both at once (they share most of the work)."""
         f, jac = self.model(x, theta)
-        return f, jac(None)
+        return f, jac()
 
     def model(
-        self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None,
-        out: Array | None = None,
+        self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None
     ) -> tuple[Array, JacobianFn]:
-        """Values and a function giving the Jacobian of chosen rows on demand (see
-        :class:`JacobianFn`). ``log_x``: ``log(x)`` when the caller already has it; ``out``: where
-        to write the values (..., n)."""
+        """Values and a function giving the Jacobian on demand (see :class:`JacobianFn`).
+        ``log_x``: ``log(x)`` when the caller already has it."""
         x_arr = as_array(x)
         return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
-                           np.asarray(theta, dtype=float), out)
+                           np.asarray(theta, dtype=float))
 
-    def evaluate(
-        self, x: Array, log_x: Array, theta: Array, out: Array | None = None
-    ) -> tuple[Array, JacobianFn]:
-        """:meth:`model` for float arrays as they are, without its conversions (the solvers'
-        inner loops call it thousands of times per curve)."""
-        return self._model(x, log_x, theta, out)
+    def evaluate(self, x: Array, log_x: Array, theta: Array) -> tuple[Array, JacobianFn]:
+        """:meth:`model` for float arrays as they are, without its conversions (the polish's
+        least-squares calls it at every step)."""
+        return self._model(x, log_x, theta)
 
     def asymptote(self, theta: ArrayLike) -> Array | float:
         """Value as compute goes to infinity (+-inf when the law does not level off)."""

@@ -61,7 +61,7 @@ def _least_squares(
 
     def jac(t: Array) -> Array:
         same = seen[0] is not None and bool((t == seen[0]).all())
-        return -sw[:, None] * (seen[1] if same else law.evaluate(bx, log_x, t)[1])(None)
+        return -sw[:, None] * (seen[1] if same else law.evaluate(bx, log_x, t)[1])()
 
     try:
         with np.errstate(all="ignore"):
