@@ -25,6 +25,8 @@ time of every process (user + system, sampled) are printed; compare ratios, not 
     .venv/bin/python benchmarks/bench_scale.py            # the full benchmark (hours on a loaded machine)
     .venv/bin/python benchmarks/bench_scale.py --quick    # 300 curves, a 1M-point store
     .venv/bin/python benchmarks/bench_scale.py --skip big --skip one   # (b) and (c) only
+    .venv/bin/python benchmarks/bench_scale.py --curves 1000 --skip big --skip one --rounds 4
+                                    # (b) and (c) in turns, four times each: a noisy machine
 """
 
 from __future__ import annotations
@@ -189,27 +191,41 @@ def analyze(label: str, store: Path, out: Path, extra: list[str],
 
 
 def three_ways(store: Path, tmp: Path, n_boot: int | None, one: bool = True,
-               malloc: dict[str, str] | None | str = "saturate") -> None:
+               malloc: dict[str, str] | None | str = "saturate", rounds: int = 1) -> None:
+    """(b), (c) and (a) on ``store``; with ``rounds`` > 1, (b) and (c) take turns (b c, c b,
+    ...) and (c) / (b) is the ratio of their summed times, so drift in the machine's speed
+    falls on both alike."""
     extra = [] if n_boot is None else ["--n-boot", str(n_boot)]
-    b = analyze("(b) local pool, 2 workers", store, tmp / "b.json", ["--workers", "2", *extra])
     print(f"(c)'s workers: malloc settings {malloc or 'of Dask (its defaults)'}", flush=True)
-    with start_cluster(workers=2, log_dir=tmp, malloc=malloc) as cluster:
-        watch = {"scheduler": cluster.scheduler.pid,
-                 **{f"dask worker {i + 1}": w.pid for i, w in enumerate(cluster.workers)}}
-        c = analyze("(c) dask scheduler + 2 workers", store, tmp / "c.json",
-                    ["--scheduler", cluster.address, *extra], watch)
-    ratio = c.wall / b.wall
+    done: dict[str, list[Run]] = {"b": [], "c": []}
+    for r in range(rounds):
+        tag = f" #{r + 1}" if rounds > 1 else ""
+        for side in ("b", "c") if r % 2 == 0 else ("c", "b"):
+            if side == "b":
+                done["b"].append(analyze(f"(b) local pool, 2 workers{tag}", store,
+                                         tmp / f"b{r}.json", ["--workers", "2", *extra]))
+                continue
+            with start_cluster(workers=2, log_dir=tmp, malloc=malloc) as cluster:
+                watch = {"scheduler": cluster.scheduler.pid,
+                         **{f"dask worker {i + 1}": w.pid for i, w in enumerate(cluster.workers)}}
+                done["c"].append(analyze(f"(c) dask scheduler + 2 workers{tag}", store,
+                                         tmp / f"c{r}.json", ["--scheduler", cluster.address,
+                                                              *extra], watch))
+    wall = {k: sum(run.wall for run in v) for k, v in done.items()}
+    cpu = {k: sum(run.cpu for run in v) for k, v in done.items()}
+    ratio = wall["c"] / wall["b"]
     print(f"(c) / (b) = {ratio:.2f}x (target <= 1.3x: {'OK' if ratio <= 1.3 else 'ABOVE TARGET'});"
-          f" cpu (c) / (b) = {c.cpu / b.cpu:.2f}x", flush=True)
-    runs = [b, c]
+          f" cpu (c) / (b) = {cpu['c'] / cpu['b']:.2f}x", flush=True)
+    runs = [*done["b"], *done["c"]]
     if one:
         runs.append(analyze("(a) one process", store, tmp / "a.json", ["--workers", "1", *extra]))
+    b = done["b"][0]
     same = all(r.report["curves"] == b.report["curves"]
                and r.report["diagnostics"] == b.report["diagnostics"] for r in runs)
     print(f"curves: {len(b.report['curves'])}; the {len(runs)} reports are "
           f"{'identical' if same else 'DIFFERENT'}")
     if one:
-        print(f"(a) / (b) = {runs[2].wall / b.wall:.2f}x", flush=True)
+        print(f"(a) / (b) = {runs[-1].wall / (wall['b'] / rounds):.2f}x", flush=True)
 
 
 def big_store(store: Path, tmp: Path, n_boot: int | None) -> None:
@@ -242,6 +258,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--dask-malloc", type=malloc_spec, default="saturate",
                         help="(c)'s worker malloc settings: saturate (default), dask, or K=V,K=V")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="(b) and (c) this many times each, taking turns (b c, c b, ...)")
     args = parser.parse_args()
     if args.quick:
         args.curves, args.big_runs, args.big_steps = 300, 40, 5_000
@@ -257,7 +275,7 @@ def main() -> None:
             store = cached_store(max(1, args.curves // METRICS), args.points, args.cache)
             print(f"{args.curves:,} curves x {args.points} points", flush=True)
             three_ways(store, Path(tmp), args.n_boot, one="one" not in args.skip,
-                       malloc=args.dask_malloc)
+                       malloc=args.dask_malloc, rounds=args.rounds)
 
 
 if __name__ == "__main__":
