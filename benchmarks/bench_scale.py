@@ -67,7 +67,7 @@ def cached_store(runs: int, steps: int, cache: Path) -> Path:
     part = db.with_suffix(".partial")
     n = write_store(part, template, synthetic_runs(runs, METRICS, steps, seed=1))
     part.rename(db)
-    print(f"built {db.relative_to(ROOT)}: {n:,} points in {time.perf_counter() - t0:.0f} s",
+    print(f"built {db}: {n:,} points in {time.perf_counter() - t0:.0f} s",
           flush=True)
     return db
 
