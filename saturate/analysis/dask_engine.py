@@ -13,8 +13,8 @@ saturate installed, in the same version.
 Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536`` (its
 ``distributed.nanny.pre-spawn-environ`` default, to hand freed memory back to the system). Setting
 it switches off glibc's adaptive mmap threshold, so every numpy temporary above 128 KiB is mapped,
-faulted in page by page and unmapped again: on this analysis the workers then spend 40-60% more
-CPU than the local pool's on the same curves (``benchmarks/bench_scale.py``). The local cluster
+faulted in page by page and unmapped again: on this analysis the workers then spend about 20% more
+CPU than with the settings below on the same curves (``benchmarks/bench_scale.py``). The local cluster
 started here gets :data:`WORKER_MALLOC` instead (glibc's own steady state, fixed); workers of an
 existing scheduler are checked once, and a warning says how to start them.
 """
@@ -95,7 +95,7 @@ def _warn_slow_workers(client: Client) -> None:
     if slow:
         warnings.warn(
             f"{slow} of {len(trims)} Dask workers run with MALLOC_TRIM_THRESHOLD_={_DASK_TRIM} "
-            f"(Dask's default), which makes this analysis about 1.4x slower; start them with "
+            f"(Dask's default), which makes this analysis about 1.2x slower; start them with "
             f"{worker_malloc_environ()} (docs/many-runs.md)", DaskWorkerWarning, stacklevel=3)
 
 
