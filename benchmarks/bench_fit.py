@@ -50,12 +50,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from fit_runner import one_blas_thread
 from scipy.optimize import curve_fit
-
-try:
-    from threadpoolctl import threadpool_limits
-except ImportError:  # optional: without it BLAS keeps its default threads
-    threadpool_limits = None
 
 from saturate.fit import FitSettings, fit_curve
 from saturate.fit.laws import LAWS
@@ -90,12 +86,6 @@ def make_curves(n_curves: int, n_points: int, seed: int = 0) -> list[tuple[np.nd
             noise[t] = 0.5 * noise[t - 1] + rng.standard_normal() * np.sqrt(0.75)
         curves.append((c, y + rng.uniform(0.01, 0.04) * noise))
     return curves
-
-
-def _one_blas_thread() -> None:
-    """Worker initialiser: one BLAS thread per process."""
-    if threadpool_limits is not None:
-        threadpool_limits(1)
 
 
 def _fit_one(args: tuple[np.ndarray, np.ndarray, int]) -> tuple[float, float]:
@@ -374,7 +364,7 @@ def main() -> None:
         calibration(args.calibration)
         return
     if args.profile:
-        _one_blas_thread()
+        one_blas_thread()
         print(profile_split(make_curves(args.curves, args.points), args.boot))
         return
 
@@ -382,12 +372,12 @@ def main() -> None:
     print(f"{args.curves} curves x {args.points} points, {args.boot} bootstrap resamples, "
           f"{len(LAWS)} laws, {args.workers} worker process(es); load average before "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    _one_blas_thread()
+    one_blas_thread()
     _fit_one((*curves[0], args.boot))  # import/warm-up
     t0 = time.perf_counter()
     jobs = [(c, y, args.boot) for c, y in curves]
     if args.workers > 1:
-        with ProcessPoolExecutor(args.workers, initializer=_one_blas_thread) as pool:
+        with ProcessPoolExecutor(args.workers, initializer=one_blas_thread) as pool:
             per = list(pool.map(_fit_one, jobs, chunksize=8))
     else:
         per = [_fit_one(j) for j in jobs]

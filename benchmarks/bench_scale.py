@@ -204,13 +204,14 @@ def three_ways(store: Path, tmp: Path, n_boot: int | None, one: bool = True,
             if side == "b":
                 done["b"].append(analyze(f"(b) local pool, 2 workers{tag}", store,
                                          tmp / f"b{r}.json", ["--workers", "2", *extra]))
-                continue
-            with start_cluster(workers=2, log_dir=tmp, malloc=malloc) as cluster:
-                watch = {"scheduler": cluster.scheduler.pid,
-                         **{f"dask worker {i + 1}": w.pid for i, w in enumerate(cluster.workers)}}
-                done["c"].append(analyze(f"(c) dask scheduler + 2 workers{tag}", store,
-                                         tmp / f"c{r}.json", ["--scheduler", cluster.address,
-                                                              *extra], watch))
+            else:
+                with start_cluster(workers=2, log_dir=tmp, malloc=malloc) as cluster:
+                    watch = {"scheduler": cluster.scheduler.pid,
+                             **{f"dask worker {i + 1}": w.pid
+                                for i, w in enumerate(cluster.workers)}}
+                    done["c"].append(analyze(f"(c) dask scheduler + 2 workers{tag}", store,
+                                             tmp / f"c{r}.json",
+                                             ["--scheduler", cluster.address, *extra], watch))
     wall = {k: sum(run.wall for run in v) for k, v in done.items()}
     cpu = {k: sum(run.cpu for run in v) for k, v in done.items()}
     ratio = wall["c"] / wall["b"]

@@ -22,7 +22,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 
-def _one_blas_thread() -> None:
+def one_blas_thread() -> None:
+    """Worker initialiser: one BLAS thread per process (bench_fit's pools use it too)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # optional: without it BLAS keeps its default threads
@@ -42,7 +43,7 @@ def _fit(args: tuple) -> float:
 
 def _warm(c, y) -> None:
     """One untimed fit in each worker: imports, and numba's kernels loaded or compiled."""
-    _one_blas_thread()
+    one_blas_thread()
     _fit((c, y, 10))
 
 

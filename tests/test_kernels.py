@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.fit.kernels import LAW_IDS, law_values
+from saturate.fit.kernels import LAW_IDS, LOSS_IDS, law_values
 from saturate.fit.laws import LAWS
 from saturate.fit.polish import polish
 from saturate.fit.prep import bin_points
 from saturate.fit.settings import FitSettings
-from saturate.fit.solver import robust_cost, solve_batch
+from saturate.fit.solver import LOSSES, robust_cost, solve_batch
 
 X = np.concatenate([np.geomspace(1e-6, 1.0, 120), [1e-300, 3.0, 1100.0]])
 
@@ -24,8 +24,9 @@ def _thetas(law, rng, b=400):
     return th
 
 
-def test_every_law_has_a_kernel():
+def test_every_law_and_loss_has_a_kernel():
     assert set(LAW_IDS) == set(LAWS)
+    assert set(LOSS_IDS) == set(LOSSES)
 
 
 @pytest.mark.parametrize("name", list(LAWS))

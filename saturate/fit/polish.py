@@ -9,7 +9,7 @@ from scipy.optimize import least_squares
 
 from saturate.fit.laws import Law
 from saturate.fit.prep import Bins
-from saturate.fit.solver import robust_cost, solve_laws
+from saturate.fit.solver import robust_cost, solve_batch
 
 __all__ = ["POLISH_ITER", "polish"]
 
@@ -32,8 +32,8 @@ def polish(
     curves): the LM stage alone settles these fits from 62% of the time (bnsl) to every time
     (sigmoid, weibull), and the pair ends lower than ``least_squares`` alone did in 0-37% of
     them by law, higher in at most 3% (by more than 1e-4 of the cost)."""
-    more = solve_laws([(law, yb, bins.counts, theta[None])], bins.x, loss=loss, f_scale=f_scale,
-                      max_iter=POLISH_ITER)[0]
+    more = solve_batch(law, bins.x, yb, bins.counts, theta[None], loss=loss, f_scale=f_scale,
+                       max_iter=POLISH_ITER)
     if np.all(np.isfinite(more.theta)) and more.cost[0] <= cost:
         theta, cost, converged = more.theta[0], float(more.cost[0]), bool(more.converged[0])
         if converged:
