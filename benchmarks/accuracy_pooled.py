@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from accuracy_calibration import brier, calibrate, fit_platt, outcome
+from accuracy_calibration import apply_map, brier, fit_map, outcome
 from accuracy_cases import Case, forecast_error
-from accuracy_scoring import Method
+from accuracy_scoring import Method, calls_made, summarize
 
-from saturate.analysis.call_settings import PopulationPrior
-from saturate.analysis.decision import Decision, DecisionSettings, decide
+from saturate.analysis.call_settings import EVIDENCE_FEATURES, EvidenceMap, PopulationPrior
+from saturate.analysis.decision import Decision, DecisionSettings, decide, evidence_features
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import leave_one_out_priors
 from saturate.analysis.projection import project
@@ -41,15 +41,24 @@ from saturate.results import ForecastPoint
 
 INNOVATIONS = (0.0, 1.0, 2.0, 4.0)
 STOP_COSTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 1.0)  # 1.0: never worth abstaining
+ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 1.0)  # 1.0: never abstain
+FEATURE_SETS: tuple[tuple[str, ...], ...] = (
+    ("model",),  # Platt scaling of the model's own probability
+    ("model", "fit_z", "trend_z"),
+    ("model", "fit_z", "trend_z", "recent_gain", "recent_change", "drawdown"),
+    EVIDENCE_FEATURES,
+)
+"""The evidence maps offered (:class:`~saturate.analysis.call_settings.EvidenceMap`): which
+features each may weigh; :meth:`PooledCalls.candidates` chooses among them on the training
+sources by the Brier score of their out-of-source predictions there."""
 POPULATIONS: tuple[PopulationPrior, ...] = tuple(
     PopulationPrior(m, sd) for m in (0.05, 0.1, 0.2) for sd in (0.1, 0.3))
 """The grid of the call's settings: the population prior of the relative gain per doubling, the
 innovation and the stated loss (a wrong stop and an inconclusive call, each in units of a wrong
 "pays"); the calibration map is fitted on the training sources (:meth:`PooledCalls.candidates`).
-The population priors and the map are offered only on request (``--population``,
-``--calibrate``): chosen on the other sources, neither carried over to the held-out source on
-these curves (the benchmark prints the figures)."""
+The population priors are offered only on request (``--population``: chosen on the other
+sources, they did not carry over to the held-out source on these curves); the evidence maps
+unless ``--no-map``."""
 
 
 def outlooks(rows: pd.DataFrame) -> list[Outlook | None]:
@@ -89,7 +98,7 @@ class PooledCalls:
     per-curve result."""
 
     def __init__(self, pool: bool, cases: dict[str, Case], kinds: tuple[str, ...] | None = None,
-                 calibrate: bool = False, population: bool = False) -> None:
+                 calibrate: bool = True, population: bool = False) -> None:
         self.pool, self.cases, self.kinds, self.calibrate = pool, cases, kinds, calibrate
         self.populations = (None, *POPULATIONS) if population else (None,)
         self._cache: dict[tuple, dict[str, Any]] = {}
@@ -107,7 +116,8 @@ class PooledCalls:
                       for s, g, f, k in zip(rows["source"], rows["group"], rows["frac"],
                                             rows["kind"], strict=True)]
             priors = leave_one_out_priors(outs, groups, population)
-            base = DecisionSettings(innovation=innovation, population=population)
+            base = DecisionSettings(innovation=innovation, population=population,
+                                    calibration=EvidenceMap())
             ds = [decide(o, p, base) if o is not None else None
                   for o, p in zip(outs, priors, strict=True)]
             ok = [d is not None and o is not None and math.isfinite(d.p_model)
@@ -117,8 +127,13 @@ class PooledCalls:
                 else (r["saturate:err2"], r["saturate:err4"])
                 for o, d, r, good in zip(outs, ds, rows.to_dict("records"), ok, strict=True)
             ]
+            feats = np.array([
+                list(evidence_features(o, d.p_model, d.prior).values()) if g
+                else [math.nan] * len(EVIDENCE_FEATURES)
+                for o, d, g in zip(outs, ds, ok, strict=True)], dtype=float).reshape(
+                    len(ds), len(EVIDENCE_FEATURES))
             self._cache[key] = {
-                "outlooks": outs, "decisions": ds,
+                "outlooks": outs, "decisions": ds, "x": feats,
                 "p": np.array([d.p_model if g else math.nan for d, g in zip(ds, ok, strict=True)]),
                 "noisy": np.array([g and not o.moved and d.expected.lo <= o.threshold
                                    <= d.expected.hi for o, d, g in zip(outs, ds, ok, strict=True)]),
@@ -131,7 +146,7 @@ class PooledCalls:
         """The call of every case under ``setting`` (vectorised :func:`call_of`; the benchmark
         checks it against the tool's own :func:`decide` on every case, :meth:`check`)."""
         d = self.decisions(rows, setting.innovation, setting.population)
-        p = calibrate(d["p"], setting.calibration)
+        p = apply_map(d["p"], d["x"], setting.calibration)
         call = np.where(p < setting.stop_below, False, np.where(p >= setting.go_above, True, None))
         call = np.where(d["noisy"], None, call)
         stored = rows["saturate:call"].to_numpy(dtype=object)
@@ -139,24 +154,60 @@ class PooledCalls:
         return pd.DataFrame({"call": pd.Series(call, index=rows.index, dtype=object),
                              "err2": d["err2"], "err4": d["err4"]}, index=rows.index)
 
+    def probability(self, rows: pd.DataFrame, setting: DecisionSettings) -> np.ndarray:
+        """The reported P(pays) of every case under ``setting`` (its map applied)."""
+        d = self.decisions(rows, setting.innovation, setting.population)
+        return apply_map(d["p"], d["x"], setting.calibration)
+
     def candidates(self, train: pd.DataFrame) -> list[DecisionSettings]:
-        """The settings ``train`` offers: the population prior and the innovation that make the
-        model's probability best calibrated on it (the least Brier score on its scored cases, a
-        proper scoring rule; with :attr:`calibrate`, a Platt map fitted at each; the priors
-        :attr:`populations`), crossed with every stated loss of the grid (which the benchmark's
-        objective chooses among)."""
+        """The one setting ``train`` chooses, on its own cases only: the innovation, population
+        prior and evidence map (:data:`FEATURE_SETS`; with :attr:`calibrate` False only the
+        identity) whose out-of-source probabilities on ``train`` (each of its sources predicted
+        by a map fitted on its other sources) have the least Brier score; the map then fitted
+        on all of ``train``; and the stated loss (the band of the call) whose calls on those
+        out-of-source probabilities score best by :func:`accuracy_scoring.calls_made`."""
         y = outcome(train["label"])
         pos = self._pos(train)
-        found: list[tuple[float, int, tuple[float, float], float]] = []
+        src = train["source"].to_numpy()
+        sets = FEATURE_SETS if self.calibrate else ((),)
+        found = []
         for i, pop in enumerate(self.populations):
             for k in INNOVATIONS:
-                p = self.decisions(self._rows, k, pop)["p"][pos]
-                cal = fit_platt(p, y) if self.calibrate else (0.0, 1.0)
-                found.append((brier(calibrate(p, cal), y), i, cal, k))
-        _, i, cal, k = min(found)
-        return [DecisionSettings(stop_cost=r, abstain_cost=a, calibration=cal, innovation=k,
-                                 population=self.populations[i])
-                for r in STOP_COSTS for a in ABSTAIN_COSTS]
+                d = self.decisions(self._rows, k, pop)
+                p, x = d["p"][pos], d["x"][pos]
+                for j, feats in enumerate(sets):
+                    oof = self._out_of_source(p, x, y, src, feats)
+                    found.append((brier(oof, y), i, k, j, oof))
+        _, i, k, j, oof = min(found, key=lambda f: f[:4])
+        d = self.decisions(self._rows, k, self.populations[i])
+        cal = (fit_map(d["x"][pos], y, sets[j]) if sets[j] else EvidenceMap())
+        noisy = d["noisy"][pos]
+        best = None
+        for r in STOP_COSTS:
+            for a in ABSTAIN_COSTS:
+                s = DecisionSettings(stop_cost=r, abstain_cost=a, calibration=cal, innovation=k,
+                                     population=self.populations[i])
+                call = np.where(oof < s.stop_below, False, np.where(oof >= s.go_above, True, None))
+                call = pd.Series(np.where(noisy | ~np.isfinite(oof), None, call), index=train.index,
+                                 dtype=object)
+                zero = pd.Series(0.0, index=train.index)
+                val = calls_made(summarize(train["label"], call, zero, zero))
+                if best is None or val > best[0] + 1e-12:
+                    best = (val, s)
+        return [best[1]]
+
+    @staticmethod
+    def _out_of_source(p: np.ndarray, x: np.ndarray, y: np.ndarray, src: np.ndarray,
+                       feats: tuple[str, ...]) -> np.ndarray:
+        """Each source's probabilities from a map over ``feats`` fitted on the other sources
+        (the model's own probability without features)."""
+        if not feats:
+            return p.copy()
+        out = np.full(p.shape, math.nan)
+        for s in np.unique(src):
+            held = src == s
+            out[held] = apply_map(p, x, fit_map(x[~held], y[~held], feats))[held]
+        return out
 
     def bind(self, rows: pd.DataFrame) -> PooledCalls:
         """Attach the full row set the training subsets of :meth:`candidates` come from."""
@@ -180,7 +231,7 @@ class PooledCalls:
         return bad
 
 
-def pooled_methods(cases: dict[str, Case], rows: pd.DataFrame, calibrate: bool = False,
+def pooled_methods(cases: dict[str, Case], rows: pd.DataFrame, calibrate: bool = True,
                    population: bool = False) -> list[Method]:
     """saturate's call with its settings chosen leave-one-source-out: alone and pooled."""
     specs = [

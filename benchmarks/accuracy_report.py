@@ -3,11 +3,10 @@ calibration of saturate's probability of paying, and what an oracle could score.
 
 * :func:`describe_setting`: a :class:`~saturate.analysis.call_settings.DecisionSettings` in
   words (the stated loss, the levels it implies, the calibration map, the innovation);
-* :func:`calibration_report`: reliability by decile and Brier score of the model's probability
-  (the shipped innovation, no map) and of the leave-one-source-out probability (each source's
-  probability from the setting and map chosen on the other sources), overall and per source;
-  and whether a Platt map fitted on the other sources improves the held-out source's Brier score
-  (it should, on every source, before it is trusted);
+* :func:`calibration_report`: reliability by decile, ECE and Brier score of the model's
+  probability (the shipped innovation, no map) and of the leave-one-source-out probability
+  (each source's probability from the setting and map chosen on the other sources), overall
+  and per source, and a picture of the reliability tables;
 * :func:`forecast_report`: the median 2x forecast error per source and cut;
 * :func:`oracle_report`: bounds from the seeds. For a single seed, an oracle that knows the
   expected gain of its configuration (the mean realised gain of its sibling seeds at the same
@@ -24,7 +23,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from accuracy_calibration import brier, calibrate, fit_platt, outcome, reliability
+from accuracy_calibration import brier, ece, outcome, reliability
 from accuracy_cases import ERROR_CAP, THRESHOLD, Case
 from accuracy_scoring import summarize
 
@@ -33,13 +32,14 @@ FMT = {"float_format": lambda v: f"{v:.3f}"}
 
 def describe_setting(v) -> str:
     if hasattr(v, "stop_cost"):
-        a, b = v.calibration
-        cal = "none" if (a, b) == (0.0, 1.0) else f"logit p' = {a:g} + {b:g} logit p"
+        m = v.calibration
+        cal = "none" if m.identity else (
+            f"logit p = {m.intercept:g} " + " ".join(f"{w:+g} {f}" for f, w in m.weights))
         pop = (f"N({v.population.mean:g}, {v.population.sd:g}^2)" if v.population is not None
                else "none")
         return (f"wrong stop {v.stop_cost:g}, abstain {v.abstain_cost:g} (levels "
                 f"{v.stop_below:.3f} / {v.go_above:.3f}), population prior {pop}, "
-                f"innovation {v.innovation:g}, calibration {cal}")
+                f"innovation {v.innovation:g}, map {cal}")
     return str(v)
 
 
@@ -60,13 +60,16 @@ def _loso_p(engine, rows: pd.DataFrame, chosen: dict) -> np.ndarray:
     p = np.full(len(rows), math.nan)
     for src, v in chosen.items():
         held = (rows["source"] == src).to_numpy()
-        raw = engine.decisions(rows, v.innovation, v.population)["p"]
-        p[held] = calibrate(raw, v.calibration)[held]
+        p[held] = engine.probability(rows, v)[held]
     return p
 
 
-def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine) -> None:
-    """Reliability and Brier score of one saturate method's probability (module docstring)."""
+def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine,
+                       plot: str | None = None) -> None:
+    """Reliability, ECE and Brier score of one saturate method's probability: the model's own
+    (no map) and the leave-one-source-out one (each source's probability from the setting and
+    map chosen on the other sources), overall and per source; ``plot``: a picture of the
+    reliability tables (matplotlib) written there."""
     y = outcome(rows["label"])
     shipped = s["shipped"]
     raw = engine.decisions(rows, shipped.innovation, shipped.population)["p"]
@@ -81,22 +84,49 @@ def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine) -> None:
         m = np.ones(len(rows), bool) if src == "ALL" else (rows["source"] == src).to_numpy()
         ok = m & np.isfinite(y)
         base = float(np.nanmean(y[ok])) if ok.any() else math.nan
-        row = {"source": src, "n": int((ok & np.isfinite(raw)).sum()), "paid": base,
-               "brier_base": base * (1 - base), "brier_model": brier(raw[m], y[m]),
-               "brier_loso": brier(loso[m], y[m])}
-        if src != "ALL":  # a map fitted on the other sources, applied to this one
-            k = s["chosen"][src].innovation
-            p = engine.decisions(rows, k, s["chosen"][src].population)["p"]
-            train = ~m
-            cal = fit_platt(p[train], y[train])
-            row.update({"innov": k, "map": f"{cal[0]:g}, {cal[1]:g}",
-                        "brier_raw_k": brier(p[m], y[m]),
-                        "brier_map_k": brier(calibrate(p, cal)[m], y[m])})
-        table.append(row)
-    print("Brier scores (lower is better; brier_base: the base rate alone, known in hindsight)"
-          "; brier_raw_k / brier_map_k: the held-out source at the fold's innovation without /"
-          " with a Platt map fitted on the other sources")
+        table.append({"source": src, "n": int((ok & np.isfinite(loso)).sum()), "paid": base,
+                      "brier_base": base * (1 - base), "brier_model": brier(raw[m], y[m]),
+                      "brier_loso": brier(loso[m], y[m]), "ece_model": ece(raw[m], y[m]),
+                      "ece_loso": ece(loso[m], y[m])})
+    print("Brier scores and ECE (lower is better; brier_base: the base rate alone, known in "
+          "hindsight)")
     print(pd.DataFrame(table).to_string(index=False, **FMT))
+    if plot:
+        _plot_reliability(rows, raw, loso, y, name, plot)
+
+
+def _plot_reliability(rows: pd.DataFrame, raw: np.ndarray, loso: np.ndarray, y: np.ndarray,
+                      name: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sources = sorted(rows["source"].unique())
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
+    for ax, p, title in ((axes[0], raw, "the model's own P(pays)"),
+                         (axes[1], loso, "reported P(pays), leave-one-source-out")):
+        ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--")
+        for src in ["ALL", *sources]:
+            m = np.ones(len(rows), bool) if src == "ALL" else (rows["source"] == src).to_numpy()
+            t = reliability(p[m], y[m])
+            if t.empty:
+                continue
+            ax.plot(t["mean_p"], t["paid"], marker="o", lw=2.5 if src == "ALL" else 1,
+                    color="black" if src == "ALL" else None,
+                    label=f"{src} (ECE {ece(p[m], y[m]):.3f})", ms=4)
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("stated P(the next doubling pays), by decile")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8, loc="upper left")
+    axes[0].set_ylabel("share of cases that paid")
+    fig.suptitle(f"Reliability of {name} on held-out real curves (benchmarks/bench_accuracy.py)",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"reliability picture written to {path}")
 
 
 def oracle_report(rows: pd.DataFrame, cases: dict[str, Case]) -> None:

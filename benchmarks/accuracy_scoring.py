@@ -6,7 +6,10 @@ A *scored case* has a label (see :mod:`accuracy_cases`). For a method's calls on
   as wrong in both (abstaining is not free);
 * ``prec_not``: precision of the "does not pay" calls (the share of them whose run indeed did
   not pay; ``1 - prec_not`` is the gate's false-alarm rate), ``n_not`` how many there were;
-* ``inconcl%``: share of scored cases called inconclusive;
+* ``inconcl%``: share of scored cases called inconclusive; ``decided%`` the rest;
+* ``bal_dec``: balanced accuracy of the calls made (the cases decided): what a call is worth
+  when the tool makes one (issue 28's target: at least 0.80, with ``prec_not`` at least 0.75,
+  while at least 60% of the cases are decided);
 * ``med_err2`` / ``mean_err2`` (and 4x): forecast errors over every case with a truth at 2x
   (4x), scored or not (:func:`accuracy_cases.forecast_error`).
 
@@ -28,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 TARGET_BAL, TARGET_PREC, TARGET_INCL, TARGET_MED2 = 0.75, 0.80, 0.15, 0.15
+CALL_BAL, CALL_PREC, CALL_DECIDED = 0.80, 0.75, 0.60
+"""Issue 28's targets for the calls the tool makes with its default band (per source)."""
 
 Calls = Callable[[pd.DataFrame, Any], pd.DataFrame]
 """(case rows, setting) -> DataFrame aligned to the rows with columns call, err2, err4."""
@@ -58,6 +63,10 @@ def summarize(label: pd.Series, call: pd.Series, err2: pd.Series, err4: pd.Serie
     rec_n = float(right[~lab].mean()) if (~lab).any() else math.nan
     said_not = c.notna() & (c == False)  # noqa: E712 - c holds True/False/None
     n_not = int(said_not.sum())
+    made = c.notna()
+    dec_p = float(right[lab & made].sum() / (lab & made).sum()) if (lab & made).any() else math.nan
+    dec_n = (float(right[~lab & made].sum() / (~lab & made).sum()) if (~lab & made).any()
+             else math.nan)
     return {
         "n": int(scored.sum()),
         "pays%": 100 * float(lab.mean()) if len(lab) else math.nan,
@@ -67,6 +76,8 @@ def summarize(label: pd.Series, call: pd.Series, err2: pd.Series, err4: pd.Serie
         "prec_not": float((~lab[said_not]).mean()) if n_not else math.nan,
         "n_not": n_not,
         "inconcl%": 100 * float(c.isna().mean()) if len(c) else math.nan,
+        "decided%": 100 * float(made.mean()) if len(c) else math.nan,
+        "bal_dec": float(np.nanmean([dec_p, dec_n])) if made.any() else math.nan,
         "med_err2": float(err2.median()),
         "mean_err2": float(err2.mean()),
         "med_err4": float(err4.median()),
@@ -104,6 +115,29 @@ def objective(s: dict) -> float:
     bal = s["bal_acc"] if math.isfinite(s["bal_acc"]) else 0.0
     prec = s["prec_not"] if math.isfinite(s["prec_not"]) else 0.0
     return bal - max(0.0, TARGET_PREC - prec) - max(0.0, s["inconcl%"] / 100 - TARGET_INCL)
+
+
+def calls_made(s: dict, decided: float = CALL_DECIDED + 0.05) -> float:
+    """How the band of the call is chosen on the training sources: the balanced accuracy of the
+    calls made, less the shortfall of the "does not pay" precision below its target and, ten
+    times over, of the decided share below ``decided`` (a margin over the 60% target, since the
+    held-out source's share varies): neither abstaining on everything (no calls to score) nor
+    never abstaining (every coin flip called) scores well."""
+    bal = s["bal_dec"] if math.isfinite(s["bal_dec"]) else 0.0
+    prec = s["prec_not"] if math.isfinite(s["prec_not"]) else 0.0
+    return (bal - max(0.0, CALL_PREC - prec)
+            - 10.0 * max(0.0, decided - s["decided%"] / 100))
+
+
+def call_targets(s: dict) -> str:
+    """Issue 28's targets for one summary, in words."""
+    def mark(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    return (f"calls made: balanced accuracy {s['bal_dec']:.3f} (>= {CALL_BAL}: "
+            f"{mark(s['bal_dec'] >= CALL_BAL)}), 'does not pay' precision {s['prec_not']:.3f} "
+            f"(>= {CALL_PREC}: {mark(s['prec_not'] >= CALL_PREC)}), decided {s['decided%']:.1f}% "
+            f"(>= {100 * CALL_DECIDED:.0f}%: {mark(s['decided%'] >= 100 * CALL_DECIDED)})")
 
 
 def _apply(method: Method, rows: pd.DataFrame, setting: Any) -> pd.DataFrame:

@@ -56,6 +56,7 @@ from accuracy_report import (  # noqa: E402
 from accuracy_scoring import (  # noqa: E402
     Method,
     balanced,
+    call_targets,
     fixed_calls,
     objective,
     score_method,
@@ -179,7 +180,7 @@ def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.
 
 
 def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case], rows: pd.DataFrame,
-                     calibrate: bool = False, population: bool = False) -> list[Method]:
+                     calibrate: bool = True, population: bool = False) -> list[Method]:
     """The scored methods: saturate's call, alone and pooled with the siblings, with its settings
     chosen leave-one-source-out (:mod:`accuracy_pooled`; their pooled tables show the shipped
     defaults), and each baseline's stored calls (no tunable settings)."""
@@ -190,7 +191,7 @@ def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case], rows: pd.
 
 
 COLS = ["n", "pays%", "bal_acc", "rec_pays", "rec_not", "prec_not", "n_not", "inconcl%",
-        "med_err2", "mean_err2", "med_err4", "mean_err4"]
+        "bal_dec", "med_err2", "mean_err2", "med_err4", "mean_err4"]
 
 
 def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
@@ -223,11 +224,10 @@ def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
         if name not in BASELINES:
             me = next(r for r in s["loso"] if r["source"] == "ALL")
             print(f"\ntargets, {name} (LOSO): {targets_line(me, base)}")
+            print(f"  all sources, {call_targets(me)}")
             for r in s["loso"]:
                 if r["source"] != "ALL" and r["n"] >= 50:
-                    ok = "met" if r["bal_acc"] >= 0.75 else "MISSED"
-                    print(f"  {r['source']}: balanced accuracy {r['bal_acc']:.3f} ({ok}), "
-                          f"'does not pay' precision {r['prec_not']:.3f}, n={r['n']}")
+                    print(f"  {r['source']} (n={r['n']}): {call_targets(r)}")
 
 
 def _summ(rows: pd.DataFrame, calls: pd.DataFrame) -> dict:
@@ -254,9 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weight", type=float, default=0.5,
                     help="--select tradeoff: points of balanced accuracy a point of 'does not "
                          "pay' precision is worth")
-    ap.add_argument("--calibrate", action="store_true",
-                    help="offer a Platt map of saturate's probability fitted on the training "
-                         "sources (accuracy_calibration)")
+    ap.add_argument("--no-map", action="store_true",
+                    help="report the model's own probability: no evidence map fitted on the "
+                         "training sources (accuracy_calibration)")
+    ap.add_argument("--plot", default=None,
+                    help="draw the reliability tables of saturate/seeds to this picture "
+                         "(docs/reliability.png)")
     args = ap.parse_args(argv)
     root = Path(args.data)
     if not available(root):
@@ -277,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     by_key = {c.key: c for c in cases}
     select = {"targets": objective, "balanced": balanced,
               "tradeoff": tradeoff(args.weight)}[args.select]
-    to_score = methods_to_score(methods, by_key, rows, args.calibrate, args.population)
+    to_score = methods_to_score(methods, by_key, rows, not args.no_map, args.population)
     scored = {m.name: score_method(m, rows, select=select) for m in to_score}
     report(rows, scored)
     for m in to_score:
@@ -285,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
             bad = m.engine.check(rows, scored[m.name]["shipped"])
             print(f"\n{m.name}: the benchmark's vectorised calls differ from the tool's decide() "
                   f"on {bad} cases (shipped setting)")
-            calibration_report(rows, m.name, scored[m.name], m.engine)
+            calibration_report(rows, m.name, scored[m.name], m.engine,
+                               args.plot if m.name == "saturate/seeds" else None)
     forecast_report(rows, scored)
     oracle_report(rows, by_key)
     for m in methods:

@@ -213,6 +213,7 @@ def analyze(
     objective: Sequence[str] | str | None = None,
     diagnostic: Sequence[str] | str | None = None,
     min_gain: float | str | None = None,
+    band: Sequence[float] | str | None = None,
     confidence: float | str | None = None,
     forecast_at: Sequence[str | float] | str | float | None = None,
     lower_is_better: Sequence[str] | str | None = None,
@@ -257,6 +258,9 @@ def analyze(
             (:mod:`saturate.analysis.roles`): objectives get a verdict, diagnostics do not.
         min_gain: the least gain per doubling of compute that still "pays": metric units
             (``0.01``) or a share of the curve's observed range (``"3%"``).
+        band: ``(low, high)`` or ``"low,high"``: P(the next doubling pays) below ``low`` does
+            not pay, from ``high`` pays, between is inconclusive (default: the band chosen on
+            held-out public curves; ``(0.5, 0.5)`` never abstains).
         confidence: level of every interval, in [0.5, 1) (default 0.9).
         forecast_at: compute values to forecast at: multiples of the last one (``"2x"``) or
             absolute values > 0.
@@ -314,7 +318,7 @@ def analyze(
     given = {
         "experiment": experiment, "filter": filter, "metric": metric, "run": run,
         "compute": compute, "gpus": gpus, "objective": objective, "diagnostic": diagnostic,
-        "min_gain": min_gain, "confidence": confidence,
+        "min_gain": min_gain, "band": band, "confidence": confidence,
         "forecast_at": forecast_at, "lower_is_better": lower_is_better,
         "higher_is_better": higher_is_better, "thresholds": thresholds, "domains": domains,
         "group_by": group_by,

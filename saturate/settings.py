@@ -23,12 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from saturate.analysis.call_settings import DecisionSettings
 from saturate.analysis.settings import AnalysisSettings
 from saturate.config import load_config
 from saturate.errors import SettingsError
 from saturate.suites.aggregate import STATISTICS
 from saturate.suites.analysis import DEFAULT_N_BOOT
 from saturate.validation import (
+    check_band,
     check_bool,
     check_choice,
     check_choices,
@@ -126,6 +128,7 @@ CHECKS: dict[str, Callable[[Any, str], Any]] = {
     "diagnostic": check_strings,
     # how curves are judged
     "min_gain": check_gain,
+    "band": check_band,
     "thresholds": check_thresholds,
     "domains": check_domains,
     "confidence": check_confidence,
@@ -192,6 +195,7 @@ class Settings:
     objective: tuple[str, ...] = ()
     diagnostic: tuple[str, ...] = ()
     min_gain: float | str = AnalysisSettings.min_gain
+    band: tuple[float, float] | None = None
     thresholds: Mapping[str, float | str] = field(default_factory=dict)
     domains: Mapping[str, tuple[float, float] | None] = field(default_factory=dict)
     confidence: float = AnalysisSettings.confidence
@@ -298,6 +302,8 @@ class Settings:
             lower_is_better=self.lower_is_better, higher_is_better=self.higher_is_better,
             thresholds=dict(self.thresholds), group_by=self.group_by, n_boot=self.n_boot,
             seed=self.seed, laws=self.laws, domains=dict(self.domains),
+            decision=(DecisionSettings() if self.band is None
+                      else DecisionSettings().with_band(*self.band)),
         )
 
     def engine(self, client: Any = None) -> Engine:

@@ -25,6 +25,7 @@ from saturate.errors import SettingsError
 __all__ = [
     "CONFIDENCE_RANGE",
     "check_confidence",
+    "check_band",
     "check_gain",
     "gain_parts",
     "check_thresholds",
@@ -159,6 +160,27 @@ def check_confidence(value: Any, name: str = "confidence") -> float:
     if not low <= level < high:
         raise _fail(name, f"must be {_range(low, high, 'left')}", value)
     return level
+
+
+def check_band(value: Any, name: str = "band") -> tuple[float, float]:
+    """The inconclusive band of P(pays): ``(low, high)`` with ``0 < low <= high < 1``, from
+    ``"0.3,0.7"``, ``"30%,70%"`` or a pair; ``low == high`` (``"0.5,0.5"``) never abstains."""
+    parts: Any = value
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.replace(":", ",").split(",")]
+    if not (isinstance(parts, (list, tuple)) and len(parts) == 2):
+        raise _fail(name, "must be two probabilities LOW,HIGH such as 0.3,0.7", value)
+    pair = []
+    for v in parts:
+        if isinstance(v, str) and v.endswith("%"):
+            pair.append(_real(v[:-1], name, "two probabilities LOW,HIGH such as 0.3,0.7") / 100)
+        else:
+            pair.append(_real(v, name, "two probabilities LOW,HIGH such as 0.3,0.7"))
+    low, high = pair
+    if not 0.0 < low <= high < 1.0:
+        raise _fail(name, "must be two probabilities with 0 < LOW <= HIGH < 1 (P(pays) below "
+                    "LOW: does not pay; at least HIGH: pays; between: inconclusive)", value)
+    return float(low), float(high)
 
 
 def check_gain(value: Any, name: str = "min_gain") -> float | str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from saturate.analysis.call_settings import DecisionSettings
 from saturate.analysis.quantities import roi_stage
+from saturate.analysis.refine import stage_of
 from saturate.constants import KNEE_ROI
 from saturate.results import CurveAnalysis, Estimate
 
@@ -55,17 +56,69 @@ def domain_holds(c: CurveAnalysis) -> str:
 
 
 def verdict_follows_the_rule(c: CurveAnalysis) -> str:
-    """README: a gain interval above the threshold passes (scaling before the knee, ROI >= 0.8,
-    slowing after); one below it does not pay (saturated, or regressing)."""
+    """README: words never stronger than, nor against, the numbers: a gain interval above the
+    threshold is never called "does not pay" (saturated, regressing), one below it never "pays"
+    (scaling, slowing); a curve that pays is scaling before the knee (ROI >= 0.8) and slowing
+    past it."""
     g, t = c.gain_per_doubling, c.threshold
     if not (math.isfinite(g.lo) and math.isfinite(g.hi)):
         return ""
-    if g.lo > t:
+    if g.lo > t and c.verdict in ("saturated", "regressing"):
+        return f"gain {g} > {t:.3g}: {c.verdict}"
+    if g.hi < t and c.verdict in ("scaling", "slowing"):
+        return f"gain {g} < {t:.3g} but {c.verdict}"
+    if c.verdict in ("scaling", "slowing") and g.lo > t:
         want = "scaling" if math.isfinite(c.roi) and c.roi >= KNEE_ROI else "slowing"
         return "" if c.verdict == want else f"gain {g} > {t:.3g}, ROI {c.roi:.3g}: {c.verdict}"
-    if g.hi < t and c.verdict not in ("saturated", "regressing"):
-        return f"gain {g} < {t:.3g} but {c.verdict}"
     return ""
+
+
+def regressing_only_when_falling(c: CurveAnalysis) -> str:
+    """``regressing`` says the metric got worse: only beside a falling gain estimate or a
+    collapse (a level that fell and has not recovered)."""
+    g = c.gain_per_doubling.value
+    if c.verdict != "regressing" or g < 0 or c.collapse is not None:
+        return ""
+    return f"regressing beside a gain of {g:.4g} and no collapse"
+
+
+def stage_follows_the_verdict(c: CurveAnalysis) -> str:
+    """One vocabulary: the ROI stage tells the verdict's story (``refine.stage_of``)."""
+    if c.decision is None:
+        return ""
+    want = stage_of(c.verdict, c.roi)
+    return "" if c.roi_stage == want else f"stage {c.roi_stage} beside {c.verdict} (want {want})"
+
+
+def knee_and_stop_where_the_fit_rises(c: CurveAnalysis) -> str:
+    """A knee or a stop point marks shrinking returns on a curve that still rises there, and
+    a curve that regresses has neither."""
+    if c.decision is None:
+        return ""
+    if c.verdict == "regressing" and (c.knee is not None or c.stop_point is not None):
+        return "a knee or stop point on a regressing curve"
+    if c.fit is None:
+        return ""
+    sign = 1.0 if c.direction == "higher" else -1.0
+    out = []
+    for name, at in (("knee", c.knee), ("stop point", getattr(c.stop_point, "value", None))):
+        if at is None or not (math.isfinite(at) and at > 0):
+            continue
+        p = np.asarray(c.fit.predict(np.array([at / 1.05, at * 1.05])), dtype=float)
+        if np.all(np.isfinite(p)) and sign * (p[1] - p[0]) < 0:
+            out.append(f"{name} at {at:.4g} where the fit falls")
+    return ", ".join(out)
+
+
+def forecasts_follow_the_call(c: CurveAnalysis) -> str:
+    """A curve that pays is never forecast below its current level."""
+    o = c.outlook
+    if o is None or c.verdict not in ("scaling", "slowing"):
+        return ""
+    sign = 1.0 if c.direction == "higher" else -1.0
+    low = [f.at for f in c.forecast
+           if f.compute > c.compute_last and sign * (f.value - o.level) < -1e-12 * abs(o.level)]
+    return f"pays, but forecast below the level {o.level:.4g} at {', '.join(low)}" if low else ""
 
 
 def verdict_follows_the_call(c: CurveAnalysis) -> str:
@@ -132,6 +185,10 @@ CHECKS: dict[str, Check] = {
     "knee after the initial stage": knee_after_initial_stage,
     "stage names are no verdict words": stage_is_no_verdict_word,
     "gain = forecast(2C) - forecast(C)": gain_is_forecast_difference,
+    "regressing only when the gain falls": regressing_only_when_falling,
+    "the ROI stage follows the verdict": stage_follows_the_verdict,
+    "knee and stop point where the fit rises": knee_and_stop_where_the_fit_rises,
+    "a curve that pays is not forecast to fall": forecasts_follow_the_call,
 }
 
 

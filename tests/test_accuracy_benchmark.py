@@ -13,26 +13,38 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from accuracy_calibration import brier, calibrate, fit_platt, reliability  # noqa: E402
+from accuracy_calibration import apply_map, brier, ece, fit_map, reliability  # noqa: E402
 from accuracy_scoring import Method, score_method, tradeoff  # noqa: E402
 
-from saturate.analysis.call_settings import DecisionSettings  # noqa: E402
+from saturate.analysis.call_settings import EVIDENCE_FEATURES, EvidenceMap  # noqa: E402
 
 
 def test_the_vectorised_map_is_the_tools_map() -> None:
-    s = DecisionSettings(calibration=(0.4, 0.7))
-    p = np.array([0.0, 1e-4, 0.2, 0.5, 0.93, 1.0])
-    assert calibrate(p, s.calibration) == pytest.approx([s.calibrated(v) for v in p])
+    rng = np.random.default_rng(0)
+    m = EvidenceMap(0.4, (("model", 0.7), ("trend_z", -0.1), ("drawdown", -1.5)))
+    p = np.array([1e-4, 0.2, 0.5, 0.93, 1.0 - 1e-4])
+    x = rng.uniform(-1, 1, (p.size, len(EVIDENCE_FEATURES)))
+    x[:, 0] = np.log(p / (1 - p))
+    want = [m.probability(v, dict(zip(EVIDENCE_FEATURES, row, strict=True)))
+            for v, row in zip(p, x, strict=True)]
+    assert apply_map(p, x, m) == pytest.approx(want)
 
 
-def test_platt_scaling_recovers_a_known_map() -> None:
+def test_the_map_fit_recovers_a_known_map_and_improves_the_brier_score() -> None:
     rng = np.random.default_rng(3)
-    p = rng.uniform(0.02, 0.98, 20_000)
-    z = 0.5 + 0.6 * np.log(p / (1 - p))
-    y = (rng.uniform(size=p.size) < 1 / (1 + np.exp(-z))).astype(float)
-    a, b = fit_platt(p, y)
-    assert a == pytest.approx(0.5, abs=0.08) and b == pytest.approx(0.6, abs=0.08)
-    assert brier(calibrate(p, (a, b)), y) < brier(p, y)
+    n = 20_000
+    p = rng.uniform(0.02, 0.98, n)
+    x = np.zeros((n, len(EVIDENCE_FEATURES)))
+    x[:, 0] = np.log(p / (1 - p))
+    x[:, EVIDENCE_FEATURES.index("drawdown")] = rng.uniform(0, 1, n)
+    z = 0.5 + 0.6 * x[:, 0] - 2.0 * x[:, EVIDENCE_FEATURES.index("drawdown")]
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-z))).astype(float)
+    m = fit_map(x, y, ("model", "drawdown"))
+    w = dict(m.weights)
+    assert m.intercept == pytest.approx(0.5, abs=0.1) and w["model"] == pytest.approx(0.6, abs=0.08)
+    assert w["drawdown"] == pytest.approx(-2.0, abs=0.2)
+    assert brier(apply_map(p, x, m), y) < brier(p, y)
+    assert ece(apply_map(p, x, m), y) < 0.02 < ece(p, y)
     table = reliability(p, y)
     assert table["n"].sum() == p.size and len(table) == 10
 

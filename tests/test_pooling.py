@@ -3,6 +3,7 @@ doubling pays, the metric's domain (saturate.analysis.outlook / pooling / decisi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,8 +12,9 @@ import pytest
 from scipy.stats import norm
 
 from saturate.analysis import AnalysisSettings, analyze_curve, analyze_table
-from saturate.analysis.call_settings import call_levels
+from saturate.analysis.call_settings import EVIDENCE_FEATURES, EvidenceMap, call_levels
 from saturate.analysis.decision import (
+    evidence_features,
     DecisionSettings,
     decide,
     gain_distribution,
@@ -111,15 +113,24 @@ def test_posterior_shrinks_a_noisy_curve_toward_its_group() -> None:
 def test_p_pays_is_the_normal_tail_and_zero_beyond_the_domain() -> None:
     assert p_pays(0.05, 0.02, 0.03) == pytest.approx(norm.sf(-1.0))
     assert p_pays(0.05, 0.02, 0.03, upper=0.02) == 0.0
-    # truncated to [0, 0.04]: P(G >= 0.03 | 0 <= G <= 0.04)
-    want = (norm.cdf(-0.5) - norm.cdf(-1.0)) / (norm.cdf(-0.5) - norm.cdf(-2.5))
-    assert p_pays(0.05, 0.02, 0.03, lower=0.0, upper=0.04) == pytest.approx(want)
+    # censored to [0, 0.04]: the mass above 0.04 sits at 0.04 (it pays), below 0 at 0 (it does
+    # not): the normal's own tail, never renormalised
+    assert p_pays(0.05, 0.02, 0.03, lower=0.0, upper=0.04) == pytest.approx(norm.sf(-1.0))
+    assert p_pays(0.05, 0.02, 0.03, lower=0.03, upper=0.04) == 1.0
     assert p_pays(0.05, 0.0, 0.03) == 1.0 and p_pays(0.01, 0.0, 0.03) == 0.0
+
+
+def test_the_domain_never_turns_a_falling_estimate_into_a_rising_one() -> None:
+    # the GRPO run: its evidence says -0.236 (sd 0.4); the domain allows [-0.105, 0.895]
+    free = p_pays(-0.236, 0.4, 0.01)
+    assert p_pays(-0.236, 0.4, 0.01, -0.105, 0.895) == pytest.approx(free) and free < 0.5
+    e = gain_distribution(-0.236, 0.4, -0.105, 0.895, 0.9)
+    assert e.value == -0.105 and e.lo == -0.105 and e.hi < 0.895
 
 
 def test_gain_distribution_stays_in_the_domain() -> None:
     e = gain_distribution(0.05, 0.04, -0.9, 0.02, 0.9)
-    assert e.hi <= 0.02 and e.lo < e.value < e.hi <= 0.02
+    assert e.hi <= 0.02 and e.lo < e.value <= e.hi <= 0.02
     free = gain_distribution(0.05, 0.04, -math.inf, math.inf, 0.9)
     assert free.value == 0.05 and free.hi - free.value == pytest.approx(norm.ppf(0.95) * 0.04)
 
@@ -148,17 +159,30 @@ def test_the_levels_minimise_the_expected_loss(stop_cost: float, abstain_cost: f
         assert loss[call] <= min(loss.values()) + 1e-9, (p, call, loss)
 
 
-def test_the_calibration_map_is_monotone_and_keeps_certainty() -> None:
-    s = DecisionSettings(calibration=(0.5, 0.5))
-    ps = [1e-6, 0.05, 0.3, 0.5, 0.9, 0.999999]
-    out = [s.calibrated(p) for p in ps]
-    assert out == sorted(out) and s.calibrated(0.0) == 0.0 and s.calibrated(1.0) == 1.0
-    assert s.calibrated(0.5) == pytest.approx(1.0 / (1.0 + math.exp(-0.5)))
-    assert DecisionSettings(calibration=(0.0, 1.0)).calibrated(0.3) == 0.3
+def test_the_evidence_map_is_monotone_in_the_models_probability() -> None:
+    m = EvidenceMap(0.5, (("model", 0.5), ("trend_z", 0.2)))
     o = _o(0.03 + 0.01, 0.01, noise_range=0.5)
-    d = decide(o, settings=s)
+    ps = [1e-6, 0.05, 0.3, 0.5, 0.9, 0.999999]
+    out = [m.probability(p, evidence_features(o, p)) for p in ps]
+    assert out == sorted(out) and all(0.0 < v < 1.0 for v in out)
+    assert EvidenceMap().identity and EvidenceMap().probability(0.3, {}) == 0.3
+    d = decide(o, settings=DecisionSettings(calibration=m))
     assert d.p_model == pytest.approx(norm.cdf(1.0), abs=1e-6)
-    assert d.p_pays == pytest.approx(s.calibrated(d.p_model))
+    assert d.p_pays == pytest.approx(m.probability(d.p_model, evidence_features(o, d.p_model)))
+
+
+def test_evidence_features_are_bounded_and_unit_free() -> None:
+    o = _o(0.04, 0.01, noise_range=0.5)
+    f = evidence_features(o, 0.7)
+    assert tuple(f) == EVIDENCE_FEATURES
+    units = ("threshold", "scale", "level", "fit_gain", "fit_se", "trend_gain", "trend_se",
+             "lower", "upper", "noise", "noise_range", "recent_gain", "recent_change", "drawdown")
+    big = dataclasses.replace(o, **{k: getattr(o, k) * 1e6 for k in units})
+    assert evidence_features(big, 0.7) == pytest.approx(f)
+    wild = dataclasses.replace(o, recent_gain=1e300, drawdown=-5.0, doublings=1e9, noise=math.inf)
+    g = evidence_features(wild, 1.0)
+    assert all(math.isfinite(v) for v in g.values())
+    assert g["recent_gain"] == 2.0 and g["drawdown"] == 0.0 and g["doublings"] == 6.0
 
 
 def test_a_curve_within_its_noise_is_inconclusive_while_the_gain_straddles() -> None:
@@ -175,7 +199,11 @@ def test_decision_settings_are_validated() -> None:
     with pytest.raises(SettingsError, match="abstain_cost"):
         DecisionSettings(abstain_cost=math.inf)
     with pytest.raises(SettingsError, match="calibration"):
-        DecisionSettings(calibration=(0.0, -1.0))
+        DecisionSettings(calibration=(0.0, -1.0))  # type: ignore[arg-type]
+    with pytest.raises(SettingsError, match="positive weight on 'model'"):
+        EvidenceMap(0.0, (("model", -1.0),))
+    with pytest.raises(SettingsError, match="calibration"):
+        EvidenceMap(0.0, (("model", 1.0), ("no such evidence", 1.0)))
 
 
 # ---- on curves -----------------------------------------------------------------------------------
@@ -268,3 +296,23 @@ def test_curves_averaged_over_seeds_are_not_pooled_again() -> None:
     table = _seed_table(4, recipe="a")
     out = analyze_table(table, AnalysisSettings(n_boot=40, group_by="params.recipe"))
     assert len(out) == 1 and out[0].decision is not None and out[0].decision.prior is None
+
+
+@pytest.mark.parametrize("low, high", [(0.1, 0.9), (0.3, 0.7), (0.5, 0.5), (0.05, 0.6)])
+def test_a_band_is_the_stated_loss_whose_levels_it_names(low: float, high: float) -> None:
+    s = DecisionSettings().with_band(low, high)
+    assert (s.stop_below, s.go_above) == pytest.approx((low, high))
+
+
+def test_the_band_setting_moves_the_call_and_is_checked() -> None:
+    from saturate.settings import Settings
+
+    o = _o(0.03 + 0.01, 0.01, noise_range=0.5)  # p = Phi(1) = 0.84 before the evidence map
+    p = decide(o).p_pays
+    wide = Settings.build(band=f"{p / 2:.4f},{(1 + p) / 2:.4f}").analysis().decision
+    assert decide(o, settings=wide).call is None
+    narrow = Settings.build(band=[p / 2, p]).analysis().decision
+    assert decide(o, settings=narrow).call is True
+    for bad in ("0.7,0.3", "0,0.5", "0.5", "30%,1.2", "a,b"):
+        with pytest.raises(SettingsError, match="band"):
+            Settings.build(band=bad)

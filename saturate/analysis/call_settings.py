@@ -8,6 +8,7 @@ hold them without importing the analysis (see :mod:`saturate.analysis.decision` 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,15 @@ from typing import Any
 from saturate.errors import SettingsError
 from saturate.results import jsonable
 
-__all__ = ["DecisionSettings", "GroupPrior", "PopulationPrior", "call_levels"]
+__all__ = [
+    "DecisionSettings",
+    "EvidenceMap",
+    "EVIDENCE_FEATURES",
+    "SHIPPED_MAP",
+    "GroupPrior",
+    "PopulationPrior",
+    "call_levels",
+]
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,60 @@ def call_levels(stop_cost: float, abstain_cost: float) -> tuple[float, float]:
     return min(abstain_cost / stop_cost, even), max(1.0 - abstain_cost, even)
 
 
+EVIDENCE_FEATURES: tuple[str, ...] = (
+    "model", "fit_z", "trend_z", "recent_gain", "recent_change", "drawdown", "doublings",
+    "noise", "prior",
+)
+"""The evidence an :class:`EvidenceMap` weighs, each scale-free and held to a bounded range
+(:func:`saturate.analysis.decision.evidence_features` says what each is)."""
+
+
+@dataclass(frozen=True)
+class EvidenceMap:
+    """The logistic map from a curve's evidence to the reported P(pays):
+    ``logit p = intercept + sum(weight * feature)`` over named :data:`EVIDENCE_FEATURES`.
+    ``"model"`` is the logit of the model's own probability, so ``EvidenceMap()`` (intercept 0,
+    weight 1 on it) reports the model's probability unchanged and ``(a, (("model", b),))`` is a
+    Platt map. Its weight must be positive: a curve whose model says "more likely to pay" is
+    never reported less likely, all else equal."""
+
+    intercept: float = 0.0
+    weights: tuple[tuple[str, float], ...] = (("model", 1.0),)
+
+    def __post_init__(self) -> None:
+        names = [w[0] for w in self.weights] if isinstance(self.weights, tuple) else []
+        ok = (isinstance(self.intercept, (int, float)) and math.isfinite(self.intercept)
+              and isinstance(self.weights, tuple) and len(set(names)) == len(names)
+              and all(isinstance(w, tuple) and len(w) == 2 and w[0] in EVIDENCE_FEATURES
+                      and isinstance(w[1], (int, float)) and math.isfinite(w[1])
+                      for w in self.weights)
+              and dict(self.weights).get("model", 0.0) > 0)
+        if not ok:
+            raise SettingsError(
+                f"calibration must be an intercept and (feature, weight) pairs over "
+                f"{', '.join(EVIDENCE_FEATURES)} with a positive weight on 'model', got "
+                f"{self.intercept!r}, {self.weights!r}")
+
+    @property
+    def identity(self) -> bool:
+        """True when the map reports the model's probability unchanged."""
+        return self.intercept == 0.0 and self.weights == (("model", 1.0),)
+
+    def probability(self, p_model: float, features: dict[str, float]) -> float:
+        """The reported P(pays) for the model's ``p_model`` and the curve's ``features``."""
+        if self.identity or not math.isfinite(p_model):
+            return p_model
+        z = self.intercept + math.fsum(w * features[name] for name, w in self.weights)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"intercept": self.intercept, "weights": dict(self.weights)}
+
+
+SHIPPED_MAP = EvidenceMap()
+"""The evidence map the tool ships (:attr:`DecisionSettings.calibration`)."""
+
+
 @dataclass(frozen=True)
 class DecisionSettings:
     """How the probability that the next doubling pays becomes the call (see
@@ -93,8 +156,8 @@ class DecisionSettings:
     have paid) in units of a wrong "pays" (a wasted doubling); ``abstain_cost``: the cost of an
     inconclusive call in the same units. They set the probability levels of the call
     (:func:`call_levels`, :attr:`stop_below` and :attr:`go_above`). ``calibration``: the
-    intercept and slope of the logistic map from the model's probability to the reported one
-    (``logit p = a + b logit p_model``; ``(0, 1)``: none). ``pool``: combine a curve with its
+    :class:`EvidenceMap` from the model's probability and the curve's other evidence to the
+    reported one (``EvidenceMap()``: the model's probability as it is). ``pool``: combine a curve with its
     siblings' prior when one is given; ``population``: the prior above the groups
     (:class:`~saturate.analysis.pooling.PopulationPrior`; None: none); ``innovation``: the
     standard deviation of what the next doubling does beyond any estimate, in units of the
@@ -105,7 +168,7 @@ class DecisionSettings:
 
     stop_cost: float = 0.75
     abstain_cost: float = 1.0
-    calibration: tuple[float, float] = (0.0, 1.0)
+    calibration: EvidenceMap = SHIPPED_MAP
     pool: bool = True
     population: PopulationPrior | None = None
     innovation: float = 1.0
@@ -117,13 +180,18 @@ class DecisionSettings:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 < float(v) < math.inf):
                 raise SettingsError(f"{name} must be a finite number > 0, got {v!r}")
-        cal = self.calibration
-        if not (isinstance(cal, tuple) and len(cal) == 2
-                and all(isinstance(v, (int, float)) and math.isfinite(v) for v in cal)
-                and cal[1] > 0):
+        if not isinstance(self.calibration, EvidenceMap):
             raise SettingsError(
-                f"calibration must be (intercept, slope > 0), finite numbers, got {cal!r}"
-            )
+                f"calibration must be an EvidenceMap, got {self.calibration!r}")
+
+    def with_band(self, low: float, high: float) -> DecisionSettings:
+        """These settings with the stated loss whose levels are ``(low, high)``: "does not pay"
+        below ``low``, "pays" from ``high`` (Chow's rule inverted: abstaining costs
+        ``1 - high``, a wrong stop ``(1 - high) / low``); ``0 < low <= high < 1``."""
+        if not 0.0 < low <= high < 1.0:
+            raise SettingsError(f"band must be 0 < low <= high < 1, got ({low!r}, {high!r})")
+        abstain = 1.0 - high
+        return dataclasses.replace(self, stop_cost=abstain / low, abstain_cost=abstain)
 
     @property
     def stop_below(self) -> float:
@@ -134,11 +202,3 @@ class DecisionSettings:
     def go_above(self) -> float:
         """"Pays" when the probability of paying is at least this (:func:`call_levels`)."""
         return call_levels(self.stop_cost, self.abstain_cost)[1]
-
-    def calibrated(self, p: float) -> float:
-        """The reported probability of paying for the model's ``p`` (:attr:`calibration`)."""
-        a, b = self.calibration
-        if (a, b) == (0.0, 1.0) or not 0.0 < p < 1.0:
-            return p
-        z = a + b * math.log(p / (1.0 - p))
-        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0

@@ -2,8 +2,9 @@
 
 The gain ``G`` of the next doubling has a normal distribution: the curve's own estimate
 (:mod:`saturate.analysis.outlook`), combined with its siblings' prior when it has siblings
-(:mod:`saturate.analysis.pooling`), widened by the *innovation* of a doubling, and truncated to
-what the metric's domain allows. The innovation is the part of the next doubling's gain that no
+(:mod:`saturate.analysis.pooling`), widened by the *innovation* of a doubling, and censored to
+what the metric's domain allows (the mass beyond a bound sits at the bound: the domain narrows
+what a gain can be and never turns a falling estimate into a rising one). The innovation is the part of the next doubling's gain that no
 estimate from the past can see (RL curves plateau and take off again, skills are found in
 jumps). Its standard deviation is ``innovation`` times the geometric mean of the curve's pace
 (:attr:`Outlook.pace`: its mean gain per doubling so far, the observed range over the doublings
@@ -37,9 +38,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import norm, truncnorm
+from scipy.stats import norm
 
-from saturate.analysis.call_settings import DecisionSettings, GroupPrior
+from saturate.analysis.call_settings import EVIDENCE_FEATURES, DecisionSettings, GroupPrior
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import posterior
 from saturate.results import Estimate, jsonable
@@ -52,6 +53,7 @@ __all__ = [
     "innovation_sd",
     "p_pays",
     "gain_distribution",
+    "evidence_features",
 ]
 
 
@@ -84,51 +86,39 @@ class Decision:
         })
 
 
-def _bounds(mean: float, sd: float, lower: float, upper: float) -> tuple[float, float]:
-    return (lower - mean) / sd, (upper - mean) / sd
-
-
 def p_pays(mean: float, sd: float, threshold: float, lower: float = -math.inf,
            upper: float = math.inf) -> float:
-    """``P(G >= threshold)`` for ``G ~ N(mean, sd^2)`` truncated to ``[lower, upper]``.
+    """``P(G >= threshold)`` for ``G ~ N(mean, sd^2)`` censored to ``[lower, upper]``.
 
-    Zero when the bound is below the threshold; with ``sd == 0`` a step at the threshold.
+    Censored, not truncated: the mass beyond a bound sits at the bound (a rate near 1 that
+    would gain more gains what is left), so the domain never moves probability from one side of
+    the threshold to the other. Zero when the upper bound is below the threshold, one when the
+    lower bound is at or above it; with ``sd == 0`` a step at the threshold.
     """
-    if not (math.isfinite(mean) and sd >= 0):
+    if not (math.isfinite(mean) and sd >= 0) or not math.isfinite(sd):
         return math.nan
     if threshold > upper:
         return 0.0
-    if sd == 0 or not math.isfinite(sd):
-        if not math.isfinite(sd):
-            return math.nan
-        return 1.0 if min(max(mean, lower), upper) >= threshold else 0.0
-    a, b = _bounds(mean, sd, lower, upper)
-    mass = norm.cdf(b) - norm.cdf(a)
-    if not mass > 0:  # all the mass is beyond a bound: G sits at the nearer bound
-        return 1.0 if (upper if mean > upper else lower) >= threshold else 0.0
-    t = max((threshold - mean) / sd, a)
-    return float(min(1.0, max(0.0, (norm.cdf(b) - norm.cdf(t)) / mass)))
+    if lower >= threshold:
+        return 1.0
+    if sd == 0:
+        return 1.0 if mean >= threshold else 0.0
+    return float(norm.sf((threshold - mean) / sd))
 
 
 def gain_distribution(mean: float, sd: float, lower: float, upper: float,
                       confidence: float) -> Estimate:
-    """Mean and equal-tailed interval of ``N(mean, sd^2)`` truncated to ``[lower, upper]``."""
+    """Median and equal-tailed interval of ``N(mean, sd^2)`` censored to ``[lower, upper]``:
+    the normal's own quantiles held inside the bounds (a monotone map, so the estimate never
+    changes side: a falling gain stays falling whatever the domain)."""
     if not (math.isfinite(mean) and math.isfinite(sd)):
         return Estimate(mean, identified=False)
-    a_tail = (1.0 - confidence) / 2.0
-    if sd == 0:
-        v = min(max(mean, lower), upper)
-        return Estimate(v, v, v)
-    a, b = _bounds(mean, sd, lower, upper)
-    if not (norm.cdf(b) - norm.cdf(a)) > 1e-12:
-        v = upper if mean > upper else lower
-        return Estimate(v, v, v)
-    if math.isinf(a) and math.isinf(b):
-        z = float(norm.ppf(1.0 - a_tail))
-        return Estimate(mean, mean - z * sd, mean + z * sd)
-    dist = truncnorm(a, b, loc=mean, scale=sd)
-    lo, hi = dist.ppf([a_tail, 1.0 - a_tail])
-    return Estimate(float(dist.mean()), float(lo), float(hi))
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+
+    def held(v: float) -> float:
+        return min(max(v, lower), upper)
+
+    return Estimate(held(mean), held(mean - z * sd), held(mean + z * sd))
 
 
 def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
@@ -137,6 +127,52 @@ def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
     pace, noise = outlook.pace, outlook.noise
     scale = math.sqrt(pace) * math.sqrt(noise) if noise >= 0 and pace >= 0 else math.nan
     return settings.innovation * scale if math.isfinite(scale) else 0.0
+
+
+def evidence_features(o: Outlook, p_model: float, prior: GroupPrior | None = None
+                      ) -> dict[str, float]:
+    """The evidence an :class:`~saturate.analysis.call_settings.EvidenceMap` weighs, each free
+    of the metric's units and held to a bounded range (0 where it is missing):
+
+    * ``model``: the logit of the model's own ``P(G >= T)`` (held to ``[1e-4, 1 - 1e-4]``);
+    * ``fit_z`` / ``trend_z``: the fitted gain's and the recent trend's distance above the
+      threshold in their own standard errors (``[-8, 8]``);
+    * ``recent_gain``: what the last quarter of the points gains over the next doubling if its
+      straight line in compute goes on, ``recent_change``: its mean over the quarter before's,
+      ``drawdown``: the current level below the best reached, each in units of the observed
+      range (``[-2, 2]``);
+    * ``doublings``: ``log2`` of the doublings of compute observed (``[-2, 6]``);
+    * ``noise``: the point-to-point noise over the observed range (``[0, 2]``);
+    * ``prior``: the siblings' mean relative gain per doubling less the threshold's share of
+      the range (``[-1, 1]``; 0 without siblings).
+    """
+    q = min(max(p_model, 1e-4), 1.0 - 1e-4) if math.isfinite(p_model) else 0.5
+    t, scale = o.threshold, o.scale
+
+    def z(gain: float, se: float) -> float:
+        if not (math.isfinite(gain) and math.isfinite(se) and se > 0):
+            return 0.0
+        return min(max((gain - t) / se, -8.0), 8.0)
+
+    def rel(v: float, lo: float = -2.0, hi: float = 2.0) -> float:
+        return min(max(v / scale, lo), hi) if math.isfinite(v) and scale > 0 else 0.0
+
+    dbl = o.doublings
+    out = {
+        "model": math.log(q / (1.0 - q)),
+        "fit_z": z(o.fit_gain, o.fit_se),
+        "trend_z": z(o.trend_gain, o.trend_se),
+        "recent_gain": rel(o.recent_gain),
+        "recent_change": rel(o.recent_change),
+        "drawdown": rel(o.drawdown, 0.0, 2.0),
+        "doublings": min(max(math.log2(dbl), -2.0), 6.0) if math.isfinite(dbl) and dbl > 0
+        else 0.0,
+        "noise": rel(o.noise, 0.0, 2.0),
+        "prior": (min(max(prior.mean - t / scale, -1.0), 1.0)
+                  if prior is not None and math.isfinite(prior.mean) and scale > 0 else 0.0),
+    }
+    assert tuple(out) == EVIDENCE_FEATURES
+    return out
 
 
 def call_of(p: float, expected: Estimate, outlook: Outlook, settings: DecisionSettings
@@ -171,7 +207,7 @@ def decide(
     p_model = p_pays(mean, sd, outlook.threshold, lo, hi)
     if not math.isfinite(p_model):
         return Decision(None, math.nan, Estimate(math.nan, identified=False), own, use)
-    p = settings.calibrated(p_model)
+    p = settings.calibration.probability(p_model, evidence_features(outlook, p_model, use))
     gain = gain_distribution(mean, sd, lo, hi, confidence)
     expected = gain_distribution(mean, sd_est, lo, hi, confidence)
     call = call_of(p, expected, outlook, settings)

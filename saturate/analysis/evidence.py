@@ -2,7 +2,8 @@
 
 * :func:`trend_test`: the slope per doubling of compute over the recent stretch of the curve, from an
   OLS fit on log2 compute. Consecutive points of an RL curve are strongly autocorrelated, so plain
-  OLS errors would be far too confident; the standard error is the larger of Newey-West (HAC) and
+  OLS errors would be far too confident; the standard error, on the residuals around a parabola in
+  log compute (a bend is the curve, not noise), is the larger of Newey-West (HAC) and
   the AR(1) inflation ``sqrt((1 + phi) / (1 - phi))`` with a bias-corrected phi, and the t
   quantile uses the effective number of points ``n (1 - phi) / (1 + phi)``. (Newey-West alone
   covers a nominal 90% only ~60% of the time on 50 points with phi = 0.8.)
@@ -19,6 +20,7 @@ All values handed in are on the "larger is better" scale (see :func:`saturate.an
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtri
@@ -45,6 +47,8 @@ __all__ = [
     "trend_test",
     "detect_collapse",
     "post_drop_trend",
+    "recent_stretch",
+    "RecentStretch",
     "MIN_TREND_POINTS",
 ]
 
@@ -120,19 +124,22 @@ def trend_test(
     import statsmodels.api as sm
     from scipy import stats
 
-    design = sm.add_constant(x - x.mean())
+    xc = x - x.mean()
     lags = newey_west_lags(n)
     phi = 0.0
     if np.ptp(yy) == 0:
         slope, se = 0.0, 0.0
     else:
-        ols = sm.OLS(yy, design).fit()
-        hac = ols.get_robustcov_results(cov_type="HAC", maxlags=lags, use_t=True)
+        ols = sm.OLS(yy, sm.add_constant(xc)).fit()
         slope = float(ols.params[1])
-        phi = _ar1(ols.resid)
+        resid, k = _noise_residuals(xc, yy, np.asarray(ols.resid, dtype=float))
+        phi = _ar1(resid)
+        sxx = float(xc @ xc)
+        dof = max(1, n - k)
+        ols_se = math.sqrt(float(resid @ resid) / dof / sxx)
         # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
         # AR(1) variance inflation of a trend slope, (1 + phi) / (1 - phi), is not.
-        se = max(float(hac.bse[1]), float(ols.bse[1]) * math.sqrt((1 + phi) / (1 - phi)))
+        se = max(_newey_west_se(xc, resid, lags), ols_se * math.sqrt((1 + phi) / (1 - phi)))
     se = math.sqrt(se**2 + (float(extra_se) / s) ** 2)
     df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
     if se > 0:
@@ -153,6 +160,33 @@ def trend_test(
         compute_to=float(c[mask].max()),
         n_points=n,
     )
+
+
+def _noise_residuals(xc: np.ndarray, y: np.ndarray, line_resid: np.ndarray
+                     ) -> tuple[np.ndarray, int]:
+    """The residuals the slope's error is measured on, and the parameters they used up: around
+    a parabola in log compute (from 8 points on), since a bend is what the curve does, not
+    noise (on a clean straight decline logged in steps, the line on log compute leaves
+    residuals so smooth that an AR(1) model reads the stretch as two independent points);
+    around the line on fewer points."""
+    if xc.size < 8:
+        return line_resid, 2
+    design = np.column_stack([np.ones_like(xc), xc, xc * xc])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return y - design @ coef, 3
+
+
+def _newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
+    """Newey-West (Bartlett kernel) standard error of the slope of ``y`` on centred ``xc``, from
+    the residuals ``resid``, with the small-sample factor ``n / (n - 2)`` (statsmodels' HAC
+    with ``use_correction``)."""
+    n = xc.size
+    u = xc * resid
+    s = float(u @ u)
+    for lag in range(1, min(lags, n - 1) + 1):
+        s += 2.0 * (1.0 - lag / (lags + 1.0)) * float(u[lag:] @ u[:-lag])
+    sxx = float(xc @ xc)
+    return math.sqrt(max(s, 0.0) * n / max(n - 2, 1)) / sxx
 
 
 def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:
@@ -301,3 +335,37 @@ def post_drop_trend(
     if int(keep.sum()) < MIN_TREND_POINTS:
         return None
     return trend_test(c[keep], y[keep], confidence=confidence, min_points=int(keep.sum()))
+
+
+class RecentStretch(NamedTuple):
+    """What the last quarter of a curve's points did, model-free (larger-is-better scale,
+    metric units): ``gain`` the next doubling's gain if the stretch's straight line in compute
+    goes on (its slope times the last compute: on runs logged in steps, the last quarter of the
+    points is under half a doubling, where a slope per doubling on log compute sees little);
+    ``change`` the mean of the stretch minus the mean of the quarter before; ``drawdown`` how far
+    the current level (the mean of the last tenth) is below the best level reached (the best
+    mean of a tenth of the points)."""
+
+    gain: float
+    change: float
+    drawdown: float
+
+
+def recent_stretch(compute: np.ndarray, values: np.ndarray) -> RecentStretch:
+    """:class:`RecentStretch` of a curve (NaN fields with fewer than 8 points)."""
+    c = np.asarray(compute, dtype=float)
+    y = np.asarray(values, dtype=float)
+    n = y.size
+    if n < 8:
+        return RecentStretch(math.nan, math.nan, math.nan)
+    k = max(4, n // 4)
+    s = pow2_scale(y)
+    yy = y / s
+    xs = c[-k:] / c[-1]
+    gain = math.nan
+    if np.ptp(xs) > 0:
+        gain = float(np.polyfit(xs, yy[-k:], 1)[0]) * s  # slope per unit of C, times C
+    change = (float(np.mean(yy[-k:])) - float(np.mean(yy[-2 * k:-k]))) * s
+    w = max(2, n // 10)
+    level = np.convolve(yy, np.ones(w) / w, mode="valid")
+    return RecentStretch(gain, change, float(np.max(level) - level[-1]) * s)

@@ -21,7 +21,7 @@ precision-weighted mean (the posterior mean under a flat prior), with standard e
 
 A metric with a domain (a rate in [0, 1]) cannot gain beyond its bound: ``lower`` and ``upper``
 bound the gain (larger-is-better scale) by the distance from the current level to the domain's
-ends, and :mod:`saturate.analysis.decision` truncates the gain's distribution to them.
+ends, and :mod:`saturate.analysis.decision` censors the gain's distribution to them.
 
 An :class:`Outlook` is a pure function of one curve's analysis; sibling curves are combined in
 :mod:`saturate.analysis.pooling`.
@@ -56,7 +56,8 @@ class Outlook:
     deviation); ``noise_range``: the smoothed range pure noise of that size typically shows;
     ``doublings``: ``log2`` of the last over the first positive compute; ``fit_roi``: the
     fit's own ROI at the last compute and ``fit_knee`` its knee (NaN: none), kept here since a
-    call may report others.
+    call may report others. ``recent_gain``, ``recent_change``, ``drawdown``: what the last
+    quarter of the points did (:class:`~saturate.analysis.evidence.RecentStretch`).
     """
 
     threshold: float
@@ -74,6 +75,9 @@ class Outlook:
     doublings: float = math.nan
     fit_roi: float = math.nan
     fit_knee: float = math.nan
+    recent_gain: float = math.nan
+    recent_change: float = math.nan
+    drawdown: float = math.nan
 
     @property
     def pace(self) -> float:
@@ -241,12 +245,14 @@ def outlook_of(
     t = analysis.threshold
     if analysis.points is None or not (math.isfinite(t) and t > 0):
         return None
-    from saturate.analysis.evidence import noise_sd
+    from saturate.analysis.direction import signed
+    from saturate.analysis.evidence import noise_sd, recent_stretch
     from saturate.analysis.quantities import noise_range, smoothed_range
 
     pts = analysis.points.sort_values("compute")
     y = pts["value"].to_numpy(float)
     c = pts["compute"].to_numpy(float)
+    recent = recent_stretch(c, signed(y, analysis.direction))
     c = c[np.isfinite(c) & (c > 0)]
     doublings = math.log2(c[-1] / c[0]) if c.size >= 2 else math.nan
     scale = smoothed_range(y)
@@ -267,4 +273,5 @@ def outlook_of(
         noise=float(noise), noise_range=float(noise_range(y.size, noise, seed=seed)),
         doublings=float(doublings), fit_roi=float(analysis.roi),
         fit_knee=math.nan if analysis.knee is None else float(analysis.knee),
+        recent_gain=recent.gain, recent_change=recent.change, drawdown=recent.drawdown,
     ), domain)

@@ -31,9 +31,16 @@ from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
 from saturate.analysis.quantities import roi_stage, stop_point_note
 from saturate.constants import KNEE_ROI, SOLE_SHARE
-from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Verdict
+from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Stage, Verdict
 
-__all__ = ["refine", "verdict_of", "pool_analyses", "sibling_key", "projected_path"]
+__all__ = [
+    "refine",
+    "verdict_of",
+    "stage_of",
+    "pool_analyses",
+    "sibling_key",
+    "projected_path",
+]
 
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")
 """Base reasons that stay true whatever the call (they describe the data, not a conclusion)."""
@@ -77,7 +84,24 @@ def verdict_of(analysis: CurveAnalysis, decision: Decision, outlook: Outlook | N
         tr is not None and tr.slope_per_doubling.hi < 0
         and tr.slope_per_doubling.value < -analysis.threshold
     )
-    return "regressing" if analysis.collapse is not None or falling else "saturated"
+    # "regressing" says the metric got worse: a collapse, or a fall the call's own gain shares
+    down = decision.gain.value < 0
+    return "regressing" if analysis.collapse is not None or (falling and down) else "saturated"
+
+
+def stage_of(verdict: Verdict, roi: float) -> Stage:
+    """The ROI stage shown beside a verdict, in the verdict's own story: a curve that pays is
+    before its knee (``initial``/``transition``, by its ROI) or past it (``knee``); one that
+    does not pay is on its ``plateau`` (``negative`` when the ROI is below zero); an
+    inconclusive one has no stage (``unknown``). Never a stage that contradicts the verdict."""
+    stage = roi_stage(roi)
+    if verdict == "scaling":
+        return stage if stage in ("initial", "transition") else "transition"
+    if verdict == "slowing":
+        return "knee"
+    if verdict in ("saturated", "regressing"):
+        return "negative" if stage == "negative" else "plateau"
+    return "unknown"
 
 
 def _precision_share(o: Outlook) -> float | None:
@@ -118,7 +142,8 @@ def _head(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
         if col is not None:
             return (
                 f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
-                f"({col.drop_fraction:.0%} of the range) and has not recovered; {prob}"
+                f"({col.drop_fraction:.0%} of the range) and has not recovered (since the drop "
+                f"it gains {_fmt(d.gain)} per doubling); {prob}"
             )
         assert tr is not None
         return (
@@ -170,7 +195,7 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
         out.append(f"the metric's domain bounds the gain to [{o.lower:.3g}, {o.upper:.3g}]")
     if verdict in ("scaling", "slowing"):
         r, source = _roi(analysis, o, d.gain.value)
-        stage = roi_stage(r)
+        stage = stage_of(verdict, r)
         out.append(
             f"ROI {r:.2f}{source} ({stage}): before the knee" if verdict == "scaling" else
             (f"ROI {r:.2f}{source} ({stage}): past the knee (ROI < {KNEE_ROI})"
@@ -222,27 +247,56 @@ def refine(
     pct = f"{int(round(confidence * 100))}%"
     reasons = _reasons(analysis, o, d, verdict, settings, pct)
     roi, knee = analysis.roi, None if math.isnan(o.fit_knee) else o.fit_knee
+    stop = analysis.stop_point
     if verdict in ("scaling", "slowing"):
         roi = _roi(analysis, o, d.gain.value)[0]  # the ROI that placed the curve is the one shown
         if knee is not None and math.isfinite(roi) and roi >= KNEE_ROI:
             reasons += (f"the fit's knee at compute {knee:.4g} is not borne out: the ROI that "
                         f"places the curve is {roi:.2f}, before the knee",)
             knee = None
-    note = stop_point_note(verdict, analysis.stop_point, analysis.compute_last, d.gain,
-                           analysis.threshold)
+    elif verdict == "regressing":
+        # knee and stop point speak of diminishing returns on a rising curve; this one falls
+        knee, stop = None, None
+    if knee is not None and not _rises_at(analysis, knee):
+        knee = None
+    if stop is not None and not _rises_at(analysis, stop.value):
+        stop = None
+    if verdict == "inconclusive" and math.isfinite(d.p_pays):
+        reasons += (_what_to_do(analysis, d),)
+    note = stop_point_note(verdict, stop, analysis.compute_last, d.gain, analysis.threshold)
     reasons += (note,) if note else ()
     return dataclasses.replace(
         analysis,
         verdict=verdict,
         reasons=reasons,
         roi=roi,
-        roi_stage=roi_stage(roi),
+        roi_stage=stage_of(verdict, roi),
         knee=knee,
+        stop_point=stop,
         gain_per_doubling=d.gain,
         forecast=project(o, d, analysis.forecast, analysis.compute_last, _fit_shape(analysis)),
         decision=d,
         outlook=o,
     )
+
+
+def _rises_at(analysis: CurveAnalysis, compute: float) -> bool:
+    """Whether the fitted curve still rises (in the metric's good direction) at ``compute``:
+    a knee or a stop point is a place where returns shrink, not where the curve already
+    falls. True without a fit or where the question has no answer."""
+    fit = analysis.fit
+    if fit is None or not (math.isfinite(compute) and compute > 0):
+        return True
+    sign = 1.0 if analysis.direction == "higher" else -1.0
+    p = np.asarray(fit.predict(np.array([compute / 1.05, compute * 1.05])), dtype=float)
+    return not (np.all(np.isfinite(p)) and sign * (p[1] - p[0]) < 0)
+
+
+def _what_to_do(analysis: CurveAnalysis, d: Decision) -> str:
+    """The one line an inconclusive call owes its reader: what to do next."""
+    return (f"inconclusive at P(pays) {d.p_pays:.2f}: keep running and look again at 2x the "
+            f"compute ({2.0 * analysis.compute_last:.4g}), or pool more seeds of this run "
+            "(--group-by) to narrow it")
 
 
 def projected_path(

@@ -113,6 +113,11 @@ ANALYSIS: tuple[Shared, ...] = (
     Shared("min_gain", ("--min-gain",), "Least gain per doubling of compute that still pays: "
            "metric units (0.01) or N% of the curve's observed range (3%). "
            f"Default {_DEFAULTS.min_gain}.", "GAIN"),
+    Shared("band", ("--band",), "LOW,HIGH: P(the next doubling pays) below LOW does not pay, "
+           "from HIGH pays, between is inconclusive. Default: the band chosen on held-out public "
+           f"curves ({_DEFAULTS.analysis().decision.stop_below:.2f},"
+           f"{_DEFAULTS.analysis().decision.go_above:.2f}); 0.5,0.5 never abstains.",
+           "LOW,HIGH"),
     _many("forecast_at", ("--forecast-at",), "Forecast at Nx the last compute or at a compute "
           f"value > 0; default {','.join(map(str, _DEFAULTS.forecast_at))}. Comma lists too",
           "AT"),
