@@ -39,14 +39,12 @@ from saturate.analysis.pooling import leave_one_out_priors
 from saturate.analysis.projection import project
 from saturate.results import ForecastPoint
 
-INNOVATIONS = (0.0, 1.0, 2.0, 4.0)
+INNOVATIONS = (1.0,)
 STOP_COSTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 1.0)  # 1.0: never abstain
 FEATURE_SETS: tuple[tuple[str, ...], ...] = (
     ("model",),  # Platt scaling of the model's own probability
     ("model", "fit_z", "trend_z"),
-    ("model", "fit_z", "trend_z", "recent_gain", "recent_change", "drawdown"),
-    EVIDENCE_FEATURES,
 )
 """The evidence maps offered (:class:`~saturate.analysis.call_settings.EvidenceMap`): which
 features each may weigh; :meth:`PooledCalls.candidates` chooses among them on the training

@@ -244,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", default=",".join(RUNNERS))
     ap.add_argument("--sources", default=None, help="comma-separated subset of sources")
     ap.add_argument("--save", default=None, help="write the per-case rows to this CSV")
+    ap.add_argument("--rows", default=None,
+                    help="score the per-case rows an earlier run wrote with --save instead of "
+                         "running the cases (the scoring and the post-hoc modules only)")
     ap.add_argument("--data", default=str(DATA_DIR))
     ap.add_argument("--no-cache", action="store_true", help="recompute every case")
     ap.add_argument("--select", choices=("balanced", "tradeoff", "targets"), default="balanced",
@@ -273,8 +276,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(curves)} curves in {len({c.group for c in curves})} groups, {len(cases)} cases "
           f"({sum(c.label is not None for c in cases)} scored); methods: {', '.join(methods)}",
           flush=True)
-    results = run_cases(cases, methods, args.n_boot, args.jobs, not args.no_cache)
-    rows = case_rows(cases, results, methods)
+    if args.rows:
+        rows = pd.read_csv(args.rows, low_memory=False)
+        rows["label"] = rows["label"].map({True: True, False: False, "True": True,
+                                           "False": False}).astype(object)
+        for m in methods:
+            c = rows[f"{m}:call"].map({True: True, False: False, "True": True, "False": False})
+            rows[f"{m}:call"] = c.astype(object).where(c.notna(), None)
+        rows = rows.set_index(pd.RangeIndex(len(rows)))
+        results = {}
+    else:
+        results = run_cases(cases, methods, args.n_boot, args.jobs, not args.no_cache)
+        rows = case_rows(cases, results, methods)
     if args.save:
         rows.to_csv(args.save, index=False)
     by_key = {c.key: c for c in cases}
@@ -295,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in methods:
         failed = rows[rows[f"{m}:verdict"] == "error"]
         if len(failed):
-            first = results[(failed["key"].iloc[0], m)]["extra"].get("error", "")
+            first = results.get((failed["key"].iloc[0], m), {}).get("extra", {}).get("error", "")
             print(f"\n{m} FAILED on {len(failed)} cases, e.g. {failed['key'].iloc[0]}: {first}")
     if "saturate" in methods:
         print("\nsaturate verdicts:", rows["saturate:verdict"].value_counts().to_dict())

@@ -23,7 +23,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtr, stdtrit
 
 from saturate.analysis.changepoints import mean_changes
 from saturate.constants import (
@@ -119,22 +119,16 @@ def trend_test(
     yy = y[mask] / s
     if np.ptp(x) == 0:
         return None
-    # statsmodels and ruptures cost ~3 s of imports: loaded when a curve is analysed, not when
-    # the command line starts.
-    import statsmodels.api as sm
-    from scipy import stats
-
     xc = x - x.mean()
     lags = newey_west_lags(n)
     phi = 0.0
     if np.ptp(yy) == 0:
         slope, se = 0.0, 0.0
     else:
-        ols = sm.OLS(yy, sm.add_constant(xc)).fit()
-        slope = float(ols.params[1])
-        resid, k = _noise_residuals(xc, yy, np.asarray(ols.resid, dtype=float))
-        phi = _ar1(resid)
         sxx = float(xc @ xc)
+        slope = float(xc @ (yy - yy.mean())) / sxx  # OLS on a constant and centred log compute
+        resid, k = _noise_residuals(xc, yy, yy - yy.mean() - slope * xc)
+        phi = _ar1(resid)
         dof = max(1, n - k)
         ols_se = math.sqrt(float(resid @ resid) / dof / sxx)
         # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
@@ -143,8 +137,8 @@ def trend_test(
     se = math.sqrt(se**2 + (float(extra_se) / s) ** 2)
     df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
     if se > 0:
-        t_crit = float(stats.t.ppf(0.5 + confidence / 2.0, df))
-        p = float(2.0 * stats.t.sf(abs(slope) / se, df))
+        t_crit = float(stdtrit(df, 0.5 + confidence / 2.0))  # Student's t quantile
+        p = float(2.0 * stdtr(df, -abs(slope) / se))  # two-sided tail
         lo, hi = slope - t_crit * se, slope + t_crit * se
     else:
         p = 0.0 if slope != 0 else 1.0
