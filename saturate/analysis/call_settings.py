@@ -166,8 +166,8 @@ class DecisionSettings:
     The defaults are what leave-one-source-out on public RL curves picks when run on all of
     them (``benchmarks/bench_accuracy.py``)."""
 
-    stop_cost: float = 0.75
-    abstain_cost: float = 1.0
+    stop_cost: float = 1.0
+    abstain_cost: float = 0.4
     calibration: EvidenceMap = SHIPPED_MAP
     pool: bool = True
     population: PopulationPrior | None = None

@@ -14,7 +14,9 @@ past the last compute ``C``, clears the threshold ``T``. A curve carries two est
   clearly leveling off the fit, which sees the bend, outweighs the trend.
 
 They err in different ways (the fit can bend into a plateau too early, the trend ignores the
-slowdown ahead), and their errors are treated as independent: the curve's own estimate is their
+slowdown ahead), and their errors are treated as independent (the fit's error also carries how far
+its own slope over the trend's window misses the trend: the laws are monotone, so on a curve that
+has turned the fit cannot see the turn): the curve's own estimate is their
 precision-weighted mean (the posterior mean under a flat prior), with standard error
 ``1 / sqrt(1 / se_fit^2 + 1 / se_trend^2)``. Standard errors are read off the reported intervals
 (half-width over the normal quantile of the confidence).
@@ -234,6 +236,33 @@ def _curvature_sd(analysis: CurveAnalysis, pts, trend: Estimate, confidence: flo
     return u * math.sqrt(d2) if math.isfinite(d2) and d2 > 0 else 0.0
 
 
+def _misfit_sd(analysis: CurveAnalysis, pts, confidence: float) -> float:
+    """How far the fitted curve's own slope over the trend's window misses the trend, beyond
+    the trend's own error (method of moments, >= 0, as a standard deviation): the laws are
+    monotone, so on a curve that has turned (a decline over the last third of a run logged in
+    steps) the fit's extrapolation carries this error too, and must not outweigh the trend
+    that sees the turn (0 after a collapse, or without a fit or a trend)."""
+    tr, fit = analysis.trend, analysis.fit
+    if tr is None or fit is None or analysis.collapse is not None:
+        return 0.0
+    from saturate.analysis.quantities import recent_slope
+
+    sign = 1.0 if analysis.direction == "higher" else -1.0
+
+    def predict(x: np.ndarray) -> np.ndarray:
+        return sign * np.asarray(fit.predict(x), dtype=float)
+
+    c = pts["compute"].to_numpy(float)
+    fr = recent_slope(predict, tr.compute_from, tr.compute_to, c[np.isfinite(c) & (c > 0)])
+    s = tr.slope_per_doubling
+    se_t = _se(s, confidence)
+    if not (math.isfinite(fr) and math.isfinite(s.value) and math.isfinite(se_t)):
+        return 0.0
+    u = pow2_scale(fr, s.value, se_t)
+    d2 = ((fr - s.value) / u) ** 2 - (se_t / u) ** 2
+    return u * math.sqrt(d2) if d2 > 0 else 0.0
+
+
 def outlook_of(
     analysis: CurveAnalysis,
     domain: tuple[float, float] | None = None,
@@ -260,7 +289,8 @@ def outlook_of(
     if not (math.isfinite(scale) and scale > 0):
         return None
     g = analysis.gain_per_doubling
-    fit_se = _se(g, confidence) if g.identified else math.inf
+    fit_se = (math.hypot(_se(g, confidence), _misfit_sd(analysis, pts, confidence))
+              if g.identified else math.inf)
     tr = _persistence_trend(analysis, pts, confidence)
     trend = tr.slope_per_doubling if tr is not None else None
     return bounded_by(Outlook(
