@@ -55,8 +55,8 @@ POPULATIONS: tuple[PopulationPrior, ...] = tuple(
 innovation and the stated loss (a wrong stop and an inconclusive call, each in units of a wrong
 "pays"); the calibration map is fitted on the training sources (:meth:`PooledCalls.candidates`).
 The population priors are offered only on request (``--population``: chosen on the other
-sources, they did not carry over to the held-out source on these curves); the evidence maps
-unless ``--no-map``."""
+sources, they did not carry over to the held-out source on these curves), and so are the
+evidence maps (``--map``)."""
 
 
 def outlooks(rows: pd.DataFrame) -> list[Outlook | None]:
@@ -96,7 +96,7 @@ class PooledCalls:
     per-curve result."""
 
     def __init__(self, pool: bool, cases: dict[str, Case], kinds: tuple[str, ...] | None = None,
-                 calibrate: bool = True, population: bool = False) -> None:
+                 calibrate: bool = False, population: bool = False) -> None:
         self.pool, self.cases, self.kinds, self.calibrate = pool, cases, kinds, calibrate
         self.populations = (None, *POPULATIONS) if population else (None,)
         self._cache: dict[tuple, dict[str, Any]] = {}
@@ -147,6 +147,9 @@ class PooledCalls:
         p = apply_map(d["p"], d["x"], setting.calibration)
         call = np.where(p < setting.stop_below, False, np.where(p >= setting.go_above, True, None))
         call = np.where(d["noisy"], None, call)
+        # refine: an unrecovered collapse is "does not pay" unless P(pays) reaches go_above
+        collapsed = rows["sat:collapse"].fillna(0.0).to_numpy(dtype=float) > 0
+        call = np.where(collapsed & (p < setting.go_above), False, call)
         stored = rows["saturate:call"].to_numpy(dtype=object)
         call = np.where(np.isfinite(p), call, stored)
         return pd.DataFrame({"call": pd.Series(call, index=rows.index, dtype=object),
@@ -223,13 +226,18 @@ class PooledCalls:
         mine = self.calls(rows, setting)["call"].to_numpy(dtype=object)
         priors = [dd.prior if dd is not None else None for dd in d["decisions"]]
         bad = 0
+        collapsed = rows["sat:collapse"].fillna(0.0).to_numpy(dtype=float) > 0
         for i, (o, pr) in enumerate(zip(d["outlooks"], priors, strict=True)):
             if np.isfinite(d["p"][i]):
-                bad += decide(o, pr, setting).call is not mine[i]
+                dd = decide(o, pr, setting)
+                call = dd.call
+                if call is None and collapsed[i] and dd.p_pays < setting.go_above:
+                    call = False
+                bad += call is not mine[i]
         return bad
 
 
-def pooled_methods(cases: dict[str, Case], rows: pd.DataFrame, calibrate: bool = True,
+def pooled_methods(cases: dict[str, Case], rows: pd.DataFrame, calibrate: bool = False,
                    population: bool = False) -> list[Method]:
     """saturate's call with its settings chosen leave-one-source-out: alone and pooled."""
     specs = [

@@ -180,7 +180,7 @@ def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.
 
 
 def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case], rows: pd.DataFrame,
-                     calibrate: bool = True, population: bool = False) -> list[Method]:
+                     calibrate: bool = False, population: bool = False) -> list[Method]:
     """The scored methods: saturate's call, alone and pooled with the siblings, with its settings
     chosen leave-one-source-out (:mod:`accuracy_pooled`; their pooled tables show the shipped
     defaults), and each baseline's stored calls (no tunable settings)."""
@@ -257,9 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weight", type=float, default=0.5,
                     help="--select tradeoff: points of balanced accuracy a point of 'does not "
                          "pay' precision is worth")
-    ap.add_argument("--no-map", action="store_true",
-                    help="report the model's own probability: no evidence map fitted on the "
-                         "training sources (accuracy_calibration)")
+    ap.add_argument("--map", action="store_true",
+                    help="offer evidence maps of saturate's probability fitted on the training "
+                         "sources (accuracy_calibration; the tool ships none: see the module "
+                         "docstring)")
     ap.add_argument("--plot", default=None,
                     help="draw the reliability tables of saturate/seeds to this picture "
                          "(docs/reliability.png)")
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     by_key = {c.key: c for c in cases}
     select = {"targets": objective, "balanced": balanced,
               "tradeoff": tradeoff(args.weight)}[args.select]
-    to_score = methods_to_score(methods, by_key, rows, not args.no_map, args.population)
+    to_score = methods_to_score(methods, by_key, rows, args.map, args.population)
     scored = {m.name: score_method(m, rows, select=select) for m in to_score}
     report(rows, scored)
     for m in to_score:

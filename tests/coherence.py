@@ -134,8 +134,8 @@ def verdict_follows_the_call(c: CurveAnalysis) -> str:
         ok = not o.moved or lo <= d.p_pays < hi
     elif c.verdict in ("scaling", "slowing"):
         ok = d.p_pays >= hi
-    else:
-        ok = d.p_pays < lo
+    else:  # an unrecovered collapse is regressing unless P(pays) reaches the upper level
+        ok = d.p_pays < lo or (c.collapse is not None and d.p_pays < hi)
     return "" if ok else f"p={d.p_pays:.3f}, levels {lo:.3f}/{hi:.3f}: {c.verdict}"
 
 

@@ -14,9 +14,9 @@ from scipy.stats import norm
 from saturate.analysis import AnalysisSettings, analyze_curve, analyze_table
 from saturate.analysis.call_settings import EVIDENCE_FEATURES, EvidenceMap, call_levels
 from saturate.analysis.decision import (
-    evidence_features,
     DecisionSettings,
     decide,
+    evidence_features,
     gain_distribution,
     p_pays,
 )

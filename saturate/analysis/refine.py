@@ -243,6 +243,10 @@ def refine(
     d = decide(o, prior, settings, confidence)
     if not math.isfinite(d.p_pays):
         return analysis
+    if d.call is None and analysis.collapse is not None and d.p_pays < settings.go_above:
+        # an unrecovered collapse is evidence of its own: the run is not left open unless its
+        # chance of paying reaches the upper level
+        d = dataclasses.replace(d, call=False)
     verdict = verdict_of(analysis, d, o)
     pct = f"{int(round(confidence * 100))}%"
     reasons = _reasons(analysis, o, d, verdict, settings, pct)
