@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri
 
 from saturate.analysis.call_settings import EVIDENCE_FEATURES, DecisionSettings, GroupPrior
 from saturate.analysis.outlook import Outlook
@@ -104,7 +104,7 @@ def p_pays(mean: float, sd: float, threshold: float, lower: float = -math.inf,
         return 1.0
     if sd == 0:
         return 1.0 if mean >= threshold else 0.0
-    return float(norm.sf((threshold - mean) / sd))
+    return float(ndtr((mean - threshold) / sd))
 
 
 def gain_distribution(mean: float, sd: float, lower: float, upper: float,
@@ -114,7 +114,7 @@ def gain_distribution(mean: float, sd: float, lower: float, upper: float,
     changes side: a falling gain stays falling whatever the domain)."""
     if not (math.isfinite(mean) and math.isfinite(sd)):
         return Estimate(mean, identified=False)
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
 
     def held(v: float) -> float:
         return min(max(v, lower), upper)
@@ -195,7 +195,7 @@ def decide(
     confidence: float = 0.9,
 ) -> Decision:
     """The call on one curve from its outlook and (optionally) its group's prior."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     own_m, own_s = outlook.gain, outlook.se
     own = Estimate(own_m, own_m - z * own_s, own_m + z * own_s,
                    identified=math.isfinite(own_s))
