@@ -29,7 +29,8 @@ STEPS = np.arange(1, 41) * 25
 def _run(name: str, recipe: str, seed: int, metrics: dict[str, np.ndarray]) -> pd.DataFrame:
     return pd.concat([
         pd.DataFrame({"run": name, "metric": m, "step": STEPS, "compute": STEPS * 8.0,
-                      "value": v, "seed": seed, "recipe": recipe})
+                      "value": v, "seed": seed, "recipe": recipe,
+                      "timestamp": 1.7e9 + 36.0 * STEPS})
         for m, v in {**metrics, "gpu_hours": STEPS * 0.02}.items()
     ])
 
@@ -119,6 +120,26 @@ def test_timeline_ends_on_the_same_call(store, reference, tmp_path, run):
     last = json.loads(out)["points"][-1]
     assert (last["verdict"], last["gain_per_doubling"]["value"], last["p_pays"]) == \
         reference[run, "eval/accuracy"]
+
+
+def test_gpu_hours_from_wall_time_are_the_same_axis_everywhere(store, tmp_path):
+    """``--gpus``: analyze, watch and timeline put the same curves on the same GPU-hours."""
+    gpus = [*FLAGS, "--gpus", "8", "--metric", "eval/*"]
+    doc = json.loads(_cli("analyze", store, *gpus, "--format", "json"))
+    assert doc["axis"]["unit"] == "GPU-hours"
+    calls = {(e["run"], e["metric"]): (e["compute_last"], *v)
+             for e, v in zip(doc["curves"], _json_calls(doc["curves"]).values(), strict=True)}
+    state = tmp_path / "history.db"
+    _cli("watch", store, *gpus, "--once", "--state", state)
+    with HistoryStore(state, readonly=True) as st:
+        assert {(c.run, c.metric): (c.compute_last, *v) for c, v in zip(
+            st.latest_analyses(), _calls(st.latest_analyses()).values(), strict=True)} == calls
+    out = _cli("timeline", store, *FLAGS, "--gpus", "8", "--run", "grpo-seed0", "--metric",
+               "eval/accuracy", "--points", "2", "--from", "refit", "--state", state.with_name(
+                   "none.db"), "--format", "json")
+    last = json.loads(out)["points"][-1]
+    assert (last["compute"], last["verdict"], last["gain_per_doubling"]["value"],
+            last["p_pays"]) == calls["grpo-seed0", "eval/accuracy"]
 
 
 def test_a_suite_leaves_the_curves_calls_alone(store, reference):
