@@ -111,6 +111,25 @@ def test_watch_records_the_same_calls(store, reference, tmp_path):
     assert recorded == reference
 
 
+def test_watch_keeps_the_calls_as_one_seed_grows(store, tmp_path):
+    """Only one seed gets new points: watch re-analyses it with its siblings (and records the
+    siblings whose call moved), so every curve still has the call analyze gives the store."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    grpo = pd.read_csv(store / "grpo.csv")
+    grpo[(grpo["run"] != "grpo-seed1") | (grpo["step"] <= 600)].to_csv(folder / "grpo.csv",
+                                                                      index=False)
+    state = tmp_path / "history.db"
+    _cli("watch", folder, *FLAGS, "--once", "--state", state)
+    grpo.to_csv(folder / "grpo.csv", index=False)  # seed 1 catches up
+    _cli("watch", folder, *FLAGS, "--once", "--state", state)
+    with HistoryStore(state, readonly=True) as st:
+        recorded = _calls(st.latest_analyses())
+        assert {a.run for a in st.latest_analyses()} == {f"grpo-seed{i}" for i in range(3)}
+    doc = json.loads(_cli("analyze", folder, *FLAGS, "--format", "json"))
+    assert recorded == _json_calls(doc["curves"])
+
+
 @pytest.mark.parametrize("run", ["grpo-seed1", "ppo-a"])
 def test_timeline_ends_on_the_same_call(store, reference, tmp_path, run):
     """The last point of a re-fitted timeline is the whole curve, pooled as analyze pools it."""

@@ -94,23 +94,16 @@ def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
         yield pts
 
 
-def sibling_runs(df: pd.DataFrame, key: tuple[str, str, str]) -> set[tuple[str, str]]:
-    """The ``(source, run_id)`` of the runs whose curve of ``key``'s metric pools with the curve
-    ``key`` (``(source, run_id, metric)``): its own run and its seeds' (see
-    :func:`~saturate.analysis.refine.sibling_key`), as :func:`analyze_table` groups them. A
-    command that re-analyses a few runs (``watch``, ``timeline``) reads these with them, so each
-    curve gets the call it gets from the whole read."""
-    runs = {key[:2]}
-    one = df.loc[(df["metric"] == key[2]).to_numpy()]
-    if one.empty:
-        return runs
-    one.attrs = dict(df.attrs)
+def sibling_runs(df: pd.DataFrame, runs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """``runs`` (``(source, run_id)``) and the runs of ``df`` whose curves pool with theirs (their
+    seeds, see :func:`~saturate.analysis.refine.sibling_key`), as :func:`analyze_table` groups
+    them. A command that re-analyses a few runs (``watch``, ``timeline``) reads these with them,
+    so each curve gets the call it gets from the whole read. ``df`` needs one row per curve."""
+    out = set(runs)
     keys: list[Hashable] = []
-    found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0])) for p in _keyed(one, keys)]
-    mine = next((k for run, k in zip(found, keys, strict=True) if run == key[:2]), None)
-    if mine is not None:
-        runs |= {run for run, k in zip(found, keys, strict=True) if k == mine}
-    return runs
+    found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0])) for p in _keyed(df, keys)]
+    groups = {k for run, k in zip(found, keys, strict=True) if run in out and k is not None}
+    return out | {run for run, k in zip(found, keys, strict=True) if k in groups}
 
 
 def _pooled(

@@ -232,7 +232,8 @@ def refit_timeline(
 
         table = split_run_facts(gpu_hours_from_time(with_run_facts(table), settings.gpus))
         settings = dataclasses.replace(settings, gpus=None)
-        mine = table.loc[(table["run_id"] == key[1]).to_numpy()
+        mine = table.loc[(table["source"] == key[0]).to_numpy()
+                         & (table["run_id"] == key[1]).to_numpy()
                          & (table["metric"] == key[2]).to_numpy()]
     compute = np.sort(mine["compute"].to_numpy(float))
     counts = cutoffs(compute, n, int(getattr(settings.analysis(), "min_points", 6)))
@@ -400,7 +401,9 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
         names = ", ".join(sorted(set(df.loc[named, "run"]) | set(df.loc[named, "run_id"]))[:6])
         raise InputError(f"run {run!r} matches {len(keys)} runs ({names}); name one run id")
     key = (str(keys["source"].iloc[0]), str(keys["run_id"].iloc[0]), metric)
-    runs = sibling_runs(df, key) if settings.analysis().decision.pool else {key[:2]}
+    one = df.loc[(df["metric"] == metric).to_numpy()]
+    one.attrs = dict(df.attrs)
+    runs = sibling_runs(one, [key[:2]]) if settings.analysis().decision.pool else {key[:2]}
     pick = pd.Series(list(zip(df["source"], df["run_id"], strict=True))).isin(runs).to_numpy()
     table = df.loc[pick].reset_index(drop=True)
     table.attrs = dict(df.attrs)

@@ -181,8 +181,7 @@ class Watcher:
         events: list[Event] = []
         if not changed_runs:
             return analyses, events
-        moved = {k for k in added if k[:2] in changed_runs}
-        table = self._prepare(store.points(sorted(self._with_siblings(changed_runs, moved))))
+        table = self._prepare(store.points(sorted(self._with_siblings(changed_runs))))
         for new in self._judged(table):
             key = (new.source, new.run_id, new.metric)
             prev = store.last_analysis(key)
@@ -197,27 +196,20 @@ class Watcher:
             events.extend(found)
         return analyses, events
 
-    def _with_siblings(self, runs: set[tuple[str, str]], moved: set[tuple[str, str, str]]
-                       ) -> set[tuple[str, str]]:
-        """``runs`` and the stored runs their moved curves pool with (their seeds)."""
-        if not self.settings.analysis().decision.pool or not moved:
+    def _with_siblings(self, runs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        """``runs`` and the stored runs their curves pool with (their seeds)."""
+        if not self.settings.analysis().decision.pool:
             return runs
         from saturate.analysis.table import sibling_runs
 
-        facts, metrics = self.store.runs(), {m for _, _, m in moved}
+        facts = self.store.runs()
         rows = [
             {"source": s, "experiment": facts[s, r].experiment, "run_id": r, "run": facts[s, r].run,
              "metric": m, "step": 0, "compute": 0.0, "value": 0.0,
              **{f"{PARAM_PREFIX}{k}": v for k, v in facts[s, r].params}}
-            for s, r, m in self.store.cursors() if m in metrics and (s, r) in facts
-        ]  # one row per stored curve of those metrics: what its sibling key reads
-        if len(rows) < 2:
-            return runs
-        table = pd.DataFrame(rows)
-        out = set(runs)
-        for key in moved:
-            out |= sibling_runs(table, key)
-        return out
+            for s, r, m in self.store.cursors() if (s, r) in facts
+        ]  # one row per stored curve: what its sibling key reads
+        return sibling_runs(pd.DataFrame(rows), runs) if len(rows) > 1 else runs
 
     def _judged(self, table: pd.DataFrame) -> tuple[CurveAnalysis, ...]:
         """The objectives of ``table`` through the one verdict path (no diagnostics)."""
