@@ -6,7 +6,7 @@ import dataclasses
 import fnmatch
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -15,8 +15,9 @@ import pandas as pd
 
 from saturate.axis import AxisWarning, ComputeAxis
 from saturate.errors import SettingsError
-from saturate.ingest import Source, Tables
+from saturate.ingest import Source
 from saturate.ingest.stream import ReadProgress
+from saturate.reading import check_rates, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.run_table import concat_tables
@@ -26,13 +27,13 @@ if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
     from saturate.suites import SuiteAnalysis
 
-__all__ = ["Analysis", "analyze", "SCHEMA_VERSION"]
+__all__ = ["Analysis", "analyze", "analyze_read", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
 # Columns of Analysis.to_frame(), in the order of the JSON entries.
 _FRAME_FIELDS = (
-    "run", "run_id", "metric", "verdict", "reasons", "n_points", "compute_first", "compute_last",
+    "run", "run_id", "metric", "verdict", "p_pays", "reasons", "n_points", "compute_first", "compute_last",
     "value_last", "direction", "threshold",
 )
 
@@ -340,10 +341,39 @@ def analyze(
         from saturate.analysis.dask_engine import require_distributed
 
         require_distributed("client" if client is not None else settings.option("scheduler"))
-    tables = _tables(source, settings, fast=fast, on_read=on_read)
-    analysis = _analyze_tables(tables, settings, engine, progress)
+    tables = read_tables(source, settings, fast=fast, on_read=on_read)
+    analysis = analyze_read(tables, settings, diagnostics=diagnostics, engine=engine,
+                            progress=progress, apart=tables.apart)
     if analysis.axis is not None and analysis.axis.warning() is not None:
         warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
+    return analysis
+
+
+def analyze_read(
+    parts: pd.DataFrame | Iterable[pd.DataFrame],
+    settings: Settings,
+    *,
+    diagnostics: bool = True,
+    engine: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+    apart: Sequence[pd.DataFrame] = (),
+) -> Analysis:
+    """The one verdict path: the curves of a read turned into an :class:`Analysis` with
+    ``settings``: the x axis (GPU-hours from wall time with ``gpus``), the metric roles, seeds
+    pooled (``group_by``) or sibling runs pooled, the suite, every objective analysed on
+    ``engine`` (default ``settings.engine()``), the metrics without a verdict and, with
+    ``diagnostics``, the diagnostics across metrics and runs.
+
+    ``parts`` are tidy tables already on their x axis and selected (what
+    :class:`saturate.ingest.Tables` yields, or one such table); ``apart`` holds the points read
+    for the diagnostics only (read once the parts are). :func:`analyze` and every command
+    (``analyze``, ``gate``, ``compare``, ``allocate``, ``watch``, ``timeline``) go through it,
+    so one curve gets the same verdict, gain and P(pays) whichever command asks.
+    """
+    if isinstance(parts, pd.DataFrame):
+        parts = [parts]
+    engine = settings.engine() if engine is None else engine
+    analysis = _analyze_tables(parts, apart, settings, engine, progress)
     if diagnostics:
         from saturate.diagnostics import run_diagnostics
 
@@ -380,28 +410,9 @@ def _stages(
     return stage
 
 
-def _tables(source: Any, settings: Settings, *, fast: bool = True,
-            on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
-    """The sources' tables, read part by part.
-
-    A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
-    allocation diagnostics without it, so it is read too, and kept apart from the analysed
-    curves. A DataFrame that is already the tidy table is only selected from.
-    """
-    selection = settings.selection()
-    if settings.gpus is not None:
-        if settings.compute is not None:
-            raise SettingsError(f"{settings.option('gpus')} makes the x axis GPU-hours from wall "
-                                f"time; give it or {settings.option('compute')}, not both")
-        selection["compute"] = "step"
-    metric, hours, apart = selection["metric"], settings.gpu_hours, None
-    if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
-        selection["metric"], apart = [*metric, hours], hours
-    return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
-
-
 def _analyze_tables(
-    tables: Tables, settings: Settings, engine: Any, progress: Callable[[int, int], None] | None
+    tables: Iterable[pd.DataFrame], apart: Sequence[pd.DataFrame], settings: Settings,
+    engine: Any, progress: Callable[[int, int], None] | None
 ) -> Analysis:
     """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
     all are read when seeds are pooled (every run of a recipe together), a suite is analysed
@@ -421,9 +432,9 @@ def _analyze_tables(
     if whole or settings.suite is not None:
         df = concat_tables(list(parts))
         df.attrs.update(parts.attrs())
-        table = concat_tables([df, *tables.apart, *parts.others])
+        table = concat_tables([df, *apart, *parts.others])
         table.attrs.update(parts.attrs())
-        _check_rates(table, settings)
+        check_rates(table, settings)
         if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
             how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
             suite = suite_from_settings(df, settings, stage())
@@ -439,14 +450,4 @@ def _analyze_tables(
                                                            confidence=settings.confidence)
     return Analysis(curves=tuple(results), settings=jsonable(settings.report(axis.name)),
                     table=table, diagnostic_metrics=unjudged, axis=axis,
-                    extra=(*tables.apart, *parts.others), runs=parts.runs(), suite=suite)
-
-
-def _check_rates(df: pd.DataFrame, settings: Settings) -> None:
-    """GPU-hours options checked against the x axis before any curve is fitted."""
-    for key in ("budget", "gpu_hour_cost"):
-        if getattr(settings, key) is not None:
-            from saturate.diagnostics.cost import gpu_hour_rates
-
-            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
-            break
+                    extra=(*apart, *parts.others), runs=parts.runs(), suite=suite)

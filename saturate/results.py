@@ -296,6 +296,11 @@ class CurveAnalysis:
     # evidence (saturate.analysis.outlook.Outlook); None when the curve could not be judged
     decision: Any = field(default=None, repr=False, compare=False)
     outlook: Any = field(default=None, repr=False, compare=False)
+    p_pays: float | None = None  # P(pays): the decision's, or read back from JSON; None: not judged
+
+    def __post_init__(self) -> None:
+        if self.decision is not None:  # P(pays) follows the call
+            object.__setattr__(self, "p_pays", float(self.decision.p_pays))
 
     @property
     def passes(self) -> bool:
@@ -312,6 +317,7 @@ class CurveAnalysis:
                 "run_id": self.run_id,
                 "metric": self.metric,
                 "verdict": self.verdict,
+                "p_pays": self.p_pays,
                 "reasons": list(self.reasons),
                 "n_points": self.n_points,
                 "compute_name": self.compute_name,
@@ -371,6 +377,7 @@ class CurveAnalysis:
             value_last=_num(d.get("value_last")),
             threshold=_num(d.get("threshold")),
             verdict=req("verdict"),
+            p_pays=d.get("p_pays"),
             reasons=tuple(d.get("reasons", ())),
             gain_per_doubling=Estimate(
                 _num(gain.get("value")), _num(gain.get("lo")), _num(gain.get("hi")),
@@ -402,7 +409,8 @@ class CurveAnalysis:
     def summary(self) -> str:
         """A short plain-text report of this curve."""
         lines = [
-            f"{self.run} / {self.metric}: {self.verdict.upper()}",
+            f"{self.run} / {self.metric}: {self.verdict.upper()}"
+            + ("" if self.p_pays is None else f"; P(pays) {self.p_pays:.2f}"),
             f"  points {self.n_points}, {self.compute_name} {self.compute_first:.4g} .. "
             f"{self.compute_last:.4g}, last value {self.value_last:.4g} ({self.direction} is better)",
             f"  gain per doubling {format_estimate(self.gain_per_doubling)} "

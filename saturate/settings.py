@@ -330,7 +330,7 @@ class Settings:
             gpu_hours=self.gpu_hours, gpu_hour_cost=self.gpu_hour_cost,
             pretrain_compute=self.pretrain_compute, lower_is_better=self.lower_is_better,
             higher_is_better=self.higher_is_better, objective=self.objective,
-            diagnostic=self.diagnostic, gpus=self.gpus,
+            diagnostic=self.diagnostic, gpus=self.gpus, analysis=self.analysis(),
         )
 
     def suite_options(self) -> dict[str, Any] | None:

@@ -47,9 +47,9 @@ TAKES = {  # the shared groups each command declares, less the flags it leaves o
     "compare": (SELECTION, ANALYSIS), "watch": (SELECTION, ANALYSIS),
     "timeline": (SELECTION, ANALYSIS),
 }
-ROLES_AND_GPUS = {"--gpus", "--objective", "--diagnostic"}  # timeline analyses one chosen curve
-LEFT_OUT = {"watch": {"--group-by", "--gpus"},
-            "timeline": {"--group-by", "--metric", "--run", *ROLES_AND_GPUS}}
+ROLES = {"--objective", "--diagnostic"}  # timeline analyses one chosen curve
+LEFT_OUT = {"watch": {"--group-by"},
+            "timeline": {"--group-by", "--metric", "--run", *ROLES}}
 
 
 def _flags(command: str) -> set[str]:

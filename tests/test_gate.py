@@ -66,6 +66,29 @@ def test_decide_fail_on_inconclusive_and_collapse() -> None:
         "saturated", "regressing", "inconclusive", "collapse")
 
 
+def test_inconclusive_curves_are_named_and_never_said_to_gain_enough() -> None:
+    """A gate whose only curve is inconclusive judged nothing: it passes (inconclusive only
+    warns by default) but says so, names the curve with its P(pays), and ``--fail-on
+    inconclusive`` fails it."""
+    inc = curve("y", "inconclusive", p_pays=0.48)
+    alone = decide([inc])
+    assert alone.exit_code == 0
+    text = alone.summary()
+    assert text.startswith("PASS, nothing judged: all 1 curve(s) inconclusive")
+    assert "gain enough" not in text and "--fail-on inconclusive" in text
+    assert "WARN y / reward: inconclusive at P(pays) 0.48: because inconclusive" in text
+    mixed = decide([curve("a", "slowing", p_pays=0.9), inc]).summary()
+    assert mixed.startswith("PASS: 1 of 2 curve(s) still gain enough per doubling, "
+                            "1 inconclusive")
+    assert "WARN y / reward" in mixed
+    assert decide([curve("a", "scaling")]).summary().startswith(
+        "PASS: all 1 curve(s) still gain enough per doubling")
+    failed = decide([inc], fail_on=parse_fail_on("inconclusive"))
+    assert failed.exit_code == 1
+    assert "FAIL y / reward: inconclusive at P(pays) 0.48" in failed.summary()
+    assert failed.to_dict()["curves"][0]["p_pays"] == 0.48
+
+
 def test_diagnostic_kinds_are_fail_on_kinds() -> None:
     from saturate.diagnostics import KINDS
     from saturate.gate import fail_kinds, register_fail_kind

@@ -114,6 +114,33 @@ def test_notebook_fragment(analysis) -> None:
     assert html.escape(HOSTILE) in frag and "<script" not in frag
 
 
+def test_p_pays_is_the_headline_number_of_every_format(analysis) -> None:
+    """Each judged curve's P(pays) (the call's probability) in JSON, the summary, Markdown, HTML
+    (the summary table and the curve's facts), the Jupyter views and the MLflow tags; an
+    unjudged curve has none (JSON null, an en dash in the tables)."""
+    from saturate.report.rows import prob
+    from saturate.tracker.writeback import tags_for
+
+    judged = [c for c in analysis.curves if c.decision is not None]
+    assert judged and all(c.p_pays == c.decision.p_pays for c in judged)
+    short = next(c for c in analysis.curves if c.run == "short")
+    assert short.p_pays is None and prob(short.p_pays) == "–"
+    doc = json.loads(render_json(analysis))
+    assert {c["run"]: c["p_pays"] for c in doc["curves"]} == {
+        c.run: c.p_pays for c in analysis.curves}
+    md, page, frag = render_markdown(analysis), render_html(analysis), notebook_html(analysis)
+    assert "| P(pays) |" in md and "<th class=\"n\" scope=\"col\">P(pays)</th>" in page
+    assert "<th>P(pays)</th>" in frag
+    for c in judged:
+        cell = f"{c.p_pays:.2f}"
+        assert f" {escape_md(cell)} |" in md and f">{cell}</td>" in page and f">{cell}</td>" in frag
+        assert f"<b>P(pays):</b> {cell}" in page  # the curve's own section
+        assert f"<th>P(pays)</th><td>{cell}</td>" in c._repr_html_()
+        assert f"P(pays) {cell}" in c.summary().splitlines()[0]
+        assert tags_for(c)[f"saturate.{c.metric}.p_pays"] == f"{c.p_pays:.6g}"
+    assert tags_for(short)[f"saturate.{short.metric}.p_pays"] == "none"
+
+
 def test_render_dispatch_and_unknown_format(analysis) -> None:
     assert set(FORMATS) == {"table", "json", "markdown", "html"}
     assert json.loads(render(analysis, "json"))["schema_version"] == 1

@@ -24,6 +24,7 @@ from saturate.report.rows import (
     common_prefix,
     headline,
     interval,
+    prob,
     short_reason,
     shorten_middle,
     unique_labels,
@@ -139,14 +140,17 @@ def _check(analysis, text: str, width: int) -> None:
         assert cells[0] == curve.verdict
         every = set(table_cells(curve).values())
         assert all(cell in every for cell in cells), (cells, every)  # no cell cut
+        assert cells[1] == prob(curve.p_pays)  # P(pays), the headline number, always shown
+        if curve.p_pays is not None:
+            assert abs(float(cells[1]) - curve.p_pays) <= 0.005
         g = curve.gain_per_doubling
         if math.isfinite(g.value):
-            shown = _numbers(cells[1])
-            assert cells[1] == interval(g) and _close(shown[0], g.value)
+            shown = _numbers(cells[2])
+            assert cells[2] == interval(g) and _close(shown[0], g.value)
             if math.isfinite(g.lo):
                 assert _close(shown[1], g.lo) and _close(shown[2], g.hi)
-        if len(cells) > 2 and "straddles" in cells[2] + "above below":
-            assert cells[2] == short_reason(curve)
+        if len(cells) > 3 and "straddles" in cells[3] + "above below":
+            assert cells[3] == short_reason(curve)
     assert seen == {(c.run, c.metric) for c in analysis.curves}
     lines = text.splitlines()
     header = lines[:next(i for i, ln in enumerate(lines) if "─┼─" in ln)]

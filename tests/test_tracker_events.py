@@ -76,6 +76,19 @@ def test_stop_point_moved_uses_the_previous_interval_and_reached_wins():
     assert detect_events(reached, curve(stop_point=Estimate(425.0), compute_last=500.0)) == ()
 
 
+def test_a_stop_point_is_reached_once_per_curve():
+    """Reached, then estimated beyond the last compute, then reached again: one event, and no
+    move past the last compute once it was reached (the history says it was, ``stop_reached``)."""
+    before = curve(stop_point=Estimate(400.0, 300.0, 500.0), compute_last=350.0)
+    reached = curve(stop_point=Estimate(420.0, 380.0, 460.0), compute_last=430.0)
+    assert kinds(detect_events(before, reached)) == ["stop_point_reached"]
+    beyond = curve(stop_point=Estimate(900.0, 700.0, 1200.0), compute_last=500.0)
+    assert detect_events(reached, beyond) == ()  # not moved past the last compute
+    again = curve(stop_point=Estimate(950.0, 800.0, 1100.0), compute_last=1000.0)
+    assert detect_events(beyond, again, stop_reached=True) == ()  # not reached twice
+    assert kinds(detect_events(beyond, again)) == ["stop_point_reached"]  # without the history
+
+
 def test_stop_point_without_interval_moves_beyond_a_quarter():
     prev = curve(stop_point=Estimate(400.0))
     assert detect_events(prev, curve(stop_point=Estimate(480.0))) == ()

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from saturate.analysis import AnalysisSettings
 from saturate.cli import app
 from saturate.errors import SourceError
+from saturate.settings import Settings
 from saturate.tracker import HistoryStore, Watcher, make_poller, parse_event_line, run_watch
 from saturate.tracker.watch import Backoff
 
 STEPS = np.arange(1, 121) * 10
 VALUES = 0.8 * (1 - np.exp(-STEPS / 150)) + np.random.default_rng(1).normal(0, 0.005, STEPS.size)
-SETTINGS = AnalysisSettings(n_boot=40)
+SETTINGS = Settings.build(n_boot=40)
 
 
 def write(path, n, run="ppo", values=VALUES):

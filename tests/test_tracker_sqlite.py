@@ -8,8 +8,8 @@ import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Metric
 
-from saturate.analysis import AnalysisSettings
 from saturate.errors import InputError
+from saturate.settings import Settings
 from saturate.tracker import HistoryStore, Watcher, make_poller
 from saturate.tracker.poll import SqlitePoller
 
@@ -32,7 +32,7 @@ def test_sqlite_poller_fetches_only_new_points_and_never_writes(mlflow_store, tm
     poller = make_poller(uri, metric=["eval/*"])
     assert isinstance(poller, SqlitePoller)
     with HistoryStore(tmp_path / "h.db") as st:
-        w = Watcher(poller, st, AnalysisSettings(n_boot=20))
+        w = Watcher(poller, st, Settings.build(n_boot=20))
         first = w.poll_once()
         # eval/nan holds only a NaN: fetched, dropped by the tidy table with a DataWarning
         assert (first.fetched, first.new_points) == (11, 10)

@@ -103,5 +103,8 @@ def test_events_are_kept_in_order_and_filtered(tmp_path):
         assert [e.kind for e in st.events(run="name-r1", metric="m1")] == [
             "verdict_changed", "knee_crossed"]
         assert st.events(run="r1", metric="m2")[0] == ev("verdict_changed", "m2", 3)
+        assert st.has_event(("src", "r1", "m1"), "knee_crossed")
+        assert not st.has_event(("src", "r1", "m2"), "knee_crossed")
+        assert not st.has_event(("src", "r2", "m1"), "verdict_changed")
 
 

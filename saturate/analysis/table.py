@@ -28,7 +28,7 @@ from saturate.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, ite
 from saturate.results import CurveAnalysis
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, run_facts, status_of, with_run_facts
 
-__all__ = ["analyze_table", "analyze_parts", "table_curves", "table_of"]
+__all__ = ["analyze_table", "analyze_parts", "table_curves", "table_of", "sibling_runs"]
 
 Progress = Callable[[int, int], None]
 
@@ -92,6 +92,18 @@ def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
         first = pts.iloc[0]
         keys.append(sibling_key(pts, by_run.get((str(first["source"]), str(first["run_id"])), {})))
         yield pts
+
+
+def sibling_runs(df: pd.DataFrame, runs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """``runs`` (``(source, run_id)``) and the runs of ``df`` whose curves pool with theirs (their
+    seeds, see :func:`~saturate.analysis.refine.sibling_key`), as :func:`analyze_table` groups
+    them. A command that re-analyses a few runs (``watch``, ``timeline``) reads these with them,
+    so each curve gets the call it gets from the whole read. ``df`` needs one row per curve."""
+    out = set(runs)
+    keys: list[Hashable] = []
+    found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0])) for p in _keyed(df, keys)]
+    groups = {k for run, k in zip(found, keys, strict=True) if run in out and k is not None}
+    return out | {run for run, k in zip(found, keys, strict=True) if k in groups}
 
 
 def _pooled(

@@ -31,7 +31,7 @@ FORMATS = ("table", "json")
 @app.command()
 @handle_errors
 @settings_options(SELECTION, ANALYSIS,
-                  exclude=("metric", "run", "group_by", "gpus", "objective", "diagnostic"))
+                  exclude=("metric", "run", "group_by", "objective", "diagnostic"))
 def timeline(
     settings: Settings,
     sources: Sources = None,

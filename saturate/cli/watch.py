@@ -98,7 +98,7 @@ class _Display:
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("group_by", "gpus"))
+@settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
 def watch(
     settings: Settings,
     sources: Sources = None,
@@ -140,10 +140,7 @@ def watch(
         def on_analysed(curves: tuple[Any, ...]) -> Any:
             return write(curves, settings=settings.report(curves[0].compute_name))
 
-    watcher = Watcher(poller, store, settings.analysis(), compute=selection["compute"],
-                      metric=selection["metric"], run=selection["run"],
-                      objective=settings.objective, diagnostic=settings.diagnostic,
-                      on_analysed=on_analysed)  # fmt: skip
+    watcher = Watcher(poller, store, settings, on_analysed=on_analysed)
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:
         with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:

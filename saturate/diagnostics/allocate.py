@@ -62,10 +62,12 @@ class AllocationChoice:
     planned_hours: float
     planned_gain: Estimate
     cost_per_point: Estimate | None = None
+    p_pays: float | None = None
+    """P(pays) of the run's curve: the probability that its next doubling gains the threshold."""
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
-            "run": self.run, "run_id": self.run_id, "metric": self.metric,
+            "run": self.run, "run_id": self.run_id, "metric": self.metric, "p_pays": self.p_pays,
             "compute_last": self.compute_last, "hours_per_compute": self.hours_per_compute,
             "gain": self.gain.to_dict(), "ucb_per_gpu_hour": self.ucb_per_gpu_hour,
             "planned_hours": self.planned_hours, "planned_gain": self.planned_gain.to_dict(),
@@ -126,7 +128,8 @@ class Allocation:
             cost = (f"; {format_estimate(c.cost_per_point)} per point"
                     if c.cost_per_point is not None else "")
             lines.append(
-                f"  {i}. {c.run}: the whole budget gains {format_estimate(c.gain)} "
+                f"  {i}. {c.run}{'' if c.p_pays is None else f' (P(pays) {c.p_pays:.2f})'}"
+                f": the whole budget gains {format_estimate(c.gain)} "
                 f"(UCB {c.ucb_per_gpu_hour:.3g} per {self.per_unit}); plan {c.planned_hours:g} "
                 f"{self.unit} -> {format_estimate(c.planned_gain)}{cost}"
             )
@@ -289,7 +292,7 @@ def _choice(r: CurveRef, rate: float, p: np.ndarray, s: np.ndarray, k: int, step
     if gpu_hour_cost is not None:
         cpp = cost_per_point(gain, budget, gpu_hour_cost, point_size(r.value))
     return AllocationChoice(r.run, r.run_id, r.metric, float(r.analysis.compute_last), rate, gain,
-                            ucb, float(k * step), planned, cpp)
+                            ucb, float(k * step), planned, cpp, r.analysis.p_pays)
 
 
 def allocation_diagnostic(alloc: Allocation) -> Diagnostic:
@@ -320,7 +323,7 @@ def allocation_diagnostics(
     ))]
 
 
-_CHOICE = fields(run=STR, run_id=STR, metric=STR, compute_last=NUM, hours_per_compute=NUM,
+_CHOICE = fields(run=STR, run_id=STR, metric=STR, p_pays=NUM, compute_last=NUM, hours_per_compute=NUM,
                  gain=EST, ucb_per_gpu_hour=NUM, planned_hours=NUM, planned_gain=EST,
                  cost_per_point=nullable(EST))
 register(

@@ -121,6 +121,9 @@ class DiagnosticSettings:
     objective: tuple[str, ...] = ()
     diagnostic: tuple[str, ...] = ()
     gpus: float | str | None = None
+    analysis: Any = None
+    """The :class:`~saturate.analysis.AnalysisSettings` the curves were judged with (their
+    threshold rule for a curve without an analysis); None: the defaults."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", parse_pairs(self.pairs))
@@ -256,13 +259,16 @@ def window_trend(
     return trend_test(c[mask], ref.signed[mask], confidence=confidence, min_points=n)
 
 
-def threshold(ref: CurveRef) -> float:
-    """The curve's minimum gain per doubling: the analysis's, else the default ``3%`` rule."""
+def threshold(ref: CurveRef, settings: DiagnosticSettings | None = None) -> float:
+    """The curve's minimum gain per doubling: the analysis's, else the rule of the settings
+    the curves were judged with (``settings.analysis``: ``--min-gain`` and the per-metric
+    thresholds; the default ``3%`` without)."""
     if ref.analysis is not None and math.isfinite(ref.analysis.threshold):
         return float(ref.analysis.threshold)
     from saturate.analysis import AnalysisSettings, threshold_for
 
-    return float(threshold_for(ref.metric, ref.value, AnalysisSettings())[0])
+    how = settings.analysis if settings is not None and settings.analysis is not None else None
+    return float(threshold_for(ref.metric, ref.value, how or AnalysisSettings())[0])
 
 
 def curves_by_metric(

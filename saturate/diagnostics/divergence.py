@@ -103,7 +103,7 @@ def check_pair(
     r_trend = window_trend(reward, b_trend.compute_from, b_trend.compute_to, conf)
     if r_trend is None:
         return None
-    t_r, t_b = threshold(reward), threshold(bench)
+    t_r, t_b = threshold(reward, settings), threshold(bench, settings)
     if not b_trend.slope_per_doubling.value < t_b:
         return None
     hit = None

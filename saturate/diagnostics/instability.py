@@ -172,7 +172,7 @@ def length_runaway(
             reward.compute, reward.signed, confidence=conf
         )
         if rt is not None:
-            reward_stalled = not rt.slope_per_doubling.lo > threshold(reward)
+            reward_stalled = not rt.slope_per_doubling.lo > threshold(reward, settings)
             falls = rt.slope_per_doubling.hi < 0
         if reward.analysis is not None:
             reward_stalled = reward_stalled or reward.analysis.verdict not in PASSING_VERDICTS
@@ -213,7 +213,7 @@ def gradient_conflict(
             )
             if tr is None:
                 continue
-            s, t = tr.slope_per_doubling, threshold(ref)
+            s, t = tr.slope_per_doubling, threshold(ref, settings)
             if s.lo > t:
                 up.append((ref, tr))
             elif s.hi < -t:

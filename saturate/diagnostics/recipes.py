@@ -64,13 +64,14 @@ class RecipeSummary:
     B: Estimate
     asymptote: Estimate
     verdict: str
+    p_pays: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
             "label": self.label, "run_id": self.run_id, "n_seeds": self.n_seeds,
             "compute_last": self.compute_last, "value_last": self.value_last,
             "A": self.A.to_dict(), "B": self.B.to_dict(), "asymptote": self.asymptote.to_dict(),
-            "verdict": self.verdict,
+            "verdict": self.verdict, "p_pays": self.p_pays,
         })
 
 
@@ -124,7 +125,8 @@ class RecipeComparison:
         for r in self.recipes:
             lines.append(f"  {r.label} ({r.n_seeds} seed{'s' if r.n_seeds != 1 else ''}): "
                          f"A {format_estimate(r.A)}, B {format_estimate(r.B)}, "
-                         f"last {r.value_last:.4g} at {r.compute_last:.4g} ({r.verdict})")
+                         f"last {r.value_last:.4g} at {r.compute_last:.4g} ({r.verdict}"
+                         + ("" if r.p_pays is None else f", P(pays) {r.p_pays:.2f}") + ")")
         lines += [f"  {p.first} vs {p.second}: {p.summary()}" for p in self.pairs]
         return "\n".join(lines)
 
@@ -205,7 +207,7 @@ def compare_recipes(
         a, b = _sigmoid_params(r)
         ca = r.analysis
         recipes.append(RecipeSummary(label, r.run_id, n, ca.compute_last, ca.value_last, a, b,
-                                     ca.asymptote, ca.verdict))
+                                     ca.asymptote, ca.verdict, ca.p_pays))
     last = max(r.compute_last for r in recipes)
     at = sorted({_at(s, last) for s in settings.compare_at})
     fitted = [(s, r) for s, r in zip(recipes, refs, strict=True) if r.analysis.fit is not None]
@@ -265,7 +267,7 @@ def recipe_diagnostics(
 
 
 _RECIPE = fields(label=STR, run_id=STR, n_seeds=INT, compute_last=NUM, value_last=NUM, A=EST,
-                 B=EST, asymptote=EST, verdict={"enum": list(VERDICTS)})
+                 B=EST, asymptote=EST, verdict={"enum": list(VERDICTS)}, p_pays=NUM)
 _PAIR = fields(first=STR, second=STR, prob_first_better=array(fields(compute=NUM, prob=NUM)),
                crossing=nullable(EST), crossing_share=NUM, leader_at_horizon=nullable(STR))
 register(

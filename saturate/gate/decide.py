@@ -30,6 +30,11 @@ __all__ = ["Status", "CurveOutcome", "DiagnosticOutcome", "SuiteOutcome", "GateR
 
 Status = Literal["pass", "fail", "warn"]
 
+
+def _at_p(p: float | None) -> str:
+    """`` at P(pays) 0.43`` after a verdict (nothing when it could not be judged)."""
+    return "" if p is None else f" at P(pays) {p:.2f}"
+
 @dataclass(frozen=True)
 class CurveOutcome:
     """What the gate says about one curve: ``fail``, ``warn`` (inconclusive, not failing) or ``pass``."""
@@ -45,16 +50,16 @@ class CurveOutcome:
 
     @property
     def message(self) -> str:
-        """``<verdict>: <first reason>`` plus the reasons of any non-verdict kinds."""
-        head = self.curve.verdict
+        """``<verdict> (P(pays) p): <first reason>`` plus the reasons of any non-verdict kinds."""
+        head = f"{self.curve.verdict}{_at_p(self.curve.p_pays)}"
         parts = [r for r in self.reasons if r]
         return f"{head}: " + "; ".join(parts) if parts else head
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
             "run": self.curve.run, "run_id": self.curve.run_id, "metric": self.curve.metric,
-            "verdict": self.curve.verdict, "status": self.status, "kinds": list(self.kinds),
-            "reasons": list(self.reasons),
+            "verdict": self.curve.verdict, "p_pays": self.curve.p_pays, "status": self.status,
+            "kinds": list(self.kinds), "reasons": list(self.reasons),
         })
 
 
@@ -108,11 +113,10 @@ class SuiteOutcome:
 
     @property
     def message(self) -> str:
-        """``<verdict>: <first reason>; P(next doubling pays) p; k/n tasks still pay``."""
+        """``<verdict> at P(pays) p: <first reason>; k/n tasks still pay``."""
         g = self.group
-        parts = [f"{g.verdict}: {g.analysis.reasons[0]}" if g.analysis.reasons else g.verdict]
-        if g.p_next_doubling_pays is not None:
-            parts.append(f"P(next doubling pays) {g.p_next_doubling_pays:.2f}")
+        head = f"{g.verdict}{_at_p(g.p_pays)}"
+        parts = [f"{head}: {g.analysis.reasons[0]}" if g.analysis.reasons else head]
         if g.task_results:
             parts.append(f"{len(g.paying)}/{len(g.task_results)} tasks still pay")
         return "; ".join(parts)
@@ -121,7 +125,8 @@ class SuiteOutcome:
         g = self.group
         return jsonable({
             "suite": self.suite, "group": g.group, "verdict": g.verdict, "status": self.status,
-            "p_next_doubling_pays": g.p_next_doubling_pays, "tasks": len(g.tasks),
+            "p_pays": g.p_pays, "p_next_doubling_pays": g.p_next_doubling_pays,
+            "tasks": len(g.tasks),
             "tasks_paying": len(g.paying) if g.task_results else None,
             "reasons": list(g.analysis.reasons),
         })
@@ -201,10 +206,7 @@ class GateResult:
         counts = verdict_counts([o.curve for o in self.outcomes])
         bad_d, bad_g = self.failed_diagnostics, self.failed_groups
         if self.passed:
-            if self.suite:
-                return (f"PASS: all {len(self.suite)} group(s) of suite {self.suite[0].suite} "
-                        f"still gain enough per doubling ({counts})")
-            return f"PASS: all {n} curve(s) still gain enough per doubling ({counts})"
+            return self._pass_head(counts)
         parts = []
         if bad_g:
             parts.append(f"{len(bad_g)} of {len(self.suite)} group(s) of suite "
@@ -214,6 +216,25 @@ class GateResult:
         if bad_d:
             parts.append(f"{len(bad_d)} diagnostic(s) failed")
         return f"FAIL: {', '.join(parts)} (fail on: {', '.join(self.fail_on)}; {counts})"
+
+    def _pass_head(self, counts: str) -> str:
+        """The head of a gate that passed: how many curves (or suite groups) were judged to
+        still gain enough, and how many the data could not judge (never "gain enough" for
+        those: a gate where nothing could be judged says so)."""
+        if self.suite:
+            what = f"group(s) of suite {self.suite[0].suite}"
+            verdicts = [o.group.verdict for o in self.suite]
+        else:
+            what, verdicts = "curve(s)", [o.curve.verdict for o in self.outcomes]
+        n, open_ = len(verdicts), sum(v == "inconclusive" for v in verdicts)
+        hint = "--fail-on inconclusive fails them"
+        if open_ == n:
+            return (f"PASS, nothing judged: all {n} {what} inconclusive, the data cannot say "
+                    f"whether the next doubling pays ({counts}); {hint}")
+        if open_:
+            return (f"PASS: {n - open_} of {n} {what} still gain enough per doubling, "
+                    f"{open_} inconclusive ({counts}); {hint}")
+        return f"PASS: all {n} {what} still gain enough per doubling ({counts})"
 
 
 def decide(
@@ -282,6 +303,8 @@ def gate_markdown(result: GateResult) -> str:
              f"Fail on: {escape_md(', '.join(result.fail_on))}. Exit code {result.exit_code}.", ""]
     for o in (*result.failed_groups, *result.failures):
         lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
+    for o in (*result.warned_groups, *result.warnings):
+        lines.append(f"- ⚠️ {escape_md(o.name)}: {escape_md(o.message)}")
     for o in result.failed_diagnostics:
         lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
     for o in result.warned_diagnostics:

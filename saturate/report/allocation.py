@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from saturate.diagnostics import Allocation
+from saturate.report.rows import prob
 from saturate.results import format_estimate
 from saturate.text import for_terminal
 
@@ -31,14 +32,14 @@ def render_allocation(
     if a.choices:
         table = Table(title=Text(f"runs that pay, ranked by UCB gain per {a.per_unit}"),
                       title_justify="left", header_style="bold")
-        cols = ["rank", "run", f"gain if given all {a.budget:g} {unit}", f"UCB per {a.per_unit}",
+        cols = ["rank", "run", "P(pays)", f"gain if given all {a.budget:g} {unit}", f"UCB per {a.per_unit}",
                 f"plan ({unit})", "planned gain"]
         if gpu_hour_cost is not None:
             cols.append("cost per point")
         for col in cols:
             table.add_column(col, justify="left" if col == "run" else "right")
         for i, c in enumerate(a.choices, 1):
-            row = [str(i), Text(for_terminal(c.run)), format_estimate(c.gain),
+            row = [str(i), Text(for_terminal(c.run)), prob(c.p_pays), format_estimate(c.gain),
                    f"{c.ucb_per_gpu_hour:.3g}", f"{c.planned_hours:g}",
                    format_estimate(c.planned_gain)]
             if gpu_hour_cost is not None:

@@ -36,6 +36,7 @@ from saturate.report.rows import (
     headline,
     interval,
     num,
+    prob,
     settings_items,
     short_reason,
 )
@@ -60,10 +61,11 @@ def _sort_value(x: float | None) -> str:
 
 
 def _summary_table(curves: tuple[CurveAnalysis, ...], sparks: list[str]) -> str:
-    """One row per curve: run, metric, verdict, gain, why, first forecast, last value, sparkline;
+    """One row per curve: run, metric, verdict, P(pays), gain, why, first forecast, last value, sparkline;
     a click on a header sorts by that column."""
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
-    heads = [("run", ""), ("metric", ""), ("verdict", ""), ("gain / doubling", "n"),
+    heads = [("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"),
+             ("gain / doubling", "n"),
              ("why", ""), (f"forecast {at}".strip(), "n"), ("last value", "n"),
              ("curve", "nosort")]
     head = "".join(f'<th class="{cls}" scope="col">{esc(h)}</th>' for h, cls in heads)
@@ -76,6 +78,7 @@ def _summary_table(curves: tuple[CurveAnalysis, ...], sparks: list[str]) -> str:
             f'<td class="name"><a href="#c{i}">{breakable(c.run)}</a></td>'
             f'<td class="name">{breakable(c.metric)}</td>'
             f'<td data-v="{order.get(c.verdict, 9)}">{badge(c.verdict)}</td>'
+            f'<td class="n" data-v="{_sort_value(c.p_pays)}">{esc(prob(c.p_pays))}</td>'
             f'<td class="n" data-v="{_sort_value(c.gain_per_doubling.value)}">'
             f"{esc(interval(c.gain_per_doubling))}</td>"
             f'<td class="why">{esc(short_reason(c))}</td>'

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from saturate.report.html_assets import badge, esc
-from saturate.report.rows import interval, num, short_reason
+from saturate.report.rows import interval, num, prob, short_reason
 from saturate.results import CurveAnalysis
 
 __all__ = ["curve_section", "render_sections", "Progress"]
@@ -24,6 +24,7 @@ def _facts(c: CurveAnalysis) -> str:
     items = [
         ("points", f"{c.n_points} ({c.compute_name} {num(c.compute_first)} – {num(c.compute_last)})"),
         ("last value", f"{num(c.value_last, 4)} ({c.direction} is better)"),
+        ("P(pays)", prob(c.p_pays)),
         ("gain per doubling", interval(c.gain_per_doubling)),
         ("threshold", num(c.threshold)),
         ("asymptote", interval(c.asymptote)),

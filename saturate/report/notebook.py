@@ -22,6 +22,7 @@ from saturate.report.rows import (
     headline,
     interval,
     num,
+    prob,
     short_reason,
 )
 from saturate.results import CurveAnalysis
@@ -46,7 +47,7 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     curves, settings = curves_and_settings(analysis)
     confidence = _confidence(settings)
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
-    heads = ("run", "metric", "verdict", "gain / doubling", "why", f"forecast {at}".strip(),
+    heads = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "why", f"forecast {at}".strip(),
              "last value", "curve")
     head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     rows = []
@@ -54,7 +55,7 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
         thumb = thumbnail_svg(c, confidence=confidence) if i < max_plots else ""
         rows.append(
             f"<tr><td>{breakable(c.run)}</td><td>{breakable(c.metric)}</td>"
-            f"<td>{badge(c.verdict)}</td>"
+            f"<td>{badge(c.verdict)}</td><td class='n'>{esc(prob(c.p_pays))}</td>"
             f"<td class='n'>{esc(interval(c.gain_per_doubling))}</td>"
             f"<td>{esc(short_reason(c))}</td><td class='n'>{esc(forecast_cell(c))}</td>"
             f"<td class='n'>{esc(num(c.value_last, 4))}</td><td>{thumb}</td></tr>")
@@ -92,6 +93,7 @@ def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
         ("points", f"{curve.n_points} ({curve.compute_name} {num(curve.compute_first)} – "
                    f"{num(curve.compute_last)})"),
         ("last value", f"{num(curve.value_last, 4)} ({curve.direction} is better)"),
+        ("P(pays)", prob(curve.p_pays)),
         ("gain per doubling", f"{interval(curve.gain_per_doubling)} (threshold "
                               f"{num(curve.threshold)})"),
         ("asymptote", interval(curve.asymptote)),

@@ -16,21 +16,25 @@ from rich.text import Text
 
 from saturate.diagnostics import RecipeComparison
 from saturate.report.markdown import escape_md
+from saturate.report.rows import prob
 from saturate.results import format_estimate
 from saturate.text import for_terminal
 
 __all__ = ["render_comparisons", "comparisons_markdown", "comparisons_json", "COMPARE_COLUMNS"]
 
-COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict")
+COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",
+                   "P(pays)")
 
 
 def _cells(comp: RecipeComparison) -> list[list[str]]:
     return [[r.label, str(r.n_seeds), format_estimate(r.A), format_estimate(r.B),
-             f"{r.value_last:.4g} at {r.compute_last:.4g}", r.verdict] for r in comp.recipes]
+             f"{r.value_last:.4g} at {r.compute_last:.4g}", r.verdict, prob(r.p_pays)]
+            for r in comp.recipes]
 
 
 def render_comparisons(comparisons: Sequence[RecipeComparison], console: Console) -> None:
-    """One table per metric (the recipes' A, B, last value and verdict), then P(beats) per pair."""
+    """One table per metric (the recipes' A, B, last value, verdict and P(pays)), then P(beats)
+    per pair."""
     for comp in comparisons:
         table = Table(title=Text(for_terminal(f"{comp.metric}: recipes by {comp.group_by}")))
         for col in COMPARE_COLUMNS:
@@ -47,7 +51,7 @@ def comparisons_markdown(comparisons: Sequence[RecipeComparison]) -> str:
     lines: list[str] = []
     for comp in comparisons:
         lines += [f"## {escape_md(comp.metric)}: recipes by {escape_md(comp.group_by)}", "",
-                  "| " + " | ".join(COMPARE_COLUMNS) + " |", "|---|---:|---:|---:|---:|---|"]
+                  "| " + " | ".join(COMPARE_COLUMNS) + " |", "|---|---:|---:|---:|---:|---|---:|"]
         lines += ["| " + " | ".join(escape_md(x) for x in row) + " |" for row in _cells(comp)]
         lines.append("")
         lines += [escape_md(f"- {p.first} vs {p.second}: {p.summary()}") for p in comp.pairs]

@@ -27,6 +27,7 @@ __all__ = [
     "diagnostic_row",
     "diagnostics_of",
     "num",
+    "prob",
     "interval",
     "settings_items",
     "curves_and_settings",
@@ -67,6 +68,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("compute_last", "last compute"),
     ("value_last", "last value"),
     ("verdict", "verdict"),
+    ("p_pays", "P(pays)"),
     ("gain", "gain / doubling"),
     ("threshold", "threshold"),
     ("asymptote", "asymptote"),
@@ -106,6 +108,12 @@ def num(x: float | None, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+def prob(p: float | None) -> str:
+    """P(pays) as every report writes it: two decimals, an en dash when the curve could not be
+    judged."""
+    return "–" if p is None or not math.isfinite(p) else f"{p:.2f}"
+
+
 def interval(e: Estimate | None, digits: int = 3) -> str:
     """The reports' style of :func:`~saturate.results.format_estimate`: ``0.12 [0.08, 0.15]``,
     ``[lo, ∞)`` with only a lower end, ``?`` after a value the data cannot pin down, a dash when
@@ -123,6 +131,7 @@ def summary_row(curve: CurveAnalysis) -> dict[str, str]:
         "compute_last": num(curve.compute_last),
         "value_last": num(curve.value_last, 4),
         "verdict": curve.verdict,
+        "p_pays": prob(curve.p_pays),
         "gain": interval(curve.gain_per_doubling),
         "threshold": num(curve.threshold),
         "asymptote": interval(curve.asymptote),

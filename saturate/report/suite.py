@@ -35,8 +35,8 @@ __all__ = [
 SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("group", "group"),
     ("verdict", "suite verdict"),
+    ("p_pays", "P(pays)"),
     ("gain", "gain / doubling"),
-    ("p_pays", "P(next doubling pays)"),
     ("paying", "tasks still paying"),
     ("first", "saturated first"),
     ("regressing", "regressing"),
@@ -75,7 +75,7 @@ def suite_group_row(suite: SuiteAnalysis, g: SuiteGroup) -> dict[str, str]:
         "level": f"{interval(level_at_last(g, suite.statistic))} at {num(a.compute_last)}",
         "gain": interval(a.gain_per_doubling),
         "threshold": num(a.threshold),
-        "p_pays": _prob(g.p_next_doubling_pays),
+        "p_pays": _prob(g.p_pays),
         "paying": f"{len(g.paying)}/{len(g.task_results)}" if per_task else "–",
         "first": "–" if first is None else f"{first.task} ({num(first.saturation_compute)})",
         "regressing": ", ".join(g.regressing) or ("none" if per_task else "–"),

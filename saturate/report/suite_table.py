@@ -3,7 +3,7 @@ curves (:mod:`saturate.report.table`), and printed before it: the suite is the a
 
 * a title: the suite, its tasks and seeds, the aggregate and the metric;
 * one row per group: the group, its suite verdict and gain per doubling always show (numbers
-  never cut, group names shortened in the middle); then, while they fit, P(next doubling pays),
+  never cut, group names shortened in the middle); then, while they fit, P(pays),
   the tasks still paying, the aggregate at the last compute, the 2x forecast, the task that
   saturated first, the regressing tasks, tasks x seeds and the threshold (``wide``: all);
 * each group's verdict and why in one line;

@@ -50,6 +50,7 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("run", "run", False),
     ("metric", "metric", False),
     ("verdict", "verdict", False),
+    ("p_pays", "P(pays)", True),
     ("gain", "gain / doubling", True),
     ("why", "why", False),
     ("forecast", "forecast", True),
@@ -125,7 +126,9 @@ def _threshold_text(min_gain: Any) -> str:
 
 def _footer(layout: Layout, cells: list[dict[str, str]], headers: dict[str, str], width: int,
             min_gain: Any) -> list[str]:
-    lines = ["gain / doubling: the fitted change of the metric (better is positive) when compute "
+    lines = ["P(pays): the probability that the next doubling of compute gains at least the "
+             "threshold; the verdict follows it.",
+             "gain / doubling: the fitted change of the metric (better is positive) when compute "
              "doubles from the last point, with its interval. A curve still pays when that gain "
              f"clears the threshold ({_threshold_text(min_gain)}): scaling and slowing pay "
              "(before and past the knee), saturated does not, regressing fell, inconclusive "

@@ -3,7 +3,7 @@
 Pure text arithmetic, no rich: the table is drawn with one space of padding on each side of a
 one-character divider, so ``n`` columns cost ``3 (n - 1)`` characters besides their cells.
 
-* run, metric, verdict and the gain per doubling always show; a verdict or a number is never
+* run, metric, verdict, P(pays) and the gain per doubling always show; a verdict or a number is never
   cut, and names are shortened in the middle (distinct names stay distinct, a prefix every name
   shares is left out and said once above the table);
 * then the one-line reason, then the names grow back to full length, then the other columns in
@@ -20,7 +20,7 @@ from saturate.report.rows import common_prefix, unique_labels
 __all__ = ["Layout", "plan_columns", "wrap_header", "PRIORITY", "NAMES"]
 
 NAMES: tuple[str, ...] = ("run", "metric")
-REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "gain")
+REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "p_pays", "gain")
 PRIORITY: tuple[str, ...] = ("forecast", "value_last", "asymptote", "roi", "stop", "knee",
                              "points", "compute_last", "threshold")
 """The optional columns, the most wanted first (the reason, ``why``, comes before all of them)."""

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from saturate.report.rows import prob
 from saturate.results import CurveAnalysis, format_estimate
 from saturate.text import for_terminal
 
@@ -34,13 +35,13 @@ def watch_table(
 ) -> Table:
     """The current verdict of every watched curve and the last event it raised."""
     table = Table(title="saturate watch", expand=False)
-    for col in ("run", "metric", "points", "compute", "verdict", "gain/doubling", "asymptote",
-                "knee", "last event"):  # fmt: skip
+    for col in ("run", "metric", "points", "compute", "verdict", "P(pays)", "gain/doubling",
+                "asymptote", "knee", "last event"):  # fmt: skip
         table.add_column(col)
     for key in sorted(latest, key=lambda k: (latest[k].run, latest[k].metric)):
         c = latest[key]
         table.add_row(_safe(c.run), _safe(c.metric), str(c.n_points), _fmt(c.compute_last),
-                      c.verdict, format_estimate(c.gain_per_doubling),
+                      c.verdict, prob(c.p_pays), format_estimate(c.gain_per_doubling),
                       format_estimate(c.asymptote), _fmt(c.knee),
                       _safe(last_event.get(key, "")))  # fmt: skip
     return table

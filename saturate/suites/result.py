@@ -167,6 +167,12 @@ class SuiteGroup:
         return self.analysis.verdict
 
     @property
+    def p_pays(self) -> float | None:
+        """P(pays) of the aggregate: the probability, behind its verdict, that the next doubling
+        of compute gains at least the threshold (the call's, as for a single curve)."""
+        return self.analysis.p_pays
+
+    @property
     def passes(self) -> bool:
         """True when the suite aggregate still gains the threshold per doubling."""
         return self.analysis.passes
@@ -201,6 +207,7 @@ class SuiteGroup:
             "verdict": self.verdict,
             "tasks": list(self.tasks),
             "n_seeds": self.n_seeds,
+            "p_pays": self.p_pays,
             "p_next_doubling_pays": self.p_next_doubling_pays,
             "tasks_paying": list(self.paying),
             "tasks_regressing": list(self.regressing),
@@ -364,7 +371,8 @@ class SuiteAnalysis:
                 "compute_last": a.compute_last, "value_last": a.value_last,
                 "gain_per_doubling": a.gain_per_doubling.value,
                 "gain_lo": a.gain_per_doubling.lo, "gain_hi": a.gain_per_doubling.hi,
-                "threshold": a.threshold, "p_next_doubling_pays": g.p_next_doubling_pays,
+                "threshold": a.threshold, "p_pays": g.p_pays,
+                "p_next_doubling_pays": g.p_next_doubling_pays,
                 "tasks_paying": len(g.paying) if g.task_results else None,
                 "tasks_regressing": len(g.regressing) if g.task_results else None,
                 "saturated_first": None if first is None else first.task,
@@ -387,9 +395,11 @@ class SuiteAnalysis:
             a = g.analysis
             p = "n/a" if g.p_next_doubling_pays is None else f"{g.p_next_doubling_pays:.2f}"
             lines.append(
-                f"{g.group}: {g.verdict.upper()}: {self.statistic} {a.value_last:.3g} at "
+                f"{g.group}: {g.verdict.upper()}"
+                f"{'' if g.p_pays is None else f' at P(pays) {g.p_pays:.2f}'}: "
+                f"{self.statistic} {a.value_last:.3g} at "
                 f"{a.compute_last:.4g}; gain per doubling {format_estimate(a.gain_per_doubling)} "
-                f"(threshold {a.threshold:.3g}); P(next doubling pays) {p}")
+                f"(threshold {a.threshold:.3g}); P(next doubling pays) {p} (suite bootstrap)")
             if g.task_results:
                 first = g.saturated_first
                 where = ("" if first is None else

@@ -156,7 +156,7 @@ def _stop_moved(prev: CurveAnalysis, new: CurveAnalysis) -> bool:
 
 
 def detect_events(
-    prev: CurveAnalysis | None, new: CurveAnalysis, *, at: float = 0.0
+    prev: CurveAnalysis | None, new: CurveAnalysis, *, at: float = 0.0, stop_reached: bool = False
 ) -> tuple[Event, ...]:
     """The events between two analyses of one curve (``prev`` None: first time seen).
 
@@ -164,9 +164,12 @@ def detect_events(
     * ``knee_crossed``: the curve went past its knee since the last analysis (the knee at or
       before the last compute and the ROI now below the knee level, :data:`KNEE_ROI`);
     * ``collapse_detected``: a collapse, none before (or one at another step);
-    * ``stop_point_reached``: the last compute passed the stop point;
-    * ``stop_point_moved``: the stop point left the previous one's interval (or appeared/vanished;
-      without an interval, moved by more than :data:`STOP_MOVE_FRACTION`);
+    * ``stop_point_reached``: the last compute passed the stop point; once per curve: after it
+      (``stop_reached``: the history holds one already, or ``prev``'s stop point was reached) the
+      stop point stays reached, and a later estimate beyond the last compute neither moves it
+      nor reaches it again;
+    * ``stop_point_moved``: the stop point, not yet reached, left the previous one's interval (or
+      appeared/vanished; without an interval, moved by more than :data:`STOP_MOVE_FRACTION`);
     * ``run_finished``: the run's status became FINISHED/FAILED/KILLED since the last analysis.
 
     A curve seen for the first time has no past to cross from: it gets its verdict (from ``none``)
@@ -198,10 +201,12 @@ def detect_events(
     stop = _stop(new)
     reached = stop is not None and stop <= new.compute_last
     before = _stop(prev)
-    was_reached = before is not None and before <= prev.compute_last
-    if reached and not was_reached:
+    was_reached = stop_reached or (before is not None and before <= prev.compute_last)
+    if was_reached:
+        pass  # reached once; it stays reached
+    elif reached:
         out.append(ev("stop_point_reached", after=_fmt(stop)))
-    elif not reached and _stop_moved(prev, new):
+    elif _stop_moved(prev, new):
         out.append(ev("stop_point_moved", _fmt(before), _fmt(stop)))
     status = (new.run_status or "").upper()
     if status in FINISHED_STATUSES and (prev.run_status or "").upper() not in FINISHED_STATUSES:

@@ -372,6 +372,13 @@ class HistoryStore:
         ]  # fmt: skip
 
     @_guarded
+    def has_event(self, key: CurveKey, kind: str) -> bool:
+        """True when an event of ``kind`` was recorded for the curve ``key``."""
+        return self._db.execute(
+            "SELECT 1 FROM events WHERE source = ? AND run_id = ? AND metric = ? AND kind = ? "
+            "LIMIT 1", (*key, kind)).fetchone() is not None
+
+    @_guarded
     def record_poll(self, poll: PollRecord) -> None:
         with self.transaction():
             self._db.execute(

@@ -47,10 +47,12 @@ class TimelinePoint:
     knee: float | None = None
     stop_point: Estimate | None = None
     time: float | None = None
+    p_pays: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
             "compute": self.compute, "n_points": self.n_points, "verdict": self.verdict,
+            "p_pays": self.p_pays,
             "asymptote": self.asymptote.to_dict(),
             "gain_per_doubling": self.gain_per_doubling.to_dict(),
             "forecast": None if self.forecast is None else self.forecast.to_dict(),
@@ -139,7 +141,7 @@ class Timeline:
         rows = []
         for p in self.points:
             row: dict[str, Any] = {"compute": p.compute, "n_points": p.n_points,
-                                   "verdict": p.verdict}
+                                   "verdict": p.verdict, "p_pays": p.p_pays}
             for name, e in (("asymptote", p.asymptote), ("gain_per_doubling", p.gain_per_doubling),
                             ("stop_point", p.stop_point)):  # fmt: skip
                 row[name] = None if e is None else e.value
@@ -164,8 +166,9 @@ class Timeline:
         for p in self.points:
             fc = "" if p.forecast is None else (
                 f"  forecast {p.forecast.value:.4g} [{p.forecast.lo:.4g}, {p.forecast.hi:.4g}]")
+            pays = "P(pays) " + ("–   " if p.p_pays is None else f"{p.p_pays:.2f}")
             lines.append(
-                f"  {self.compute_name} {p.compute:<10.4g} {p.verdict:<12} asymptote "
+                f"  {self.compute_name} {p.compute:<10.4g} {p.verdict:<12} {pays}  asymptote "
                 f"{format_estimate(p.asymptote)}  gain/doubling "
                 f"{format_estimate(p.gain_per_doubling)}{fc}"
             )
@@ -193,48 +196,71 @@ def cutoffs(compute: np.ndarray, n: int, min_points: int) -> list[int]:
 
 
 def refit_timeline(
-    points: pd.DataFrame,
+    table: pd.DataFrame,
+    key: tuple[str, str, str],
     settings: Any = None,
     *,
     n: int = 8,
     target: float | None = None,
-    analyze: Callable[[pd.DataFrame, Any], CurveAnalysis] | None = None,
 ) -> Timeline:
-    """Re-analyse ONE curve (its tidy rows) truncated at ``n`` log-spaced points of its history.
+    """Re-analyse the curve ``key`` (``(source, run_id, metric)``) of ``table`` truncated at
+    ``n`` log-spaced points of its history.
 
+    ``table`` is a read on its x axis (as :func:`saturate.load` gives it) holding the curve and
+    the runs it pools with (:func:`saturate.analysis.table.sibling_runs`); each truncation cuts
+    every curve of it at the same compute and goes through :func:`saturate.api.analyze_read`
+    with ``settings`` (a :class:`~saturate.settings.Settings`), the verdict path of
+    ``saturate analyze``, so the last point is what ``analyze`` says of the whole curve.
     ``target`` is the compute to forecast at every step (default: twice the final compute), so
     forecasts made at different times are comparable.
     """
-    from saturate.analysis import AnalysisSettings, analyze_curve
+    from saturate.settings import Settings
 
-    if points.empty:
-        raise InputError("timeline: the curve has no points")
-    keys = points[["source", "run_id", "metric"]].drop_duplicates()
-    if len(keys) != 1:
-        raise InputError(f"timeline: expected one curve, got {len(keys)} (narrow --run/--metric)")
+    settings = Settings() if settings is None else settings
+    settings = dataclasses.replace(settings, suite=None)  # one curve: never a suite's groups
     if n < 2:
         raise SettingsError(f"--points must be >= 2, got {n}")
-    settings = settings or AnalysisSettings()
-    analyze = analyze or analyze_curve
-    pts = points.sort_values(["compute", "step"], kind="stable").reset_index(drop=True)
-    pts.attrs = dict(points.attrs)
-    final = float(pts["compute"].iloc[-1])
+    mine = table.loc[(table["source"] == key[0]).to_numpy() & (table["run_id"] == key[1]).to_numpy()
+                     & (table["metric"] == key[2]).to_numpy()]
+    if mine.empty:
+        raise InputError("timeline: the curve has no points")
+    if target is not None and (not math.isfinite(target) or target <= 0):
+        raise SettingsError(f"--at must be a positive compute, got {target!r}")
+    if settings.gpus is not None:  # the x axis becomes GPU-hours once, before any cut
+        from saturate.axis import gpu_hours_from_time
+        from saturate.run_table import split_run_facts, with_run_facts
+
+        table = split_run_facts(gpu_hours_from_time(with_run_facts(table), settings.gpus))
+        settings = dataclasses.replace(settings, gpus=None)
+        mine = table.loc[(table["source"] == key[0]).to_numpy()
+                         & (table["run_id"] == key[1]).to_numpy()
+                         & (table["metric"] == key[2]).to_numpy()]
+    compute = np.sort(mine["compute"].to_numpy(float))
+    counts = cutoffs(compute, n, int(getattr(settings.analysis(), "min_points", 6)))
     if target is None:
-        target = 2.0 * final if final > 0 else None
+        target = 2.0 * float(compute[-1]) if compute[-1] > 0 else None
     if target is not None:
-        if not math.isfinite(target) or target <= 0:
-            raise SettingsError(f"--at must be a positive compute, got {target!r}")
         settings = dataclasses.replace(settings, forecast_at=(float(target),))
-    out = []
-    for k in cutoffs(pts["compute"].to_numpy(float), n, int(getattr(settings, "min_points", 6))):
-        part = pts.iloc[:k].copy()
-        part.attrs = dict(pts.attrs)
-        a = analyze(part, settings)
-        out.append(_point(a, target))
-    first = pts.iloc[0]
-    return Timeline(str(first["source"]), str(first["run_id"]), str(first["run"]),
-                    str(first["metric"]), str(pts.attrs.get("compute_name", "step")), "refit",
-                    target, tuple(out))  # fmt: skip
+    out = [_point(_analysed(table, key, settings, compute[k - 1] if k < len(compute) else None),
+                  target) for k in counts]
+    return Timeline(key[0], key[1], str(mine["run"].iloc[0]), key[2],
+                    str(table.attrs.get("compute_name", "step")), "refit", target, tuple(out))
+
+
+def _analysed(table: pd.DataFrame, key: tuple[str, str, str], settings: Any,
+              cut: float | None) -> CurveAnalysis:
+    """The analysis of curve ``key`` with every curve of ``table`` cut at compute ``cut``
+    (None: whole), through the one verdict path."""
+    from saturate.api import analyze_read
+
+    part = table if cut is None else table.loc[(table["compute"] <= cut).to_numpy()]
+    part.attrs = dict(table.attrs)
+    found = analyze_read(part, settings, diagnostics=False)
+    for c in found.curves:
+        if (c.source, c.run_id, c.metric) == key:
+            return c
+    raise InputError(f"timeline: {key[2]!r} of run {key[1]!r} is not an objective (no verdict; "
+                     "see --objective)")
 
 
 def _point(a: CurveAnalysis, target: float | None, time: float | None = None) -> TimelinePoint:
@@ -243,7 +269,7 @@ def _point(a: CurveAnalysis, target: float | None, time: float | None = None) ->
         if target is not None and math.isclose(f.compute, target, rel_tol=1e-9):
             fc = f
     return TimelinePoint(a.compute_last, a.n_points, a.verdict, a.asymptote, a.gain_per_doubling,
-                         fc, a.knee, a.stop_point, time)  # fmt: skip
+                         fc, a.knee, a.stop_point, time, a.p_pays)  # fmt: skip
 
 
 def history_timeline(store: Any, run: str, metric: str, *, source: str | None = None,
@@ -356,16 +382,29 @@ def curve_timeline(
 
 def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points: int,
                        at: float | None, fast: bool) -> Timeline:
-    """Read the one curve ``run`` / ``metric`` names and re-fit it along its history."""
-    from saturate import curves
-    from saturate.ingest import load
+    """Read the curve ``run`` / ``metric`` names with the runs of that metric it pools with,
+    and re-fit it along its history."""
+    from saturate.analysis.table import sibling_runs
+    from saturate.reading import read_tables
+    from saturate.run_table import concat_tables
 
-    df = load(source, **{**settings.selection(), "metric": [metric], "run": [run]}, fast=fast)
-    keys = df[["source", "run_id"]].drop_duplicates()
+    sel = dataclasses.replace(settings, metric=(metric,), run=())
+    tables = read_tables(source, sel, fast=fast)
+    df = concat_tables(list(tables))
+    df.attrs["compute_name"] = tables.compute_name
+    named = (df["run"] == run).to_numpy() | (df["run_id"] == run).to_numpy()
+    keys = df.loc[named & (df["metric"] == metric).to_numpy(), ["source", "run_id"]]
+    keys = keys.drop_duplicates()
+    if keys.empty:
+        raise InputError(f"no curve of run {run!r} and metric {metric!r} in the source")
     if len(keys) > 1:
-        names = ", ".join(sorted(set(df["run"]) | set(df["run_id"]))[:6])
+        names = ", ".join(sorted(set(df.loc[named, "run"]) | set(df.loc[named, "run_id"]))[:6])
         raise InputError(f"run {run!r} matches {len(keys)} runs ({names}); name one run id")
-    (_, pts), = list(curves.iter_curves(df))
-    pts = pts.copy()
-    pts.attrs = dict(df.attrs)
-    return refit_timeline(pts, settings.analysis(), n=points, target=at)
+    key = (str(keys["source"].iloc[0]), str(keys["run_id"].iloc[0]), metric)
+    one = df.loc[(df["metric"] == metric).to_numpy()]
+    one.attrs = dict(df.attrs)
+    runs = sibling_runs(one, [key[:2]]) if settings.analysis().decision.pool else {key[:2]}
+    pick = pd.Series(list(zip(df["source"], df["run_id"], strict=True))).isin(runs).to_numpy()
+    table = df.loc[pick].reset_index(drop=True)
+    table.attrs = dict(df.attrs)
+    return refit_timeline(table, key, settings, n=points, target=at)

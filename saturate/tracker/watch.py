@@ -16,11 +16,12 @@ test can interrupt a pass between its two writes.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from saturate import axis_join, curves
-from saturate.analysis.roles import split_by_role
+from saturate.curves import PARAM_PREFIX
 from saturate.errors import SaturateError, SettingsError, SourceError
 from saturate.redaction import redact
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
@@ -38,7 +39,6 @@ from saturate.tracker.state import HistoryStore, PollRecord
 
 __all__ = ["Backoff", "PassResult", "PassInterrupted", "Watcher", "run_watch", "PAUSE_ENV"]
 
-Analyzer = Callable[[pd.DataFrame, Any], CurveAnalysis]
 PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
 
 
@@ -104,38 +104,40 @@ class Backoff:
 class Watcher:
     """Polls a source into a :class:`HistoryStore` and re-analyses the curves that changed.
 
-    ``settings`` is an :class:`~saturate.analysis.AnalysisSettings`; ``analyze`` the per-curve
-    analysis (default :func:`saturate.analysis.analyze_curve`); ``compute``/``metric``/``run`` the
-    same selection as ``saturate analyze``; ``objective``/``diagnostic`` the metric-role overrides
-    (only objectives are judged, as in ``saturate analyze``); ``on_analysed`` is called with the curves analysed in a
-    pass (``--log-back`` hooks in there) and its return value kept in :attr:`PassResult.writeback`.
+    ``settings`` is the one :class:`~saturate.settings.Settings` of ``saturate analyze`` (its
+    selection: ``compute``, ``metric``, ``run``; its metric roles, ``gpus`` and analysis
+    settings). The curves of the runs that changed, with the runs they pool with (their seeds),
+    go through :func:`saturate.api.analyze_read`, the verdict path of every command, so a curve
+    gets the verdict, gain and P(pays) ``saturate analyze`` gives it. ``on_analysed`` is called
+    with the curves analysed in a pass (``--log-back`` hooks in there) and its return value kept
+    in :attr:`PassResult.writeback`.
     """
 
     poller: Poller
     store: HistoryStore
     settings: Any = None
-    compute: str | None = None
-    metric: Sequence[str] | str | None = None
-    run: Sequence[str] | str | None = None
-    objective: Sequence[str] = ()
-    diagnostic: Sequence[str] = ()
-    analyze: Analyzer | None = None
     on_analysed: Callable[[tuple[CurveAnalysis, ...]], Any] | None = None
     clock: Callable[[], float] = field(default=time.time)
 
     def __post_init__(self) -> None:
-        # saturate.analysis loads scipy and statsmodels (over a second): imported by a watcher,
-        # not by every import of the tracker package (``saturate history``).
+        from saturate.settings import Settings
+
         if self.settings is None:
-            from saturate.analysis import AnalysisSettings
-
-            self.settings = AnalysisSettings()
-        if getattr(self.settings, "group_by", None):
+            self.settings = Settings()
+        if not isinstance(self.settings, Settings):
+            raise SettingsError("Watcher: settings must be a saturate.settings.Settings, got "
+                                f"{type(self.settings).__name__}")
+        if self.settings.group_by:
             raise SettingsError("watch analyses runs one by one; --group-by is not supported here")
-        if self.analyze is None:
-            from saturate.analysis import analyze_curve
+        if self.settings.suite is not None:  # a suite key of the settings file: runs one by one
+            self.settings = dataclasses.replace(self.settings, suite=None)
+        from saturate.reading import check_gpus_axis
 
-            self.analyze = analyze_curve
+        self._on_steps = check_gpus_axis(self.settings)  # GPU-hours from wall time, from steps
+
+    @property
+    def compute(self) -> str | None:
+        return self.settings.compute
 
     def poll_once(self) -> PassResult:
         """Fetch what is new, store it, re-analyse the changed curves, record analyses and events,
@@ -171,32 +173,55 @@ class Watcher:
         now: float,
         baseline: bool,
     ) -> tuple[list[CurveAnalysis], list[Event]]:
-        """Analyse the curves that moved, record each analysis and its events (none for the baseline)."""
+        """Analyse the curves that moved (with the curves they pool with), record each analysis
+        and its events (none for the baseline)."""
         store = self.store
         changed_runs = {(s, r) for s, r, _ in added} | status_runs
         analyses: list[CurveAnalysis] = []
         events: list[Event] = []
         if not changed_runs:
             return analyses, events
-        table = self._prepare(store.points(sorted(changed_runs)))
-        table, _, _ = split_by_role(table, self.objective, self.diagnostic)
-        for key, pts in curves.iter_curves(table):
-            run_key = (key[0], key[1])
-            if not (key in added or run_key in status_runs or run_key in axis_runs):
-                continue
-            pts = pts.copy()
-            pts.attrs = dict(table.attrs)
-            try:
-                new = self.analyze(pts, self.settings)
-            except SaturateError as exc:
-                warnings.warn(f"{key[1]} / {key[2]}: not analysed ({exc})", stacklevel=2)
-                continue
-            found = () if baseline else detect_events(store.last_analysis(key), new, at=now)
+        table = self._prepare(store.points(sorted(self._with_siblings(changed_runs))))
+        for new in self._judged(table):
+            key = (new.source, new.run_id, new.metric)
+            prev = store.last_analysis(key)
+            if not (key in added or key[:2] in status_runs or key[:2] in axis_runs
+                    or _differs(prev, new)):
+                continue  # a sibling whose call did not move: nothing to record
+            found = () if baseline else detect_events(
+                prev, new, at=now, stop_reached=store.has_event(key, "stop_point_reached"))
             store.record_analysis(new, at=now)
             store.record_events(found)
             analyses.append(new)
             events.extend(found)
         return analyses, events
+
+    def _with_siblings(self, runs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        """``runs`` and the stored runs their curves pool with (their seeds)."""
+        if not self.settings.analysis().decision.pool:
+            return runs
+        from saturate.analysis.table import sibling_runs
+
+        facts = self.store.runs()
+        rows = [
+            {"source": s, "experiment": facts[s, r].experiment, "run_id": r, "run": facts[s, r].run,
+             "metric": m, "step": 0, "compute": 0.0, "value": 0.0,
+             **{f"{PARAM_PREFIX}{k}": v for k, v in facts[s, r].params}}
+            for s, r, m in self.store.cursors() if (s, r) in facts
+        ]  # one row per stored curve: what its sibling key reads
+        return sibling_runs(pd.DataFrame(rows), runs) if len(rows) > 1 else runs
+
+    def _judged(self, table: pd.DataFrame) -> tuple[CurveAnalysis, ...]:
+        """The objectives of ``table`` through the one verdict path (no diagnostics)."""
+        if table.empty:
+            return ()
+        from saturate.api import analyze_read
+
+        try:
+            return analyze_read(table, self.settings, diagnostics=False).curves
+        except SaturateError as exc:
+            warnings.warn(f"not analysed ({exc})", stacklevel=2)
+            return ()
 
     def _is_axis(self, metric: str) -> bool:
         """True for a metric other curves of its run use as their x axis."""
@@ -205,13 +230,16 @@ class Watcher:
         return any(fnmatch.fnmatchcase(metric, p) for p in curves.AXIS_METRICS)
 
     def _prepare(self, table: pd.DataFrame) -> pd.DataFrame:
+        """The stored points on the x axis and selected, as ``saturate analyze`` reads them."""
         if table.empty:
             return table
         with warnings.catch_warnings():
             # A run whose compute metric has not caught up yet loses its newest points until it does.
             warnings.simplefilter("ignore", curves.DataWarning)
             try:
-                if self.compute:
+                if self._on_steps:
+                    pass
+                elif self.compute:
                     table = axis_join.set_compute(table, self.compute)
                 else:
                     table = axis_join.auto_compute(table)
@@ -219,7 +247,17 @@ class Watcher:
                 if self.compute and not (table["metric"] == self.compute).any():
                     return table.iloc[0:0]
                 raise
-        return curves.select(table, metric=self.metric, run=self.run)
+        selection = self.settings.selection()
+        return curves.select(table, metric=selection["metric"], run=selection["run"])
+
+
+def _differs(prev: CurveAnalysis | None, new: CurveAnalysis) -> bool:
+    """Whether a curve's call moved since its last recorded analysis (its verdict, P(pays) or
+    gain per doubling): a curve re-analysed only because a sibling changed is recorded then."""
+    if prev is None:
+        return True
+    return (prev.verdict != new.verdict or prev.p_pays != new.p_pays
+            or prev.gain_per_doubling.value != new.gain_per_doubling.value)
 
 
 def run_watch(

@@ -1,6 +1,7 @@
 """``--log-back``: write the verdicts to the MLflow runs they are about, only when asked.
 
-Per analysed MLflow run: the tags ``saturate.<metric>.verdict``, ``.gain_per_doubling``,
+Per analysed MLflow run: the tags ``saturate.<metric>.verdict``, ``.p_pays`` (P(pays): the
+probability that the next doubling of compute gains at least the threshold), ``.gain_per_doubling``,
 ``.asymptote`` and ``.knee`` (``set_tag`` replaces, so re-running updates them), and under the
 artifact folder ``saturate/`` the HTML report of the run's curves (``saturate/report.html``) and
 one figure per curve (``saturate/figures/<metric>.png``), always at the same paths so a re-run
@@ -61,6 +62,7 @@ def tags_for(curve: CurveAnalysis) -> dict[str, str]:
     asym = curve.asymptote.value if curve.asymptote.identified else None
     return {
         p + "verdict": curve.verdict,
+        p + "p_pays": _num(curve.p_pays),
         p + "gain_per_doubling": _num(curve.gain_per_doubling.value),
         p + "asymptote": _num(asym),
         p + "knee": _num(curve.knee),

@@ -1,0 +1,60 @@
+"""What a command reads: the sources as its :class:`~saturate.settings.Settings` select them.
+
+:func:`read_tables` gives the parts that :func:`saturate.api.analyze_read` (the one verdict
+path) takes; ``watch`` reads its stored points on the same x axis (:func:`check_gpus_axis`), and
+:func:`check_rates` checks the GPU-hours options against the x axis before any curve is fitted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from saturate.errors import SettingsError
+from saturate.ingest import Tables
+from saturate.ingest.stream import ReadProgress
+from saturate.settings import Settings
+
+__all__ = ["read_tables", "check_gpus_axis", "check_rates"]
+
+
+def check_gpus_axis(settings: Settings) -> bool:
+    """True when ``gpus`` makes the x axis GPU-hours from wall time (the points are then read on
+    their steps); ``gpus`` with ``compute`` is an error."""
+    if settings.gpus is None:
+        return False
+    if settings.compute is not None:
+        raise SettingsError(f"{settings.option('gpus')} makes the x axis GPU-hours from wall "
+                            f"time; give it or {settings.option('compute')}, not both")
+    return True
+
+
+def read_tables(source: Any, settings: Settings, *, fast: bool = True,
+                on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
+    """The sources' tables as ``settings`` selects them, read part by part (what
+    :func:`saturate.api.analyze_read` takes).
+
+    A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
+    allocation diagnostics without it, so it is read too, and kept apart from the analysed
+    curves. A DataFrame that is already the tidy table is only selected from.
+    """
+    selection = settings.selection()
+    if check_gpus_axis(settings):
+        selection["compute"] = "step"
+    metric, hours, apart = selection["metric"], settings.gpu_hours, None
+    if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
+        selection["metric"], apart = [*metric, hours], hours
+    return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
+
+
+def check_rates(df: pd.DataFrame, settings: Settings) -> None:
+    """GPU-hours options checked against the x axis before any curve is fitted."""
+    for key in ("budget", "gpu_hour_cost"):
+        if getattr(settings, key) is not None:
+            from saturate.diagnostics.cost import gpu_hour_rates
+
+            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
+            break
