@@ -61,7 +61,10 @@ def timeline(
     """
     from saturate.tracker.timeline import curve_timeline, plot_timeline
 
+    from saturate.report.output import check_not_inputs
+
     fmt = check_choice(fmt, "--format", FORMATS)
+    check_not_inputs({"--out": out, "--plot": plot}.items(), [*(sources or ()), state])
     tl = curve_timeline(
         sources or None, run, metric, settings=settings, origin=check_choice(origin, "--from",
                                                                              ORIGINS),

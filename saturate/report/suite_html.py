@@ -24,6 +24,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from saturate.text import for_html
 from saturate.report.plots import VERDICT_COLORS
 from saturate.report.plots.style import forecast_grid, forecast_path, short
 from saturate.report.suite import (
@@ -50,7 +51,7 @@ if TYPE_CHECKING:  # types only: suites.result renders itself through this modul
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return for_html(x)  # control and bidi characters escaped, then HTML's
 
 
 def _badge(verdict: str) -> str:
