@@ -28,7 +28,7 @@ from typing import Any
 from saturate.redaction import redact
 
 __all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "no_command", "for_html",
-           "ZWSP"]
+           "for_json", "for_document", "ZWSP"]
 
 ZWSP = "\u200b"
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, embeddings, overrides
@@ -97,3 +97,22 @@ def for_html(text: Any) -> str:
     """``text`` safe in HTML text and attribute values: :func:`for_terminal` (NUL, ESC, bidi
     overrides and line breaks shown escaped), then :func:`html.escape`."""
     return html.escape(for_terminal(text), quote=True)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def for_json(document: str) -> str:
+    """JSON text written with ``ensure_ascii=False`` with DEL, C1 controls, line separators and
+    bidirectional marks as ``\\uXXXX`` escapes (JSON escapes C0 controls itself): the same
+    string to a parser, nothing that reorders or breaks a line on screen."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", document)
+
+
+def for_document(text: Any) -> str:
+    """Text of a multi-line document (JUnit XML): as :func:`for_terminal`, but line breaks and tabs
+    kept; no line of it begins with ``::``."""
+    s = str(text)
+    if _UNSAFE.search(s):
+        s = _UNSAFE.sub(lambda m: m.group(0) if m.group(0) in "\n\t" else _escape(m), s)
+    return "\n".join(no_command(line) for line in s.split("\n"))

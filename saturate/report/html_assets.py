@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
+from typing import Any
 
 from saturate.text import for_html
-from typing import Any
 
 __all__ = ["BADGE_COLORS", "SEVERITY_COLORS", "PAGE_CSS", "NOTEBOOK_CSS", "SORT_SCRIPT", "CSP",
            "badge", "severity_badge", "esc", "breakable", "contrast"]

@@ -16,7 +16,6 @@ and fetches nothing).
 
 from __future__ import annotations
 
-import html
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,6 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from saturate.text import for_html
 from saturate.report.plots import VERDICT_COLORS
 from saturate.report.plots.style import forecast_grid, forecast_path, short
 from saturate.report.suite import (
@@ -35,6 +33,7 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.svg import Chart, chart_svg
+from saturate.text import for_html
 
 __all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
            "suite_notebook_html"]

@@ -47,7 +47,7 @@ def check_owner(db: sqlite3.Connection, path: Path, schema_version: int) -> bool
         return False
     if app_id == 0 and not tables and version == 0:
         return True
-    if app_id == 0 and 0 < version <= schema_version and _OWN_TABLES <= tables:
+    if app_id == 0 and 0 < version <= schema_version and tables >= _OWN_TABLES:
         return True
     what = f"application id {app_id:#x}" if app_id else (
         f"tables {', '.join(sorted(tables)[:5])}" if tables else f"schema version {version}")

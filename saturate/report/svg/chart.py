@@ -13,14 +13,13 @@ is invisible on screen. Every text from the data is escaped.
 
 from __future__ import annotations
 
-import html
-
-from saturate.text import for_html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from saturate.text import for_html
 
 __all__ = ["Chart", "log_ticks", "linear_ticks", "tick_label"]
 
