@@ -22,14 +22,23 @@ RAW = ("\x00", "\x1b", "\u202e", "\r")
 runner = CliRunner()
 
 
-def _write(path: Path) -> Path:
+def _write(path: Path, metrics: tuple[str, ...] = METRICS) -> Path:
     c = np.geomspace(1, 1000, 30)
     rng = np.random.default_rng(1)
     rows = [{"run": run, "metric": metric, "step": k, "compute": float(c[k]),
              "value": float(1 - np.exp(-c[k] / 40) + rng.normal(0, 0.004))}
-            for run in RUNS for metric in METRICS for k in range(30)]  # fmt: skip
+            for run in RUNS for metric in metrics for k in range(30)]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def test_command_names_with_plain_metrics(tmp_path: Path) -> None:
+    """The ``::`` rule alone (ASCII metric names): the table, HTML, Markdown and JSON."""
+    path = _write(tmp_path / "runs.jsonl", metrics=("reward", "::notice::metric"))
+    for fmt in ("table", "html", "markdown", "json"):
+        out, err, code = _invoke(["analyze", str(path), "--n-boot", "20", "--format", fmt])
+        assert code == 0, err
+        _safe(out)
 
 
 @pytest.fixture(scope="module")
