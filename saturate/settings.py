@@ -323,9 +323,10 @@ class Settings:
 
         if client is not None:
             return Engine(workers=self.workers, client=client)
-        here = self.scheduler is None or self.scheduler == "local"
-        workers = local_workers(self.workers, cli_name("workers") if self.cli else "workers")
-        return Engine(workers=workers if here else self.workers, scheduler=self.scheduler)
+        workers = self.workers
+        if self.scheduler is None or self.scheduler == "local":  # processes on this machine
+            workers = local_workers(workers, cli_name("workers") if self.cli else "workers")
+        return Engine(workers=workers, scheduler=self.scheduler)
 
     def fit(self) -> FitSettings:
         """How each curve is fitted."""
