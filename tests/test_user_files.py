@@ -223,3 +223,12 @@ def test_sigterm_during_a_run_leaves_no_temporary_file_and_exits_143(tmp_path: P
     assert err.strip() == "terminated"  # no traceback, no joblib/loky warning
     assert out.read_text() == "previous report"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_out_dev_stdout_writes_into_the_pipe(tmp_path: Path) -> None:
+    """``--out /dev/stdout`` (a link to the process's own pipe) is written into, never replaced."""
+    res = _run("analyze", str(DATA), "--n-boot", "10", "--format", "json", "--out", "/dev/stdout",
+               cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("{") and '"curves"' in res.stdout
+    assert Path("/dev/stdout").is_symlink()

@@ -36,12 +36,12 @@ _STALE_SECONDS = 600.0
 def atomic_file(path: str | os.PathLike, *, what: str = "--out") -> Iterator[BinaryIO]:
     """A binary file to write ``path``'s new content into (see the module for what each kind of
     target gets). ``OSError`` becomes one-line :class:`InputError` naming ``what`` and the path."""
-    target = Path(os.path.realpath(path))  # a symlink is followed; the link itself stays
-    mode = _mode(target)
+    mode = _mode(Path(path))  # what the path leads to, links followed (/dev/stdout: a pipe)
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        with _direct(target, Path(path), mode, what) as fh:
+        with _direct(Path(path), Path(path), mode, what) as fh:
             yield fh
         return
+    target = Path(os.path.realpath(path))  # a symlink is followed; the link itself stays
     if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{what} {path}: is a folder, expected a file path")
     try:
