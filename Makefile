@@ -37,7 +37,7 @@ fuzz: setup ## 10,000 fuzzed inputs (files, curves, CLI runs): counts of cases, 
 	mkdir -p build && rm -f $(FUZZ_LOG)
 	SATURATE_FUZZ=long SATURATE_FUZZ_LOG=$(CURDIR)/$(FUZZ_LOG) $(BIN)/python -m pytest -n 2 -q \
 		-p no:cacheprovider --hypothesis-seed=$(FUZZ_SEED) \
-		tests/test_fuzz_inputs.py tests/test_fuzz_analysis.py; \
+		tests/test_fuzz_inputs.py tests/test_fuzz_analysis.py tests/test_fuzz_targets.py; \
 	status=$$?; $(BIN)/python tests/fuzzing.py $(FUZZ_LOG) && exit $$status
 
 clean:

@@ -1,7 +1,8 @@
 """Find and read the settings file: ``[tool.saturate]`` in ``pyproject.toml``, or a ``saturate.toml``.
 
 The file is found from the current directory upward (in each directory ``saturate.toml`` first, then a
-``pyproject.toml`` that has a ``[tool.saturate]`` table), or named with ``--config PATH``. This
+``pyproject.toml`` that has a ``[tool.saturate]`` table) up to the project's root (a repository,
+the home folder; never a shared folder such as ``/tmp``: :func:`find_config`), or named with ``--config PATH``. This
 module only finds and reads it; :class:`saturate.settings.Settings` validates the values (with the
 same checks as the command line's) and lays the options given over them::
 
@@ -34,6 +35,7 @@ In a ``saturate.toml`` the same keys sit at the top level (a ``[tool.saturate]``
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -88,9 +90,15 @@ def read_config(path: str | os.PathLike, *, name: str = "--config") -> SettingsF
 
 def find_config(start: str | os.PathLike | None = None) -> Path | None:
     """The nearest ``saturate.toml``, or ``pyproject.toml`` with ``[tool.saturate]``, upward from
-    ``start`` (default: the current directory)."""
+    ``start`` (default: the current directory), no further than the project's root, as ruff and
+    pytest find theirs: the search stops after a folder holding a repository (``.git``, ``.hg``,
+    ``.svn``) or the home folder, and never enters a folder anyone may write (``/tmp``): a
+    settings file two folders above the project, in a shared ``/tmp``, is not read."""
     here = Path(start if start is not None else Path.cwd()).resolve()
+    home = _home()
     for d in (here, *here.parents):
+        if d != here and _shared(d):
+            return None
         candidate = d / "saturate.toml"
         if candidate.is_file():
             return candidate
@@ -99,11 +107,32 @@ def find_config(start: str | os.PathLike | None = None) -> Path | None:
             try:
                 data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
-                continue  # someone else's broken pyproject is not ours to report
+                data = {}  # someone else's broken pyproject is not ours to report
             tool = data.get("tool")
             if isinstance(tool, Mapping) and "saturate" in tool:
                 return pyproject
+        if d == home or any((d / mark).exists() for mark in _ROOT_MARKS):
+            return None
     return None
+
+
+def _shared(folder: Path) -> bool:
+    """A folder every user may write (``/tmp``, ``/var/tmp``): nobody's project."""
+    try:
+        return bool(folder.stat().st_mode & stat.S_IWOTH)
+    except OSError:
+        return False
+
+
+_ROOT_MARKS = (".git", ".hg", ".svn")
+"""What makes a folder the root of a project's repository: the search for settings stops there."""
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):
+        return None
 
 
 def load_config(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -98,7 +99,22 @@ def _check_coverage(value: Any, name: str) -> float:
 
 
 def _check_workers(value: Any, name: str) -> int:
+    """A count of processes, written as digits (``1e3`` is refused: a slip, not a count)."""
+    if isinstance(value, str) and not value.strip().isdigit():
+        raise SettingsError(f"{name} must be a whole number of processes such as 4, got "
+                            f"{value!r}")
     return check_int(value, name, 1)
+
+
+def local_workers(workers: int | None, name: str = "--workers") -> int | None:
+    """``workers`` capped at this machine's cores, with a warning: more processes than cores
+    here only add memory (each holds the fit) and time."""
+    cores = os.cpu_count() or 1
+    if workers is not None and workers > cores:
+        warnings.warn(f"{name} {workers}: this machine has {cores} core(s); using {cores} "
+                      "worker(s)", stacklevel=2)
+        return cores
+    return workers
 
 
 def _check_scheduler(value: Any, name: str) -> str:
@@ -313,7 +329,10 @@ class Settings:
 
         if client is not None:
             return Engine(workers=self.workers, client=client)
-        return Engine(workers=self.workers, scheduler=self.scheduler)
+        workers = self.workers
+        if self.scheduler is None or self.scheduler == "local":  # processes on this machine
+            workers = local_workers(workers, cli_name("workers") if self.cli else "workers")
+        return Engine(workers=workers, scheduler=self.scheduler)
 
     def fit(self) -> FitSettings:
         """How each curve is fitted."""

@@ -15,17 +15,20 @@ output kind has one boundary function, applied where its text is assembled:
   ``@mentions`` broken by a zero-width space);
 * :func:`for_message`: an error or warning line: credentials redacted, then :func:`for_terminal`.
 
-HTML reports escape with :func:`html.escape` in :mod:`saturate.report.html`.
+HTML reports escape with :func:`for_html`: the terminal rules, then :func:`html.escape`. No line
+of any output can begin with ``::`` from the data (:func:`no_command`).
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
 from saturate.redaction import redact
 
-__all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "ZWSP"]
+__all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "no_command", "for_html",
+           "for_json", "for_document", "ZWSP"]
 
 ZWSP = "\u200b"
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, embeddings, overrides
@@ -48,9 +51,21 @@ def _escape(match: re.Match[str]) -> str:
 
 def for_terminal(text: Any) -> str:
     """``text`` as one printable line: control characters, escapes and separators shown escaped
-    (``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u2028``, ...), everything else unchanged."""
+    (``\\n``, ``\\r``, ``\\t``, ``\\x1b``, ``\\u2028``, ...), and a leading ``::`` (a CI
+    workflow command when it starts a line) as ``\\x3a:``; everything else unchanged."""
     s = str(text)
-    return _UNSAFE.sub(_escape, s) if _UNSAFE.search(s) else s
+    s = _UNSAFE.sub(_escape, s) if _UNSAFE.search(s) else s
+    return no_command(s)
+
+
+def no_command(text: str, colon: str = "\\x3a") -> str:
+    """``text`` with a leading ``::`` (after spaces) written ``<colon>:``, so that it can never
+    start a line GitHub Actions reads as a workflow command (``::error::``,
+    ``::stop-commands::``)."""
+    stripped = text.lstrip()
+    if not stripped.startswith("::"):
+        return text
+    return text[: len(text) - len(stripped)] + colon + stripped[1:]
 
 
 def for_annotation(text: Any, *, prop: bool = False) -> str:
@@ -70,9 +85,34 @@ def for_markdown(text: Any) -> str:
     parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
     s = "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
                 for p in parts)  # fmt: skip
-    return _MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s)
+    return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\\:")
 
 
 def for_message(text: Any) -> str:
     """An error or warning line: credentials redacted, then shown as one terminal line."""
     return for_terminal(redact(text))
+
+
+def for_html(text: Any) -> str:
+    """``text`` safe in HTML text and attribute values: :func:`for_terminal` (NUL, ESC, bidi
+    overrides and line breaks shown escaped), then :func:`html.escape`."""
+    return html.escape(for_terminal(text), quote=True)
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def for_json(document: str) -> str:
+    """JSON text written with ``ensure_ascii=False`` with DEL, C1 controls, line separators and
+    bidirectional marks as ``\\uXXXX`` escapes (JSON escapes C0 controls itself): the same
+    string to a parser, nothing that reorders or breaks a line on screen."""
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", document)
+
+
+def for_document(text: Any) -> str:
+    """Text of a multi-line document (JUnit XML): as :func:`for_terminal`, but line breaks and tabs
+    kept; no line of it begins with ``::``."""
+    s = str(text)
+    if _UNSAFE.search(s):
+        s = _UNSAFE.sub(lambda m: m.group(0) if m.group(0) in "\n\t" else _escape(m), s)
+    return "\n".join(no_command(line) for line in s.split("\n"))

@@ -19,6 +19,7 @@ stay in it without any clipping.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -106,7 +107,9 @@ def domain_from_name(metric: str, values: np.ndarray | None = None) -> Domain | 
 
 
 def _pairs(words: list[str]) -> list[tuple[str, str]]:
-    return list(zip(["", *words[:-1]], words, strict=True))
+    """Each word with the one before it (``""`` for the first); none for a name without ASCII
+    words (``精度``, an emoji, ``--``)."""
+    return list(itertools.pairwise(["", *words]))
 
 
 def metric_domain(

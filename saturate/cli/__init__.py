@@ -5,6 +5,9 @@ Each command lives in its own module and registers itself on :data:`app`.
 
 from __future__ import annotations
 
+import errno
+import io
+
 from saturate.cli import allocate as _allocate  # noqa: F401  (each registers its command)
 from saturate.cli import analyze as _analyze  # noqa: F401
 from saturate.cli import compare as _compare  # noqa: F401
@@ -19,5 +22,28 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: SIGTERM unwinds like Ctrl-C (exit 143), and a closed stdout
+    is a reader that went away (a quiet exit 141 when something is written there)."""
+    import signal
+    import sys
+
+    from saturate.cli.common import Terminated
+
+    def terminate(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
     app()
+
+
+class _ClosedStdout(io.TextIOBase):
+    """What ``sys.stdout`` is when the process started with file descriptor 1 closed."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
+
+    def isatty(self) -> bool:
+        return False

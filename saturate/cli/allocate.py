@@ -48,7 +48,8 @@ def allocate(
 
     fmt = check_choice(fmt, "--format", FORMATS)
     settings.require("budget", example="--budget 5000, the GPU-hours to spend")
-    analysis = run_analysis(sources, settings, diagnostics=False, fast=fast)
+    analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
+                            outputs={"--out": out})
     plan = plan_allocation(analysis.curves, analysis.data, settings.diagnostics(),
                            named=settings.metric)
     if fmt == "json":

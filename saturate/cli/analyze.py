@@ -65,7 +65,7 @@ def analyze(
     Then the diagnostics across metrics and runs: reward/benchmark divergence, pass@k sharpening,
     slices, instabilities, recipes, compute to --target, cost.
     """
-    analysis = run_analysis(sources, settings, fast=fast)
+    analysis = run_analysis(sources, settings, fast=fast, outputs={"--out": out})
     if log_back:
         from saturate.tracker.writeback import log_back as write_back
 

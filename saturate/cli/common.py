@@ -115,12 +115,17 @@ def progress_bar(what: str) -> Iterator[Callable[[int, int], None] | None]:
 
 
 def run_analysis(
-    sources: list[str] | None, settings: Settings, *, diagnostics: bool = True, fast: bool = True
+    sources: list[str] | None, settings: Settings, *, diagnostics: bool = True, fast: bool = True,
+    outputs: dict[str, Path | None] | None = None,
 ) -> Analysis:
-    """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error."""
+    """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error. An
+    output (``{option: path}``) that is one of the input files is refused before any work."""
     from rich.console import Console
 
     from saturate.api import analyze
+    from saturate.report.output import check_not_inputs
+
+    check_not_inputs((outputs or {}).items(), sources or ())
 
     hook, on_read, bar = _progress_callback(Console(stderr=True))
     try:
@@ -159,13 +164,12 @@ def _console_class() -> type:
     from rich.console import Console
 
     class SafeConsole(Console):
-        """A console whose broken pipe is one error line and exit 2 (rich exits 1 silently,
+        """A console whose broken pipe exits quietly with :data:`BROKEN_PIPE` (rich exits 1,
         the code ``gate`` uses for "saturated")."""
 
         def on_broken_pipe(self) -> None:
             _silence_stdout()
-            raise InputError("cannot write the report to standard output (the reader closed "
-                             "the pipe)")
+            raise typer.Exit(BROKEN_PIPE)
 
         def _check_buffer(self) -> None:
             with stdout_errors():
@@ -193,15 +197,18 @@ def write_text(text: str, out: Path | None) -> None:
 
 @contextlib.contextmanager
 def stdout_errors() -> Iterator[None]:
-    """A full disk or a reader that went away while writing stdout: one line and exit 2 (stdout is
-    pointed at /dev/null first, so the interpreter's last flush at exit has nothing to fail on)."""
+    """A full disk while writing stdout: one line and exit 2; a reader that went away (or a
+    closed stdout): a quiet exit with :data:`BROKEN_PIPE`, as ``cmd | head`` expects. Stdout is
+    pointed at /dev/null first, so the interpreter's last flush at exit has nothing to fail on."""
     try:
         yield
+    except BrokenPipeError:
+        _silence_stdout()
+        raise typer.Exit(BROKEN_PIPE) from None
     except OSError as exc:
         _silence_stdout()
-        why = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else (
-            exc.strerror or str(exc))
-        raise InputError(f"cannot write the report to standard output ({why})") from None
+        raise InputError("cannot write the report to standard output "
+                         f"({exc.strerror or exc})") from None
 
 
 def _silence_stdout() -> None:
@@ -233,6 +240,23 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
 
 #: Exit code of an unexpected internal error (a bug), distinct from 1 (gate failed) and 2 (bad input).
 INTERNAL_ERROR = 3
+#: Exit code when the reader of stdout went away (or stdout was closed): 128 + SIGPIPE, quietly.
+BROKEN_PIPE = 141
+#: Exit codes of an interrupt: Ctrl-C (128 + SIGINT) and SIGTERM (128 + SIGTERM).
+INTERRUPTED, TERMINATED = 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so it unwinds like Ctrl-C (temporary files removed, a
+    pool of workers shut down, a watch pass committed whole or not at all)."""
+
+
+def _debug_exit(code: int) -> typer.Exit:
+    """With ``--debug``: the traceback on stderr, and still the error's own exit code."""
+    import traceback
+
+    traceback.print_exc()
+    return typer.Exit(code)
 
 
 def handle_errors(func: F) -> F:
@@ -251,26 +275,30 @@ def handle_errors(func: F) -> F:
                 return func(*args, **kwargs)
             except SaturateError as exc:
                 if STATE["debug"]:
-                    raise
+                    raise _debug_exit(exc.exit_code) from None
                 from saturate.text import for_message
 
                 print(f"error: {for_message(exc)}", file=sys.stderr)
                 raise typer.Exit(exc.exit_code) from None
+            except BrokenPipeError:  # the reader of stdout went away: quietly, like `cmd | head`
+                _silence_stdout()
+                raise typer.Exit(BROKEN_PIPE) from None
             except OSError as exc:  # a file or socket the library did not wrap: still one line
                 if STATE["debug"]:
-                    raise
+                    raise _debug_exit(2) from None
                 where = f"{exc.filename}: " if exc.filename else ""
                 print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
                 raise typer.Exit(2) from None
-            except KeyboardInterrupt:
-                print("interrupted", file=sys.stderr)
-                raise typer.Exit(130) from None
+            except KeyboardInterrupt as exc:
+                term = isinstance(exc, Terminated)
+                print("terminated" if term else "interrupted", file=sys.stderr)
+                raise typer.Exit(TERMINATED if term else INTERRUPTED) from None
             except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort,
                     click.ClickException, SystemExit):
                 raise
             except Exception as exc:  # a bug of saturate: one line, exit 3 (--debug: traceback)
                 if STATE["debug"]:
-                    raise
+                    raise _debug_exit(INTERNAL_ERROR) from None
                 from saturate.errors import internal_error_line
 
                 name = func.__name__.removesuffix("_cmd").replace("_", " ")

@@ -41,7 +41,8 @@ def compare(
 
     fmt = check_choice(fmt, "--format", FORMATS)
     settings.require("group_by", example="--group-by recipe, the run parameter naming the recipe")
-    analysis = run_analysis(sources, settings, diagnostics=False, fast=fast)
+    analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
+                            outputs={"--out": out})
     comparisons = compare_by_metric(analysis.curves, settings.diagnostics(), settings.group_by)
     if fmt == "json":
         write_text(comparisons_json(comparisons, settings.group_by), out)

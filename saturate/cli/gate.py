@@ -64,7 +64,7 @@ def gate(
     )
     from saturate.report.markdown import render_markdown
 
-    analysis = run_analysis(sources, settings, fast=fast)
+    analysis = run_analysis(sources, settings, fast=fast, outputs={"--junit": junit})
     named = parse_fail_on(settings.fail_on, extend=False) if analysis.suite is not None else None
     result = decide(analysis.curves, fail_on=parse_fail_on(settings.fail_on),
                     diagnostics=analysis.diagnostics, suite=analysis.suite, curve_fail_on=named)

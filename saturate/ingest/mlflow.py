@@ -16,15 +16,19 @@ with the run facts; the types the readers share are in :mod:`~saturate.ingest.ml
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import sqlalchemy as sa
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
-from saturate.errors import InputError, SettingsError
+from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_client import read_rest
 from saturate.ingest.mlflow_common import (
     Experiment,
@@ -43,6 +47,7 @@ from saturate.ingest.mlflow_sources import (
     resolve_source,
 )
 from saturate.ingest.mlflow_sql import iter_database, read_database
+from saturate.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 
 __all__ = [
@@ -203,7 +208,7 @@ def iter_mlflow(
     """
     selection = _selection(experiment, filter, metric, max_workers)
     timeout = resolve_timeout(timeout)
-    src = resolve_source(source)
+    src = dataclasses.replace(resolve_source(source), timeout=timeout)
     if src.kind == "files":
         exps, runs, points = read_filestore(
             Path(src.target), selection, label=src.label, max_workers=max_workers
@@ -212,7 +217,8 @@ def iter_mlflow(
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
                                        timeout=timeout)
     elif not stream:
-        exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
+        with store_faults(src.label):
+            exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
         yield from _iter_database(src, selection, fast, max_workers)
         return
@@ -244,7 +250,13 @@ def _iter_database(
     """The parts of a database: run facts once, then the points of a few runs at a time."""
     names = facts = None
     n_points = 0
-    for exps, runs, points in iter_database(src, selection, fast=fast, max_workers=max_workers):
+    parts = iter_database(src, selection, fast=fast, max_workers=max_workers)
+    while True:
+        with store_faults(src.label):
+            part = next(parts, None)
+        if part is None:
+            break
+        exps, runs, points = part
         if names is None:
             _check_found(src.label, exps, runs, selection, None)
             names, facts = run_facts_frame(src.label, exps, runs)
@@ -254,3 +266,15 @@ def _iter_database(
         yield points_table(src.label, names, facts, points)
     if names is not None:
         _check_found(src.label, exps, runs, selection, n_points)
+
+
+@contextlib.contextmanager
+def store_faults(label: str) -> Iterator[None]:
+    """What a broken database makes its readers raise (a value that is not a number, a garbled
+    page, a table of the wrong shape) as one :class:`SourceError` line naming the store."""
+    try:
+        yield
+    except (ValueError, TypeError, OverflowError, sqlite3.Error, sa.exc.SQLAlchemyError) as err:
+        text = str(getattr(err, "orig", None) or err).strip().splitlines()
+        why = redact(text[0])[:200] if text else type(err).__name__
+        raise SourceError(f"{label}: the store holds data saturate cannot read ({why})") from None

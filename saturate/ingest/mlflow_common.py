@@ -44,6 +44,8 @@ class MlflowSource:
     target: str
     label: str
     sqlite_path: Path | None = None
+    timeout: float = 30.0
+    """Seconds a read may wait on a lock another process holds on an sqlite store (``--timeout``)."""
 
 
 @dataclass(frozen=True)

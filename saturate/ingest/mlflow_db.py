@@ -48,6 +48,16 @@ class UnsupportedSchema(Exception):
     """The database is not laid out as the fast path expects (the message says how)."""
 
 
+CORE_TABLES = ("experiments", "runs", "metrics")
+"""Tables every MLflow database has had: without one it is not a store MLflow's client reads
+either (an empty file, another program's database), so there is nothing to fall back to."""
+
+
+def not_mlflow(why: object) -> bool:
+    """Whether an :class:`UnsupportedSchema` reason says a core table is missing."""
+    return any(f"table {t!r} is missing" in str(why) for t in CORE_TABLES)
+
+
 # ----------------------------------------------------------------------------- connection
 
 
@@ -119,7 +129,7 @@ def open_engine(src: MlflowSource) -> sa.Engine:
         uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
 
         def connect() -> sqlite3.Connection:
-            return sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+            return sqlite3.connect(uri, uri=True, timeout=src.timeout, check_same_thread=False)
 
         return sa.create_engine("sqlite://", creator=connect, poolclass=NullPool)
     url = database_url(src.target, src.label)

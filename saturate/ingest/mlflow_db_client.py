@@ -8,11 +8,15 @@ otherwise migrate it or create rows), and on PostgreSQL in sessions the server k
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +30,7 @@ from saturate.ingest.mlflow_db import (
     client_uri,
     connect,
     mlflow_revisions,
+    not_mlflow,
     open_engine,
     schema_problem,
 )
@@ -33,16 +38,45 @@ from saturate.ingest.mlflow_db import (
 __all__ = ["read_via_client"]
 
 
-def _snapshot(db: Path, dest: Path) -> None:
-    """Consistent copy of a live sqlite database, read through a read-only connection."""
+def _snapshot(db: Path, dest: Path, timeout: float) -> None:
+    """Consistent copy of a live sqlite database, read through a read-only connection; a lock
+    another process holds longer than ``timeout`` seconds is a :class:`SourceError` (sqlite's
+    backup otherwise retries a busy database forever)."""
     uri = f"file:{urllib.parse.quote(str(db.resolve()))}?mode=ro"
-    src = sqlite3.connect(uri, uri=True, timeout=30)
+    src = sqlite3.connect(uri, uri=True, timeout=timeout)
     dst = sqlite3.connect(dest)
+    deadline = time.monotonic() + timeout
+
+    def progress(status: int, remaining: int, total: int) -> None:
+        if status in (_SQLITE_BUSY, _SQLITE_LOCKED) and time.monotonic() > deadline:
+            raise TimeoutError
+
     try:
-        src.backup(dst)
+        src.backup(dst, pages=4096, progress=progress, sleep=0.05)
+    except TimeoutError:
+        raise SourceError(f"{db}: another process holds the database locked; gave up after "
+                          f"{timeout:g} s (--timeout)") from None
     finally:
         dst.close()
         src.close()
+
+
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+@contextlib.contextmanager
+def _quiet_mlflow() -> Iterator[None]:
+    """MLflow's and alembic's log lines (``Creating initial MLflow database tables``, caught
+    SQLAlchemy errors with their tracebacks) kept off stderr: saturate says one line itself."""
+    loggers = [logging.getLogger(name) for name in ("mlflow", "alembic")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _revision_of(src: MlflowSource) -> tuple[str | None, str | None, bool]:
@@ -51,6 +85,8 @@ def _revision_of(src: MlflowSource) -> tuple[str | None, str | None, bool]:
     try:
         with connect(engine, src.label) as conn:
             problem, rev = schema_problem(conn)
+            if problem is not None and not_mlflow(problem):
+                return problem, rev, False
             e = TABLES["experiments"].c
             has_default = bool(
                 conn.execute(sa.select(e.experiment_id).where(e.experiment_id == 0)).first()
@@ -76,14 +112,21 @@ def read_via_client(
         return read_with_client(
             client_uri(src), selection, label=src.label, max_workers=max_workers
         )
-    with tempfile.TemporaryDirectory(prefix="saturate-mlflow-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="saturate-mlflow-") as tmp, _quiet_mlflow():
         copy = Path(tmp) / "mlflow.db"
         try:
-            _snapshot(Path(src.sqlite_path), copy)
+            _snapshot(Path(src.sqlite_path), copy, src.timeout)
         except sqlite3.Error as err:
             raise SourceError(f"{src.label}: cannot read the database ({err})") from None
-        snap = MlflowSource("db", f"sqlite:///{copy}", src.label, sqlite_path=copy)
-        _problem, rev, _ = _revision_of(snap)
+        snap = MlflowSource("db", f"sqlite:///{copy}", src.label, sqlite_path=copy,
+                            timeout=src.timeout)
+        try:
+            problem, rev, _ = _revision_of(snap)
+        except (sa.exc.DBAPIError, sqlite3.Error) as err:
+            raise SourceError(f"{src.label}: cannot read the database "
+                              f"({str(getattr(err, 'orig', err)).splitlines()[0]})") from None
+        if problem is not None and not_mlflow(problem):
+            raise SourceError(f"{src.label}: not an MLflow database ({problem})")
         if rev is not None and rev != head:
             if rev not in known:
                 raise SourceError(

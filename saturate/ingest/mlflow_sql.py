@@ -35,7 +35,13 @@ from saturate.ingest.mlflow_common import (
     points_frame,
     restore_values,
 )
-from saturate.ingest.mlflow_db import TABLES, UnsupportedSchema, checked_connection, connect
+from saturate.ingest.mlflow_db import (
+    TABLES,
+    UnsupportedSchema,
+    checked_connection,
+    connect,
+    not_mlflow,
+)
 from saturate.ingest.mlflow_db_client import read_via_client
 from saturate.ingest.mlflow_db_rows import Rows, row_reader
 
@@ -270,12 +276,7 @@ def iter_database(
             yield from _iter_fast(src, selection, arrow)
             return
         except UnsupportedSchema as why:
-            warnings.warn(
-                f"{src.label}: fast path unavailable ({why}); reading through MlflowClient "
-                "on a read-only basis instead (slower)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            _fall_back(src, why)
     yield read_via_client(src, selection, max_workers)
 
 
@@ -310,10 +311,13 @@ def read_database(
         try:
             return _read_fast(src, selection, max_workers, arrow)
         except UnsupportedSchema as why:
-            warnings.warn(
-                f"{src.label}: fast path unavailable ({why}); reading through MlflowClient "
-                "on a read-only basis instead (slower)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+            _fall_back(src, why)
     return read_via_client(src, selection, max_workers)
+
+
+def _fall_back(src: MlflowSource, why: UnsupportedSchema) -> None:
+    """Say that MlflowClient reads instead, or stop when no MLflow could read the database."""
+    if not_mlflow(why):
+        raise SourceError(f"{src.label}: not an MLflow database ({why})")
+    warnings.warn(f"{src.label}: fast path unavailable ({why}); reading through MlflowClient "
+                  "on a read-only basis instead (slower)", RuntimeWarning, stacklevel=4)

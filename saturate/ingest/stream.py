@@ -107,6 +107,7 @@ class _Read:
     mlflow: bool = False
     as_given: bool = False
     file: bool = False
+    key: object = None  # the file or store it reads (device and inode), to read it once
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,33 @@ class _Options:
     timeout: float | None = None
 
 
+def _identity(path: str | os.PathLike) -> object:
+    """The file or folder ``path`` names, however it is spelled (``s3.csv``, ``./s3.csv``, a
+    link to it); None when it cannot be seen."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _once(reads: list[_Read]) -> list[_Read]:
+    """``reads`` without a second read of the same file or store (a source given twice, or a
+    file given beside its folder), said in one warning: copies would be counted as more runs
+    and pooled as seeds."""
+    seen: set[object] = set()
+    kept = []
+    for r in reads:
+        if r.key is not None and r.key in seen:
+            continue
+        seen.add(r.key)
+        kept.append(r)
+    if len(kept) < len(reads):
+        warnings.warn(f"{len(reads) - len(kept)} source(s) given more than once (the same file "
+                      "or store under another name) were read once", stacklevel=3)
+    return kept
+
+
 def _mlflow(source: str | Path, opt: _Options) -> _Read:
     def parts() -> Iterator[pd.DataFrame]:
         # Imported on first use: the MLflow readers load SQLAlchemy, which files do not need.
@@ -128,7 +156,8 @@ def _mlflow(source: str | Path, opt: _Options) -> _Read:
                                metric=opt.metric, fast=opt.fast, stream=opt.stream,
                                timeout=opt.timeout)
 
-    return _Read(parts, mlflow=True)
+    local = os.fspath(source).removeprefix("sqlite:///")
+    return _Read(parts, mlflow=True, key=None if "://" in local else _identity(local))
 
 
 def _one(value: Callable[[], pd.DataFrame]) -> Callable[[], Iterator[pd.DataFrame]]:
@@ -156,18 +185,22 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
         return [_mlflow(path, opt)]
     if path.is_file():
         if is_event_file(path):
-            return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)))]
-        return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True)]
+            return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)),
+                          key=_identity(path))]
+        return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True,
+                      key=_identity(path))]
     tables, events, stores = walk(path)
     if not (tables or events or stores):
         raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
                          "TensorBoard event files or an MLflow store)")
-    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True)
-             for t in tables]
+    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True,
+                   key=_identity(t)) for t in tables]
     if events and opt.stream:
-        reads.append(_Read(lambda: iter_event_runs(events, path, source=text)))
+        reads.append(_Read(lambda: iter_event_runs(events, path, source=text),
+                           key=("events", _identity(path))))
     elif events:
-        reads.append(_Read(_one(lambda: read_event_files(events, path, source=text))))
+        reads.append(_Read(_one(lambda: read_event_files(events, path, source=text)),
+                           key=("events", _identity(path))))
     reads += [_mlflow(store, opt) for store in stores]
     return reads
 
@@ -239,7 +272,7 @@ class Tables:
             *AXIS_METRICS,
         ]
         opt = _Options(self.experiment, filter, fetch, fast, stream, timeout)
-        self.reads = [r for s in self.sources for r in _plan(s, opt, as_given)]
+        self.reads = _once([r for s in self.sources for r in _plan(s, opt, as_given)])
         self.any_mlflow = any(r.mlflow for r in self.reads)
         if filter and not self.any_mlflow:
             raise SettingsError("--filter is an MLflow search filter; none of the sources is MLflow")

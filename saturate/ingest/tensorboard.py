@@ -6,8 +6,10 @@ The run is the event file's folder relative to the folder the user gave (or the 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -22,14 +24,51 @@ def is_event_file(path: Path) -> bool:
     return "tfevents" in path.name
 
 
+def _events(path: Path) -> Iterator[Any]:
+    """The events of one file, every record's checksums checked (TensorBoard's own loader stops
+    at the first bad record without a word). A record that fails its checksum is an
+    :class:`InputError`; a last record cut short (a file still being written, or copied in part)
+    a warning that says how many points were read before it."""
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.tensorflow_stub import errors
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
+
+    reader = PyRecordReader_New(str(path))
+    try:
+        n = 0
+        while True:
+            try:
+                reader.GetNext()
+            except errors.OutOfRangeError:
+                return
+            except errors.DataLossError as exc:
+                if "truncated record" in str(exc.message):
+                    raise _CutShort(n) from None
+                raise InputError(
+                    f"{shorten(path, PATH_LIMIT)}: corrupt TensorBoard event file (record "
+                    f"{n + 1} fails its checksum); its points from there on would be lost"
+                ) from None
+            n += 1
+            yield event_pb2.Event.FromString(reader.record())
+    finally:
+        reader.file_handle.close()
+
+
+class _CutShort(Exception):
+    """The last record of an event file is incomplete (``records`` were whole before it)."""
+
+    def __init__(self, records: int) -> None:
+        super().__init__(records)
+        self.records = records
+
+
 def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
     # tensorboard pulls in protobuf and more: loaded only when event files are read.
-    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
     from tensorboard.util import tensor_util
 
     rows: list[tuple[str, int, float, float]] = []
     try:
-        for event in EventFileLoader(str(path)).Load():
+        for event in _events(path):
             if not event.HasField("summary"):
                 continue
             for v in event.summary.value:
@@ -47,7 +86,14 @@ def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
                 else:
                     continue
                 rows.append((v.tag, int(event.step), val, float(event.wall_time)))
-    except Exception as exc:  # the loader raises a variety of errors on truncated/corrupt files
+    except _CutShort:
+        warnings.warn(f"{shorten(path, PATH_LIMIT)}: the TensorBoard event file is cut short "
+                      f"(its last record is incomplete: still being written, or copied in part); "
+                      f"{len(rows)} point(s) read before it, the rest of the file lost",
+                      stacklevel=2)
+    except InputError:
+        raise
+    except Exception as exc:  # protobuf and the reader raise a variety of errors on bad files
         why = shorten(str(exc).strip() or type(exc).__name__, 120)
         raise InputError(
             f"{shorten(path, PATH_LIMIT)}: not a readable TensorBoard event file ({why})"

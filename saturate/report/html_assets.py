@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 from typing import Any
+
+from saturate.text import for_html
 
 __all__ = ["BADGE_COLORS", "SEVERITY_COLORS", "PAGE_CSS", "NOTEBOOK_CSS", "SORT_SCRIPT", "CSP",
            "badge", "severity_badge", "esc", "breakable", "contrast"]
@@ -141,7 +142,7 @@ CSP = ("default-src 'none'; "
 
 def esc(x: Any) -> str:
     """Text from the data, safe in HTML text and in attribute values."""
-    return html.escape(str(x), quote=True)
+    return for_html(x)  # control and bidi characters escaped, then HTML's
 
 
 def breakable(text: Any) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from saturate.report.rows import curves_and_settings
 from saturate.report.schema import build_schema
 from saturate.results import jsonable, verdict_counts
+from saturate.text import for_json
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
 
@@ -32,7 +33,8 @@ def document(analysis: Any) -> dict[str, Any]:
 
 def render_json(analysis: Any, *, indent: int | None = 2) -> str:
     """The document as JSON text (strict: no NaN, which many parsers reject; missing is ``null``)."""
-    return json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False) + "\n"
+    text = json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False)
+    return for_json(text) + "\n"  # bidi and line separators escaped
 
 
 def schema() -> dict[str, Any]:

@@ -1,53 +1,92 @@
-"""Writing reports to files so that a failed write never leaves a broken one behind.
+"""Writing reports to files so that a write never destroys what is there.
 
-:func:`write_atomic` writes to a temporary file in the target's folder and renames it over the
-target only once everything is on disk: a full disk, a file-size limit or an interrupt leaves the
-previous report as it was (and no temporary file).
+:func:`atomic_file` decides by what the target is:
+
+* a regular file (or nothing yet): written to a temporary file in its folder and renamed over it
+  only once everything is on disk, so a full disk, a file-size limit or an interrupt (Ctrl-C,
+  SIGTERM) leaves the previous report as it was and no temporary file;
+* a symbolic link: followed, so the file it points to gets the report and the link stays a link;
+* a named pipe, a device (``/dev/null``, ``/dev/stdout``) or a terminal: written directly, never
+  replaced by a regular file.
+
+A temporary file left by a process that was killed (``kill -9``) is removed by the next write to
+the same target. :func:`check_not_inputs` refuses an output that is one of the inputs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from saturate.errors import InputError
 
-__all__ = ["write_atomic", "atomic_file"]
+__all__ = ["write_atomic", "atomic_file", "save_with", "check_not_inputs"]
+
+# A temporary file of an older saturate (no process id in its name) is stale after this long.
+_STALE_SECONDS = 600.0
 
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, *, what: str = "--out") -> Iterator[BinaryIO]:
-    """A binary file to write ``path``'s new content into; it replaces ``path`` when the block
-    ends without an error, and is removed otherwise. ``OSError`` becomes one-line
-    :class:`InputError` naming ``what`` and the path."""
-    target = Path(path)
+    """A binary file to write ``path``'s new content into (see the module for what each kind of
+    target gets). ``OSError`` becomes one-line :class:`InputError` naming ``what`` and the path."""
+    mode = _mode(Path(path))  # what the path leads to, links followed (/dev/stdout: a pipe)
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with _direct(Path(path), Path(path), mode, what) as fh:
+            yield fh
+        return
+    target = Path(os.path.realpath(path))  # a symlink is followed; the link itself stays
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InputError(f"{what} {path}: is a folder, expected a file path")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        _remove_stale(target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.p{os.getpid()}.", suffix=".tmp",
+                                   dir=target.parent)  # fmt: skip
     except OSError as exc:
-        raise InputError(f"{what} {target}: cannot write ({exc.strerror or exc})") from None
+        raise InputError(f"{what} {path}: cannot write ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        if target.exists():
+        if mode is not None:
             with contextlib.suppress(OSError):
-                os.chmod(tmp, target.stat().st_mode & 0o777)
+                os.chmod(tmp, mode & 0o777)
         else:
             os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except OSError as exc:
         _remove(tmp)
-        raise InputError(f"{what} {target}: cannot write ({exc.strerror or exc}); "
+        raise InputError(f"{what} {path}: cannot write ({exc.strerror or exc}); "
                          "any earlier file there is unchanged") from None
     except BaseException:
         _remove(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _direct(target: Path, given: Path, mode: int, what: str) -> Iterator[BinaryIO]:
+    """A pipe, device or terminal opened for writing as it is (never replaced, never renamed)."""
+    if stat.S_ISSOCK(mode):
+        raise InputError(f"{what} {given}: is a socket, expected a file path")
+    try:
+        fh = open(target, "wb", buffering=0)  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise InputError(f"{what} {given}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with fh:
+            yield fh  # type: ignore[misc]
+    except BrokenPipeError:
+        raise InputError(f"{what} {given}: the reader closed the pipe") from None
+    except OSError as exc:
+        raise InputError(f"{what} {given}: cannot write ({exc.strerror or exc})") from None
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, *, what: str = "--out") -> Path:
@@ -64,6 +103,84 @@ def save_with(path: str | os.PathLike, write: Callable[[BinaryIO], None], *,
     with atomic_file(path, what=what) as fh:
         write(fh)
     return Path(path)
+
+
+def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
+                     inputs: Iterable[str | os.PathLike]) -> None:
+    """Refuse, before any work, an output (``(option, path)``) that is one of the input files
+    (the same file after following links), or the same file as another output."""
+    seen: dict[tuple[int, int] | str, str] = {}
+    for given in inputs:
+        key = _identity(given)
+        if key is not None:
+            seen[key] = f"the input {given}"
+    for option, out in outputs:
+        if out is None:
+            continue
+        key = _identity(out)
+        if key is None:
+            continue
+        if key in seen:
+            raise InputError(f"{option} {out}: is {seen[key]}; writing there would replace it "
+                             "(choose another path)")
+        if _is_regular_or_missing(out):
+            seen[key] = f"also the output of {option}"
+
+
+def _identity(path: str | os.PathLike) -> tuple[int, int] | str | None:
+    """The file ``path`` names (device and inode when it exists, else its resolved path); None
+    for what is not a local file path (an MLflow URL) or not a regular file (a pipe, /dev/null)."""
+    text = os.fspath(path)
+    if text.startswith("sqlite:///"):
+        text = text[len("sqlite:///"):]  # sqlite:////abs/path keeps its leading slash
+    elif "://" in text:
+        return None
+    try:
+        st = os.stat(text)
+    except (OSError, ValueError):
+        return os.path.realpath(text) if text else None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _is_regular_or_missing(path: str | os.PathLike) -> bool:
+    mode = _mode(Path(path))
+    return mode is None or stat.S_ISREG(mode)
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def _remove_stale(target: Path) -> None:
+    """Remove temporary files of earlier writes to ``target`` whose process is gone."""
+    prefix = f".{target.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(target.parent):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".tmp")):
+                continue
+            middle = name[len(prefix):-len(".tmp")]
+            pid = middle.split(".", 1)[0][1:] if middle.startswith("p") and "." in middle else ""
+            if pid.isdigit():
+                if not _alive(int(pid)):
+                    _remove(entry.path)
+            elif len(middle) == 8 and time.time() - entry.stat().st_mtime > _STALE_SECONDS:
+                _remove(entry.path)  # an older saturate's name: .<name>.XXXXXXXX.tmp
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _remove(tmp: str) -> None:

@@ -16,7 +16,6 @@ and fetches nothing).
 
 from __future__ import annotations
 
-import html
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,7 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.svg import Chart, chart_svg
+from saturate.text import for_html
 
 __all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
            "suite_notebook_html"]
@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # types only: suites.result renders itself through this modul
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    return for_html(x)  # control and bidi characters escaped, then HTML's
 
 
 def _badge(verdict: str) -> str:

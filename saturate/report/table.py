@@ -159,6 +159,8 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False,
     headers["forecast"] = _forecast_header(curves)
     layout = _layout(curves, cells, headers, console.width, wide)
     console.print(Text(headline(curves), style="bold"))
+    if settings.get("config"):  # which settings file decided, when one did
+        console.print(Text(f"settings from {for_terminal(settings['config'])}", style="dim"))
     found = diagnostics_of(analysis)
     if found:
         console.print(Text(f"{_findings(found)} across metrics and runs: see Diagnostics below."))

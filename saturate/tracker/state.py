@@ -39,6 +39,7 @@ from saturate.tracker.records import (
     finite_or_none,
     points_table,
 )
+from saturate.tracker.state_file import WriterLock, check_owner, mark
 from saturate.tracker.state_guard import guarded as _guarded
 from saturate.tracker.state_guard import translated as _translated
 
@@ -63,12 +64,12 @@ class HistoryStore:
         self.path = Path(path)
         self._depth = 0
         self._db: sqlite3.Connection | None = None
+        self._lock: WriterLock | None = None
         try:
             with _translated(self.path):
                 self._open(readonly)
         except BaseException:
-            if self._db is not None:
-                self._db.close()
+            self.close()
             raise
 
     def _open(self, readonly: bool) -> None:
@@ -84,10 +85,10 @@ class HistoryStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30)
         self._db.row_factory = sqlite3.Row
-        try:
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"--state {self.path}: not a saturate history file ({exc})") from None
+        unmarked = check_owner(self._db, self.path, SCHEMA_VERSION)
+        if not readonly:  # the file is ours (or new): one writer at a time
+            self._lock = WriterLock(self.path)
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise InputError(
                 f"--state {self.path}: written by a newer saturate (schema {version}, this one "
@@ -102,11 +103,17 @@ class HistoryStore:
         with self.transaction():
             self._db.executescript(SCHEMA)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if unmarked:
+                mark(self._db)
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        self._db.close()
+        """Close the file and drop the writer's lock."""
+        if self._db is not None:
+            self._db.close()
+        if self._lock is not None:
+            self._lock.release()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

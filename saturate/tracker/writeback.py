@@ -10,7 +10,9 @@ overwrites rather than adds.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import posixpath
 import re
 import tempfile
 import warnings
@@ -25,7 +27,8 @@ from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, sou
 from saturate.redaction import redact
 from saturate.results import CurveAnalysis, jsonable
 
-__all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "figure_name", "log_back"]
+__all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "tag_name", "figure_name",
+           "log_back"]
 
 TAG_PREFIX = "saturate."
 ARTIFACT_DIR = "saturate"
@@ -57,21 +60,47 @@ def _num(x: float | None) -> str:
 
 
 def tags_for(curve: CurveAnalysis) -> dict[str, str]:
-    """The tags for one curve (pure); missing numbers are ``none``."""
-    p = f"{TAG_PREFIX}{curve.metric}."
+    """The tags for one curve (pure); missing numbers are ``none``. A metric name too long for
+    a tag key, or with characters MLflow refuses there, gets a shortened key (and a ``.metric``
+    tag holding the full name)."""
+    name = tag_name(curve.metric)
+    p = f"{TAG_PREFIX}{name}."
     asym = curve.asymptote.value if curve.asymptote.identified else None
-    return {
+    tags = {
         p + "verdict": curve.verdict,
         p + "p_pays": _num(curve.p_pays),
         p + "gain_per_doubling": _num(curve.gain_per_doubling.value),
         p + "asymptote": _num(asym),
         p + "knee": _num(curve.knee),
     }
+    if name != curve.metric:
+        tags[p + "metric"] = curve.metric[:_TAG_VALUE_LIMIT]
+    return tags
+
+
+_TAG_KEY_LIMIT = 250  # MLflow's longest tag key
+_TAG_VALUE_LIMIT = 8000
+_NAME_LIMIT = _TAG_KEY_LIMIT - len(TAG_PREFIX) - len(".gain_per_doubling")
+_TAG_CHARS = re.compile(r"[\w./\- ]+")  # what MLflow accepts in a tag key
+
+
+def tag_name(metric: str) -> str:
+    """``metric`` as it can stand in a tag key: itself when MLflow takes it, else its first
+    characters made safe and a stable hash of the whole name (``<start>-h<12 hex>``), so two long
+    names that share a start never share a key and a re-run finds the same key."""
+    key = TAG_PREFIX + metric
+    if (len(metric) <= _NAME_LIMIT and _TAG_CHARS.fullmatch(metric)
+            and posixpath.normpath(key) == key):
+        return metric
+    digest = hashlib.sha256(metric.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    start = re.sub(r"[^\w\-]+", "_", metric).strip("_")[: _NAME_LIMIT - 16]
+    return f"{start}-h{digest}" if start else f"h{digest}"
 
 
 def figure_name(metric: str) -> str:
     """The artifact file name of a curve's figure: the metric made path-safe."""
-    return (_UNSAFE.sub("_", metric).strip("._") or "metric") + ".png"
+    name = _UNSAFE.sub("_", metric).strip("._") or "metric"
+    return (name if len(name) <= _NAME_LIMIT else tag_name(metric)) + ".png"
 
 
 def _tracking_uri(source: str) -> str | None:

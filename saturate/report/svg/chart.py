@@ -13,12 +13,13 @@ is invisible on screen. Every text from the data is escaped.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from saturate.text import for_html
 
 __all__ = ["Chart", "log_ticks", "linear_ticks", "tick_label"]
 
@@ -27,7 +28,7 @@ CHAR = 6.1  # average advance of a character at FONT px, for laying out legends 
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return for_html(text)  # control and bidi characters escaped, then HTML's
 
 
 def tick_label(v: float) -> str:
