@@ -81,7 +81,8 @@ def test_sortable_table_has_a_row_and_sort_keys_per_curve(analysis, page) -> Non
     assert len(rows) == len(analysis.curves)
     for row, c in zip(rows, analysis.curves, strict=True):
         keys = re.findall(r'data-v="([^"]*)"', row)
-        assert keys[1] == f"{c.gain_per_doubling.value:.6g}"
+        assert keys[1] == ("" if c.p_pays is None else f"{c.p_pays:.6g}")  # P(pays)
+        assert keys[2] == f"{c.gain_per_doubling.value:.6g}"
 
 
 def test_forecast_markers_sit_on_the_forecast_line(analysis) -> None:

@@ -222,7 +222,7 @@ def test_log_back_writes_tags_and_artifacts_only_when_asked(mlflow_server, tmp_p
 
     res = runner.invoke(app, [*base, "--state", str(tmp_path / "wb.db"), "--log-back"])
     assert res.exit_code == 0, res.output
-    assert "wrote 8 tag(s) and 4 artifact(s) to 2 MLflow run(s)" in res.stderr
+    assert "wrote 10 tag(s) and 4 artifact(s) to 2 MLflow run(s)" in res.stderr
     with HistoryStore(tmp_path / "wb.db", readonly=True) as st:
         latest = {c.run_id: c for c in st.latest_analyses()}
 
@@ -240,8 +240,10 @@ def test_log_back_writes_tags_and_artifacts_only_when_asked(mlflow_server, tmp_p
     for rid in run_ids:
         tags, files, figs = first[rid]
         assert set(tags) == {f"saturate.eval/reward.{k}" for k in
-                             ("verdict", "gain_per_doubling", "asymptote", "knee")}
+                             ("verdict", "p_pays", "gain_per_doubling", "asymptote", "knee")}
         assert tags["saturate.eval/reward.verdict"] == latest[rid].verdict
+        p = latest[rid].p_pays
+        assert tags["saturate.eval/reward.p_pays"] == ("none" if p is None else f"{p:.6g}")
         assert float(tags["saturate.eval/reward.gain_per_doubling"]) == pytest.approx(
             latest[rid].gain_per_doubling.value, rel=1e-5)
         assert files == ["saturate/figures", "saturate/report.html"]
@@ -254,5 +256,5 @@ def test_log_back_writes_tags_and_artifacts_only_when_asked(mlflow_server, tmp_p
     from saturate.tracker.writeback import log_back
 
     result = log_back(saturate.analyze(server.url, experiment=exp, n_boot=20, seed=0))
-    assert set(result.runs) == set(run_ids) and result.tags == 8
+    assert set(result.runs) == set(run_ids) and result.tags == 10
     assert snapshot() == first

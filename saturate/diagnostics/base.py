@@ -18,6 +18,7 @@ import pandas as pd
 from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.roles import Role, classify
+from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
 from saturate.validation import (
@@ -121,9 +122,9 @@ class DiagnosticSettings:
     objective: tuple[str, ...] = ()
     diagnostic: tuple[str, ...] = ()
     gpus: float | str | None = None
-    analysis: Any = None
-    """The :class:`~saturate.analysis.AnalysisSettings` the curves were judged with (their
-    threshold rule for a curve without an analysis); None: the defaults."""
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
+    """The settings the curves were judged with: the threshold rule of a curve the diagnostics
+    read without an analysis (``--min-gain``, the per-metric thresholds)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", parse_pairs(self.pairs))
@@ -265,10 +266,10 @@ def threshold(ref: CurveRef, settings: DiagnosticSettings | None = None) -> floa
     thresholds; the default ``3%`` without)."""
     if ref.analysis is not None and math.isfinite(ref.analysis.threshold):
         return float(ref.analysis.threshold)
-    from saturate.analysis import AnalysisSettings, threshold_for
+    from saturate.analysis import threshold_for
 
-    how = settings.analysis if settings is not None and settings.analysis is not None else None
-    return float(threshold_for(ref.metric, ref.value, how or AnalysisSettings())[0])
+    how = settings.analysis if settings is not None else AnalysisSettings()
+    return float(threshold_for(ref.metric, ref.value, how)[0])
 
 
 def curves_by_metric(
