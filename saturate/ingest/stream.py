@@ -177,7 +177,7 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     if path.is_file():
         if is_event_file(path):
             return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)))]
-        if is_wandb_file(path):
+        if path.suffix == ".wandb":
             return [_Read(_one(lambda: read_wandb_files([path], path.parent, source=text)))]
         return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True)]
     tables, events, stores, runs = walk_all(path)

@@ -215,8 +215,8 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
     except InputError as exc:
         raise InputError(f"{shorten(path, PATH_LIMIT)}: {exc}") from None
     if run.problem is not None:
-        warnings.warn(f"{shorten(path, PATH_LIMIT)}: cut short ({run.problem}); kept the "
-                      f"{run.records} record(s) read before it", DataWarning, stacklevel=3)
+        warnings.warn(f"{shorten(path, PATH_LIMIT)}: {run.problem}; kept the {run.records} "
+                      "record(s) before it", DataWarning, stacklevel=3)
     if not run.run_id:
         run.run_id = path.stem.removeprefix("run-")
     return run

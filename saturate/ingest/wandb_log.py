@@ -28,6 +28,7 @@ _MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
 _VERSION = 0
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 _CHUNK = struct.Struct("<IHB")
+_ENDS = "the file ends inside a record (still being written, or cut short)"
 # The CRC-32 of each chunk type's byte, the seed of its payload's checksum.
 _SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
 
@@ -74,10 +75,10 @@ def scan(data: bytes) -> LogScan:
             pos += left
             continue
         if pos >= size:
-            problem = None if not parts else "a record cut short (the file ends inside it)"
+            problem = None if not parts else _ENDS
             return LogScan(tuple(records), end, problem)
         if pos + HEADER > size:
-            return LogScan(tuple(records), end, "a chunk header cut short (the file ends in it)")
+            return LogScan(tuple(records), end, _ENDS)
         checksum, length, kind = _CHUNK.unpack_from(data, pos)
         if checksum == 0 and length == 0 and kind == 0 and not parts:
             if data[pos:].strip(b"\0"):
@@ -87,7 +88,7 @@ def scan(data: bytes) -> LogScan:
         if length > left - HEADER:
             return LogScan(tuple(records), end, f"a chunk longer than its block at byte {pos}")
         if stop > size:
-            return LogScan(tuple(records), end, "a record cut short (the file ends inside it)")
+            return LogScan(tuple(records), end, _ENDS)
         if kind not in _SEED:
             return LogScan(tuple(records), end, f"an unknown chunk type {kind} at byte {pos}")
         payload = data[start:stop]
