@@ -40,7 +40,7 @@ from saturate.ingest import wandb_log
 from saturate.run_table import RUNS_ATTR, RunTable, merge_facts
 
 __all__ = ["is_wandb_file", "is_run_folder", "WandbRun", "parse_run", "read_wandb_files",
-           "iter_wandb_runs", "run_table"]
+           "iter_wandb_runs", "run_table", "group_by_run_id"]
 
 _TAGS = f"{TAG_PREFIX}wandb.tags"
 _STATUS = {None: "RUNNING", 0: "FINISHED"}
@@ -235,7 +235,7 @@ def run_table(run: WandbRun, source: str) -> pd.DataFrame:
     return table
 
 
-def _by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
+def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
     """The files of each run id (a resumed run leaves one folder per start), in name order,
     which for W&B's ``run-<date>_<time>-<id>`` folders is the order they were written."""
     out: dict[str, list[Path]] = {}
@@ -250,7 +250,7 @@ def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = N
     a time; an error when none holds a point."""
     label = source or str(root)
     found = False
-    for run_files in _by_run_id(files).values():
+    for run_files in group_by_run_id(files).values():
         run: WandbRun | None = None
         for f in run_files:
             run = _read(f, run)

@@ -20,7 +20,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["BLOCK", "HEADER", "LogScan", "is_wandb_log", "scan", "header_problem"]
+__all__ = ["BLOCK", "HEADER", "ENDS_INSIDE", "LogScan", "is_wandb_log", "scan", "header_problem"]
 
 BLOCK = 32 * 1024
 HEADER = 7
@@ -28,7 +28,7 @@ _MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
 _VERSION = 0
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 _CHUNK = struct.Struct("<IHB")
-_ENDS = "the file ends inside a record (still being written, or cut short)"
+ENDS_INSIDE = "the file ends inside a record (still being written, or cut short)"
 # The CRC-32 of each chunk type's byte, the seed of its payload's checksum.
 _SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
 
@@ -75,10 +75,10 @@ def scan(data: bytes) -> LogScan:
             pos += left
             continue
         if pos >= size:
-            problem = None if not parts else _ENDS
+            problem = None if not parts else ENDS_INSIDE
             return LogScan(tuple(records), end, problem)
         if pos + HEADER > size:
-            return LogScan(tuple(records), end, _ENDS)
+            return LogScan(tuple(records), end, ENDS_INSIDE)
         checksum, length, kind = _CHUNK.unpack_from(data, pos)
         if checksum == 0 and length == 0 and kind == 0 and not parts:
             if data[pos:].strip(b"\0"):
@@ -88,7 +88,7 @@ def scan(data: bytes) -> LogScan:
         if length > left - HEADER:
             return LogScan(tuple(records), end, f"a chunk longer than its block at byte {pos}")
         if stop > size:
-            return LogScan(tuple(records), end, _ENDS)
+            return LogScan(tuple(records), end, ENDS_INSIDE)
         if kind not in _SEED:
             return LogScan(tuple(records), end, f"an unknown chunk type {kind} at byte {pos}")
         payload = data[start:stop]
