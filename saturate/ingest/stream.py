@@ -127,6 +127,7 @@ class _Read:
     mlflow: bool = False
     as_given: bool = False
     file: bool = False
+    wandb: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,17 @@ class _Options:
     fast: bool
     stream: bool
     timeout: float | None = None
+    run: list[str] | None = None
+
+
+def _wandb_api(uri: str, opt: _Options) -> _Read:
+    def parts() -> Iterator[pd.DataFrame]:
+        from saturate.ingest.wandb_api import iter_wandb_api
+
+        yield from iter_wandb_api(uri, filter=opt.filter, run=opt.run, metric=opt.metric,
+                                  timeout=opt.timeout)
+
+    return _Read(parts, wandb=True)
 
 
 def _mlflow(source: str | Path, opt: _Options) -> _Read:
@@ -164,6 +176,8 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
+    if text.startswith("wandb://"):
+        return [_wandb_api(text, opt)]
     if text.startswith(_URI_SCHEMES):
         return [_mlflow(text, opt)]
     path = Path(text).expanduser()
@@ -264,11 +278,12 @@ class Tables:
             *self.metric, *([compute] if compute else []), *([apart] if apart else []),
             *AXIS_METRICS,
         ]
-        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout)
+        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout, self.run)
         self.reads = [r for s in self.sources for r in _plan(s, opt, as_given)]
         self.any_mlflow = any(r.mlflow for r in self.reads)
-        if filter and not self.any_mlflow:
-            raise SettingsError("--filter is an MLflow search filter; none of the sources is MLflow")
+        if filter and not any(r.mlflow or r.wandb for r in self.reads):
+            raise SettingsError("--filter is an MLflow search filter (or W&B's JSON run filter "
+                                "for wandb://); none of the sources is MLflow or W&B")
         self.compute_name: str | None = None
         self.apart: list[pd.DataFrame] = []
         self._axis_error: InputError | None = None
