@@ -74,3 +74,9 @@ def test_watch_command_on_a_wandb_folder(finished_log, tmp_path):
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
     assert not [parse_event_line(x) for x in second.output.splitlines() if parse_event_line(x)]
+
+
+def test_watch_says_a_wandb_project_is_not_followed(tmp_path):
+    result = CliRunner().invoke(app, ["watch", "wandb://team/rl", "--once", "--state",
+                                      str(tmp_path / "h.db")])
+    assert result.exit_code == 2 and result.output.startswith("error: watch follows W&B run folders")
