@@ -34,12 +34,12 @@ from saturate.report.plots.style import (
 )
 from saturate.results import CurveAnalysis
 
-__all__ = ["overlay_groups", "overlay_figure", "pooled_curve", "recipe_of",
-           "save_overlay_figures", "MAX_RUNS_PER_OVERLAY"]
+__all__ = ["overlay_groups", "overlay_figure", "pooled_curve", "recipe_of", "recipes", "fit_line",
+           "PALETTE", "save_overlay_figures", "MAX_RUNS_PER_OVERLAY"]
 
 #: More runs than this on one chart cannot be told apart: the first ones by name are drawn.
 MAX_RUNS_PER_OVERLAY = 12
-_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
             "#8c8c8c", "#ccb974", "#64b5cd", "#1f77b4", "#2ca02c")
 _POOLED = "#111111"
 _SEED = re.compile(r"[-_.]?(?:seed|s|rep|replicate|trial|run)[-_]?\d+$", re.IGNORECASE)
@@ -50,7 +50,7 @@ def recipe_of(run: str) -> str:
     return _SEED.sub("", run) or run
 
 
-def _recipes(curves: Sequence[CurveAnalysis]) -> list[tuple[str, list[int]]]:
+def recipes(curves: Sequence[CurveAnalysis]) -> list[tuple[str, list[int]]]:
     """``(recipe, indices of its runs)`` for each recipe with two seeds or more; all the runs as
     one when there is none."""
     by: dict[str, list[int]] = {}
@@ -70,7 +70,7 @@ def overlay_groups(curves: Iterable[CurveAnalysis]) -> dict[tuple[str, str], lis
             if len({c.run_id for c in v}) >= 2}
 
 
-def _fit_line(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray] | None:
+def fit_line(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray] | None:
     c, _ = observed(curve)
     if not c.size or curve.fit is None:
         return None
@@ -82,7 +82,7 @@ def _fit_line(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray] | None:
 def pooled_curve(curves: Sequence[CurveAnalysis], n: int = 120) -> tuple[np.ndarray, np.ndarray] | None:
     """The mean of the runs' fitted values over the compute range every fitted run covers
     (None when fewer than two runs have a fit, or their ranges do not overlap)."""
-    lines = [line for line in map(_fit_line, curves) if line is not None]
+    lines = [line for line in map(fit_line, curves) if line is not None]
     if len(lines) < 2:
         return None
     lo = max(g[0] for g, _ in lines)
@@ -102,10 +102,10 @@ def overlay_figure(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9) 
     fig = new_figure((7.6, 4.4))
     ax = fig.add_subplot()
     for i, curve in enumerate(shown):
-        color = _PALETTE[i % len(_PALETTE)]
+        color = PALETTE[i % len(PALETTE)]
         c, y = observed(curve)
         ax.plot(c, y, "o", ms=2.2, alpha=0.35, color=color, zorder=2)
-        line = _fit_line(curve)
+        line = fit_line(curve)
         if line is not None:
             band = interval(curve.fit, line[0], confidence)
             if band is not None:
@@ -114,11 +114,11 @@ def overlay_figure(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9) 
                     label=f"{short(curve.run, 40)} ({curve.verdict})")
         else:
             ax.plot([], [], "o", color=color, label=f"{short(curve.run, 40)} ({curve.verdict})")
-    recipes = _recipes(shown)
-    for recipe, idx in recipes:
+    found = recipes(shown)
+    for recipe, idx in found:
         pooled = pooled_curve([shown[i] for i in idx])
         if pooled is not None:
-            color = _POOLED if len(recipes) == 1 else _PALETTE[idx[0] % len(_PALETTE)]
+            color = _POOLED if len(found) == 1 else PALETTE[idx[0] % len(PALETTE)]
             ax.plot(*pooled, "--", color=color, lw=2.4, zorder=4,
                     label=f"pooled {short(recipe, 30)}: mean of {len(idx)} fits")
     if all(observed(c)[0].size for c in shown):
