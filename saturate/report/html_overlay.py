@@ -37,8 +37,9 @@ def overlay_section(curves: Sequence[CurveAnalysis], confidence: float) -> str:
     options = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in VERDICTS)
     parts = [
         '<h2 id="overlays">Runs on one chart</h2>',
-        "<p class='muted'>Per metric, the runs of a source together: each run's points, fit and "
-        "band in its colour, and each recipe's pooled curve (dashed: the mean of its seeds' fits "
+        "<p class='muted'>Per metric, the runs of a source together: each run's fit and band in its "
+        "colour (its points are in its own chart below), and each recipe's pooled curve (dashed: "
+        "the mean of its seeds' fits "
         "where they all have data). A run's checkbox shows or hides it; the filters below also "
         "hide the summary table's rows that do not match.</p>",
         '<p><label>verdict <select id="ov-verdict"><option value="">all</option>'

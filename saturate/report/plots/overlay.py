@@ -70,19 +70,20 @@ def overlay_groups(curves: Iterable[CurveAnalysis]) -> dict[tuple[str, str], lis
             if len({c.run_id for c in v}) >= 2}
 
 
-def fit_line(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray] | None:
+def fit_line(curve: CurveAnalysis, n: int = 120) -> tuple[np.ndarray, np.ndarray] | None:
+    """The run's fit on ``n`` points over its observed range (None: no fit to draw)."""
     c, _ = observed(curve)
     if not c.size or curve.fit is None:
         return None
-    grid = np.geomspace(c[0], c[-1], 120) if c[-1] > c[0] else c[-1:]
+    grid = np.geomspace(c[0], c[-1], n) if c[-1] > c[0] else c[-1:]
     p = predict(curve.fit, grid)
     return None if p is None else (grid, p)
 
 
 def pooled_curve(curves: Sequence[CurveAnalysis], n: int = 120) -> tuple[np.ndarray, np.ndarray] | None:
-    """The mean of the runs' fitted values over the compute range every fitted run covers
-    (None when fewer than two runs have a fit, or their ranges do not overlap)."""
-    lines = [line for line in map(fit_line, curves) if line is not None]
+    """The mean of the runs' fitted values over the compute range every fitted run covers, on
+    ``n`` points (None when fewer than two runs have a fit, or their ranges do not overlap)."""
+    lines = [line for line in (fit_line(c, n) for c in curves) if line is not None]
     if len(lines) < 2:
         return None
     lo = max(g[0] for g, _ in lines)

@@ -1,6 +1,7 @@
-"""The runs of a metric on one chart as inline SVG, for the HTML report: the same chart as
-``saturate plot --overlay`` (:mod:`saturate.report.plots.overlay`: each run's points, fit and band
-in its own colour, each recipe's pooled curve), each run drawn in its own group
+"""The runs of a metric on one chart as inline SVG, for the HTML report: the chart of
+``saturate plot --overlay`` (:mod:`saturate.report.plots.overlay`: each run's fit and band in its
+own colour, each recipe's pooled curve) less the points, which each curve's own chart shows (a
+report of many runs stays small), each run drawn in its own group
 ``<g class="ov-run" data-run=... data-verdict=...>`` so that the report's legend can show or hide
 it, and the pooled curves in ``<g class="ov-pooled">``.
 """
@@ -9,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-
-import numpy as np
 
 from saturate.report.plots.overlay import (
     MAX_RUNS_PER_OVERLAY,
@@ -27,19 +26,12 @@ from saturate.results import CurveAnalysis
 
 __all__ = ["overlay_svg", "run_color"]
 
-#: Points drawn per run at most (evenly spaced): the fit carries the shape, the dots the noise.
-MAX_DOTS = 80
+#: Points on each fitted line and band: enough for a smooth curve 700 px wide.
+LINE_POINTS = 48
 
 
 def run_color(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
-
-
-def _thinned(c: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if c.size <= MAX_DOTS:
-        return c, y
-    keep = np.unique(np.linspace(0, c.size - 1, MAX_DOTS).round().astype(int))
-    return c[keep], y[keep]
 
 
 def overlay_svg(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9,
@@ -50,18 +42,19 @@ def overlay_svg(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9,
     groups: list[tuple[str, int, int]] = []
     for i, curve in enumerate(shown):
         start, color = len(chart.items), run_color(i)
-        line = fit_line(curve)
+        line = fit_line(curve, LINE_POINTS)
         if line is not None:
             band = interval(curve.fit, line[0], confidence)
             if band is not None:
                 chart.band(line[0], band[0], band[1], color, opacity=0.12)
             chart.line(*line, color, width=1.6)
-        chart.dots(*_thinned(*observed(curve)), color, size=2.6, opacity=0.45)
+        else:  # no fit: the points, so the run is on the chart
+            chart.dots(*observed(curve), color, size=2.6, opacity=0.6)
         groups.append((f'class="ov-run" data-i="{i}" data-run="{_e(curve.run)}" '
                        f'data-verdict="{_e(curve.verdict)}"', start, len(chart.items)))
     start = len(chart.items)
     for _, idx in recipes(shown):
-        pooled = pooled_curve([shown[i] for i in idx])
+        pooled = pooled_curve([shown[i] for i in idx], LINE_POINTS)
         if pooled is not None:
             chart.line(*pooled, run_color(idx[0]), dash="7 4", width=2.6, scale=False)
     groups.append(('class="ov-pooled"', start, len(chart.items)))
