@@ -24,11 +24,11 @@ import urllib.parse
 __all__ = ["MASK", "redact", "redact_uri", "remember_secret", "remember_uri", "userinfo_split"]
 
 MASK = "***"
-# Environment variables whose values are credentials (MLflow, Databricks, cloud SDKs, libpq).
+# Environment variables whose values are credentials (MLflow, Databricks, cloud SDKs, libpq, W&B).
 SECRET_ENV = (
     "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN", "DATABRICKS_TOKEN",
     "DATABRICKS_CLIENT_SECRET", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "PGPASSWORD",
-    "MYSQL_PWD",
+    "MYSQL_PWD", "WANDB_API_KEY",
 )  # fmt: skip
 # Shorter secrets are masked only inside URLs: masking every "ab" of a message would garble it.
 _MIN_LEN = 3

@@ -1,5 +1,6 @@
 """``saturate plot``: write one figure per analysed curve (curve + gain per doubling) to a folder,
-and one per diagnostic a picture explains (divergence, sharpening, recipe comparison)."""
+and one per diagnostic a picture explains (divergence, sharpening, recipe comparison); with
+``--overlay``, one chart per metric with every run of a source on it instead."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def plot(
     out: OutDir = Path("saturate-plots"),
     fmt: ImageFormat = None,
     fast: Fast = True,
+    overlay: Annotated[bool, typer.Option(
+        "--overlay", help="One chart per metric with every run of a source on it (seeds, "
+        "recipes): their points, fits and bands, and the pooled curve.")] = False,  # fmt: skip
 ) -> None:
     """Write each curve's figure: points, fit, forecast band, asymptote, knee, stop point, gain;
     then the diagnostics' figures (reward vs benchmark, pass@k change vs k, recipe forecasts)."""
@@ -44,6 +48,12 @@ def plot(
 
     formats = list(check_choices(fmt or [], "--format", IMAGE_FORMATS)) or [IMAGE_FORMATS[0]]
     analysis = run_analysis(sources, settings, fast=fast)
+    if overlay:
+        from saturate.report.plots.overlay import save_overlay_figures
+
+        for path in save_overlay_figures(analysis, out, formats):
+            print(path)
+        return
     for path in save_curve_figures(analysis, out, formats):
         print(path)
     for path in save_diagnostic_figures(analysis, out, formats):

@@ -24,7 +24,7 @@ from saturate.report.tracker_tables import watch_table
 from saturate.settings import Settings
 from saturate.text import for_message
 from saturate.tracker.state import DEFAULT_STATE
-from saturate.validation import check_choice, check_int
+from saturate.validation import check_choice, check_int, check_positive
 
 State = Annotated[
     Path,
@@ -96,6 +96,45 @@ class _Display:
             self.status(f"pass {self.passes}: {result.summary()}{wb}")
 
 
+class _Outputs:
+    """Where a pass is told besides the terminal: the webhook (``--notify``) and the page
+    (``--html``)."""
+
+    def __init__(self, hook: Any, page: Any) -> None:
+        self.hook, self.page = hook, page
+
+    @classmethod
+    def of(cls, url: str | None, timeout: str, html: Path | None, label: str,
+           interval: float) -> _Outputs:  # fmt: skip
+        hook = page = None
+        if url is not None:
+            from saturate.tracker.notify import Webhook
+
+            hook = Webhook(url, timeout=check_positive(timeout, "--notify-timeout"))
+        if html is not None:
+            from saturate.tracker.live_output import LivePage
+
+            page = LivePage(html, label, refresh=max(int(interval), 5))
+            page.check()
+        return cls(hook, page)
+
+    def after(self, show: _Display) -> Any:
+        """The ``on_pass`` of run_watch: the display first, then the webhook and the page."""
+
+        def on_pass(result: Any) -> None:
+            show.on_pass(result)
+            if self.hook is not None:
+                from saturate.tracker.notify import notices
+
+                messages = notices(result.events, result.analyses)
+                if messages:
+                    show.status(self.hook.send(messages).summary(self.hook.host))
+            if self.page is not None:
+                self.page.write(show.latest.values(), at=result.time)
+
+        return on_pass
+
+
 @app.command()
 @handle_errors
 @settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
@@ -116,6 +155,16 @@ def watch(
     max_passes: Annotated[int | None, typer.Option(
         "--max-passes", help="Stop after this many passes.", show_default=False, hidden=True,
     )] = None,  # fmt: skip
+    notify: Annotated[str | None, typer.Option(
+        "--notify", help="Post each verdict change, collapse and stop point reached to this "
+        "Slack or Microsoft Teams incoming webhook (JSON with a text field).", show_default=False,
+        metavar="URL")] = None,  # fmt: skip
+    notify_timeout: Annotated[str, typer.Option(
+        "--notify-timeout", help="The most one pass waits for the webhook, retries included.",
+        metavar="SECONDS")] = "10",  # fmt: skip
+    html: Annotated[Path | None, typer.Option(
+        "--html", help="Keep a self-refreshing HTML page of the current verdicts here, written "
+        "after every pass.", show_default=False, metavar="PATH")] = None,  # fmt: skip
 ) -> None:
     """Follow runs as they train: poll, re-analyse changed curves, print one line per event.
 
@@ -140,6 +189,7 @@ def watch(
         def on_analysed(curves: tuple[Any, ...]) -> Any:
             return write(curves, settings=settings.report(curves[0].compute_name))
 
+    outputs = _Outputs.of(notify, notify_timeout, html, poller.label, interval)
     watcher = Watcher(poller, store, settings, on_analysed=on_analysed)
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:
@@ -148,7 +198,7 @@ def watch(
             show.status(f"watching {poller.label} (state {state}); Ctrl-C stops")
             run_watch(watcher, interval=interval, once=once, max_passes=max_passes,
                       retries=tries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
-                      on_pass=show.on_pass, on_status=show.status)  # fmt: skip
+                      on_pass=outputs.after(show), on_status=show.status)  # fmt: skip
     except KeyboardInterrupt as exc:
         show.live = None
         show.status(f"stopped after {show.passes} pass(es); history in {state}")

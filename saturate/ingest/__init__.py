@@ -1,7 +1,7 @@
 """Turn any source the user names into the tidy curve table (see :mod:`saturate.curves`).
 
-A source is a file, a folder (walked recursively), an MLflow tracking URI or store, a DataFrame,
-or a list of these. Each source kind has its own module; :mod:`.stream` plans the reads and
+A source is a file, a folder (walked recursively), an MLflow tracking URI or store, a W&B run
+folder or project (``wandb://ENTITY/PROJECT``), a DataFrame, or a list of these. Each source kind has its own module; :mod:`.stream` plans the reads and
 selects part by part; :func:`load` gathers the parts into one table.
 """
 
@@ -35,11 +35,14 @@ def load(
     """Read curves from files, folders, TensorBoard logs or MLflow into the tidy table.
 
     Args:
-        source: a path (file or folder, walked recursively), an MLflow tracking URI
-            (``http://host:port``, ``sqlite:///mlflow.db``, ...), an ``mlflow.db`` or ``mlruns/``
-            path, a DataFrame, or a list of these. ``None`` uses ``MLFLOW_TRACKING_URI``.
+        source: a path (file or folder, walked recursively; W&B run folders read from their
+            ``run-<id>.wandb`` logs), an MLflow tracking URI (``http://host:port``,
+            ``sqlite:///mlflow.db``, ...), an ``mlflow.db`` or ``mlruns/`` path, a W&B project
+            (``wandb://ENTITY/PROJECT``, the ``wandb`` extra), a DataFrame, or a list of these.
+            ``None`` uses ``MLFLOW_TRACKING_URI``.
         experiment: experiment names or ids (MLflow) / globs on the experiment column (files).
-        filter: an MLflow search filter such as ``"params.recipe = 'cispo'"`` (MLflow sources only).
+        filter: an MLflow search filter such as ``"params.recipe = 'cispo'"`` (MLflow sources), or
+            W&B's JSON run filter such as ``'{"config.lr": 1e-6}'`` (``wandb://`` sources).
         metric: glob patterns of the metrics to keep, e.g. ``"eval/*"``.
         run: glob patterns on run names or ids.
         compute: the x axis: a column, or a metric such as ``"compute/gpu_hours"`` joined on step.

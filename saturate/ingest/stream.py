@@ -31,9 +31,15 @@ from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, s
 from saturate.ingest.files import is_log_file, is_table_file, read_table_file
 from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
+from saturate.ingest.wandb_files import (
+    is_run_folder,
+    is_wandb_file,
+    iter_wandb_runs,
+    read_wandb_files,
+)
 from saturate.run_table import run_count, split_run_facts, with_run_facts
 
-__all__ = ["Tables", "ReadProgress", "walk", "Source"]
+__all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source"]
 
 Source = str | os.PathLike | pd.DataFrame
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
@@ -42,15 +48,27 @@ _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql
 
 
 def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """Find table files, TensorBoard event files and MLflow stores below ``root``."""
+    """Find table files, TensorBoard event files and MLflow stores below ``root`` (W&B run
+    folders are passed over: :func:`walk_all` finds them too)."""
+    return walk_all(root)[:3]
+
+
+def walk_all(root: Path) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
+    """:func:`walk`, and the W&B transaction logs (``run-<id>.wandb``) below ``root``: the rest of
+    a W&B run folder (its ``files/``, ``logs/``) is not read as tables."""
     tables: list[Path] = []
     events: list[Path] = []
     stores: list[Path] = []
+    runs: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
         if is_legacy_store(here):
             stores.append(here)
+            dirnames.clear()
+            continue
+        if is_run_folder(filenames):
+            runs += [here / n for n in sorted(filenames) if is_wandb_file(here / n)]
             dirnames.clear()
             continue
         if "mlflow.db" in filenames and is_mlflow_sqlite(here / "mlflow.db"):
@@ -63,9 +81,11 @@ def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
             p = here / name
             if is_event_file(p):
                 events.append(p)
+            elif is_wandb_file(p):
+                runs.append(p)
             elif is_table_file(p) or is_log_file(p):
                 tables.append(p)
-    return tables, events, stores
+    return tables, events, stores, runs
 
 
 @dataclass(frozen=True)
@@ -108,6 +128,7 @@ class _Read:
     as_given: bool = False
     file: bool = False
     key: object = None  # the file or store it reads (device and inode), to read it once
+    wandb: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,6 +139,17 @@ class _Options:
     fast: bool
     stream: bool
     timeout: float | None = None
+    run: list[str] | None = None
+
+
+def _wandb_api(uri: str, opt: _Options) -> _Read:
+    def parts() -> Iterator[pd.DataFrame]:
+        from saturate.ingest.wandb_api import iter_wandb_api
+
+        yield from iter_wandb_api(uri, filter=opt.filter, run=opt.run, metric=opt.metric,
+                                  timeout=opt.timeout)
+
+    return _Read(parts, wandb=True)
 
 
 def _identity(path: str | os.PathLike) -> object:
@@ -173,6 +205,8 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
+    if text.startswith("wandb://"):
+        return [_wandb_api(text, opt)]
     if text.startswith(_URI_SCHEMES):
         return [_mlflow(text, opt)]
     path = Path(text).expanduser()
@@ -187,12 +221,15 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
         if is_event_file(path):
             return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)),
                           key=_identity(path))]
+        if path.suffix == ".wandb":
+            return [_Read(_one(lambda: read_wandb_files([path], path.parent, source=text)),
+                          key=_identity(path))]
         return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True,
                       key=_identity(path))]
-    tables, events, stores = walk(path)
-    if not (tables or events or stores):
+    tables, events, stores, runs = walk_all(path)
+    if not (tables or events or stores or runs):
         raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
-                         "TensorBoard event files or an MLflow store)")
+                         "TensorBoard event files, W&B run folders or an MLflow store)")
     reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True,
                    key=_identity(t)) for t in tables]
     if events and opt.stream:
@@ -201,6 +238,12 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     elif events:
         reads.append(_Read(_one(lambda: read_event_files(events, path, source=text)),
                            key=("events", _identity(path))))
+    if runs and opt.stream:
+        reads.append(_Read(lambda: iter_wandb_runs(runs, path, source=text),
+                           key=("wandb", _identity(path))))
+    elif runs:
+        reads.append(_Read(_one(lambda: read_wandb_files(runs, path, source=text)),
+                           key=("wandb", _identity(path))))
     reads += [_mlflow(store, opt) for store in stores]
     return reads
 
@@ -271,11 +314,12 @@ class Tables:
             *self.metric, *([compute] if compute else []), *([apart] if apart else []),
             *AXIS_METRICS,
         ]
-        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout)
+        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout, self.run)
         self.reads = _once([r for s in self.sources for r in _plan(s, opt, as_given)])
         self.any_mlflow = any(r.mlflow for r in self.reads)
-        if filter and not self.any_mlflow:
-            raise SettingsError("--filter is an MLflow search filter; none of the sources is MLflow")
+        if filter and not any(r.mlflow or r.wandb for r in self.reads):
+            raise SettingsError("--filter is an MLflow search filter (or W&B's JSON run filter "
+                                "for wandb://); none of the sources is MLflow or W&B")
         self.compute_name: str | None = None
         self.apart: list[pd.DataFrame] = []
         self._axis_error: InputError | None = None

@@ -22,6 +22,7 @@ from saturate.report.html_assets import (
     esc,
     severity_badge,
 )
+from saturate.report.html_overlay import overlay_section
 from saturate.report.html_sections import Progress, render_sections
 from saturate.report.notebook import notebook_html
 from saturate.report.rows import (
@@ -183,6 +184,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         "In the charts the solid line is the fit over the observed range, the dashed line the "
         "forecast as reported (with its band), the diamonds the forecasts asked for.</p>"
         f"{_summary_table(curves, [spark for _, spark in built])}"
+        f"{overlay_section(curves, confidence) if plots else ''}"
         f"{diagnostic_metrics_html(analysis)}{diagnostics_html(analysis, plots=plots)}"
         f"{settings_html}"
         f"{''.join(section for section, _ in built)}"

@@ -1,6 +1,6 @@
 """What the HTML report and the Jupyter fragments share: the stylesheet (light and dark themes),
-the badges, the small script that sorts a table, and the Content-Security-Policy that lets only
-that script run (by its hash: no other script, no fetch of anything).
+the badges, the small script that sorts a table (and shows, hides and filters the runs of the
+charts of runs together), and the Content-Security-Policy that lets only that script run (by its hash: no other script, no fetch of anything).
 
 Badge colours hold white text at a contrast ratio of at least 4.5 (WCAG AA) in either theme.
 """
@@ -64,6 +64,9 @@ tbody tr:hover td {{ background: var(--head); }}
 .curve, .diag {{ border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px;
                 margin: 18px 0; }}
 svg.chart {{ display: block; max-width: 100%; height: auto; margin: 4px 0; }}
+svg.overlay {{ display: block; max-width: 100%; height: auto; margin: 4px 0; }}
+.ov-legend label {{ display: inline-block; margin: 0 12px 2px 0; font-size: 12px; }}
+.ov-swatch {{ display: inline-block; width: 18px; height: 3px; vertical-align: middle; }}
 svg.spark {{ display: block; }}
 .facts {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(230px, 1fr));
          gap: 4px 18px; margin: 6px 0 8px; font-size: 13px; }}
@@ -125,9 +128,41 @@ SORT_SCRIPT = """
   });
   document.documentElement.setAttribute('data-sortable', 'on');
 })();
+(function () {
+  var verdict = document.getElementById('ov-verdict'), run = document.getElementById('ov-run');
+  if (!verdict || !run) { return; }
+  function shown(name, v) {
+    var want = verdict.value, text = run.value.toLowerCase();
+    return (!want || v === want) && (!text || name.toLowerCase().indexOf(text) >= 0);
+  }
+  function apply() {
+    Array.prototype.forEach.call(document.querySelectorAll('.ov-group'), function (group) {
+      Array.prototype.forEach.call(group.querySelectorAll('.ov-legend label'), function (l) {
+        var ok = shown(l.getAttribute('data-run'), l.getAttribute('data-verdict'));
+        var g = group.querySelector('g.ov-run[data-i="' + l.getAttribute('data-i') + '"]');
+        l.style.display = ok ? '' : 'none';
+        if (g) { g.style.display = ok && l.querySelector('input').checked ? '' : 'none'; }
+      });
+    });
+    var table = document.getElementById('curves');
+    if (!table) { return; }
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
+      r.style.display = shown(r.cells[0].textContent, r.cells[2].textContent.trim()) ? '' : 'none';
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('.ov-legend input'), function (box) {
+    box.addEventListener('change', apply);
+  });
+  verdict.addEventListener('change', apply);
+  run.addEventListener('input', apply);
+  document.documentElement.setAttribute('data-overlay', 'on');
+})();
 """
 """Sorts a ``table.sortable`` by the clicked column (again: the other way); a cell's ``data-v``
-is its sort key, numeric in columns whose header has class ``n``."""
+is its sort key, numeric in columns whose header has class ``n``. Where the report has charts
+of runs together (``.ov-group``), a run's legend checkbox shows or hides its lines, and the
+filters ``#ov-verdict`` and ``#ov-run`` (a verdict; text in the run's name) hide the runs and
+the summary table's rows that do not match."""
 
 
 def _sha256(text: str) -> str:

@@ -86,6 +86,9 @@ def make_poller(
         pollers = [make_poller(s, filter=filter, timeout=timeout, **opts) for s in source]
         return pollers[0] if len(pollers) == 1 else MultiPoller(pollers)
     text = os.fspath(source)
+    if text.startswith("wandb://"):
+        raise SettingsError("watch follows W&B run folders (wandb/, run-*/); a wandb:// project "
+                            "is read by analyze, not followed by watch")
     if is_mlflow_source(text):
         return _store_poller(text, filter=filter, timeout=timeout, **opts)
     path = Path(text).expanduser()

@@ -1,7 +1,8 @@
 """Polling files and folders: only files whose size or modification time changed are re-read, and
 only their rows after each curve's cursor are kept. Folders are walked like ``saturate analyze``
 walks them, on every pass; each MLflow store found inside (an ``mlruns/`` folder, an
-``mlflow.db``) is polled by its own poller, made once by the ``stores`` factory.
+``mlflow.db``) is polled by its own poller, made once by the ``stores`` factory; W&B run folders
+are read by :mod:`saturate.tracker.poll_wandb`.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, concat, empty_table
 from saturate.errors import InputError, SourceError
-from saturate.ingest import walk
 from saturate.ingest.files import read_table_file
+from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 from saturate.tracker.poll_base import (
     CurveKey,
@@ -26,6 +27,7 @@ from saturate.tracker.poll_base import (
     globs_match,
     merge_results,
 )
+from saturate.tracker.poll_wandb import read_changed_runs
 from saturate.tracker.records import RunRecord
 
 __all__ = ["FilesPoller"]
@@ -43,18 +45,21 @@ class FilesPoller:
         self._make_store = stores
         self._stores: dict[Path, Any] = {}
 
-    def _files(self) -> tuple[list[Path], list[Path], list[Path]]:
+    def _files(self) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
+        """Table files, event files, MLflow stores and W&B run logs (see ``walk_all``)."""
         if not self.root.exists():
             raise SourceError(f"{self.label}: no such file or folder (any more)")
         if self.root.is_file():
-            return ([], [self.root], []) if is_event_file(self.root) else ([self.root], [], [])
-        return walk(self.root)
+            if self.root.suffix == ".wandb":
+                return [], [], [], [self.root]
+            return ([], [self.root], [], []) if is_event_file(self.root) else ([self.root], [], [], [])
+        return walk_all(self.root)
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
         file_stamps = file_stamps or {}
-        tables, events, stores = self._files()
-        own = self._poll_files(tables, events, cursors, file_stamps)
+        tables, events, stores, runs = self._files()
+        own = self._poll_files(tables, events, cursors, file_stamps, runs)
         if not stores or self._make_store is None:
             return own
         for store in stores:
@@ -69,10 +74,12 @@ class FilesPoller:
         events: list[Path],
         cursors: Mapping[CurveKey, int],
         file_stamps: Mapping[str, tuple[int, int]],
+        runs: list[Path] | None = None,
     ) -> PollResult:
-        stamps: dict[str, tuple[int, int]] = {}
-        parts: list[pd.DataFrame] = []
-        fetched = 0
+        changed = read_changed_runs(runs or [], self.label, file_stamps)
+        stamps: dict[str, tuple[int, int]] = dict(changed.stamps)
+        parts: list[pd.DataFrame] = list(changed.parts)
+        fetched = changed.fetched
         for group, is_events in ((tables, False), (events, True)):
             for path in group:
                 try:

@@ -1,0 +1,255 @@
+"""Read runs from a W&B server: ``wandb://ENTITY/PROJECT`` through the wandb package's public API
+(``wandb.Api()``, ``api.runs`` and ``run.scan_history``: every point, page by page; not the
+sampled ``run.history``).
+
+* **the key**: ``WANDB_API_KEY`` (or the ``~/.netrc`` entry ``wandb login`` wrote); without one
+  the read stops with an error instead of the package's interactive prompt. The key is never
+  printed: it is remembered by :mod:`saturate.redaction`, so every message is scrubbed of it.
+  ``WANDB_BASE_URL`` names another server (W&B Server, a dedicated cloud).
+* **deadlines and retries**: each call to the server (the login, a page of runs, a page of one
+  run's history) is given ``timeout`` seconds (default ``$SATURATE_TIMEOUT``, else 120),
+  retries included; a call that fails for a reason that may pass (a 5xx, 429, a reset or refused
+  connection, a timeout) is tried again with backoff, at most :data:`RETRIES` more times, within
+  that deadline. A server that does not answer within it is given up on with one error.
+* **the selection**: ``--filter`` is W&B's own run filter (the MongoDB-style JSON the API takes,
+  such as ``{"config.lr": 0.001}``), sent to the server; ``--run`` globs match run names and
+  ids, ``--metric`` globs the history keys (every key is fetched: ``scan_history(keys=...)``
+  keeps only the rows holding all of them).
+* **the table**: as :mod:`saturate.ingest.wandb_files` makes it from a run folder: ``_step`` the
+  step, ``_timestamp`` the timestamp, nested keys joined with ``/``, the config as ``params.*``,
+  the group and job type as ``params.group`` / ``params.job_type``, the tags as
+  ``tags.wandb.tags``, the state as the run status.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import netrc
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from saturate.errors import InputError, SettingsError, SourceError, shorten
+from saturate.ingest.mlflow_http import resolve_timeout
+from saturate.ingest.wandb_files import WandbRun, run_table
+from saturate.redaction import redact, remember_secret
+
+__all__ = ["SCHEME", "RETRIES", "is_wandb_uri", "parse_wandb_uri", "iter_wandb_api"]
+
+SCHEME = "wandb://"
+RETRIES = 3
+_BACKOFF = 0.5
+_STATES = {"finished": "FINISHED", "running": "RUNNING", "crashed": "FAILED", "failed": "FAILED",
+           "killed": "KILLED", "preempted": "KILLED", "pending": "RUNNING"}
+_AUTH_WORDS = ("401", "403", "unauthorized", "forbidden", "api key", "api_key", "permission",
+               "not logged in", "authenticat", "relogin")
+_PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "reset", "refused",
+                  "temporarily", "unavailable", "connection")
+T = TypeVar("T")
+
+
+def is_wandb_uri(text: str) -> bool:
+    return text.startswith(SCHEME)
+
+
+def parse_wandb_uri(text: str) -> tuple[str, str]:
+    """``(entity, project)`` of ``wandb://ENTITY/PROJECT``; an error that shows the form."""
+    parts = text[len(SCHEME):].strip("/").split("/")
+    if len(parts) != 2 or not all(parts):
+        raise SettingsError(f"{shorten(text)}: a W&B project is named wandb://ENTITY/PROJECT")
+    return parts[0], parts[1]
+
+
+def _api_key() -> str:
+    key = os.environ.get("WANDB_API_KEY", "").strip()
+    if not key:
+        host = urllib.parse.urlsplit(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai")
+        try:
+            entry = netrc.netrc().authenticators(host.hostname or "")
+        except (OSError, netrc.NetrcParseError):
+            entry = None
+        key = (entry[2] or "") if entry else ""
+    if not key:
+        raise InputError("reading wandb:// needs a W&B API key: set WANDB_API_KEY (or run "
+                         "`wandb login`); it is never printed")
+    remember_secret(key)
+    return key
+
+
+def _why(exc: BaseException) -> str:
+    text = redact(" ".join(str(exc).split()) or type(exc).__name__)
+    return shorten(text, 160)
+
+
+def _is_auth(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _AUTH_WORDS)
+
+
+def _passes(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _PASSING_WORDS)
+
+
+class _Calls:
+    """Calls to the server, each with its deadline and retries (see the module docstring)."""
+
+    def __init__(self, label: str, timeout: float) -> None:
+        self.label, self.timeout = label, timeout
+
+    def __call__(self, what: str, fn: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.timeout
+        why = ""
+        for attempt in range(RETRIES + 1):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            done, value, error = _within(left, fn)
+            if done and error is None:
+                return value
+            if not done:
+                why = f"no answer within {self.timeout:g}s"
+                break
+            why = _why(error)
+            if isinstance(error, (InputError, SettingsError)):
+                raise error
+            if _is_auth(why):
+                raise InputError(f"{self.label}: W&B refused the API key ({why}); check "
+                                 "WANDB_API_KEY") from None
+            if isinstance(error, ValueError) and not _passes(why):
+                raise InputError(f"{self.label}: {what}: {why}") from None
+            if not _passes(why) or attempt == RETRIES:
+                break
+            time.sleep(max(0.0, min(_BACKOFF * 2**attempt, deadline - time.monotonic())))
+        raise SourceError(f"{self.label}: {what} failed ({why})")
+
+
+def _within(seconds: float, fn: Callable[[], T]) -> tuple[bool, Any, BaseException | None]:
+    """Run ``fn`` in a worker thread for at most ``seconds``: (finished, value, error)."""
+    out: list[Any] = []
+
+    def work() -> None:
+        try:
+            out.append((fn(), None))
+        except BaseException as exc:  # handed to the caller, which decides
+            out.append((None, exc))
+
+    worker = threading.Thread(target=work, name="saturate-wandb", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not out:
+        return False, None, None
+    return True, out[0][0], out[0][1]
+
+
+def _flat(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict) and "_type" not in value:
+        for k, v in value.items():
+            yield from _flat(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
+    else:
+        yield prefix, value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _history_rows(rows: Sequence[dict[str, Any]], metric: Sequence[str] | None,
+                  run: WandbRun) -> None:  # fmt: skip
+    for row in rows:
+        flat = dict(_flat("", row, "/"))
+        step = _number(flat.get("_step"))
+        if step is None:
+            continue
+        stamp = _number(flat.get("_timestamp"))
+        for key, leaf in flat.items():
+            value = _number(leaf)
+            if value is None or key.startswith("_"):
+                continue
+            if metric and not any(fnmatch.fnmatchcase(key, p) for p in metric):
+                continue
+            run.rows.append((key, int(step), value, math.nan if stamp is None else stamp))
+
+
+def _config(config: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, leaf in _flat("", dict(config or {}), "."):
+        if leaf is not None and not key.startswith("_wandb"):
+            out[key] = leaf if isinstance(leaf, str) else json.dumps(leaf)
+    return out
+
+
+def _filters(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise SettingsError("--filter for wandb:// is W&B's JSON run filter, such as "
+                            f"'{{\"config.lr\": 0.001}}'; got {shorten(text)!r}")
+    return value
+
+
+def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the CLI's option
+                   run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
+                   timeout: float | None = None, per_page: int = 50,
+                   page_size: int = 1000) -> Iterator[pd.DataFrame]:  # fmt: skip
+    """The tidy table of each run of a W&B project, one run at a time (see the module docstring)."""
+    entity, project = parse_wandb_uri(uri)
+    filters = _filters(filter)
+    key = _api_key()
+    try:
+        import wandb
+    except ImportError:
+        raise InputError("reading wandb:// needs the wandb package: pip install "
+                         "'saturate[wandb]'") from None
+    calls = _Calls(uri, resolve_timeout(timeout))
+    api = calls("logging in", lambda: wandb.Api(api_key=key, timeout=max(1, int(calls.timeout))))
+    listing = calls("listing runs", lambda: api.runs(f"{entity}/{project}", filters=filters,
+                                                     per_page=per_page))
+    found = False
+    for remote in _pages(calls, listing):
+        name, run_id = str(remote.name or remote.id), str(remote.id)
+        if run and not any(fnmatch.fnmatchcase(n, p) for p in run for n in (name, run_id)):
+            continue
+        got = WandbRun(run_id=run_id, name=name, project=project, group=remote.group or "",
+                       job_type=remote.job_type or "", tags=tuple(remote.tags or ()),
+                       config=_config(remote.config))
+        rows = calls(f"reading the history of run {shorten(run_id)}",
+                     lambda r=remote: list(r.scan_history(page_size=page_size)))
+        _history_rows(rows, metric, got)
+        state = _STATES.get(str(remote.state).lower(), "RUNNING")
+        got.exit_code = {"FINISHED": 0, "RUNNING": None}.get(state, 1)
+        if got.rows:
+            found = True
+            yield run_table(got, uri)
+    if not found:
+        raise InputError(f"{shorten(uri)}: no runs with history points")
+
+
+def _pages(calls: _Calls, listing: Any) -> Iterator[Any]:
+    """The runs of a listing, each page fetched as one call (with its deadline and retries)."""
+    iterator = iter(listing)
+    while True:
+        done, item = calls("listing runs", lambda: _next(iterator))
+        if done:
+            return
+        yield item
+
+
+def _next(iterator: Iterator[Any]) -> tuple[bool, Any]:
+    try:
+        return False, next(iterator)
+    except StopIteration:
+        return True, None
