@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from saturate.errors import SettingsError
-from saturate.results import jsonable
 
 __all__ = ["DecisionSettings", "GroupPrior", "PopulationPrior", "call_levels"]
 
@@ -33,6 +32,8 @@ class GroupPrior:
     n: int
 
     def to_dict(self) -> dict[str, Any]:
+        from saturate.results import jsonable  # numpy and pandas: not for the settings' import
+
         return jsonable(self.__dict__)
 
     def summary(self) -> str:
