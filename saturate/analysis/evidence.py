@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtri, stdtr, stdtrit
 
 from saturate.analysis.changepoints import mean_changes
 from saturate.constants import (
@@ -115,29 +115,21 @@ def trend_test(
     yy = y[mask] / s
     if np.ptp(x) == 0:
         return None
-    # statsmodels and ruptures cost ~3 s of imports: loaded when a curve is analysed, not when
-    # the command line starts.
-    import statsmodels.api as sm
-    from scipy import stats
-
-    design = sm.add_constant(x - x.mean())
     lags = newey_west_lags(n)
     phi = 0.0
     if np.ptp(yy) == 0:
         slope, se = 0.0, 0.0
     else:
-        ols = sm.OLS(yy, design).fit()
-        hac = ols.get_robustcov_results(cov_type="HAC", maxlags=lags, use_t=True)
-        slope = float(ols.params[1])
-        phi = _ar1(ols.resid)
+        slope, resid, ols_se, hac_se = _ols_hac(x - x.mean(), yy, lags)
+        phi = _ar1(resid)
         # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
         # AR(1) variance inflation of a trend slope, (1 + phi) / (1 - phi), is not.
-        se = max(float(hac.bse[1]), float(ols.bse[1]) * math.sqrt((1 + phi) / (1 - phi)))
+        se = max(hac_se, ols_se * math.sqrt((1 + phi) / (1 - phi)))
     se = math.sqrt(se**2 + (float(extra_se) / s) ** 2)
     df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
     if se > 0:
-        t_crit = float(stats.t.ppf(0.5 + confidence / 2.0, df))
-        p = float(2.0 * stats.t.sf(abs(slope) / se, df))
+        t_crit = float(stdtrit(df, 0.5 + confidence / 2.0))  # Student's t quantile
+        p = float(2.0 * stdtr(df, -abs(slope) / se))  # two-sided tail
         lo, hi = slope - t_crit * se, slope + t_crit * se
     else:
         p = 0.0 if slope != 0 else 1.0
@@ -153,6 +145,27 @@ def trend_test(
         compute_to=float(c[mask].max()),
         n_points=n,
     )
+
+
+def _ols_hac(x: np.ndarray, y: np.ndarray, lags: int) -> tuple[float, np.ndarray, float, float]:
+    """OLS of ``y`` on a constant and ``x``: the slope, the residuals, the slope's standard error
+    and its Newey-West (HAC, Bartlett kernel, ``lags`` lags, no small-sample correction) standard
+    error, as statsmodels' ``OLS(...).fit().get_robustcov_results("HAC", maxlags=lags)`` gives
+    them, without its per-call overhead (the trend test runs several times per curve)."""
+    design = np.column_stack([np.ones_like(x), x])
+    pinv = np.linalg.pinv(design)  # as statsmodels solves it: the same numbers to the last bits
+    params = pinv @ y
+    resid = y - design @ params
+    bread = pinv @ pinv.T
+    score = design * resid[:, None]
+    meat = score.T @ score
+    for lag in range(1, min(lags, len(y) - 1) + 1):
+        s = score[lag:].T @ score[:-lag]
+        meat += (1.0 - lag / (lags + 1.0)) * (s + s.T)
+    hac = bread @ meat @ bread.T
+    scale = float(resid @ resid) / (len(y) - 2)
+    return (float(params[1]), resid, math.sqrt(max(scale * bread[1, 1], 0.0)),
+            math.sqrt(max(float(hac[1, 1]), 0.0)))
 
 
 def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:

@@ -25,7 +25,6 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError
-from saturate.ingest.mlflow_client import read_rest
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -42,7 +41,6 @@ from saturate.ingest.mlflow_sources import (
     is_mlflow_sqlite,
     resolve_source,
 )
-from saturate.ingest.mlflow_sql import iter_database, read_database
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 
 __all__ = [
@@ -209,9 +207,13 @@ def iter_mlflow(
             Path(src.target), selection, label=src.label, max_workers=max_workers
         )
     elif src.kind == "rest":
+        from saturate.ingest.mlflow_client import read_rest  # SQLAlchemy: only for its readers
+
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
                                        timeout=timeout)
     elif not stream:
+        from saturate.ingest.mlflow_sql import read_database
+
         exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
         yield from _iter_database(src, selection, fast, max_workers)
@@ -242,6 +244,8 @@ def _iter_database(
     src: MlflowSource, selection: Selection, fast: bool, max_workers: int
 ) -> Iterator[pd.DataFrame]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
+    from saturate.ingest.mlflow_sql import iter_database
+
     names = facts = None
     n_points = 0
     for exps, runs, points in iter_database(src, selection, fast=fast, max_workers=max_workers):
