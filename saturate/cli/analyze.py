@@ -42,6 +42,14 @@ LogBack = Annotated[
 ]
 
 
+DryRun = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Say what would be analysed (runs, metrics with their role, "
+                 "direction and domain, the x axis, points per curve, run parameters, what is "
+                 "left out) and stop before any fit, as 'saturate ls' does."),
+]
+
+
 Wide = Annotated[
     bool,
     typer.Option("--wide", help="Table: every column at full width, whatever the terminal's "
@@ -59,12 +67,18 @@ def analyze(
     fast: Fast = True,
     log_back: LogBack = False,
     wide: Wide = False,
+    dry_run: DryRun = False,
 ) -> None:
     """Analyse every (run, metric) curve: is it still scaling, slowing, saturated or regressing?
 
     Then the diagnostics across metrics and runs: reward/benchmark divergence, pass@k sharpening,
     slices, instabilities, recipes, compute to --target, cost.
     """
+    if dry_run:
+        from saturate.cli.ls import show_inventory
+
+        show_inventory(sources, settings, "text", out, fast)
+        return
     settings = format_of_out(settings, out)
     analysis = run_analysis(sources, settings, fast=fast)
     if log_back:
