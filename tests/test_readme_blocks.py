@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mlflow_server import unique_name
 
 import saturate
 
@@ -47,7 +48,7 @@ def test_mlflow_logging_example_runs_and_its_axis_is_found(mlflow_server, monkey
     import mlflow
 
     code = _block_after("**Log the compute.**", "python")
-    experiment = mlflow_server.unique_name("readme")
+    experiment = unique_name("readme")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", mlflow_server.url)
     mlflow.set_tracking_uri(mlflow_server.url)
     mlflow.set_experiment(experiment)
