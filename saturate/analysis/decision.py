@@ -37,7 +37,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import norm, truncnorm
+from scipy.special import ndtr, ndtri
 
 from saturate.analysis.call_settings import DecisionSettings, GroupPrior
 from saturate.analysis.outlook import Outlook
@@ -103,11 +103,11 @@ def p_pays(mean: float, sd: float, threshold: float, lower: float = -math.inf,
             return math.nan
         return 1.0 if min(max(mean, lower), upper) >= threshold else 0.0
     a, b = _bounds(mean, sd, lower, upper)
-    mass = norm.cdf(b) - norm.cdf(a)
+    mass = ndtr(b) - ndtr(a)
     if not mass > 0:  # all the mass is beyond a bound: G sits at the nearer bound
         return 1.0 if (upper if mean > upper else lower) >= threshold else 0.0
     t = max((threshold - mean) / sd, a)
-    return float(min(1.0, max(0.0, (norm.cdf(b) - norm.cdf(t)) / mass)))
+    return float(min(1.0, max(0.0, (ndtr(b) - ndtr(t)) / mass)))
 
 
 def gain_distribution(mean: float, sd: float, lower: float, upper: float,
@@ -120,15 +120,16 @@ def gain_distribution(mean: float, sd: float, lower: float, upper: float,
         v = min(max(mean, lower), upper)
         return Estimate(v, v, v)
     a, b = _bounds(mean, sd, lower, upper)
-    if not (norm.cdf(b) - norm.cdf(a)) > 1e-12:
+    if not (ndtr(b) - ndtr(a)) > 1e-12:
         v = upper if mean > upper else lower
         return Estimate(v, v, v)
     if math.isinf(a) and math.isinf(b):
-        z = float(norm.ppf(1.0 - a_tail))
+        z = float(ndtri(1.0 - a_tail))
         return Estimate(mean, mean - z * sd, mean + z * sd)
-    dist = truncnorm(a, b, loc=mean, scale=sd)
-    lo, hi = dist.ppf([a_tail, 1.0 - a_tail])
-    return Estimate(float(dist.mean()), float(lo), float(hi))
+    from saturate.analysis.truncated import truncnorm_mean, truncnorm_ppf
+
+    lo, hi = (truncnorm_ppf(q, a, b) * sd + mean for q in (a_tail, 1.0 - a_tail))
+    return Estimate(truncnorm_mean(a, b) * sd + mean, lo, hi)
 
 
 def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
@@ -158,7 +159,7 @@ def decide(
     confidence: float = 0.9,
 ) -> Decision:
     """The call on one curve from its outlook and (optionally) its group's prior."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     own_m, own_s = outlook.gain, outlook.se
     own = Estimate(own_m, own_m - z * own_s, own_m + z * own_s,
                    identified=math.isfinite(own_s))
