@@ -124,7 +124,8 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
         from saturate.report.suite import suite_markdown
 
         out += [*suite_markdown(suite, reasons=reasons), "### Curves (each run on its own)", ""]
-    tail = diagnostics_markdown(analysis) + diagnostic_metrics_markdown(analysis)
+    middle = diagnostics_markdown(analysis) + diagnostic_metrics_markdown(analysis)
+    tail: list[str] = []
     items = settings_items(settings)
     if items:
         tail += ["<details><summary>Settings used</summary>", ""]
@@ -133,7 +134,7 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
     tail.append("Gain per doubling: the fitted change of the metric (better is positive) when "
                 "compute doubles from the last point, with its interval; `?` marks a value the "
                 "data cannot pin down.")
-    budget = max_chars - _size(out) - _size(tail) - 400  # 400: the lines saying what was left
+    budget = max_chars - _size(out) - _size(middle) - _size(tail) - 400  # 400: what was left
     ordered = _order(curves)
     if curves:
         rows = _table(curves)
@@ -146,6 +147,7 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
             out += [f"{len(curves) - kept} more curve(s) are in the HTML and JSON reports "
                     "(`--format html`), left out to keep this report within a GitHub comment.",
                     ""]
+    out += middle
     if reasons and curves:
         blocks = [_reasons(c) for c in ordered]
         kept = _fitting(blocks, budget - 100)
