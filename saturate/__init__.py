@@ -4,17 +4,24 @@
 >>> df = saturate.load("sample_runs/")          # doctest: +SKIP
 >>> analysis = saturate.analyze(df)             # doctest: +SKIP
 >>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
+
+The names below are loaded on first use (:mod:`saturate.lazy`): ``import saturate`` and the
+command line's ``--help`` do not pay for pandas, scipy or numba before they are needed.
 """
 
 from __future__ import annotations
 
-from saturate.api import Analysis, analyze
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
-from saturate.ingest import load
-from saturate.run_table import run_facts, with_run_facts
-from saturate.settings import Settings
+from saturate.lazy import lazy_exports
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Analysis": "api", "analyze": "api", "load": "ingest", "run_facts": "run_table",
+    "with_run_facts": "run_table", "Settings": "settings",
+}  # fmt: skip
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "Analysis",

@@ -8,6 +8,8 @@ This module imports nothing from saturate, so any layer may use it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 # ---- ROI stages (analysis.quantities.roi_stage) -------------------------------------------------
 # ROI is the elasticity d ln(f(C) - R0) / d ln C: one doubling of compute multiplies the gain above
 # the starting level by 2**ROI. The limits are the practitioners' stages documented in the README.
@@ -104,3 +106,18 @@ NOISE_RANGE_SIM_POINTS = 16_384
 """:func:`~saturate.analysis.quantities.noise_range` simulates at most this many points; longer
 curves scale the simulated range by ``sqrt(window ratio)`` (the smoothing averages that many more
 points; the range of the smoothed noise is in its limit a fixed multiple of ``sigma / sqrt(w)``)."""
+
+# ---- suites (suites.aggregate, suites.analysis) -------------------------------------------------
+
+SUITE_STATISTICS: tuple[str, ...] = ("iqm", "mean")
+"""The suite aggregates a group is judged on: the interquartile mean over tasks and seeds (robust to
+a few outlying tasks, rliable's choice) or the mean of task means."""
+
+SUITE_N_BOOT = 2000
+"""Bootstrap replicates of a suite aggregate by default: rliable's figures use 2000; the percentile
+interval's Monte Carlo error is then about 1% of its width."""
+
+# ---- the tracker (tracker.state; the CLI's --state) ---------------------------------------------
+
+DEFAULT_STATE = Path(".saturate") / "history.db"
+"""The watch history file, relative to the folder saturate runs in (one history per project)."""

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from saturate.analysis.call_settings import DecisionSettings
 from saturate.analysis.settings import AnalysisSettings
 from saturate.config import load_config
+from saturate.constants import SUITE_N_BOOT as DEFAULT_N_BOOT
+from saturate.constants import SUITE_STATISTICS as STATISTICS
 from saturate.errors import SettingsError
-from saturate.suites.aggregate import STATISTICS
-from saturate.suites.analysis import DEFAULT_N_BOOT
 from saturate.validation import (
     check_band,
     check_bool,
@@ -77,6 +77,8 @@ def _check_format(value: Any, name: str) -> str:
 
 
 def _check_fail_on(value: Any, name: str) -> tuple[str, ...]:
+    if value == ():  # the default: nothing to check, and no diagnostics to import for it
+        return ()
     from saturate.gate import fail_kinds
 
     return check_choices(value, name, fail_kinds())

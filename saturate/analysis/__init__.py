@@ -15,8 +15,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from saturate.lazy import lazy_exports
 
 # Exported name -> submodule. Loaded on first use (PEP 562), so that importing the light
 # submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
@@ -35,17 +34,7 @@ _EXPORTS = {
     "summarize_metrics": "diagnostic_metrics",
 }  # fmt: skip
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from saturate.errors import SettingsError
-from saturate.results import jsonable
 
 __all__ = [
     "DecisionSettings",
@@ -42,6 +41,8 @@ class GroupPrior:
     n: int
 
     def to_dict(self) -> dict[str, Any]:
+        from saturate.results import jsonable  # numpy and pandas: not for the settings' import
+
         return jsonable(self.__dict__)
 
     def summary(self) -> str:

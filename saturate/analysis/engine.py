@@ -49,8 +49,11 @@ def run_curves(
 ) -> list[CurveAnalysis]:
     """Analyse every curve (each the tidy rows of one curve); results in the order given.
 
-    The local pool is started only when there are at least two batches of work for it: fewer
-    curves are analysed in this process, where starting workers would cost more than it saves.
+    With the number of workers left to saturate (``workers=None``), a pool is started only for
+    work it shortens: curves are read ahead until they make :data:`POOL_MIN_WORK` (then a pool
+    of one worker per core takes them all), and fewer are analysed in this process, since a
+    worker's start (its imports, the compiled kernels) costs more than their whole analysis.
+    With ``workers`` given, the pool starts when there are at least two batches for it.
     """
     engine = engine or Engine()
     tally = Tally(progress)
@@ -60,11 +63,45 @@ def run_curves(
 
         return run_on_dask(stream, settings, engine, tally)
     workers = local_workers(engine.workers)
+    if workers > 1 and engine.workers is None:
+        head, enough = _read_ahead(stream, POOL_MIN_WORK)
+        stream = itertools.chain(head, stream)
+        if not enough:
+            return _in_process(stream, settings, tally)
     head = list(itertools.islice(stream, workers))
     stream = itertools.chain(head, stream)
     if workers == 1 or len(head) < 2:
         return _in_process(stream, settings, tally)
     return _on_pool(stream, settings, min(workers, len(head)), tally)
+
+
+#: Work (:func:`_work`) that makes a pool worth starting when the workers are left to saturate:
+#: about 10 s of one core's time on curves of up to a few hundred points, several times what
+#: starting a worker costs (2-3 s: its imports and compiled kernels).
+POOL_MIN_WORK = 200.0
+#: Points that weigh as much as one more curve in :func:`_work` (a curve's fixed cost, the
+#: bootstrap of every law, dominates below a few thousand points).
+POINTS_PER_CURVE = 2_000
+
+
+def _work(batch: list[pd.DataFrame]) -> float:
+    """The analysis's cost of a batch in curves of a few hundred points."""
+    return sum(1.0 + len(points) / POINTS_PER_CURVE for points in batch)
+
+
+def _read_ahead(
+    stream: Iterable[list[pd.DataFrame]], work: float
+) -> tuple[list[list[pd.DataFrame]], bool]:
+    """Batches taken from ``stream`` until they make ``work`` (True) or it ends (False); the
+    driver holds at most that much work read ahead."""
+    head: list[list[pd.DataFrame]] = []
+    total = 0.0
+    for batch in stream:
+        head.append(batch)
+        total += _work(batch)
+        if total >= work:
+            return head, True
+    return head, False
 
 
 def _in_process(

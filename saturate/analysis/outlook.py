@@ -37,7 +37,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
 from saturate.scaling import pow2_scale
@@ -152,7 +152,7 @@ def _se(e: Estimate | None, confidence: float) -> float:
     """Standard error from an estimate's interval (inf when there is none)."""
     if e is None or not (math.isfinite(e.lo) and math.isfinite(e.hi) and math.isfinite(e.value)):
         return math.inf
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     return max(e.hi - e.lo, 0.0) / (2.0 * z)
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 from scipy.special import ndtr, ndtri
 
 from saturate.analysis.direction import signed
-from saturate.analysis.domains import widen_within
+from saturate.analysis.domains import metric_domain, widen_within
 from saturate.analysis.settings import AnalysisSettings, parse_min_gain
 from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
@@ -75,13 +75,48 @@ def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
     return np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0))
 
 
-def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
-    """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
-    spec: float | str = settings.min_gain
+def threshold_spec(metric: str, settings: AnalysisSettings) -> tuple[float | str, str | None]:
+    """The ``min_gain`` that applies to ``metric``, and the ``thresholds`` glob that set it (None:
+    the general ``min_gain``)."""
     for pattern, s in settings.thresholds.items():
         if fnmatch.fnmatchcase(metric, pattern):
-            spec = s
-            break
+            return s, pattern
+    return settings.min_gain, None
+
+
+def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings) -> None:
+    """A :class:`~saturate.errors.SettingsError` when the threshold for ``metric`` is in metric
+    units and larger than the metric's domain (``[0, 1]`` for an accuracy) or, without one, than
+    every value it takes from zero: no doubling could ever pay, so ``3`` was surely meant as
+    ``3%`` (a share of the observed range)."""
+    spec, pattern = threshold_spec(metric, settings)
+    value, pct = parse_min_gain(spec)
+    if pct or not value > 0:
+        return
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return
+    domain, _ = metric_domain(metric, v, settings.domains)
+    if domain is not None and math.isfinite(domain.hi - domain.lo):
+        span, where = domain.hi - domain.lo, f"the whole domain {domain.text} of {metric!r}"
+    else:
+        span = max(float(v.max()), 0.0) - min(float(v.min()), 0.0)
+        where = (f"every value of {metric!r} from zero (it runs from {float(v.min()):.3g} to "
+                 f"{float(v.max()):.3g})")
+    if value > span:
+        from saturate.errors import SettingsError
+
+        which = "min_gain" if pattern is None else f"the threshold for {pattern!r}"
+        raise SettingsError(
+            f"{which} {value:g} is in metric units per doubling, more than {where}: no "
+            f"curve could ever pay; did you mean {value:g}% (a share of each curve's observed "
+            "range)?")
+
+
+def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
+    """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
+    spec, _ = threshold_spec(metric, settings)
     value, pct = parse_min_gain(spec)
     if not pct:
         return value, f"{value:.3g} per doubling"

@@ -315,9 +315,22 @@ def projected_path(
         return None
     last = analysis.compute_last
     pts = tuple(ForecastPoint(float(c), float(c), o.level, o.level, o.level) for c in computes)
-    out = project(o, d, pts, last, _fit_shape(analysis))
+    out = project(o, d, pts, last, _path_shape(analysis, [p.compute for p in pts]))
     return tuple(np.array([getattr(f, k) for f in out], dtype=float)  # type: ignore[return-value]
                  for k in ("value", "lo", "hi"))
+
+
+def _path_shape(analysis: CurveAnalysis, computes: list[float]) -> Shape | None:
+    """:func:`_fit_shape` with its values at the doublings of ``computes`` beyond the last
+    compute (and at one doubling) made in one prediction: a drawn path asks for dozens."""
+    shape, fit, c = _fit_shape(analysis), analysis.fit, analysis.compute_last
+    hs = [1.0, *(math.log2(x / c) for x in computes if x > c)]
+    if shape is None or fit is None or len(hs) < 3:
+        return shape
+    sign = 1.0 if analysis.direction == "higher" else -1.0
+    p = np.asarray(fit.predict(np.array([c, *(c * 2.0**h for h in hs)])), dtype=float)
+    known = {h: float(sign * (v - p[0])) for h, v in zip(hs, p[1:], strict=True)}
+    return lambda h: known[h] if h in known else shape(h)
 
 
 def _fit_shape(analysis: CurveAnalysis) -> Shape | None:

@@ -59,9 +59,9 @@ def analyze_table(
         from saturate.analysis.seeds import pool_seeds
 
         table = pool_seeds(with_run_facts(df), settings.group_by)
-        return run_curves(table_curves(table), settings, engine, progress)
+        return run_curves(_checked(table_curves(table), settings), settings, engine, progress)
     keys: list[Hashable] = []
-    results = run_curves(_keyed(table, keys), settings, engine, progress)
+    results = run_curves(_checked(_keyed(table, keys), settings), settings, engine, progress)
     return _pooled(results, keys, settings)
 
 
@@ -75,8 +75,20 @@ def analyze_parts(
     part arrives; no seed pooling (it needs every part: use :func:`analyze_table`)."""
     keys: list[Hashable] = []
     curves = (pts for part in parts for pts in _keyed(part, keys))
-    results = _pooled(run_curves(curves, settings, engine, progress), keys, settings)
+    results = _pooled(run_curves(_checked(curves, settings), settings, engine, progress), keys,
+                      settings)
     return sorted(results, key=lambda r: (r.source, r.run_id, r.metric))
+
+
+def _checked(curves: Iterable[pd.DataFrame], settings: AnalysisSettings) -> Iterator[pd.DataFrame]:
+    """The curves, each first checked against a threshold in metric units larger than its whole
+    range (:func:`~saturate.analysis.quantities.check_gain_units`): an error before its fit."""
+    from saturate.analysis.quantities import check_gain_units
+
+    for pts in curves:
+        if len(pts):
+            check_gain_units(str(pts["metric"].iloc[0]), pts["value"].to_numpy(), settings)
+        yield pts
 
 
 def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:

@@ -13,6 +13,7 @@ from saturate.cli import analyze as _analyze  # noqa: F401
 from saturate.cli import compare as _compare  # noqa: F401
 from saturate.cli import gate as _gate  # noqa: F401
 from saturate.cli import history as _history  # noqa: F401
+from saturate.cli import ls as _ls  # noqa: F401
 from saturate.cli import plot as _plot  # noqa: F401
 from saturate.cli import timeline as _timeline  # noqa: F401
 from saturate.cli import watch as _watch  # noqa: F401

@@ -29,7 +29,7 @@ from saturate.cli.options import (
     SUITE,
     settings_options,
 )
-from saturate.errors import step
+from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
 __all__ = ["analyze"]
@@ -39,6 +39,14 @@ LogBack = Annotated[
     typer.Option("--log-back", help="Write verdict tags (saturate.<metric>.*), the HTML report and "
                  "figures to the analysed MLflow runs. Without it nothing is ever written to the "
                  "tracking store."),
+]
+
+
+DryRun = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Say what would be analysed (runs, metrics with their role, "
+                 "direction and domain, the x axis, points per curve, run parameters, what is "
+                 "left out) and stop before any fit, as 'saturate ls' does."),
 ]
 
 
@@ -59,12 +67,19 @@ def analyze(
     fast: Fast = True,
     log_back: LogBack = False,
     wide: Wide = False,
+    dry_run: DryRun = False,
 ) -> None:
     """Analyse every (run, metric) curve: is it still scaling, slowing, saturated or regressing?
 
     Then the diagnostics across metrics and runs: reward/benchmark divergence, pass@k sharpening,
     slices, instabilities, recipes, compute to --target, cost.
     """
+    if dry_run:
+        from saturate.cli.ls import show_inventory
+
+        show_inventory(sources, settings, "text", out, fast)
+        return
+    settings = format_of_out(settings, out)
     analysis = run_analysis(sources, settings, fast=fast, outputs={"--out": out})
     if log_back:
         from saturate.tracker.writeback import log_back as write_back
@@ -72,6 +87,26 @@ def analyze(
         print(write_back(analysis).summary(), file=sys.stderr)
     with step(f"writing the {settings.format} report"):
         _emit(analysis, settings, out, wide=wide)
+
+
+#: The report format an ``--out`` name asks for by its suffix.
+SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown",
+                  ".json": "json"}
+
+
+def format_of_out(settings: Settings, out: Path | None) -> Settings:
+    """``--out report.html`` writes HTML (``.md`` Markdown, ``.json`` JSON) unless the format was
+    given (option or settings file); a format given that the suffix contradicts is an error,
+    checked before anything is read."""
+    implied = None if out is None else SUFFIX_FORMATS.get(out.suffix.lower())
+    if implied is None or settings.format == implied:
+        return settings
+    if "format" in settings.explicit:
+        raise SettingsError(
+            f"--out {out.name} asks for --format {implied} by its suffix, but the format given "
+            f"is {settings.format}: give --format {implied} (or none), or an --out name that "
+            f"does not end in {out.suffix}")
+    return settings.updated(format=implied)
 
 
 def _emit(analysis: Any, settings: Settings, out: Path | None, *, wide: bool) -> None:

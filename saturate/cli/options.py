@@ -20,9 +20,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from saturate.cli.app import late_help
 from saturate.errors import SettingsError
-from saturate.fit.laws import LAWS
-from saturate.gate import fail_on_help
 from saturate.report import FORMATS
 from saturate.settings import Settings, cli_name
 
@@ -52,7 +51,7 @@ class Shared:
 
     field: str
     flags: tuple[str, ...]
-    help: str
+    help: str | Callable[[], str]  # a function: made when a help page shows it (heavy imports)
     metavar: str
     many: bool = False
     flag: bool = False
@@ -65,18 +64,34 @@ class Shared:
 
     @property
     def annotation(self) -> Any:
+        text = self.help if isinstance(self.help, str) else late_help(self.help)
         if self.switch is not None:
-            return Annotated[bool, typer.Option(*self.flags, help=self.help, show_default=False)]
+            return Annotated[bool, typer.Option(*self.flags, help=text, show_default=False)]
         if self.flag:  # --name/--no-name; None when neither is given (the settings file decides)
             flags = [f"{self.flags[0]}/--no-{self.flags[0].removeprefix('--')}", *self.flags[1:]]
-            return Annotated[bool | None, typer.Option(*flags, help=self.help, show_default=False)]
+            return Annotated[bool | None, typer.Option(*flags, help=text, show_default=False)]
         kind = list[str] | None if self.many else str | None
-        option = typer.Option(*self.flags, help=self.help, metavar=self.metavar, show_default=False)
+        option = typer.Option(*self.flags, help=text, metavar=self.metavar, show_default=False)
         return Annotated[kind, option]
 
 
-def _many(field: str, flags: tuple[str, ...], help: str, metavar: str) -> Shared:
+def _many(field: str, flags: tuple[str, ...], help: str | Callable[[], str], metavar: str
+          ) -> Shared:
+    if callable(help):
+        return Shared(field, flags, lambda: f"{help()} (repeatable).", metavar, many=True)
     return Shared(field, flags, f"{help} (repeatable).", metavar, many=True)
+
+
+def _law_help() -> str:
+    from saturate.fit.laws import LAWS  # numpy and scipy: only when the help is shown
+
+    return f"Law to fit: {', '.join(LAWS)}. Default: all"
+
+
+def _fail_on_help() -> str:
+    from saturate.gate import fail_on_help  # every diagnostic: only when the help is shown
+
+    return fail_on_help().removesuffix(".")
 
 
 SELECTION: tuple[Shared, ...] = (
@@ -126,7 +141,7 @@ ANALYSIS: tuple[Shared, ...] = (
     Shared("n_boot", ("--n-boot",), "Bootstrap resamples for the intervals, >= 0 "
            f"(default {_DEFAULTS.n_boot}).", "N"),
     Shared("seed", ("--seed",), f"Random seed of the bootstrap (default {_DEFAULTS.seed}).", "N"),
-    _many("laws", ("--law",), f"Law to fit: {', '.join(LAWS)}. Default: all", "LAW"),
+    _many("laws", ("--law",), _law_help, "LAW"),
 )
 """How each curve is judged."""
 
@@ -189,7 +204,7 @@ REPORT_FORMAT: tuple[Shared, ...] = (
 """The report format of ``analyze`` (also ``format`` in the settings file)."""
 
 FAIL_ON: tuple[Shared, ...] = (
-    _many("fail_on", ("--fail-on",), fail_on_help().removesuffix("."), "KIND"),
+    _many("fail_on", ("--fail-on",), _fail_on_help, "KIND"),
 )
 """The gate's extra failing kinds."""
 

@@ -20,9 +20,8 @@ from saturate.cli.common import (
 )
 from saturate.cli.options import ANALYSIS, SELECTION, settings_options
 from saturate.cli.watch import State
+from saturate.constants import DEFAULT_STATE
 from saturate.settings import Settings
-from saturate.tracker.state import DEFAULT_STATE
-from saturate.tracker.timeline import ORIGINS
 from saturate.validation import check_choice, check_int, check_positive
 
 FORMATS = ("table", "json")
@@ -46,7 +45,7 @@ def timeline(
         metavar="N")] = "8",  # fmt: skip
     origin: Annotated[str, typer.Option(
         "--from", help="auto (the watch history when it holds this curve, else re-fit), "
-        "refit or history.", metavar="ORIGIN")] = ORIGINS[0],  # fmt: skip
+        "refit or history.", metavar="ORIGIN")] = "auto",  # fmt: skip
     state: State = DEFAULT_STATE,
     fmt: format_option(FORMATS) = FORMATS[0],
     plot: Annotated[Path | None, typer.Option(
@@ -60,7 +59,7 @@ def timeline(
     Answers "when did we first see saturation?" and "was the asymptote estimate stable?".
     """
     from saturate.report.output import check_not_inputs
-    from saturate.tracker.timeline import curve_timeline, plot_timeline
+    from saturate.tracker.timeline import ORIGINS, curve_timeline, plot_timeline
 
     fmt = check_choice(fmt, "--format", FORMATS)
     check_not_inputs({"--out": out, "--plot": plot}.items(), [*(sources or ()), state])

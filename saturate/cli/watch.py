@@ -20,10 +20,9 @@ import typer
 from saturate.cli.app import app
 from saturate.cli.common import Sources, format_option, handle_errors
 from saturate.cli.options import ANALYSIS, SELECTION, settings_options
-from saturate.report.tracker_tables import watch_table
+from saturate.constants import DEFAULT_STATE
 from saturate.settings import Settings
 from saturate.text import for_message
-from saturate.tracker.state import DEFAULT_STATE
 from saturate.validation import check_choice, check_int, check_positive
 
 State = Annotated[
@@ -70,6 +69,8 @@ class _Display:
     def start_live(self, stack: contextlib.ExitStack) -> None:
         from rich.live import Live
 
+        from saturate.report.tracker_tables import watch_table
+
         if self.err.is_terminal and sys.stdout.isatty():
             self.live = stack.enter_context(Live(watch_table(self.latest, self.last_event),
                                                  console=self.err, refresh_per_second=2))
@@ -90,6 +91,8 @@ class _Display:
         for c in result.analyses:
             self.latest[(c.source, c.run_id, c.metric)] = c
         if self.live is not None:
+            from saturate.report.tracker_tables import watch_table
+
             self.live.update(watch_table(self.latest, self.last_event))
         else:
             wb = "" if result.writeback is None else f"; {result.writeback.summary()}"

@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from saturate.lazy import lazy_exports
 
 # Exported name -> submodule, loaded on first use (PEP 562): the laws and settings are light, the
 # engine pulls in scipy.optimize and scipy.signal, which the command line's start need not pay.
@@ -21,17 +20,7 @@ _EXPORTS = {
     "LawFit": "result", "parse_at": "result", "FitSettings": "settings",
 }  # fmt: skip
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "LAWS", "Law", "parse_at"]

@@ -310,10 +310,49 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
         if axis is not None:
             ren[axis] = "compute"
     names = [ren.get(c, c) for c in cols]
+    _check_near_misses(cols, names, path)
     if names != list(df.columns):
         df = df.set_axis(names, axis=1)
     name = df.attrs.get("compute_name") or axis or ("compute" if "compute" in df.columns else None)
     return df, name
+
+
+#: Column names a table is read by: a column one letter away from one of them (``vaule``,
+#: ``metirc``) is a slip, not a metric or run parameter of its own.
+_READ_BY = ("metric", "value", "step", "compute", "run_id", "experiment", "timestamp")
+
+
+def _check_near_misses(cols: list[str], names: list[str], path: Path) -> None:
+    """Refuse a column one edit (a letter added, dropped, changed, or two swapped) from a name
+    the table is read by that the table lacks: read as it is, ``vaule`` would become a metric
+    and ``metirc`` a run parameter, and the analysis would answer another question. A plural
+    (``values``, ``steps``) is taken as meant."""
+    for col, name in zip(cols, names, strict=True):
+        low = col.lower()
+        if name != col or low in _READ_BY:
+            continue
+        for known in _READ_BY:
+            if known not in names and low != known + "s" and _one_edit(low, known):
+                what = {"value": "a metric of its own", "metric": "a run parameter"}.get(
+                    known, "a column of its own")
+                raise InputError(
+                    f"{_where(path)}: column {col!r} looks like a misspelt {known!r}, which this "
+                    f"table lacks: did you mean {known!r}? Rename the column (as it is, it would "
+                    f"be read as {what})")
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by one letter added, dropped or changed, or two neighbours
+    swapped (and ``a != b``)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1:]
 
 
 def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str | None:

@@ -25,11 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import sqlalchemy as sa
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.ingest.mlflow_client import read_rest
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -46,7 +44,6 @@ from saturate.ingest.mlflow_sources import (
     is_mlflow_sqlite,
     resolve_source,
 )
-from saturate.ingest.mlflow_sql import iter_database, read_database
 from saturate.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 
@@ -214,9 +211,13 @@ def iter_mlflow(
             Path(src.target), selection, label=src.label, max_workers=max_workers
         )
     elif src.kind == "rest":
+        from saturate.ingest.mlflow_client import read_rest  # SQLAlchemy: only for its readers
+
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
                                        timeout=timeout)
     elif not stream:
+        from saturate.ingest.mlflow_sql import read_database
+
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
@@ -248,6 +249,8 @@ def _iter_database(
     src: MlflowSource, selection: Selection, fast: bool, max_workers: int
 ) -> Iterator[pd.DataFrame]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
+    from saturate.ingest.mlflow_sql import iter_database
+
     names = facts = None
     n_points = 0
     parts = iter_database(src, selection, fast=fast, max_workers=max_workers)
@@ -272,6 +275,8 @@ def _iter_database(
 def store_faults(label: str) -> Iterator[None]:
     """What a broken database makes its readers raise (a value that is not a number, a garbled
     page, a table of the wrong shape) as one :class:`SourceError` line naming the store."""
+    import sqlalchemy as sa  # only where a database is read: not at the command line's start
+
     try:
         yield
     except (ValueError, TypeError, OverflowError, sqlite3.Error, sa.exc.SQLAlchemyError) as err:

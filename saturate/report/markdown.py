@@ -105,9 +105,17 @@ def _order(curves: tuple[CurveAnalysis, ...]) -> list[CurveAnalysis]:
     return sorted(curves, key=lambda c: rank.get(c.verdict, len(VERDICTS)))
 
 
-def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True) -> str:
+#: Characters a report may take: a GitHub comment or step summary holds 65,536; the rest is left
+#: for what a caller adds around it.
+MAX_CHARS = 60_000
+
+
+def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True,
+                    max_chars: int = MAX_CHARS) -> str:
     """The report as GitHub-flavoured Markdown: heading, counts, the suite (when there is one),
-    table, diagnostics, reasons, settings."""
+    table, diagnostics, reasons (folded), settings; at most ``max_chars`` characters: the rows
+    and reasons that do not fit (the passing curves' first) are left to the HTML and JSON
+    reports, and a line says how many."""
     curves, settings = curves_and_settings(analysis)
     out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", "",
            escape_md(axis_text(analysis)), ""]
@@ -116,25 +124,61 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
         from saturate.report.suite import suite_markdown
 
         out += [*suite_markdown(suite, reasons=reasons), "### Curves (each run on its own)", ""]
-    if curves:
-        out += _table(curves)
-        out.append("")
-    out += diagnostics_markdown(analysis)
-    out += diagnostic_metrics_markdown(analysis)
-    if reasons and curves:
-        out += ["### Reasons", ""]
-        for c in _order(curves):
-            out.append(f"- {_verdict(c.verdict)}: {escape_md(c.run)} / {escape_md(c.metric)}")
-            out += [f"  - {escape_md(r)}" for r in c.reasons]
-            if c.flags:
-                out.append(f"  - flags: {escape_md(', '.join(c.flags))}")
-        out.append("")
+    middle = diagnostics_markdown(analysis) + diagnostic_metrics_markdown(analysis)
+    tail: list[str] = []
     items = settings_items(settings)
     if items:
-        out += ["<details><summary>Settings used</summary>", ""]
-        out += [f"- {escape_md(k)}: {escape_md(v)}" for k, v in items]
+        tail += ["<details><summary>Settings used</summary>", ""]
+        tail += [f"- {escape_md(k)}: {escape_md(v)}" for k, v in items]
+        tail += ["", "</details>", ""]
+    tail.append("Gain per doubling: the fitted change of the metric (better is positive) when "
+                "compute doubles from the last point, with its interval; `?` marks a value the "
+                "data cannot pin down.")
+    budget = max_chars - _size(out) - _size(middle) - _size(tail) - 400  # 400: what was left
+    ordered = _order(curves)
+    if curves:
+        rows = _table(curves)
+        kept = _fitting(rows[2:], budget - _size(rows[:2]))
+        if kept < len(curves):  # the failing curves are the ones to keep
+            rows = _table(tuple(ordered))
+        out += [*rows[:2 + kept], ""]
+        budget -= _size(rows[:2 + kept])
+        if kept < len(curves):
+            out += [f"{len(curves) - kept} more curve(s) are in the HTML and JSON reports "
+                    "(`--format html`), left out to keep this report within a GitHub comment.",
+                    ""]
+    out += middle
+    if reasons and curves:
+        blocks = [_reasons(c) for c in ordered]
+        kept = _fitting(blocks, budget - 100)
+        out += ["### Reasons", "", "<details><summary>Per curve, failing verdicts first</summary>",
+                "", *blocks[:kept]]
+        if kept < len(blocks):
+            out.append(f"- the reasons of {len(blocks) - kept} more curve(s) are in the HTML and "
+                       "JSON reports (`--format html`), left out to keep this report within a "
+                       "GitHub comment.")
         out += ["", "</details>", ""]
-    out.append("Gain per doubling: the fitted change of the metric (better is positive) when compute "
-               "doubles from the last point, with its interval; `?` marks a value the data cannot "
-               "pin down.")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + tail) + "\n"
+
+
+def _reasons(c: CurveAnalysis) -> str:
+    """One curve's reasons as a list item (its lines joined)."""
+    lines = [f"- {_verdict(c.verdict)}: {escape_md(c.run)} / {escape_md(c.metric)}"]
+    lines += [f"  - {escape_md(r)}" for r in c.reasons]
+    if c.flags:
+        lines.append(f"  - flags: {escape_md(', '.join(c.flags))}")
+    return "\n".join(lines)
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(ln) + 1 for ln in lines)
+
+
+def _fitting(lines: list[str], budget: int) -> int:
+    """How many of ``lines``, from the first, fit in ``budget`` characters."""
+    used = 0
+    for i, line in enumerate(lines):
+        used += len(line) + 1
+        if used > budget:
+            return i
+    return len(lines)

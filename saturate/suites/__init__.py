@@ -13,16 +13,19 @@ back?
 
 from __future__ import annotations
 
-from saturate.suites.aggregate import STATISTICS, aggregate, iqm, stratified_bootstrap, task_mean
-from saturate.suites.analysis import DEFAULT_N_BOOT, analyze_suite
-from saturate.suites.normalize import Normalization, parse_normalize, read_baselines
-from saturate.suites.result import (
-    AggregateCurve,
-    GroupComparison,
-    SuiteAnalysis,
-    SuiteGroup,
-    TaskResult,
-)
+from saturate.lazy import lazy_exports
+
+# Loaded on first use (:mod:`saturate.lazy`): the settings read the light constants of
+# :mod:`.aggregate` without the analysis (scipy.stats) being imported.
+_EXPORTS = {
+    "STATISTICS": "aggregate", "DEFAULT_N_BOOT": "aggregate", "aggregate": "aggregate",
+    "iqm": "aggregate", "stratified_bootstrap": "aggregate", "task_mean": "aggregate",
+    "analyze_suite": "analysis", "Normalization": "normalize", "parse_normalize": "normalize",
+    "read_baselines": "normalize", "AggregateCurve": "result", "GroupComparison": "result",
+    "SuiteAnalysis": "result", "SuiteGroup": "result", "TaskResult": "result",
+}  # fmt: skip
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "analyze_suite",

@@ -24,10 +24,13 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["STATISTICS", "Statistic", "iqm", "task_mean", "aggregate", "stratified_bootstrap"]
+from saturate.constants import SUITE_N_BOOT, SUITE_STATISTICS
+
+__all__ = ["STATISTICS", "DEFAULT_N_BOOT", "Statistic", "iqm", "task_mean", "aggregate", "stratified_bootstrap"]
 
 Statistic = Literal["iqm", "mean"]
-STATISTICS: tuple[str, ...] = ("iqm", "mean")
+STATISTICS: tuple[str, ...] = SUITE_STATISTICS
+DEFAULT_N_BOOT = SUITE_N_BOOT
 
 
 def iqm(x: np.ndarray) -> np.ndarray:

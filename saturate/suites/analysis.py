@@ -19,7 +19,7 @@ import pandas as pd
 from saturate.analysis import AnalysisSettings
 from saturate.analysis.direction import metric_direction
 from saturate.errors import SettingsError
-from saturate.suites.aggregate import STATISTICS
+from saturate.suites.aggregate import DEFAULT_N_BOOT, STATISTICS
 from saturate.suites.compare import compare_groups
 from saturate.suites.frame import SuiteRows, suite_rows
 from saturate.suites.grid import common_grid, run_points, score_tensor, task_span
@@ -29,9 +29,6 @@ from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 __all__ = ["analyze_suite", "DEFAULT_N_BOOT"]
 
-#: Bootstrap replicates by default: rliable's figures use 2000; the percentile interval's Monte
-#: Carlo error is then about 1% of its width.
-DEFAULT_N_BOOT = 2000
 
 
 def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: object) -> None:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from saturate.constants import DEFAULT_STATE
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
@@ -52,7 +53,6 @@ __all__ = [
     "curve_from_dict",
 ]
 
-DEFAULT_STATE = Path(".saturate") / "history.db"
 class HistoryStore:
     """The watch state and history in one SQLite file; use as a context manager or ``close()``.
 

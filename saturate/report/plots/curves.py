@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from saturate.errors import InputError
 from saturate.names import axis_label
@@ -41,6 +39,10 @@ from saturate.report.plots.style import (
     short,
 )
 from saturate.results import CurveAnalysis
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG reports read this too
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 MAX_CURVES_PER_FIGURE = 24
 
@@ -254,7 +256,7 @@ def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = No
         curves = curves[:MAX_CURVES_PER_FIGURE]
     confidence = confidence_of(analysis)
     size = (11.0, 3.6 * len(curves))
-    fig = pyplot_figure(size) if pyplot else Figure(figsize=size, layout="constrained")
+    fig = pyplot_figure(size) if pyplot else new_figure(size, layout="constrained")
     axes = fig.subplots(len(curves), 2, squeeze=False, width_ratios=[1.25, 1])
     for (left, right), curve in zip(axes, curves, strict=True):
         plot_curve(curve, left, confidence=confidence)

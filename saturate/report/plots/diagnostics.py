@@ -5,11 +5,9 @@ forecasts (:func:`plot_recipe`); :func:`diagnostic_figure` picks one by kind."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from saturate.names import axis_label
 from saturate.report.plots.style import (
@@ -25,6 +23,10 @@ from saturate.report.plots.style import (
     short,
 )
 from saturate.results import CurveAnalysis
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG reports read this too
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 _REWARD = "#c44e52"
 _BENCH = "#4c72b0"

@@ -6,13 +6,15 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from saturate.results import CurveAnalysis
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG reports read this too
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 VERDICT_COLORS: dict[str, str] = {
     "scaling": "#1a7f37",
@@ -31,6 +33,8 @@ SIZE = (6.4, 3.8)
 def new_figure(figsize: tuple[float, float] = SIZE, layout: str | None = "constrained") -> Figure:
     """A Figure not registered with pyplot: nothing to close, no leak when many are drawn."""
     # Figures drawn by the dozen use fixed margins: constrained layout doubles the drawing time.
+    from matplotlib.figure import Figure
+
     return Figure(figsize=figsize, layout=layout)
 
 

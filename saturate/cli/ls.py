@@ -1,0 +1,51 @@
+"""``saturate ls``: what an analysis would read, before any fit (also ``analyze --dry-run``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from saturate.cli.app import app
+from saturate.cli.common import Fast, Out, Sources, format_option, handle_errors, write_text
+from saturate.cli.options import ANALYSIS, SELECTION, settings_options
+from saturate.settings import Settings
+from saturate.validation import check_choice
+
+__all__ = ["ls", "show_inventory"]
+
+FORMATS = ("text", "json")
+
+
+def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out: object,
+                   fast: bool) -> None:
+    """Read the sources as ``analyze`` would and print (or write) what they hold."""
+    import shutil
+
+    from saturate.inventory import inventory
+
+    found = inventory(sources or None, settings, fast=fast)
+    if not found.metrics:
+        from saturate.errors import InputError
+
+        raise InputError("no curves to analyse after selection")
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+    text = (json.dumps(found.to_dict(), indent=2) + "\n" if fmt == "json"
+            else found.text(width=width))
+    write_text(text, out)  # type: ignore[arg-type]
+
+
+@app.command("ls")
+@handle_errors
+@settings_options(SELECTION, ANALYSIS, exclude=("min_gain", "forecast_at", "confidence", "n_boot",
+                                                "seed", "laws", "group_by"))
+def ls(
+    settings: Settings,
+    sources: Sources = None,
+    fmt: format_option(FORMATS) = FORMATS[0],
+    out: Out = None,
+    fast: Fast = True,
+) -> None:
+    """What 'saturate analyze' would read, before any fit: runs, metrics with their role,
+    direction and domain, the x axis and its unit, points per curve, the run parameters, and
+    what is left out and why."""
+    show_inventory(sources, settings, check_choice(fmt, "--format", FORMATS), out, fast)

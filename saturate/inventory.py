@@ -1,0 +1,137 @@
+"""What an analysis would read, before any fit (``saturate ls``, ``analyze --dry-run``): the runs,
+each metric with its role, direction and domain, the x axis and its unit, the points per curve,
+the columns read as run parameters and what is left out, with the reason for each.
+
+It reads the sources as :func:`saturate.analyze` does (the same selection, x axis and roles),
+and stops there: nothing is fitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from saturate.analysis.direction import metric_direction
+from saturate.analysis.domains import metric_domain
+from saturate.analysis.parts import PreparedParts
+from saturate.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
+from saturate.ingest import Tables
+from saturate.run_table import concat_tables
+from saturate.settings import Settings
+
+__all__ = ["Inventory", "MetricLine", "inventory"]
+
+_POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status"}
+
+
+@dataclass(frozen=True)
+class MetricLine:
+    """One metric of the read: its role (``objective`` gets a verdict), the rule that gave it, its
+    direction and domain, and its curves' counts of points."""
+
+    metric: str
+    role: str
+    rule: str
+    direction: str
+    domain: str
+    curves: int
+    points: tuple[int, int, int]  # fewest, median, most points per curve
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "role": self.role, "rule": self.rule,
+                "direction": self.direction, "domain": self.domain, "curves": self.curves,
+                "points_per_curve": dict(zip(("min", "median", "max"), self.points, strict=True))}
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What :func:`inventory` found: runs, metrics, the x axis, run parameters, left-out columns."""
+
+    runs: tuple[str, ...]
+    metrics: tuple[MetricLine, ...]
+    axis: str
+    axis_note: str | None
+    parameters: tuple[str, ...]
+    left_out: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def points(self) -> int:
+        return sum(round(m.curves * m.points[1]) for m in self.metrics)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": list(self.runs), "axis": self.axis, "axis_note": self.axis_note,
+                "metrics": [m.to_dict() for m in self.metrics],
+                "run_parameters": list(self.parameters),
+                "left_out": [{"column": c, "reason": r} for c, r in self.left_out]}
+
+    def text(self, width: int = 100) -> str:
+        """The inventory as plain text lines (names cut at ``width``)."""
+        judged = [m for m in self.metrics if m.role == "objective"]
+        curves = sum(m.curves for m in self.metrics)
+        out = [f"{len(self.runs)} run(s), {len(self.metrics)} metric(s), {curves} curve(s); "
+               f"{sum(m.curves for m in judged)} curve(s) of {len(judged)} objective(s) get a "
+               "verdict", f"x axis: {self.axis}"]
+        if self.axis_note:
+            out.append(f"  {self.axis_note}")
+        out += ["", "metrics (role, direction, domain, curves, points per curve min/median/max, "
+                "why this role):"]
+        name_w = min(max((len(m.metric) for m in self.metrics), default=6), width // 2)
+        for m in self.metrics:
+            lo, mid, hi = m.points
+            out.append(f"  {_cut(m.metric, name_w):<{name_w}}  {m.role:<10} {m.direction:<7} "
+                       f"{m.domain:<9} {m.curves:>4}  {lo}/{mid}/{hi}  {m.rule}")
+        shown = ", ".join(self.runs[:20]) + (f", ... ({len(self.runs) - 20} more)"
+                                             if len(self.runs) > 20 else "")
+        out += ["", f"runs: {shown}"]
+        out.append("run parameters: " + (", ".join(self.parameters) or "none"))
+        if self.left_out:
+            out += ["", "left out:"]
+            out += [f"  {name}: {why}" for name, why in self.left_out]
+        return "\n".join(out) + "\n"
+
+
+def _cut(name: str, width: int) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def inventory(source: Any, settings: Settings, *, fast: bool = True,
+              on_read: Callable[[Any], None] | None = None) -> Inventory:
+    """Read ``source`` as :func:`saturate.analyze` would with ``settings`` and say what it holds
+    (see the module docstring); nothing is fitted."""
+    tables = Tables(source, **settings.selection(), fast=fast, as_given=True, on_part=on_read)
+    parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
+                          diagnostic=settings.diagnostic, explicit_axis=settings.compute is not None)
+    frames = [*parts]
+    frames += parts.others
+    table = concat_tables(frames) if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
+    roles = parts.roles()
+    how = settings.analysis()
+    metrics = []
+    sizes = table.groupby(["source", "run_id", "metric"], observed=True, sort=False).size() \
+        if len(table) else pd.Series(dtype=int)
+    for metric, group in roles.groupby("metric", sort=True, observed=True):
+        counts = sizes.xs(metric, level="metric") if len(sizes) else pd.Series(dtype=int)
+        values = table.loc[table["metric"] == metric, "value"].to_numpy(dtype=float)
+        domain, _ = metric_domain(str(metric), values, how.domains)
+        metrics.append(MetricLine(
+            metric=str(metric), role=str(group["role"].iloc[0]), rule=str(group["rule"].iloc[0]),
+            direction=metric_direction(str(metric), how.lower_is_better, how.higher_is_better)
+            if group["role"].iloc[0] == "objective" else "-",
+            domain="-" if domain is None else domain.text, curves=len(group),
+            points=(int(counts.min()), int(counts.median()), int(counts.max()))
+            if len(counts) else (0, 0, 0)))
+    runs = parts.runs()
+    params = tuple(c for c in runs.columns if str(c).startswith((PARAM_PREFIX, TAG_PREFIX)))
+    names = sorted({str(r) for r in table["run"].unique()}) if len(table) else []
+    axis = parts.axis()
+    extra = sorted(c for c in table.columns if c not in _POINT_COLUMNS
+                   and not str(c).startswith((PARAM_PREFIX, TAG_PREFIX)))
+    left = [(c, "a per-point column that is not the x axis (--compute " + c + " makes it one)")
+            for c in extra]
+    left += [(m.metric, f"metric without a verdict ({m.role}: {m.rule}); "
+              f"--objective '{m.metric}' judges it") for m in metrics if m.role != "objective"]
+    return Inventory(runs=tuple(names), metrics=tuple(metrics), axis=axis.heading,
+                     axis_note=axis.warning(), parameters=params, left_out=tuple(left))
