@@ -45,6 +45,8 @@ ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 1.0)  # 1.0: 
 FEATURE_SETS: tuple[tuple[str, ...], ...] = (
     ("model",),  # Platt scaling of the model's own probability
     ("model", "fit_z", "trend_z"),
+    ("model", "fit_z", "trend_z", "recent_gain", "recent_change", "drawdown"),
+    EVIDENCE_FEATURES,
 )
 """The evidence maps offered (:class:`~saturate.analysis.call_settings.EvidenceMap`): which
 features each may weigh; :meth:`PooledCalls.candidates` chooses among them on the training
