@@ -39,7 +39,7 @@ from saturate.analysis.pooling import leave_one_out_priors
 from saturate.analysis.projection import project
 from saturate.results import ForecastPoint
 
-INNOVATIONS = (1.0,)
+INNOVATIONS = (1.0, 2.0)
 STOP_COSTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 1.0)  # 1.0: never abstain
 FEATURE_SETS: tuple[tuple[str, ...], ...] = (

@@ -8,7 +8,8 @@ what a gain can be and never turns a falling estimate into a rising one). The in
 part of the next doubling's gain that no estimate from the past can see (RL curves plateau and
 take off again, skills are found in jumps). Its standard deviation is ``innovation`` times the
 geometric mean of the curve's pace (:attr:`Outlook.pace`: its mean gain per doubling so far, the
-observed range over the doublings it spans) and its point-to-point noise: a curve that neither
+observed range over the doublings it spans, capped by its own estimate of the next doubling's gain
+or the threshold) and its point-to-point noise: a curve that neither
 moves nor scatters much cannot be expected to jump, and a smooth law-like curve (no noise) keeps
 the precision of its fit. The next doubling *pays* when ``G >= T``; ``P(pays) = P(G >= T)``
 (mapped by the settings' :class:`~saturate.analysis.call_settings.EvidenceMap`, the identity by
@@ -124,8 +125,14 @@ def gain_distribution(mean: float, sd: float, lower: float, upper: float,
 
 def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
     """Standard deviation of the next doubling's innovation: ``innovation * sqrt(pace * noise)``
-    (metric units; 0 when the pace or the noise is unknown)."""
+    (metric units; 0 when the pace or the noise is unknown), the pace the curve keeps now: its
+    mean gain per doubling so far, but no more than its own estimate of the next doubling's
+    gain (or the threshold, when that is smaller), so a curve that rose fast and has long
+    levelled off is not expected to jump as it once rose."""
     pace, noise = outlook.pace, outlook.noise
+    g = outlook.gain
+    if math.isfinite(g) and math.isfinite(pace):
+        pace = min(pace, max(abs(g), outlook.threshold))
     scale = math.sqrt(pace) * math.sqrt(noise) if noise >= 0 and pace >= 0 else math.nan
     return settings.innovation * scale if math.isfinite(scale) else 0.0
 
