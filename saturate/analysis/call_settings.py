@@ -172,7 +172,7 @@ class DecisionSettings:
     calibration: EvidenceMap = SHIPPED_MAP
     pool: bool = True
     population: PopulationPrior | None = None
-    innovation: float = 1.0
+    innovation: float = 2.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.innovation, (int, float)) and 0.0 <= self.innovation < math.inf):

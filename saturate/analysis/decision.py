@@ -27,7 +27,7 @@ expected loss is made (:func:`~saturate.analysis.call_settings.call_levels`):
 
 The defaults are what leave-one-source-out on public RL curves picks
 (``benchmarks/bench_accuracy.py``, seeds pooled as the tool pools them): the band ``[0.4, 0.6)``
-(a wrong stop weighed as a wasted doubling, abstaining at 0.4 of one), innovation 1, no evidence
+(a wrong stop weighed as a wasted doubling, abstaining at 0.4 of one), innovation 2, no evidence
 map and no population prior. The maps fitted on other sources (Platt scaling, and the fitted and
 trend z-scores with it) bring the pooled ECE of P(pays) from 0.09 to 0.03 but flatten it so
 much that clean plateaus and declines of the canonical shapes (``benchmarks/canonical_shapes.py``)
