@@ -91,6 +91,8 @@ def truth_verdict(row: dict) -> tuple[str | None, str]:
     return "scaling", f"{said}, ROI {roi} >= {KNEE_ROI} (before the knee)"
 
 
+_COIN_FLIP = ("a plateau whose gain (0.1-0.4x the threshold) the noisy samples cannot tell from the threshold: P(pays) {p} lies in the default band [0.40, 0.60), where the honest call is inconclusive (keep running, look again at 2x)")
+
 NOISE_CALLS: dict[tuple[str, str], tuple[str, str]] = {
     # (run, metric): (the honest verdict from the noisy samples, why it differs from the truth's)
     ("qwen2.5-1.5b-grpo-smoketest", "train/reward"): (
@@ -101,6 +103,14 @@ NOISE_CALLS: dict[tuple[str, str], tuple[str, str]] = {
     ("qwen2.5-1.5b-grpo-smoketest", "eval/gsm8k/accuracy"): (
         "inconclusive",
         "4 evaluations: fewer points than a law or a trend test needs (min_points 6)"),
+    **{key: ("inconclusive", _COIN_FLIP.format(p=p)) for key, p in (
+        (("llama3.1-8b-ppo-gsm8k-seed0", "eval/gsm8k/accuracy"), "0.59"),
+        (("llama3.1-8b-ppo-gsm8k-seed1", "eval/gsm8k/accuracy"), "0.41"),
+        (("qwen2.5-7b-grpo-symclip-entropy-collapse", "train/reward"), "0.57"),
+        (("qwen2.5-7b-grpo-symclip-entropy-collapse", "eval/math500/accuracy"), "0.44"),
+        (("qwen3-8b-grpo-mixed-difficulty", "eval/medium/score"), "0.44"),
+        (("qwen2.5-7b-ppo-turn-webshop-seed1", "eval/success_rate"), "0.42"),
+    )},
 }
 
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
