@@ -46,14 +46,14 @@ def test_one_message_per_change_and_none_when_nothing_changes(tmp_path):
         _write(tmp_path / "run.csv", 8)
         _watch(tmp_path, *opts)  # the baseline: verdicts recorded, no events, nothing posted
         assert hook.posts == []
-        assert "scaling" in page.read_text()
+        assert "slowing" in page.read_text()
         _write(tmp_path / "run.csv", 120)  # the curve saturates, past its stop point
         out = _watch(tmp_path, *opts)
         kinds = _posted_kinds(out)
         assert "verdict_changed" in kinds
         assert len(hook.posts) == len(kinds)
         changed = hook.posts[kinds.index("verdict_changed")]["text"]
-        assert "run ppo · reward: verdict scaling → saturated · P(pays) 0." in changed
+        assert "run ppo · reward: verdict slowing → saturated · P(pays) 0." in changed
         assert f"notified 127.0.0.1:{hook.url.split(':')[2].split('/')[0]}" in out
         _watch(tmp_path, *opts)  # nothing new: nothing posted
         assert len(hook.posts) == len(kinds)
