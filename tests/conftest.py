@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# MLflow's telemetry thread sets and unsets a variable of os.environ while requests reads it
+# (a KeyError in another thread's request); the tests send no telemetry anyway.
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 from mlflow_server import MlflowServer, make_template_db, new_store, start_server  # noqa: E402
 
