@@ -173,7 +173,7 @@ def test_junit_xml_one_case_per_curve() -> None:
     suite = root.find("testsuite")
     assert suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("skipped") == "1"
     cases = suite.findall("testcase")
-    assert [c.get("classname") for c in cases] == ["ok", "bad<&>", "meh"]
+    assert [c.get("classname") for c in cases] == ["ok", "bad\\x01<&>", "meh"]  # shown escaped
     assert cases[1].find("failure").get("type") == "saturated"
     assert cases[2].find("skipped") is not None and cases[0].find("failure") is None
 
