@@ -35,8 +35,7 @@ ZWSP = "\u200b"
 # and isolates ("Trojan Source"), the BOM.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # markup anywhere: emphasis, code, links, cells
-_MD_LINE_START = re.compile(r"^(\s*(?:#{0,5}|\d{1,9}))([#>+\-.)])(?=\s|$)")  # heading, list
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 _MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 # @name as GitHub resolves mentions (users, teams as @org/team); also at the start of the text.
 _MENTION = re.compile(r"(^|[^\w`])@(?=[A-Za-z0-9])")
@@ -78,9 +77,7 @@ def for_annotation(text: Any, *, prop: bool = False) -> str:
 
 def for_markdown(text: Any) -> str:
     """``text`` safe in a Markdown table cell or paragraph: no markup, links, HTML or line breaks,
-    and no ``@mention`` (a zero-width space after the ``@``). Only what Markdown reads as markup
-    is escaped (``0.0947`` and ``qwen3-8b`` stay as they are): emphasis, code, link brackets,
-    cell bars, and a heading, quote or list marker at the start."""
+    and no ``@mention`` (a zero-width space after the ``@``)."""
     s = re.sub(r"[\r\n\t\u2028\u2029]+", " ", str(text))
     s = _UNSAFE.sub("", s)
     s = "".join(_MD_HTML.get(ch, ch) for ch in s)
@@ -88,8 +85,7 @@ def for_markdown(text: Any) -> str:
     parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
     s = "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
                 for p in parts)  # fmt: skip
-    s = _MD_LINE_START.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", s, count=1)
-    return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\\:")
+    return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\:")
 
 
 def for_message(text: Any) -> str:

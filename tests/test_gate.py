@@ -245,14 +245,14 @@ def test_gate_uses_the_threshold_analyze_uses(runs: Path, tmp_path: Path, monkey
         "grow": True, "flat": False}
     assert default.settings["min_gain"] == "3%"
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "saturate.toml").write_text("min_gain = 1000\n")
+    (tmp_path / "saturate.toml").write_text('min_gain = "1000%"\n')
     strict = _gate([str(runs), "--run", "grow"])
     assert strict.exit_code == 1 and "FAIL grow / reward" in strict.stdout
 
 
 def test_hostile_names_in_annotations(tmp_path: Path) -> None:
     path = write_runs(tmp_path / "h.csv", names=(HOSTILE,))
-    res = _gate([str(path), "--min-gain", "1000", "--fail-on", "inconclusive"],
+    res = _gate([str(path), "--min-gain", "1000%", "--fail-on", "inconclusive"],
                 {"GITHUB_ACTIONS": "true"})
     assert res.exit_code == 1, res.output
     (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("::error ")]

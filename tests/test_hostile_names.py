@@ -56,7 +56,7 @@ def test_the_boundaries_themselves() -> None:
     assert for_annotation("50% a\nb", prop=True) == "50%25 a\\nb"
     assert for_annotation("t: a, b", prop=True) == "t%3A a%2C b"
     assert for_markdown("@everyone hi @org/team, mail a@b.c") == (
-        f"@{ZWSP}everyone hi @{ZWSP}org/team, mail a@b.c")
+        f"@{ZWSP}everyone hi @{ZWSP}org/team, mail a@b\\.c")
     e = Event("verdict_changed", "s", "id", HOSTILE[1], METRIC, 3.0, "a", "b", 0.0, "d\x1b")
     assert "\n" not in e.line() and "\r" not in e.line() and "\x1b" not in e.line()
     fields = parse_event_line(e.line())
