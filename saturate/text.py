@@ -85,7 +85,7 @@ def for_markdown(text: Any) -> str:
     parts = re.split(r"(&(?:amp|lt|gt|quot);)", s)
     s = "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
                 for p in parts)  # fmt: skip
-    return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\:")
+    return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\\:")
 
 
 def for_message(text: Any) -> str:
