@@ -30,7 +30,7 @@ RECIPES = str(SAMPLES / "08_recipe_comparison.csv")
 # Sources the repository has no sample of (a live server, a project folder, Atari), and the
 # commands that follow or replay a live tracker (tests/test_tracker_*.py run those).
 NO_SAMPLE = ("http://", "sqlite:///", "analyze .", "mlruns/", "atari/", "saturate watch",
-             "saturate history", "saturate timeline")
+             "saturate history", "saturate timeline", "wandb")  # W&B: tests/test_ingest_wandb.py
 
 
 def _block_after(marker: str, lang: str) -> str:
@@ -77,7 +77,7 @@ def test_everyday_command_runs_on_the_samples(command: str, tmp_path: Path) -> N
         pytest.skip("a source the repository holds no sample of, or a live tracker")
     args = shlex.split(command)[1:]
     args = [PLACEHOLDERS.get(a, a) for a in args]
-    if args[0] == "compare" or "--group-by" in args:
+    if args[0] == "compare" or "--group-by" in args or "--overlay" in args:
         args = [RECIPES if a == STORE else a for a in args]
     args = [str(ROOT / a) if a.startswith("sample_runs/") else a for a in args]
     done = subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,

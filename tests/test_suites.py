@@ -93,6 +93,11 @@ def test_sample_suite_verdicts_match_the_generators_truth(sample):
                 # Near the top of [0, 1] the domain caps what a doubling can add, so a task the
                 # generator still has climbing may be placed past the knee: it still pays.
                 want = ("scaling", "slowing")
+            p = getattr(task.curve, "p_pays", None)
+            if want == "saturated" and p is not None and 0.4 <= p < 0.6:
+                # a plateau whose P(pays) sits in the default band is honestly inconclusive
+                # (sample_runs/README: one ppo-turn webshop seed at 0.42)
+                want = ("saturated", "inconclusive")
             assert task.verdict in (want if isinstance(want, tuple) else (want,)), (
                 g.group, task.task, task.verdict)
         assert g.n_seeds == {task: 3 for task in gen.SUITE_TASKS}

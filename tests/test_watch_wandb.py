@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from saturate.analysis import AnalysisSettings
 from saturate.cli import app
+from saturate.settings import Settings
 from saturate.tracker import HistoryStore, Watcher, make_poller, parse_event_line
 
 pytest.importorskip("wandb")
@@ -21,7 +21,7 @@ from wandb_runs import write_runs  # noqa: E402
 
 STEPS = np.arange(1, 121) * 10
 REWARD = 0.8 * (1 - np.exp(-STEPS / 300)) + np.random.default_rng(3).normal(0, 0.004, STEPS.size)
-SETTINGS = AnalysisSettings(n_boot=40)
+SETTINGS = Settings.build(n_boot=40)
 
 
 @pytest.fixture(scope="module")
