@@ -127,6 +127,12 @@ def test_settings_stop_at_the_repository_root_and_are_named(tmp_path: Path) -> N
                          text=True, timeout=300, cwd=deep, env={**os.environ, "COLUMNS": "200"})
     assert res.returncode == 0, res.stderr
     assert f"settings from {project / 'saturate.toml'}" in res.stdout.splitlines()[1]
+    for fmt in ("markdown", "html"):  # every report says in its header which file decided
+        out = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", fmt],
+                             capture_output=True, text=True, timeout=300, cwd=deep)
+        assert out.returncode == 0, out.stderr
+        header = out.stdout.split("<table")[0] if fmt == "html" else out.stdout[:300]
+        assert f"settings from {project / 'saturate.toml'}" in header.replace("\\", "")
 
 
 def test_long_metric_names_become_valid_tag_keys() -> None:

@@ -29,6 +29,7 @@ from saturate.report.rows import (
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
     axis_text,
+    settings_source,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -150,6 +151,12 @@ def diagnostic_metrics_html(analysis: Any) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
+def _source(analysis: Any) -> str:
+    """`` · settings from PATH`` beside the axis, when a settings file decided some options."""
+    text = settings_source(analysis)
+    return f" · {esc(text)}" if text else ""
+
+
 def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
                 progress: Progress | None = None, workers: int = 1) -> str:
     """The whole report as one self-contained HTML page.
@@ -176,7 +183,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{PAGE_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1><p class='headline'>{esc(headline(curves))}</p>"
-        f"<p class='muted'>{esc(axis_text(analysis))}</p>{_counts(curves)}{note}"
+        f"<p class='muted'>{esc(axis_text(analysis))}{_source(analysis)}</p>{_counts(curves)}{note}"
         f"{_suite(analysis, plots)}"
         "<p class='muted'>Click a column to sort. Gain per doubling: the fitted change of the "
         "metric (better is positive) when compute doubles from the last point, with its interval "

@@ -17,6 +17,7 @@ from saturate.report.rows import (
     DIAGNOSTIC_METRIC_COLUMNS,
     VERDICT_ICONS,
     axis_text,
+    settings_source,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -119,6 +120,8 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
     curves, settings = curves_and_settings(analysis)
     out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", "",
            escape_md(axis_text(analysis)), ""]
+    if settings_source(analysis):
+        out[-1:] = ["", escape_md(settings_source(analysis)), ""]
     suite = getattr(analysis, "suite", None)
     if suite is not None:  # the suite first: it is the answer asked for
         from saturate.report.suite import suite_markdown

@@ -343,6 +343,13 @@ def diagnostic_rows(analysis: Any) -> list[dict[str, str]]:
     return [diagnostic_metric_row(m) for m in getattr(analysis, "diagnostic_metrics", ()) or ()]
 
 
+def settings_source(analysis: Any) -> str:
+    """``settings from PATH`` when a settings file decided some options, else ``""``: a report
+    read later says which file changed its thresholds."""
+    _, settings = curves_and_settings(analysis)
+    return f"settings from {settings['config']}" if settings.get("config") else ""
+
+
 def axis_text(analysis: Any) -> str:
     """``x axis: GPU-hours (compute/gpu_hours)``, with the axis's note when it has one (runs on
     their step, GPU-hours from wall time); from the curves' axis name for a bare list of curves."""
