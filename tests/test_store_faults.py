@@ -75,9 +75,10 @@ def test_a_broken_store_is_one_error_line(good: Path, tmp_path: Path, fault: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
 
 
-@pytest.mark.parametrize("fast", ["--fast", "--no-fast"])
+@pytest.mark.parametrize("command", [["analyze", "--fast"], ["analyze", "--no-fast"],
+                                     ["watch", "--once", "--retries", "0"]])
 def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path, tmp_path: Path,
-                                                                       fast: str) -> None:
+                                                                       command: list[str]) -> None:
     db = tmp_path / "mlflow.db"
     shutil.copyfile(good, db)
     holder = subprocess.Popen(
@@ -88,13 +89,43 @@ def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        res = subprocess.run([*SAT, "analyze", f"sqlite:///{db}", fast, "--timeout", "2",
-                              "--n-boot", "10"], capture_output=True, text=True, timeout=300)
+        res = subprocess.run([*SAT, command[0], f"sqlite:///{db}", *command[1:], "--timeout", "2",
+                              "--n-boot", "10", *(["--state", str(tmp_path / "state.db")]
+                                                  if command[0] == "watch" else [])],
+                             capture_output=True, text=True, timeout=300)
         waited = time.monotonic() - started
     finally:
         holder.kill()
         holder.wait(timeout=30)
+    if command[0] == "watch":  # its own first line says what it follows, then the one error
+        assert res.stderr.startswith("watch: watching "), res.stderr
+        res.stderr = res.stderr.split("\n", 1)[1]
     _check_one_line(res)
     assert "locked" in res.stderr
     assert waited < 200  # the 2 s deadline, not a wait without end (the process was still
     # waiting at 270 s before); generous for a loaded machine's start-up
+
+
+def test_watch_waits_on_a_locked_store_for_its_timeout_not_a_fixed_30_s(good: Path,
+                                                                       tmp_path: Path) -> None:
+    from saturate.errors import SourceError
+    from saturate.tracker.poll import make_poller
+
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(good, db)
+    poller = make_poller(f"sqlite:///{db}", timeout=1.5)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        with pytest.raises(SourceError, match="locked"):
+            poller.poll({})
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert waited < 25  # the 1.5 s asked for; the poller waited a fixed 30 s before

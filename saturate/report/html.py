@@ -29,7 +29,6 @@ from saturate.report.rows import (
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
     axis_text,
-    settings_source,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -40,6 +39,7 @@ from saturate.report.rows import (
     num,
     prob,
     settings_items,
+    settings_source,
     short_reason,
 )
 from saturate.results import VERDICTS, CurveAnalysis

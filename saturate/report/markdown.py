@@ -17,12 +17,12 @@ from saturate.report.rows import (
     DIAGNOSTIC_METRIC_COLUMNS,
     VERDICT_ICONS,
     axis_text,
-    settings_source,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
     diagnostics_of,
     settings_items,
+    settings_source,
     summary_row,
 )
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts

@@ -22,12 +22,14 @@ to a source or to the history store.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from saturate.errors import InputError, SettingsError
 from saturate.ingest import walk
+from saturate.ingest.mlflow_http import resolve_timeout
 from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
 from saturate.tracker.poll_base import CurveKey, Poller, PollResult, merge_results
 from saturate.tracker.poll_files import FilesPoller
@@ -102,10 +104,12 @@ def make_poller(
 
 def _store_poller(text: str, *, filter: str | None, timeout: float | None,  # noqa: A002
                   **opts: object) -> Poller:  # fmt: skip
-    """The poller of one MLflow store, read the way ``analyze`` reads it."""
+    """The poller of one MLflow store, read the way ``analyze`` reads it: a database locked by
+    another writer is waited on for ``timeout`` seconds, as a server's answer is."""
     src = resolve_source(text)
     if src.kind == "db":
-        return DbPoller(src, filter=filter, **opts)
+        return DbPoller(dataclasses.replace(src, timeout=resolve_timeout(timeout)), filter=filter,
+                        **opts)
     if src.kind == "files":
         return FileStorePoller(Path(src.target), label=src.label, filter=filter, **opts)
     return RestPoller(src, filter=filter, timeout=timeout, **opts)
