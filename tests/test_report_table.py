@@ -191,6 +191,17 @@ def test_narrow_long_names_group_rows_under_their_run(unprefixed) -> None:
 def test_names_shorten_in_the_middle_and_stay_distinct() -> None:
     assert shorten_middle("qwen2.5-7b-grpo-scaleup-20x-seed0", 20) == "qwen2.5-…-20x-seed0"
     assert shorten_middle("abc", 10) == "abc"
+    assert shorten_middle("eval/math500/accuracy", 13) == "…/accuracy"  # never "eval/m…curacy"
+    assert shorten_middle("eval/math500/accuracy", 14) == "eval/math500/…"
+    assert shorten_middle("abcdefghijklmnop", 8) == "abcd…nop"  # no separator: cut mid-word
+    metrics = ["eval/math500/accuracy", "eval/gsm8k/accuracy", "train/reward"]
+    for width in range(6, 22):
+        labels, w = unique_labels(metrics, width)
+        assert len(set(labels)) == 3 and all(len(lab) <= w for lab in labels)
+        for label in (lab for lab in labels if "…" in lab):  # each side of a cut: whole words
+            head, _, tail = label.partition("…")
+            assert head == "" or head[-1] in "-_/: ", label
+            assert tail == "" or tail[0] in "-_/: ", label
     names = [f"qwen2.5-7b-grpo-{v}-seed{s}" for v in ("baseline", "scaleup-20x") for s in (0, 1)]
     labels, w = unique_labels(names, 12)
     assert len(set(labels)) == 4 and all(len(lab) <= w for lab in labels)
@@ -214,3 +225,27 @@ def test_cli_table_fits_columns_env_and_defaults_to_120(analysis, tmp_path: Path
     assert "Left out to fit 90 columns" in res.stdout
     res = runner.invoke(app, ["analyze", str(path), "--n-boot", str(N_BOOT), "--wide"])
     assert "Left out" not in res.stdout and max(len(ln) for ln in res.stdout.splitlines()) > 90
+
+
+@pytest.mark.parametrize("width", [100, 120])
+def test_the_watch_table_fits_its_width_one_line_per_curve(analysis, unprefixed, width) -> None:
+    from saturate.report.tracker_tables import watch_table
+
+    for a in (analysis, unprefixed):
+        latest = {("src", c.run_id, c.metric): c for c in a.curves}
+        events = dict.fromkeys(latest, "verdict_changed scaling")
+        out = io.StringIO()
+        Console(file=out, width=width, force_terminal=False).print(watch_table(latest, events, width))
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width
+        body = lines[3:]  # title, header, rule
+        assert len(body) == len(latest)  # nothing wraps onto a second line
+        header = lines[1].split()
+        assert header[:2] == ["run", "metric"] and "P(pays)" in header
+        for line, c in zip(body, sorted(a.curves, key=lambda c: (c.run, c.metric)), strict=True):
+            run, metric = line.split()[:2]
+            for shown, full in ((run, c.run), (metric, c.metric)):  # cut on separators only
+                head, _, tail = shown.partition("…")
+                assert full.startswith(head) and full.endswith(tail), (shown, full)
+                assert "…" not in shown or not head or head[-1] in "-_/: ", shown
+            assert c.verdict in line

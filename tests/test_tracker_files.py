@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -141,6 +142,10 @@ def test_watch_history_and_timeline_commands(tmp_path, monkeypatch):
                                "verdict": "saturated", "compute": 1200.0}]
     res = runner.invoke(app, ["history", "--all", "--format", "lines", "--run", "ppo"])
     assert len(res.stdout.splitlines()) >= 1
+    for columns in ("80", "100"):  # the table shows whole times at any usual width
+        res = runner.invoke(app, ["history", "--all"], env={"COLUMNS": columns})
+        assert res.exit_code == 0, res.output
+        assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", res.stdout), res.stdout
 
     res = runner.invoke(app, ["timeline", "run.csv", "--run", "ppo", "--metric", "reward",
                               "--from", "refit", "--points", "5", "--n-boot", "30", "--format",

@@ -72,7 +72,7 @@ class _Display:
         from saturate.report.tracker_tables import watch_table
 
         if self.err.is_terminal and sys.stdout.isatty():
-            self.live = stack.enter_context(Live(watch_table(self.latest, self.last_event),
+            self.live = stack.enter_context(Live(watch_table(self.latest, self.last_event, self.err.width),
                                                  console=self.err, refresh_per_second=2))
 
     def status(self, msg: str) -> None:
@@ -93,7 +93,7 @@ class _Display:
         if self.live is not None:
             from saturate.report.tracker_tables import watch_table
 
-            self.live.update(watch_table(self.latest, self.last_event))
+            self.live.update(watch_table(self.latest, self.last_event, self.err.width))
         else:
             wb = "" if result.writeback is None else f"; {result.writeback.summary()}"
             self.status(f"pass {self.passes}: {result.summary()}{wb}")

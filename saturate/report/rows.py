@@ -257,50 +257,54 @@ def forecast_cell(curve: CurveAnalysis, index: int = 0) -> str:
 
 
 _SEPARATORS = "-_/: "
+LEAST_CUT = 6
+"""A name cut on separators is never shown in fewer characters than this."""
+GROW_FOR_SEPARATORS = 6
+"""How many characters wider a name may be shown to be cut on separators, not mid-word."""
 
 
 def shorten_middle(text: str, width: int, *, on_separators: bool = True) -> str:
     """``text`` cut in the middle to ``width`` characters with ``…``, keeping its head and its
-    tail (which holds the seed or variant that tells runs apart); with ``on_separators`` the cuts
-    fall on separators (``-_/: ``) when that wastes at most three characters."""
+    tail (which holds the seed or variant that tells runs apart). With ``on_separators`` the
+    cuts fall on separators (``-_/: ``): the head ends after one, the tail starts at one (either
+    may be empty, ``eval/math500/…``, ``…/accuracy``, when nothing else fits), the most kept and
+    then the longest tail winning; a name with no separator to cut at is cut mid-word."""
     if len(text) <= width:
         return text
     if width < 3:
         return text[:width]
     budget = width - 1
     tail = budget // 2
-    best = (text[: budget - tail], text[len(text) - tail:])
-    if not on_separators:
-        return f"{best[0]}…{best[1]}"
-    heads = [i + 1 for i, ch in enumerate(text) if ch in _SEPARATORS and i + 1 <= budget]
-    tails = [i for i, ch in enumerate(text) if ch in _SEPARATORS and len(text) - i <= budget]
-    pairs = [(h, t) for h in heads for t in tails if h <= t and h + len(text) - t <= budget]
-    if pairs:
-        h, t = max(pairs, key=lambda p: (p[0] + len(text) - p[1], len(text) - p[1]))
-        if h + len(text) - t >= budget - 3:
-            best = (text[:h], text[t:])
-    return f"{best[0]}…{best[1]}"
+    if on_separators:
+        heads = [0] + [i + 1 for i, ch in enumerate(text) if ch in _SEPARATORS and i + 1 <= budget]
+        tails = [i for i, ch in enumerate(text) if ch in _SEPARATORS] + [len(text)]
+        pairs = [(h, t) for h in heads for t in tails
+                 if h <= t and h + len(text) - t <= budget and (h, t) != (0, len(text))]
+        if pairs:
+            h, t = max(pairs, key=lambda p: (p[0] > 0 and p[1] < len(text),
+                                             p[0] + len(text) - p[1], len(text) - p[1]))
+            return f"{text[:h]}…{text[t:]}"
+    return f"{text[: budget - tail]}…{text[len(text) - tail:]}"
 
 
 def unique_labels(names: Sequence[str], width: int) -> tuple[list[str], int]:
     """The names shortened in the middle to the largest width <= ``width`` at which distinct
     names stay distinct (the least larger one when none is), and that width. The cuts fall on
-    separators unless that makes two names look alike."""
+    separators, at a smaller or a few characters larger width if need be, before any name is cut
+    mid-word."""
     distinct = sorted(set(names))
     longest = max((len(n) for n in names), default=0)
 
-    def labels(w: int) -> dict[str, str] | None:
-        for on_separators in (True, False):
-            out = {n: shorten_middle(n, w, on_separators=on_separators) for n in distinct}
-            if len(set(out.values())) == len(distinct):
-                return out
-        return None
+    def labels(w: int, on_separators: bool) -> dict[str, str] | None:
+        out = {n: shorten_middle(n, w, on_separators=on_separators) for n in distinct}
+        return out if len(set(out.values())) == len(distinct) else None
 
     w = min(max(width, 1), longest)
-    found = next(((v, lab) for v in range(w, 0, -1) if (lab := labels(v)) is not None), None)
-    if found is None:
-        found = next((v, lab) for v in range(w, longest + 1) if (lab := labels(v)) is not None)
-    return [found[1][n] for n in names], found[0]
+    tries = [(v, True) for v in range(w, LEAST_CUT - 1, -1)]
+    tries += [(v, True) for v in range(w + 1, min(w + GROW_FOR_SEPARATORS, longest) + 1)]
+    tries += [(v, False) for v in range(w, 0, -1)] + [(v, False) for v in range(w, longest + 1)]
+    v, found = next((v, lab) for v, sep in tries if (lab := labels(v, sep)) is not None)
+    return [found[n] for n in names], v
 
 
 def common_prefix(names: Sequence[str], least: int = 4) -> str:
