@@ -190,6 +190,13 @@ class Analysis:
 
         return plot_analysis(self, run=run, metric=metric, pyplot=True)
 
+    def overlay(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
+        """The runs of each metric on one chart (globs select): in Jupyter, inline charts with a
+        legend of runs, verdicts and P(pays); ``.figures()`` gives matplotlib figures."""
+        from saturate.report.notebook import overlay_view
+
+        return overlay_view(self, run=run, metric=metric)
+
     def _repr_html_(self) -> str:
         """Jupyter: the headline, a row per curve with a small chart, the diagnostics."""
         return notebook_html(self)

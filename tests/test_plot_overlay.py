@@ -61,3 +61,20 @@ def test_a_single_run_has_nothing_to_overlay(tmp_path):
                                       str(tmp_path / "f"), "--n-boot", "10"])
     errors = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
     assert result.exit_code == 2 and len(errors) == 1 and "two runs" in errors[0]
+
+
+def test_the_jupyter_overlay_view_names_every_run_with_its_verdict(recipes):
+    view = recipes.overlay()
+    assert len(view) == 1
+    html = view._repr_html_()
+    assert html.count("<svg") == 1 and "<script" not in html  # a notebook output runs no script
+    for c in recipes.curves:  # the legend: each run, its verdict and P(pays)
+        assert c.run in html and f"P(pays) {c.p_pays:.2f}" in html
+    assert html.count("class=\"ov-run\"") == len(recipes.curves)  # one drawn group per run
+    assert "qwen3-4b-cispo-seed0" in repr(view)
+    figures = view.figures()
+    assert len(figures) == 1 and len(figures[0].axes[0].get_legend().get_texts()) >= 6
+    cispo = recipes.overlay(run="*cispo*")
+    assert "dapo" not in cispo._repr_html_() and len(cispo) == 1
+    assert len(recipes.overlay(run="nothing-matches")) == 0
+    assert "two runs or more" in recipes.overlay(run="nothing-matches")._repr_html_()

@@ -27,7 +27,7 @@ from saturate.report.rows import (
 )
 from saturate.results import CurveAnalysis
 
-__all__ = ["notebook_html", "curve_html", "fit_html"]
+__all__ = ["notebook_html", "curve_html", "fit_html", "overlay_view", "OverlayView"]
 
 
 def _wrap(body: str) -> str:
@@ -153,3 +153,59 @@ def fit_html(fit: Any) -> str:
 
 register_html("curve", curve_html)
 register_html("fit", fit_html)
+
+
+class OverlayView:
+    """What :meth:`saturate.api.Analysis.overlay` returns: per metric of a source with two runs
+    or more, the runs on one chart (each run's fit and band in its colour, each recipe's pooled
+    curve dashed) with a legend naming each run, its verdict and P(pays). Jupyter shows it as
+    inline SVG (no script: a notebook's output may not run one); :meth:`figures` gives the same
+    charts as matplotlib figures, as ``saturate plot --overlay`` draws them."""
+
+    def __init__(self, curves: tuple[CurveAnalysis, ...], confidence: float) -> None:
+        from saturate.report.plots.overlay import overlay_groups
+
+        self.groups = overlay_groups(curves)
+        self.confidence = confidence
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __repr__(self) -> str:
+        if not self.groups:
+            return "no metric of a source has two runs or more to draw together"
+        return "\n".join(f"{metric} · {source}: {len(g)} runs ({', '.join(c.run for c in g)})"
+                         for (source, metric), g in self.groups.items())
+
+    def figures(self) -> list[Any]:
+        """One matplotlib Figure per chart, in the order of :attr:`groups`."""
+        from saturate.report.plots.overlay import overlay_figure
+
+        return [overlay_figure(g, confidence=self.confidence) for g in self.groups.values()]
+
+    def _repr_html_(self) -> str:
+        from saturate.report.plots.overlay import MAX_RUNS_PER_OVERLAY
+        from saturate.report.svg.overlay import overlay_svg, run_color
+
+        if not self.groups:
+            return _wrap(f"<p>{esc(repr(self))}</p>")
+        parts = []
+        for (source, metric), group in self.groups.items():
+            legend = "".join(
+                f"<li><span style='display:inline-block;width:0.8em;height:0.8em;"
+                f"background:{run_color(i)}'></span> {esc(c.run)} {badge(c.verdict)} "
+                f"P(pays) {esc(prob(c.p_pays))}</li>"
+                for i, c in enumerate(group[:MAX_RUNS_PER_OVERLAY]))
+            parts.append(f"<p><b>{esc(metric)}</b> · {esc(source)}: {len(group)} runs</p>"
+                         f"{overlay_svg(group, confidence=self.confidence)}"
+                         f"<ul style='list-style:none;padding-left:0'>{legend}</ul>")
+        return _wrap("".join(parts))
+
+
+def overlay_view(analysis: Any, *, run: str | None = None,
+                 metric: str | None = None) -> OverlayView:  # fmt: skip
+    """The :class:`OverlayView` of the curves ``run`` and ``metric`` (globs) select."""
+    curves, settings = curves_and_settings(analysis)
+    if run is not None or metric is not None:
+        curves = analysis.select(run=run, metric=metric)
+    return OverlayView(tuple(curves), _confidence(settings))
