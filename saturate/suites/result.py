@@ -2,7 +2,8 @@
 ``summary()``; :class:`SuiteAnalysis` also shows itself in Jupyter (``_repr_html_``).
 
 Formatting beyond the plain-text summary lives in :mod:`saturate.report.suite` and
-:mod:`saturate.report.suite_html`.
+:mod:`saturate.report.suite_html`; the HTML and the figure are asked of the renderers the report
+registers with :mod:`saturate.display` (a result does not import the report).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from saturate.display import figure_of, html_of
 from saturate.results import (
     PASSING_VERDICTS,
     CurveAnalysis,
@@ -416,14 +418,7 @@ class SuiteAnalysis:
     def plot(self):  # noqa: ANN201
         """A matplotlib Figure of every group's aggregate with its band and forecast. In Jupyter
         it shows once, inline, as the cell's value (made through pyplot and closed there)."""
-        from saturate.report.plots.style import pyplot_figure
-        from saturate.report.suite_html import plot_suite
-
-        fig = pyplot_figure((7.0, 4.0))
-        plot_suite(self, ax=fig.add_subplot())
-        return fig
+        return figure_of(self, "suite")
 
     def _repr_html_(self) -> str:
-        from saturate.report.suite_html import suite_notebook_html
-
-        return suite_notebook_html(self)
+        return html_of(self, "suite")
