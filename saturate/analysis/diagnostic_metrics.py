@@ -20,8 +20,9 @@ import pandas as pd
 
 from saturate.analysis.evidence import trend_test
 from saturate.analysis.roles import Role
+from saturate.codec import jsonable
 from saturate.curves import iter_curves
-from saturate.results import Trend, format_estimate, jsonable
+from saturate.results import Trend, format_estimate
 
 __all__ = ["DiagnosticMetric", "summarize_metrics"]
 

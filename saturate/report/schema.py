@@ -1,7 +1,8 @@
-"""The JSON Schema of the report: ``schema.json`` beside this module, its diagnostics part (the
-kind enum, and per kind its severities and the schema of its ``details``) written from the
-diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part (``suite`` and the
-``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
+"""The JSON Schema of the report: ``schema.json`` beside this module, its ``estimate`` and
+``curve`` parts written from the result classes' fields (:func:`saturate.codec.schema_of`), its
+diagnostics part (the kind enum, and per kind its severities and the schema of its ``details``)
+from the diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part
+(``suite`` and the ``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
 
 The report is validated against :func:`build_schema`: the committed file with the diagnostics part
 as the registry has it now (so a diagnostic registered at run time is in it). After adding or
@@ -10,7 +11,7 @@ changing a diagnostic, rewrite the committed file with::
     python -m saturate.report.schema
 
 (a test checks that the committed file is what this writes). Do the same after changing
-``suite_schema.json``.
+``suite_schema.json`` or a field of the result classes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from saturate.codec import schema_of
+from saturate.results import CurveAnalysis, Estimate
 
 __all__ = ["build_schema", "render_schema", "write_schema"]
 
@@ -39,6 +43,8 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
     from saturate.diagnostics.registry import kind_specs
 
     doc = copy.deepcopy(base) if base is not None else json.loads(_committed_text())
+    for cls in (Estimate, CurveAnalysis):
+        doc["$defs"][cls._json_def] = schema_of(cls)
     _add_suite(doc)
     diagnostic = doc["$defs"]["diagnostic"]
     specs = kind_specs()
