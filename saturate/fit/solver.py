@@ -105,7 +105,7 @@ def solve_laws(
         yy, ww = _rows(y), _rows(w)
         _check_shapes(law, theta, yy, ww, x.shape[0])
         if law.name not in LAW_IDS:  # a user's law: the general path
-            out.append(solve_general(law, x, yy, ww, theta, loss=loss, f_scale=f_scale,
+            out.append(solve_general(law, x, log_x, yy, ww, theta, loss=loss, f_scale=f_scale,
                                      max_iter=max_iter, tol=tol))
             continue
         cost = np.empty(theta.shape[0])
@@ -118,8 +118,8 @@ def solve_laws(
     return out
 
 
-def solve_general(law: Law, x: Array, y: Array, w: Array, theta0: Array, *, loss: str,
-                  f_scale: float, max_iter: int, tol: float) -> BatchResult:
+def solve_general(law: Law, x: Array, log_x: Array, y: Array, w: Array, theta0: Array, *,
+                  loss: str, f_scale: float, max_iter: int, tol: float) -> BatchResult:
     """Each row of ``theta0`` (b, k) fitted by scipy's ``least_squares`` (trust-region
     reflective, the same robust loss, a finite-difference Jacobian) to its row of ``y`` and ``w``
     ((1 or b, n)), for a law without a compiled kernel (a user's:
@@ -136,7 +136,7 @@ def solve_general(law: Law, x: Array, y: Array, w: Array, theta0: Array, *, loss
         sw = np.sqrt(wi)
 
         def fun(t: Array, yi: Array = yi, sw: Array = sw) -> Array:
-            return sw * (yi - law.evaluate(x, None, t)[0])
+            return sw * (yi - law.evaluate(x, log_x, t)[0])
 
         start = np.clip(theta[i], lo, hi)
         if not np.all(np.isfinite(fun(start))):
@@ -147,7 +147,7 @@ def solve_general(law: Law, x: Array, y: Array, w: Array, theta0: Array, *, loss
         except (ValueError, np.linalg.LinAlgError):
             continue
         theta[i], converged[i], n_eval = res.x, res.status > 0, max(n_eval, res.nfev)
-        r = yi - law.evaluate(x, None, res.x)[0]
+        r = yi - law.evaluate(x, log_x, res.x)[0]
         cost[i] = float(robust_cost(r, wi, loss, f_scale))
     return BatchResult(theta=theta, cost=cost, converged=converged, n_iter=int(n_eval))
 
