@@ -7,6 +7,7 @@ their type hints and a few words of metadata (:func:`meta`).
 * :func:`from_dict`: its inverse, each value converted by its field's type (``null`` is NaN
   where the field is a float); a missing key takes the field's default, and a missing key
   without one raises :class:`~saturate.errors.InputError`.
+* :func:`derived`: a property written as well (read back, it follows from the fields);
 * :func:`schema_of`: the JSON Schema of the same objects (a class with ``_json_def`` is
   referenced as ``#/$defs/<name>``; floats as ``#/$defs/num``: a number or null).
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from saturate.errors import InputError
 
-__all__ = ["meta", "jsonable", "to_dict", "from_dict", "schema_of", "num"]
+__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num"]
 
 
 _NO = object()
@@ -49,6 +50,16 @@ def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str,
     if missing is not _NO:
         out["missing"] = missing
     return {k: v for k, v in out.items() if v is not None or k == "missing"}
+
+
+def derived(after: str, doc: str | None = None) -> Callable[[Callable[[Any], Any]], property]:
+    """A property also written to the JSON object, after the field ``after`` (and left when it
+    is read back: it follows from the fields), its schema from its return type."""
+    def wrap(fn: Callable[[Any], Any]) -> property:
+        fn._json_derived = {"after": after, **meta(doc)}  # type: ignore[attr-defined]
+        return property(fn)
+
+    return wrap
 
 
 def num(x: Any) -> float:
@@ -92,6 +103,20 @@ def _fields(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
     return tuple(out)
 
 
+@functools.cache
+def _derived(cls: type) -> dict[str, tuple[tuple[str, dict[str, Any], Any], ...]]:
+    """Field name -> the derived properties written after it: (name, metadata, type)."""
+    module = vars(sys.modules[cls.__module__])
+    out: dict[str, tuple[tuple[str, dict[str, Any], Any], ...]] = {}
+    for name, value in vars(cls).items():
+        info = getattr(getattr(value, "fget", None), "_json_derived", None)
+        if info is not None:
+            hint = value.fget.__annotations__.get("return", "Any")
+            hint = eval(hint, module) if isinstance(hint, str) else hint  # noqa: S307
+            out[info["after"]] = (*out.get(info["after"], ()), (name, info, hint))
+    return out
+
+
 def _key(f: dataclasses.Field) -> tuple[str, ...]:
     return tuple(f.metadata.get("key", f.name).split("."))
 
@@ -127,6 +152,8 @@ def to_dict(obj: Any) -> dict[str, Any]:
         for part in path:
             into = into.setdefault(part, {})
         into[last] = jsonable(encode(value) if encode is not None else value)
+        for name, _, _ in _derived(type(obj)).get(f.name, ()):
+            out[name] = jsonable(getattr(obj, name))
     return out
 
 
@@ -201,6 +228,10 @@ def schema_of(cls: type, *, ref: bool = False) -> dict[str, Any]:
             prop["description"] = f.metadata["doc"]
         node.setdefault("properties", {})[last] = prop
         _require(node, last, f.metadata.get("required", not _optional(f)))
+        for name, info, hint in _derived(cls).get(f.name, ()):
+            root["properties"][name] = _schema(hint) | (
+                {"description": info["doc"]} if "doc" in info else {})
+            _require(root, name, True)
     for node in _objects(root):  # "required" and "additionalProperties" before the properties
         props, required = node.pop("properties", {}), node.pop("required", [])
         if required:

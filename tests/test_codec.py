@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from saturate.analysis.diagnostic_metrics import DiagnosticMetric
 from saturate.codec import _fields, from_dict, meta, schema_of, to_dict
 from saturate.errors import InputError
 from saturate.report.schema import build_schema
@@ -56,11 +57,13 @@ def _of(cls: type) -> st.SearchStrategy:
         parts["gain_per_doubling"] = st.builds(Estimate, FLOATS, FLOATS, FLOATS)
         parts["p_pays"] = st.none() | st.floats(0.0, 1.0)  # the schema's ranges
         parts["n_points"] = st.integers(0, 10**6)
+    if cls is DiagnosticMetric:
+        parts["role"], parts["n_points"] = st.sampled_from(["diagnostic", "axis"]), st.integers(0, 99)
     return st.fixed_dictionaries(parts).map(lambda kw: cls(**kw))
 
 
 TYPES = [Estimate, ForecastPoint, LawSummary, Trend, Collapse, CurveAnalysis, AggregateCurve,
-         TaskResult, GroupComparison]
+         TaskResult, GroupComparison, DiagnosticMetric]
 
 
 @pytest.mark.parametrize("cls", TYPES, ids=lambda c: c.__name__)
@@ -74,7 +77,8 @@ def test_every_result_round_trips_through_json(cls: type, data: st.DataObject) -
     assert json.dumps(back.to_dict(), allow_nan=False) == text
 
 
-@pytest.mark.parametrize("cls", [Estimate, CurveAnalysis], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [Estimate, CurveAnalysis, DiagnosticMetric],
+                         ids=lambda c: c.__name__)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_report_schema_of_a_class_holds_its_entries(cls: type, data: st.DataObject) -> None:
