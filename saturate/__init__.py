@@ -11,21 +11,26 @@ command line's ``--help`` do not pay for pandas, scipy or numba before they are 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 from saturate.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "Analysis": "api", "analyze": "api", "load": "ingest", "run_facts": "run_table",
-    "with_run_facts": "run_table", "Settings": "settings",
-}  # fmt: skip
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+    from saturate.api import Analysis, analyze
+    from saturate.fit.model import Model
+    from saturate.ingest import load
+    from saturate.run_table import run_facts, with_run_facts
+    from saturate.settings import Settings
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
     "Analysis",
     "InputError",
+    "Model",
     "SaturateError",
     "Settings",
     "SettingsError",

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from saturate.axis import AxisWarning, ComputeAxis
+from saturate.codec import jsonable
 from saturate.errors import SettingsError
 from saturate.ingest import Source
 from saturate.ingest.stream import ReadProgress
 from saturate.reading import check_rates, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
-from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.results import CurveAnalysis, verdict_counts
 from saturate.run_table import concat_tables
 from saturate.settings import Settings
 

@@ -1,5 +1,6 @@
 """Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe),
-``from_dict()`` (its inverse) and ``summary()``.
+``from_dict()`` (its inverse) and ``summary()``; both, and the report schema's ``estimate`` and
+``curve``, are made from the fields by :mod:`saturate.codec`.
 
 Formatting lives in :mod:`saturate.report`; these classes only hold numbers and say what they mean.
 This module imports neither :mod:`saturate.analysis` nor :mod:`saturate.fit` (the fit's type is
@@ -12,13 +13,12 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import numpy as np
 import pandas as pd
 
+from saturate.codec import from_dict, meta, num, to_dict
 from saturate.display import html_of
-from saturate.errors import InputError
 
 if TYPE_CHECKING:
     from saturate.fit.result import CurveFit
@@ -31,60 +31,33 @@ VERDICTS: tuple[str, ...] = ("scaling", "slowing", "saturated", "regressing", "i
 PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
 
 
-def _num(x: Any) -> float:
-    """A float from JSON, where None stands for NaN (see :func:`jsonable`)."""
-    return math.nan if x is None else float(x)
-
-
-def _required(d: Mapping[str, Any], key: str, what: str) -> Any:
-    if key not in d:
-        raise InputError(f"{what}.from_dict: the entry has no {key!r} (keys: {sorted(d)})")
-    return d[key]
-
-
-def jsonable(x: Any) -> Any:
-    """Plain, JSON-safe Python: numpy scalars converted, NaN/inf as None, tuples as lists."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        f = float(x)
-        return f if math.isfinite(f) else None
-    if hasattr(x, "to_dict") and not isinstance(x, pd.DataFrame):
-        return x.to_dict()
-    return x
+_NAN = math.nan
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate with its interval; ``identified`` is False when the data cannot pin it down."""
 
-    value: float
-    lo: float = math.nan
-    hi: float = math.nan
-    identified: bool = True
+    _json_def: ClassVar[str] = "estimate"
+
+    value: float = field(metadata=meta(required=True))
+    lo: float = field(default=_NAN, metadata=meta(
+        "Lower bound of the interval at the report's confidence.", required=True))
+    hi: float = field(default=_NAN, metadata=meta(required=True))
+    identified: bool = field(default=True, metadata=meta(
+        "False when the data cannot pin the value down.", required=True))
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(
-            {"value": self.value, "lo": self.lo, "hi": self.hi, "identified": self.identified}
-        )
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate:
-        """The estimate of a :meth:`to_dict` entry (None or ``{}``: a missing, unidentified one)."""
-        if not d:
-            return cls(math.nan, identified=False)
-        return cls(
-            _num(d.get("value")), _num(d.get("lo")), _num(d.get("hi")),
-            bool(d.get("identified", True)),
-        )
+        """The estimate of a :meth:`to_dict` entry (None or ``{}``: a missing, unidentified one).
+        Without ``identified`` (the gain's entries leave it out) it is identified when it has an
+        interval."""
+        lo = num((d or {}).get("lo"))
+        return cls(num((d or {}).get("value")), lo, num((d or {}).get("hi")),
+                   bool((d or {}).get("identified", math.isfinite(lo))))
 
     def __str__(self) -> str:
         return format_estimate(self)
@@ -117,40 +90,29 @@ def format_estimate(
     return text
 
 
+def _interval(doc: str | None = None, **kw: Any) -> Any:
+    """A number an entry may leave out (read as NaN) but always writes."""
+    return field(metadata=meta(doc, missing=_NAN, required=True, **kw))
+
+
 @dataclass(frozen=True)
 class ForecastPoint:
     """The model-averaged forecast at one compute, with its interval."""
 
-    at: str | float
+    at: str | float = field(metadata=meta("The request echoed: '2x' or a compute value."))
     compute: float
-    value: float
-    lo: float
-    hi: float
+    value: float = _interval()
+    lo: float = _interval()
+    hi: float = _interval()
     identified: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(
-            {
-                "at": self.at,
-                "compute": self.compute,
-                "value": self.value,
-                "lo": self.lo,
-                "hi": self.hi,
-                "identified": self.identified,
-            }
-        )
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ForecastPoint:
         """The forecast point of a :meth:`to_dict` entry."""
-        return cls(
-            at=_required(d, "at", "ForecastPoint"),
-            compute=_num(_required(d, "compute", "ForecastPoint")),
-            value=_num(d.get("value")),
-            lo=_num(d.get("lo")),
-            hi=_num(d.get("hi")),
-            identified=bool(d.get("identified", True)),
-        )
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -158,35 +120,19 @@ class LawSummary:
     """One fitted law as reported: parameters with intervals and the weight it got."""
 
     name: str
-    params: dict[str, Estimate]
-    weight: float
-    aicc: float = math.nan
-    cv_error: float = math.nan
+    params: dict[str, Estimate] = field(metadata=meta(missing={}, required=True))
+    weight: float = _interval()
+    aicc: float = _NAN
+    cv_error: float = _NAN
     converged: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(
-            {
-                "name": self.name,
-                "params": {k: v.to_dict() for k, v in self.params.items()},
-                "weight": self.weight,
-                "aicc": self.aicc,
-                "cv_error": self.cv_error,
-                "converged": self.converged,
-            }
-        )
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> LawSummary:
         """The law of a :meth:`to_dict` entry (the extra keys of ``LawFit.to_dict`` are ignored)."""
-        return cls(
-            name=str(_required(d, "name", "LawSummary")),
-            params={k: Estimate.from_dict(v) for k, v in (d.get("params") or {}).items()},
-            weight=_num(d.get("weight")),
-            aicc=_num(d.get("aicc")),
-            cv_error=_num(d.get("cv_error")),
-            converged=bool(d.get("converged", True)),
-        )
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -194,35 +140,19 @@ class Trend:
     """Slope of the recent stretch per doubling of compute, from a test robust to autocorrelation."""
 
     slope_per_doubling: Estimate
-    p_value: float
-    method: str
-    compute_from: float
-    compute_to: float
-    n_points: int
+    p_value: float = _interval()
+    method: str = field(metadata=meta(missing="", required=True))
+    compute_from: float = field(metadata=meta(missing=_NAN))
+    compute_to: float = field(metadata=meta(missing=_NAN))
+    n_points: int = field(metadata=meta(missing=0))
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(
-            {
-                "slope_per_doubling": self.slope_per_doubling.to_dict(),
-                "p_value": self.p_value,
-                "method": self.method,
-                "compute_from": self.compute_from,
-                "compute_to": self.compute_to,
-                "n_points": self.n_points,
-            }
-        )
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trend:
         """The trend of a :meth:`to_dict` entry."""
-        return cls(
-            slope_per_doubling=Estimate.from_dict(_required(d, "slope_per_doubling", "Trend")),
-            p_value=_num(d.get("p_value")),
-            method=str(d.get("method", "")),
-            compute_from=_num(d.get("compute_from")),
-            compute_to=_num(d.get("compute_to")),
-            n_points=int(d.get("n_points", 0)),
-        )
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -230,73 +160,116 @@ class Collapse:
     """A sudden drop after a good stretch: where it happened and how far it fell."""
 
     compute: float
-    step: int
-    level_before: float
-    level_after: float
-    drop: float
-    drop_fraction: float
+    step: int = field(metadata=meta(required=False))
+    level_before: float = field(metadata=meta(missing=_NAN))
+    level_after: float = field(metadata=meta(missing=_NAN))
+    drop: float = _interval()
+    drop_fraction: float = field(metadata=meta(missing=_NAN))
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Collapse:
         """The collapse of a :meth:`to_dict` entry."""
-        return cls(
-            compute=_num(_required(d, "compute", "Collapse")),
-            step=int(_required(d, "step", "Collapse")),
-            level_before=_num(d.get("level_before")),
-            level_after=_num(d.get("level_after")),
-            drop=_num(d.get("drop")),
-            drop_fraction=_num(d.get("drop_fraction")),
-        )
+        return from_dict(cls, d)
 
 
-@dataclass(frozen=True)
+def _gain_entry(e: Estimate) -> dict[str, Any]:
+    """The gain per doubling's entry: its ``identified`` is whether it has an interval."""
+    return {k: v for k, v in to_dict(e).items() if k != "identified"}
+
+
+def _domain_entry(d: tuple[float, float] | None) -> dict[str, float] | None:
+    return None if d is None else {"lo": d[0], "hi": d[1]}
+
+
+def _domain_of(d: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """A curve's domain from its JSON entry (a missing end is infinite)."""
+    if not d:
+        return None
+    lo, hi = d.get("lo"), d.get("hi")
+    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
+
+
+_GAIN_SCHEMA = {"type": "object", "required": ["value", "lo", "hi"], "additionalProperties": False,
+                "properties": {"value": {"$ref": "#/$defs/num", "description": "f(2C) - f(C) at "
+                                         "the last compute C, better-is-positive."},
+                               "lo": {"$ref": "#/$defs/num"}, "hi": {"$ref": "#/$defs/num"}}}
+_DOMAIN_SCHEMA = {"oneOf": [{"type": "null"}, {
+    "type": "object", "required": ["lo", "hi"], "additionalProperties": False,
+    "properties": {"lo": {"$ref": "#/$defs/num"}, "hi": {"$ref": "#/$defs/num"}}}]}
+
+
+@dataclass(frozen=True, kw_only=True)
 class CurveAnalysis:
     """Everything saturate says about one (run, metric) curve.
 
     ``fit`` (the :class:`~saturate.fit.CurveFit` behind the numbers, None when no law could be
     fitted) and ``points`` (the curve's tidy rows) are kept for plots and diagnostics; they are
-    not part of ``to_dict()`` and do not take part in comparisons.
+    not part of ``to_dict()`` and do not take part in comparisons. The fields are declared in
+    the order of the JSON entry (see :mod:`saturate.codec`); an entry stored before a key existed
+    reads as its default, an entry without one of the curve's identity is refused.
     """
 
+    _json_def: ClassVar[str] = "curve"
+
     source: str
-    experiment: str
-    run_id: str
+    experiment: str = field(metadata=meta(missing=""))
     run: str
+    run_id: str
     metric: str
-    direction: Direction
-    n_points: int
-    compute_first: float
-    compute_last: float
-    value_last: float
-    threshold: float
     verdict: Verdict
-    reasons: tuple[str, ...]
-    gain_per_doubling: Estimate
-    asymptote: Estimate
-    headroom: Estimate
-    roi: float
-    roi_stage: Stage
-    knee: float | None = None
-    stop_point: Estimate | None = None
-    forecast: tuple[ForecastPoint, ...] = ()
-    laws: tuple[LawSummary, ...] = ()
+    # P(pays): the decision's, or read back from JSON; None: not judged
+    p_pays: float | None = field(default=None, metadata=meta(
+        "P(pays): the probability that the next doubling of compute gains at least the threshold"
+        " (the calibrated probability the verdict follows); null when the curve could not be "
+        "judged.", schema={"minimum": 0, "maximum": 1}, required=True))
+    reasons: tuple[str, ...] = field(metadata=meta("Why, in words.", missing=(), required=True))
+    n_points: int = field(metadata=meta(schema={"minimum": 0}))
+    compute_name: str = "step"
+    compute_first: float = field(metadata=meta(missing=_NAN))
+    compute_last: float = _interval()
+    value_last: float = _interval()
+    direction: Direction = field(metadata=meta("Which way is better.", missing="higher",
+                                               required=True))
+    threshold: float = field(metadata=meta("The min gain per doubling in metric units.",
+                                           missing=_NAN))
+    gain_per_doubling: Estimate = field(metadata=meta(
+        missing=Estimate(_NAN, identified=False), required=True, encode=_gain_entry,
+        decode=Estimate.from_dict, schema=_GAIN_SCHEMA))
+    asymptote: Estimate = field(metadata=meta(missing=Estimate.from_dict(None), required=True))
+    headroom: Estimate = field(metadata=meta(missing=Estimate.from_dict(None)))
+    roi: float = field(metadata=meta(
+        "Elasticity d ln(f - R0) / d ln C at the last compute.", key="roi.value", missing=_NAN,
+        required=True))
+    roi_stage: Stage = field(metadata=meta(key="roi.stage", missing="unknown", required=True))
+    knee: float | None = field(default=None, metadata=meta(
+        "Compute where ROI fell below 0.8 for good (the stretch below it reaches the last "
+        "compute); null if none or if the ROI at the last compute is still >= 0.8.",
+        required=True))
+    stop_point: Estimate | None = field(default=None, metadata=meta(
+        "Compute where the gain per doubling falls below the threshold; null if not within the "
+        "horizon.", required=True))
+    laws: tuple[LawSummary, ...] = field(default=(), metadata=meta(key="model.laws",
+                                                                   required=True))
+    forecast: tuple[ForecastPoint, ...] = field(default=(), metadata=meta(required=True))
     trend: Trend | None = None
     collapse: Collapse | None = None
     flags: tuple[str, ...] = ()
     run_status: str | None = None
     group: dict[str, Any] | None = None
-    compute_name: str = "step"
-    domain: tuple[float, float] | None = None
+    domain: tuple[float, float] | None = field(default=None, metadata=meta(
+        "The range the metric's values live in (rates and accuracies [0, 1], their percentages "
+        "[0, 100], or --domain), which the fit, forecasts, bands and asymptote respect; a null "
+        "end is unbounded; null when none.", encode=_domain_entry, decode=_domain_of,
+        schema=_DOMAIN_SCHEMA))
     fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     # the call behind the verdict (saturate.analysis.decision.Decision) and the curve's own
     # evidence (saturate.analysis.outlook.Outlook); None when the curve could not be judged
     decision: Any = field(default=None, repr=False, compare=False)
     outlook: Any = field(default=None, repr=False, compare=False)
-    p_pays: float | None = None  # P(pays): the decision's, or read back from JSON; None: not judged
 
     def __post_init__(self) -> None:
         if self.decision is not None:  # P(pays) follows the call
@@ -309,98 +282,14 @@ class CurveAnalysis:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry for this curve (see ``saturate/report/schema.json``)."""
-        return jsonable(
-            {
-                "source": self.source,
-                "experiment": self.experiment,
-                "run": self.run,
-                "run_id": self.run_id,
-                "metric": self.metric,
-                "verdict": self.verdict,
-                "p_pays": self.p_pays,
-                "reasons": list(self.reasons),
-                "n_points": self.n_points,
-                "compute_name": self.compute_name,
-                "compute_first": self.compute_first,
-                "compute_last": self.compute_last,
-                "value_last": self.value_last,
-                "direction": self.direction,
-                "threshold": self.threshold,
-                "gain_per_doubling": {
-                    k: v
-                    for k, v in self.gain_per_doubling.to_dict().items()
-                    if k != "identified"
-                },
-                "asymptote": self.asymptote.to_dict(),
-                "headroom": self.headroom.to_dict(),
-                "roi": {"value": self.roi, "stage": self.roi_stage},
-                "knee": self.knee,
-                "stop_point": None if self.stop_point is None else self.stop_point.to_dict(),
-                "model": {"laws": [law.to_dict() for law in self.laws]},
-                "forecast": [f.to_dict() for f in self.forecast],
-                "trend": None if self.trend is None else self.trend.to_dict(),
-                "collapse": None if self.collapse is None else self.collapse.to_dict(),
-                "flags": list(self.flags),
-                "run_status": self.run_status,
-                "group": self.group,
-                "domain": None if self.domain is None else {
-                    "lo": self.domain[0], "hi": self.domain[1]
-                },
-            }
-        )
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CurveAnalysis:
         """Rebuild a curve's analysis from its :meth:`to_dict` entry, without ``fit`` and
-        ``points`` (which the entry does not hold).
-
-        The entry's gain per doubling has no ``identified`` key: it is identified exactly when it
-        has an interval, as :func:`saturate.analysis.gain_per_doubling` sets it. Keys added after
-        an entry was stored take their defaults; a missing identity key raises
-        :class:`~saturate.errors.InputError`.
-        """
-        def req(key: str) -> Any:
-            return _required(d, key, "CurveAnalysis")
-
-        gain, roi = d.get("gain_per_doubling") or {}, d.get("roi") or {}
-        stop, trend, collapse = d.get("stop_point"), d.get("trend"), d.get("collapse")
-        return cls(
-            source=str(req("source")),
-            experiment=str(d.get("experiment", "")),
-            run_id=str(req("run_id")),
-            run=str(req("run")),
-            metric=str(req("metric")),
-            direction=d.get("direction", "higher"),
-            n_points=int(req("n_points")),
-            compute_first=_num(d.get("compute_first")),
-            compute_last=_num(d.get("compute_last")),
-            value_last=_num(d.get("value_last")),
-            threshold=_num(d.get("threshold")),
-            verdict=req("verdict"),
-            p_pays=d.get("p_pays"),
-            reasons=tuple(d.get("reasons", ())),
-            gain_per_doubling=Estimate(
-                _num(gain.get("value")), _num(gain.get("lo")), _num(gain.get("hi")),
-                identified=gain.get("lo") is not None,
-            ),
-            asymptote=Estimate.from_dict(d.get("asymptote")),
-            headroom=Estimate.from_dict(d.get("headroom")),
-            roi=_num(roi.get("value")),
-            roi_stage=roi.get("stage", "unknown"),
-            knee=None if d.get("knee") is None else float(d["knee"]),
-            stop_point=None if stop is None else Estimate.from_dict(stop),
-            forecast=tuple(ForecastPoint.from_dict(f) for f in d.get("forecast", ())),
-            laws=tuple(
-                LawSummary.from_dict(law) for law in (d.get("model") or {}).get("laws", ())
-            ),
-            trend=None if not trend else Trend.from_dict(trend),
-            collapse=None if not collapse else Collapse.from_dict(collapse),
-            flags=tuple(d.get("flags", ())),
-            run_status=d.get("run_status"),
-            group=d.get("group"),
-            compute_name=str(d.get("compute_name", "step")),
-            domain=_domain_of(d.get("domain")),
-        )
+        ``points`` (which the entry does not hold); a missing identity key raises
+        :class:`~saturate.errors.InputError`."""
+        return from_dict(cls, d)
 
     def _repr_html_(self) -> str:
         """Jupyter: the verdict, its charts, numbers and reasons."""
@@ -431,14 +320,6 @@ class CurveAnalysis:
         if self.flags:
             lines.append(f"  flags: {', '.join(self.flags)}")
         return "\n".join(lines)
-
-
-def _domain_of(d: Mapping[str, Any] | None) -> tuple[float, float] | None:
-    """A curve's domain from its JSON entry (a missing end is infinite)."""
-    if not d:
-        return None
-    lo, hi = d.get("lo"), d.get("hi")
-    return (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
 
 
 def verdict_counts(curves: tuple[CurveAnalysis, ...] | list[CurveAnalysis]) -> str:

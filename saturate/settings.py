@@ -64,10 +64,10 @@ SCHEDULER_ENV = "SATURATE_SCHEDULER"
 ConfigArg = str | os.PathLike | bool | None
 
 
-def _check_laws(value: Any, name: str) -> tuple[str, ...]:
-    from saturate.fit.laws import LAWS
+def _check_laws(value: Any, name: str) -> tuple[Any, ...]:
+    from saturate.fit.model import check_laws  # built-in names and users' Models
 
-    return check_choices(value, name, tuple(LAWS), at_least_one=True)
+    return check_laws(value, name)
 
 
 def _check_format(value: Any, name: str) -> str:
@@ -223,7 +223,7 @@ class Settings:
     group_by: str | None = None
     n_boot: int = AnalysisSettings.n_boot
     seed: int = AnalysisSettings.seed
-    laws: tuple[str, ...] | None = None
+    laws: tuple[Any, ...] | None = None  # built-in law names and users' saturate.Model laws
     pairs: tuple[tuple[str, str], ...] = ()
     targets: Mapping[str, float] = field(default_factory=dict)
     gpu_hour_cost: float | None = None

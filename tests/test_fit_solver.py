@@ -179,9 +179,15 @@ def test_shapes_are_checked_before_the_compiled_loop():
     assert solve_batch(law, X, y, w[:1], theta0[:0]).theta.shape == (0, 4)
 
 
-def test_a_law_without_a_compiled_kernel_is_named():
+def test_a_law_without_a_compiled_kernel_takes_the_general_path():
+    """A law the kernels do not know (a user's ``saturate.Model``) is solved by scipy's
+    ``least_squares``: on a curve it fits exactly, the solution the compiled kernel finds."""
     from dataclasses import replace
 
-    law = replace(LAWS["power"], name="my_law")
-    with pytest.raises(ValueError, match="my_law"):
-        solve_batch(law, X, np.zeros(X.size), np.ones(X.size), np.zeros((1, 3)))
+    law, truth = replace(LAWS["power"], name="my_law"), np.array([1.0, 0.5, 0.7])
+    y, start = LAWS["power"](X, truth), np.array([[0.5, 0.2, 1.0], [2.0, 1.0, 0.3]])
+    general = solve_batch(law, X, y, np.ones(X.size), start, max_iter=200)
+    compiled = solve_batch(LAWS["power"], X, y, np.ones(X.size), start, max_iter=200)
+    np.testing.assert_allclose(general.theta, np.tile(truth, (2, 1)), rtol=1e-6)
+    np.testing.assert_allclose(compiled.theta, general.theta, rtol=1e-6)
+    assert general.converged.all() and np.all(general.cost < 1e-12)

@@ -15,26 +15,37 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from saturate.lazy import lazy_exports
 
-# Exported name -> submodule. Loaded on first use (PEP 562), so that importing the light
+# Loaded on first use (PEP 562), so that importing the light
 # submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
-_EXPORTS = {
-    "analyze_curve": "curve", "analyze_table": "table", "analyze_parts": "table",
-    "Engine": "engine", "run_curves": "engine",
-    "KNEE_ROI": "quantities", "elasticity": "quantities", "find_knee": "quantities",
-    "find_stop_point": "quantities", "gain_per_doubling": "quantities", "headroom": "quantities",
-    "honest_forecast": "quantities", "noise_range": "quantities", "recent_slope": "quantities",
-    "roi_stage": "quantities", "share_above": "quantities", "smoothed_range": "quantities",
-    "threshold_for": "quantities",
-    "AnalysisSettings": "settings", "parse_min_gain": "settings",
-    "Evidence": "verdict", "decide_verdict": "verdict", "fit_matches_trend": "verdict",
-    "classify": "roles", "metric_role": "roles", "curve_roles": "roles",
-    "split_by_role": "roles", "DiagnosticMetric": "diagnostic_metrics",
-    "summarize_metrics": "diagnostic_metrics",
-}  # fmt: skip
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+    from saturate.analysis.curve import analyze_curve
+    from saturate.analysis.diagnostic_metrics import DiagnosticMetric, summarize_metrics
+    from saturate.analysis.engine import Engine, run_curves
+    from saturate.analysis.quantities import (
+        KNEE_ROI,
+        elasticity,
+        find_knee,
+        find_stop_point,
+        gain_per_doubling,
+        headroom,
+        honest_forecast,
+        noise_range,
+        recent_slope,
+        roi_stage,
+        share_above,
+        smoothed_range,
+        threshold_for,
+    )
+    from saturate.analysis.roles import classify, curve_roles, metric_role, split_by_role
+    from saturate.analysis.settings import AnalysisSettings, parse_min_gain
+    from saturate.analysis.table import analyze_parts, analyze_table
+    from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 
 __all__ = [

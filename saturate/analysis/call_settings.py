@@ -41,7 +41,7 @@ class GroupPrior:
     n: int
 
     def to_dict(self) -> dict[str, Any]:
-        from saturate.results import jsonable  # numpy and pandas: not for the settings' import
+        from saturate.codec import jsonable  # numpy: not for the settings' import
 
         return jsonable(self.__dict__)
 

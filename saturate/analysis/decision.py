@@ -49,7 +49,8 @@ from scipy.special import ndtr, ndtri
 from saturate.analysis.call_settings import EVIDENCE_FEATURES, DecisionSettings, GroupPrior
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import posterior
-from saturate.results import Estimate, jsonable
+from saturate.codec import jsonable
+from saturate.results import Estimate
 
 __all__ = [
     "DecisionSettings",

@@ -12,46 +12,52 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
 from saturate.analysis.evidence import trend_test
 from saturate.analysis.roles import Role
+from saturate.codec import derived, from_dict, meta, to_dict
 from saturate.curves import iter_curves
-from saturate.results import Trend, format_estimate, jsonable
+from saturate.results import Trend, format_estimate
 
 __all__ = ["DiagnosticMetric", "summarize_metrics"]
 
 
-def _num(x: Any) -> float:
-    return math.nan if x is None else float(x)
+_NAN = math.nan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DiagnosticMetric:
-    """One (run, metric) curve that gets no verdict: its ``role`` (``diagnostic`` or ``axis``), the
-    ``rule`` that gave it, its extent, first and last value, and its recent ``trend`` (slope per
-    doubling of compute in the metric's units, as logged: positive means it rises)."""
+    """A (run, metric) curve that gets no verdict.
 
-    source: str
-    experiment: str
-    run_id: str
+    Its ``role`` (``diagnostic`` or ``axis``), the ``rule`` that gave it, its extent, first and
+    last value, and its recent ``trend`` (slope per doubling of compute in the metric's units, as
+    logged: positive means it rises). The fields are declared in the order of its JSON entry."""
+
+    _json_def: ClassVar[str] = "diagnostic_metric"
+
+    source: str = field(metadata=meta(missing=""))
+    experiment: str = field(metadata=meta(missing=""))
     run: str
+    run_id: str
     metric: str
-    role: Role
-    rule: str
-    n_points: int
-    compute_first: float
-    compute_last: float
-    value_first: float
-    value_last: float
-    trend: Trend | None = None
+    role: Role = field(metadata=meta(missing="diagnostic", required=True,
+                                     schema={"enum": ["diagnostic", "axis"]}))
+    rule: str = field(metadata=meta("The role rule that applied, in words.", missing="",
+                                    required=True))
+    n_points: int = field(metadata=meta(missing=0, required=True, schema={"minimum": 0}))
+    compute_first: float = field(metadata=meta(missing=_NAN))
+    compute_last: float = field(metadata=meta(missing=_NAN))
+    value_first: float = field(metadata=meta(missing=_NAN))
+    value_last: float = field(metadata=meta(missing=_NAN, required=True))
+    trend: Trend | None = field(default=None, metadata=meta(required=True))
 
-    @property
-    def movement(self) -> str:
+    @derived("value_last", "Over the recent stretch, at the report's confidence.")
+    def movement(self) -> Literal["rising", "falling", "flat", "unknown"]:
         """``rising``, ``falling`` or ``flat`` over the recent stretch (at the trend's confidence),
         ``unknown`` without a trend."""
         if self.trend is None:
@@ -65,28 +71,12 @@ class DiagnosticMetric:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry of ``diagnostic_metrics`` (see ``saturate/report/schema.json``)."""
-        return jsonable({
-            "source": self.source, "experiment": self.experiment, "run": self.run,
-            "run_id": self.run_id, "metric": self.metric, "role": self.role, "rule": self.rule,
-            "n_points": self.n_points, "compute_first": self.compute_first,
-            "compute_last": self.compute_last, "value_first": self.value_first,
-            "value_last": self.value_last, "movement": self.movement,
-            "trend": None if self.trend is None else self.trend.to_dict(),
-        })
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> DiagnosticMetric:
         """The summary of a :meth:`to_dict` entry."""
-        trend = d.get("trend")
-        return cls(
-            source=str(d.get("source", "")), experiment=str(d.get("experiment", "")),
-            run_id=str(d["run_id"]), run=str(d["run"]), metric=str(d["metric"]),
-            role=d.get("role", "diagnostic"), rule=str(d.get("rule", "")),
-            n_points=int(d.get("n_points", 0)), compute_first=_num(d.get("compute_first")),
-            compute_last=_num(d.get("compute_last")), value_first=_num(d.get("value_first")),
-            value_last=_num(d.get("value_last")),
-            trend=Trend.from_dict(trend) if trend else None,
-        )
+        return from_dict(cls, d)
 
     def summary(self) -> str:
         """``run / actor/kl (diagnostic: health word 'kl'): 0.012 -> 0.949, rising 0.31 [...]``."""

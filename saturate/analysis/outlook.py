@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
+from saturate.codec import jsonable
+from saturate.results import CurveAnalysis, Direction, Estimate, Trend
 from saturate.scaling import pow2_scale
 
 __all__ = ["Outlook", "outlook_of", "combine", "check_domain", "bounded_by"]

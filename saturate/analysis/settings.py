@@ -7,11 +7,10 @@ analysis stays a pure function that can be shipped to another process.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from saturate.analysis.call_settings import DecisionSettings
 from saturate.validation import (
-    check_choices,
     check_confidence,
     check_domains,
     check_forecast_points,
@@ -55,7 +54,7 @@ class AnalysisSettings:
     group_by: str | None = None
     n_boot: int = 200
     seed: int = 0
-    laws: tuple[str, ...] | None = None
+    laws: tuple[Any, ...] | None = None  # built-in law names and users' saturate.Model laws
     min_points: int = 6
     domains: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     decision: DecisionSettings = field(default_factory=DecisionSettings)
@@ -75,9 +74,9 @@ class AnalysisSettings:
         check_int(self.min_points, "min_points", 3)
         check_domains(self.domains, "domains")
         if self.laws is not None:
-            from saturate.fit.laws import LAWS
+            from saturate.fit.model import check_laws
 
-            check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
+            check_laws(self.laws, "laws")
 
     def fit_settings(self, domain: tuple[float, float] | None = None) -> FitSettings:
         """The fitting engine's settings for these: resamples, confidence, seed, laws, the

@@ -19,8 +19,9 @@ from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.roles import Role, classify
 from saturate.analysis.settings import AnalysisSettings
+from saturate.codec import jsonable
 from saturate.curves import iter_curves
-from saturate.results import CurveAnalysis, Direction, Trend, jsonable
+from saturate.results import CurveAnalysis, Direction, Trend
 from saturate.validation import (
     check_confidence,
     check_forecast_points,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from saturate.analysis.direction import signed
+from saturate.codec import jsonable
 from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import (
@@ -35,7 +36,7 @@ from saturate.diagnostics.registry import (
     nullable,
     register,
 )
-from saturate.results import VERDICTS, Estimate, format_estimate, jsonable
+from saturate.results import VERDICTS, Estimate, format_estimate
 from saturate.validation import resolve_at
 
 __all__ = [

@@ -11,16 +11,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from saturate.lazy import lazy_exports
 
-# Exported name -> submodule, loaded on first use (PEP 562): the laws and settings are light, the
+# Loaded on first use (PEP 562): the laws and settings are light, the
 # engine pulls in scipy.optimize and scipy.signal, which the command line's start need not pay.
-_EXPORTS = {
-    "fit_curve": "engine", "LAWS": "laws", "Law": "laws", "CurveFit": "result",
-    "LawFit": "result", "parse_at": "result", "FitSettings": "settings",
-}  # fmt: skip
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+    from saturate.fit.engine import fit_curve
+    from saturate.fit.laws import LAWS, Law
+    from saturate.fit.result import CurveFit, LawFit, parse_at
+    from saturate.fit.settings import FitSettings
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 
 __all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "LAWS", "Law", "parse_at"]

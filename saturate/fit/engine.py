@@ -33,6 +33,7 @@ from saturate.errors import SettingsError
 from saturate.fit.domain import DomainBounds, domain_bounds, drop_outside
 from saturate.fit.estimates import averaged_asymptote, build_law_fit, linear_se
 from saturate.fit.laws import LAWS, Law
+from saturate.fit.model import law_of
 from saturate.fit.polish import polish
 from saturate.fit.prep import (
     Bins,
@@ -102,17 +103,18 @@ def fit_curve(
         raise SettingsError(f"direction: expected 'higher' or 'lower', got {direction!r}")
     prep = _prepare(compute, value, direction, settings)
     rng = np.random.default_rng(settings.seed)
-    laws = [LAWS[name] for name in settings.laws]
+    laws = [law_of(item, prep.norm) for item in settings.laws]  # a user's law on this curve
     bounds = domain_bounds(settings.domain, prep.norm, prep.c, settings.forecast_at)
     if bounds is not None:
         laws = bounds.laws(laws)
     eligible, origins, k_max, flags = _plan(laws, prep, settings)
     prep = replace(prep, flags=flags)
+    by_name = {law.name: law for law in (*eligible, *laws)}
     points = _fit_points(eligible, prep.bins, prep.yb, origins, settings, prep.f_scale)
     outside: tuple[str, ...] = ()
     if bounds is not None:
         points, outside = drop_outside(points, laws, bounds)
-    weighed = _weigh(points, prep, origins, k_max, settings, rng)
+    weighed = _weigh(points, prep, origins, k_max, settings, rng, by_name)
     law_fits, draw_law = _law_fits(laws, points, weighed, prep, settings, rng, bounds)
     if outside:
         note = f"outside_domain: the fit leaves the metric's domain {bounds.text}"  # type: ignore[union-attr]
@@ -127,7 +129,8 @@ def fit_curve(
                                      settings.confidence),
         noise=prep.noise * prep.norm.scale,
         ar_order=0 if best_model is None else int(best_model[0].shape[0]),
-        gain_backtest=_gain_backtest(points, weighed.weights, prep.bins, origins, prep.norm),
+        gain_backtest=_gain_backtest(points, weighed.weights, prep.bins, origins, prep.norm,
+                                     by_name),
     )
 
 
@@ -171,12 +174,12 @@ def _plan(
 # ---- step 3: weights ----------------------------------------------------------------------------
 def _weigh(
     points: dict[str, PointFit], prep: _Prepared, origins: Array, k_max: int,
-    settings: FitSettings, rng: np.random.Generator,
+    settings: FitSettings, rng: np.random.Generator, laws: dict[str, Law],
 ) -> _Weighed:
     """Residuals, AR noise models, AICc and rolling-origin scores, and the pseudo-BMA+ weights."""
     x, y = prep.x, prep.y
     with np.errstate(all="ignore"):
-        fits = {name: LAWS[name].value_and_jacobian(x, p.theta) for name, p in points.items()}
+        fits = {name: laws[name].value_and_jacobian(x, p.theta) for name, p in points.items()}
         raw = {name: y - f for name, (f, _) in fits.items()}
     resid = {name: _hc2(raw[name], jac) for name, (_, jac) in fits.items()}
     rss = {name: float(np.sum(r**2)) if np.all(np.isfinite(r)) else math.inf
@@ -188,7 +191,7 @@ def _weigh(
     }
     best_model = noise_models[best]
     infl = best_model[2] if best_model is not None else 1.0
-    scores = law_scores(points, raw, prep.bins, prep.yb, origins, infl, x.shape[0], k_max)
+    scores = law_scores(points, raw, prep.bins, prep.yb, origins, infl, x.shape[0], k_max, laws)
     scores = with_prior(scores, settings.law_prior)  # prior odds of the laws (fit.priors)
     weights = law_weights(scores, settings.cv_weight,
                           {k: math.isfinite(v) for k, v in rss.items()}, rng,
@@ -238,7 +241,7 @@ def _law_fits(
 
 def _gain_backtest(
     points: dict[str, PointFit], weights: dict[str, float], bins: Bins, origins: Array,
-    norm: Normalisation,
+    norm: Normalisation, laws: dict[str, Law],
 ) -> tuple[tuple[float, float, float], ...]:
     """How well the averaged fit of each rolling-origin prefix forecast the gain that followed.
 
@@ -264,7 +267,7 @@ def _gain_backtest(
             w = weights.get(name, 0.0)
             if w <= 0 or not np.all(np.isfinite(p.cv_theta[o])) or not np.all(np.isfinite(p.theta)):
                 continue
-            law = LAWS[name]
+            law = laws[name]
             with np.errstate(all="ignore"):
                 fp, ff = law(at, p.cv_theta[o]), law(at, p.theta)
             if not (np.all(np.isfinite(fp)) and np.all(np.isfinite(ff))):

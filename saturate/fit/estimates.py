@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from scipy.special import ndtri
 
 from saturate.constants import SPREAD_TAIL, STALL_RATIO
-from saturate.fit.laws import Law, Param, natural_value
+from saturate.fit.laws import LAWS, Law, Param, natural_value
 from saturate.fit.prep import Normalisation
 from saturate.fit.result import LawFit
 from saturate.fit.settings import FitSettings
@@ -74,7 +74,7 @@ def build_law_fit(
         rss=rss.get(name, math.nan) * (norm.scale * norm.scale), aicc=aicc.get(name, math.nan),
         cv_error=cv_rmse.get(name, math.nan) * norm.scale, weight=weights.get(name, 0.0),
         converged=bool(point is not None and point.converged), theta_boot=draws,
-        flags=tuple(flags),
+        flags=tuple(flags), user_law=None if name in LAWS else law,
     )
 
 
@@ -115,7 +115,8 @@ def _param_estimate(
     kw = dict(loc=norm.loc, scale=norm.scale, sign=norm.sign, c_ref=norm.c_ref, offset=norm.offset)
     if not math.isfinite(value):
         return Estimate(math.nan, identified=False)
-    tol = 1e-3 * (p.upper - p.lower)
+    span = p.upper - p.lower  # infinite for a user's unbounded parameter: no bound to reach
+    tol = 1e-3 * span if math.isfinite(span) else 0.0
     on_bound = value <= p.lower + tol or value >= p.upper - tol
     lo = hi = math.nan
     if interval is not None:

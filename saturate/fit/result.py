@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from saturate.codec import jsonable
 from saturate.display import html_of
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
@@ -26,7 +27,6 @@ from saturate.results import (
     ForecastPoint,
     LawSummary,
     format_estimate,
-    jsonable,
 )
 from saturate.scaling import pow2_scale
 from saturate.validation import check_confidence, resolve_at
@@ -61,10 +61,11 @@ class LawFit:
     converged: bool
     theta_boot: Array = field(repr=False)
     flags: tuple[str, ...] = ()
+    user_law: Law | None = field(default=None, repr=False)  # a user's law, bound to the curve
 
     @property
     def law(self) -> Law:
-        return LAWS[self.name]
+        return LAWS[self.name] if self.user_law is None else self.user_law
 
     @property
     def fitted(self) -> bool:

@@ -6,11 +6,11 @@ import math
 from dataclasses import dataclass, field
 
 from saturate.fit.laws import LAWS
+from saturate.fit.model import Model, check_laws
 from saturate.fit.priors import DEFAULT_LAW_PRIOR, check_law_prior
 from saturate.fit.solver import LOSSES
 from saturate.validation import (
     check_choice,
-    check_choices,
     check_confidence,
     check_domain,
     check_forecast_points,
@@ -37,7 +37,7 @@ class FitSettings:
     :mod:`saturate.fit.priors`; ``()`` for equal odds).
     """
 
-    laws: tuple[str, ...] = tuple(LAWS)
+    laws: tuple[str | Model, ...] = tuple(LAWS)  # names of built-in laws, users' Models
     n_boot: int = 200
     confidence: float = 0.9
     seed: int = 0
@@ -58,7 +58,7 @@ class FitSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "law_prior", check_law_prior(self.law_prior, tuple(LAWS)))
-        check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
+        check_laws(self.laws, "laws")
         check_int(self.n_boot, "n_boot", 0)
         check_confidence(self.confidence, "confidence")
         check_int(self.seed, "seed", 0)

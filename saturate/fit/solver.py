@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from saturate.fit.laws import Law
 
-__all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_laws"]
+__all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_general", "solve_laws"]
 
 Array = NDArray[np.float64]
 LOSSES = ("linear", "soft_l1", "huber", "cauchy")
@@ -101,11 +101,13 @@ def solve_laws(
     log_x = np.log(np.maximum(x, 1e-300))
     out = []
     for law, y, w, theta0 in problems:
-        if law.name not in LAW_IDS:
-            raise ValueError(f"law {law.name!r} has no compiled kernel (saturate/fit/kernels.py)")
         theta = np.array(theta0, dtype=float, order="C", ndmin=2)  # a copy, solved in place
         yy, ww = _rows(y), _rows(w)
         _check_shapes(law, theta, yy, ww, x.shape[0])
+        if law.name not in LAW_IDS:  # a user's law: the general path
+            out.append(solve_general(law, x, log_x, yy, ww, theta, loss=loss, f_scale=f_scale,
+                                     max_iter=max_iter, tol=tol))
+            continue
         cost = np.empty(theta.shape[0])
         converged = np.empty(theta.shape[0], dtype=bool)
         n_iter = lm_rows(
@@ -114,6 +116,40 @@ def solve_laws(
         )
         out.append(BatchResult(theta=theta, cost=cost, converged=converged, n_iter=int(n_iter)))
     return out
+
+
+def solve_general(law: Law, x: Array, log_x: Array, y: Array, w: Array, theta0: Array, *,
+                  loss: str, f_scale: float, max_iter: int, tol: float) -> BatchResult:
+    """Each row of ``theta0`` (b, k) fitted by scipy's ``least_squares`` (trust-region
+    reflective, the same robust loss, a finite-difference Jacobian) to its row of ``y`` and ``w``
+    ((1 or b, n)), for a law without a compiled kernel (a user's:
+    :class:`saturate.fit.model.UserLaw`); ``n_iter`` counts function evaluations."""
+    from scipy.optimize import least_squares
+
+    theta = np.array(theta0, dtype=float)
+    cost = np.full(theta.shape[0], np.inf)
+    converged = np.zeros(theta.shape[0], dtype=bool)
+    lo, hi = law.lower, law.upper
+    n_eval = 0
+    for i in range(theta.shape[0]):
+        yi, wi = y[min(i, y.shape[0] - 1)], w[min(i, w.shape[0] - 1)]
+        sw = np.sqrt(wi)
+
+        def fun(t: Array, yi: Array = yi, sw: Array = sw) -> Array:
+            return sw * (yi - law.evaluate(x, log_x, t)[0])
+
+        start = np.clip(theta[i], lo, hi)
+        if not np.all(np.isfinite(fun(start))):
+            continue
+        try:
+            res = least_squares(fun, start, bounds=(lo, hi), loss=loss, f_scale=f_scale,
+                                max_nfev=max_iter * (law.k + 1), ftol=tol, xtol=tol)
+        except (ValueError, np.linalg.LinAlgError):
+            continue
+        theta[i], converged[i], n_eval = res.x, res.status > 0, max(n_eval, res.nfev)
+        r = yi - law.evaluate(x, log_x, res.x)[0]
+        cost[i] = float(robust_cost(r, wi, loss, f_scale))
+    return BatchResult(theta=theta, cost=cost, converged=converged, n_iter=int(n_eval))
 
 
 def _rows(a: ArrayLike) -> Array:

@@ -5,6 +5,7 @@ predictive scores, and pseudo-BMA+ weights over a Bayesian bootstrap (step 3 of
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,7 @@ class Scores:
 
 def law_scores(
     points: dict[str, PointFit], raw: dict[str, Array], bins: Bins, yb: Array, origins: Array,
-    infl: float, n: int, k_max: int,
+    infl: float, n: int, k_max: int, laws: Mapping[str, Law] = LAWS,
 ) -> Scores:
     """AICc with an effective sample size (n over the residuals' long-run variance ratio), the
     per-bin squared residuals behind it, and the rolling-origin predictive scores."""
@@ -55,7 +56,7 @@ def law_scores(
     penalty = np.full(len(names), np.inf)
     aicc, rmse = {}, {}
     for j, name in enumerate(names):
-        k, r = LAWS[name].k, raw[name]
+        k, r = laws[name].k, raw[name]
         dof = n_eff - k - 1
         if not np.all(np.isfinite(r)) or dof <= 0:
             aicc[name] = math.inf
@@ -65,7 +66,7 @@ def law_scores(
         aicc[name] = n_eff * math.log(max(float(np.mean(r**2)), 1e-20)) + float(penalty[j])
     cv = np.zeros(len(names))
     for j, name in enumerate(names):
-        cv[j], rmse[name] = cv_score(LAWS[name], points[name].cv_theta, bins, yb, origins)
+        cv[j], rmse[name] = cv_score(laws[name], points[name].cv_theta, bins, yb, origins)
     return Scores(names, aicc, rmse, mse, penalty, cv, bins.counts, n_eff, infl)
 
 

@@ -15,10 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from saturate.codec import jsonable
 from saturate.diagnostics.base import Diagnostic
 from saturate.errors import InputError
 from saturate.gate.kinds import DEFAULT_FAIL_ON, FAIL_CHECKS, fail_kinds
-from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.results import CurveAnalysis, verdict_counts
 from saturate.text import for_terminal
 from saturate.validation import check_choices
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from saturate.codec import jsonable
 from saturate.report.rows import curves_and_settings
 from saturate.report.schema import build_schema
-from saturate.results import jsonable, verdict_counts
+from saturate.results import verdict_counts
 from saturate.text import for_json
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]

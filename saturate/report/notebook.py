@@ -4,8 +4,8 @@
 stylesheet (scoped to ``.saturate-nb``, no colours but the badges', so they read in light and
 dark themes) and inline SVG charts whose y range is the data's.
 
-Importing this module registers :func:`curve_html` and :func:`fit_html` with
-:mod:`saturate.display`, which the result classes' ``_repr_html_`` ask.
+Importing this module registers :func:`curve_html`, :func:`fit_html` and the suite's HTML and
+figure with :mod:`saturate.display`, which the result classes' ``_repr_html_`` and ``plot()`` ask.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.display import register_html
+from saturate.display import register_figure, register_html
 from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
 from saturate.report.rows import (
     curves_and_settings,
@@ -69,9 +69,7 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
         diag = f"<p><b>Diagnostics ({len(found)})</b></p><ul>{items}</ul>"
     suite = getattr(analysis, "suite", None)
     if suite is not None:  # the suite first: it is the answer asked for
-        from saturate.report.suite_html import suite_notebook_html
-
-        suite = suite_notebook_html(suite)
+        suite = _suite_html(suite)
     return _wrap(f"<p><b>{esc(headline(curves))}</b></p>{suite or ''}<table><thead><tr>{head}"
                  f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{diag}")
 
@@ -151,8 +149,26 @@ def fit_html(fit: Any) -> str:
     return _wrap(f"{head}{_fit_chart(fit)}{table}<ul>{forecasts}</ul>")
 
 
+def _suite_html(suite: Any) -> str:
+    from saturate.report.suite_html import suite_notebook_html  # matplotlib: on first use
+
+    return suite_notebook_html(suite)
+
+
+def _suite_figure(suite: Any) -> Any:
+    """The suite's chart, made through pyplot so Jupyter shows it once (see ``pyplot_figure``)."""
+    from saturate.report.plots.style import pyplot_figure
+    from saturate.report.suite_html import plot_suite
+
+    fig = pyplot_figure((7.0, 4.0))
+    plot_suite(suite, ax=fig.add_subplot())
+    return fig
+
+
 register_html("curve", curve_html)
 register_html("fit", fit_html)
+register_html("suite", _suite_html)
+register_figure("suite", _suite_figure)
 
 
 class OverlayView:

@@ -1,7 +1,8 @@
-"""The JSON Schema of the report: ``schema.json`` beside this module, its diagnostics part (the
-kind enum, and per kind its severities and the schema of its ``details``) written from the
-diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part (``suite`` and the
-``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
+"""The JSON Schema of the report: ``schema.json`` beside this module, its ``estimate``, ``curve``
+and ``diagnostic_metric`` parts written from the result classes' fields (:func:`saturate.codec.schema_of`), its
+diagnostics part (the kind enum, and per kind its severities and the schema of its ``details``)
+from the diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part
+(``suite`` and the ``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
 
 The report is validated against :func:`build_schema`: the committed file with the diagnostics part
 as the registry has it now (so a diagnostic registered at run time is in it). After adding or
@@ -10,7 +11,7 @@ changing a diagnostic, rewrite the committed file with::
     python -m saturate.report.schema
 
 (a test checks that the committed file is what this writes). Do the same after changing
-``suite_schema.json``.
+``suite_schema.json`` or a field of the result classes.
 """
 
 from __future__ import annotations
@@ -36,9 +37,14 @@ def _committed_text() -> str:
 def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
     """``base`` (default: the committed ``schema.json``) with its diagnostics part rebuilt from
     the registry; a fresh dict."""
+    from saturate.analysis.diagnostic_metrics import DiagnosticMetric  # scipy: on first use
+    from saturate.codec import schema_of
     from saturate.diagnostics.registry import kind_specs
+    from saturate.results import CurveAnalysis, Estimate
 
     doc = copy.deepcopy(base) if base is not None else json.loads(_committed_text())
+    for cls in (Estimate, CurveAnalysis, DiagnosticMetric):
+        doc["$defs"][cls._json_def] = schema_of(cls)
     _add_suite(doc)
     diagnostic = doc["$defs"]["diagnostic"]
     specs = kind_specs()

@@ -15,8 +15,10 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from saturate.codec import schema_of
 from saturate.report.rows import VERDICT_ICONS, interval, num
 from saturate.results import Estimate
+from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
 from saturate.text import for_markdown as escape_md
 
 __all__ = [
@@ -158,5 +160,9 @@ def _schema_text() -> str:
 
 
 def suite_schema() -> dict[str, Any]:
-    """The JSON-schema fragment of the suite section (``saturate/report/suite_schema.json``)."""
-    return json.loads(_schema_text())
+    """The JSON-schema fragment of the suite section: ``saturate/report/suite_schema.json`` with
+    the parts of the result classes written from their fields (:func:`saturate.codec.schema_of`)."""
+    doc = json.loads(_schema_text())
+    for cls in (Estimate, AggregateCurve, TaskResult, GroupComparison):
+        doc["$defs"][cls._json_def] = schema_of(cls)
+    return doc

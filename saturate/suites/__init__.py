@@ -7,25 +7,38 @@ back?
 * :mod:`.aggregate`: IQM and mean across tasks and seeds, and their stratified bootstrap;
 * :mod:`.group`: one group's aggregate curve analysed, its tasks' verdicts;
 * :mod:`.compare`: two groups' aggregates compared now, at 2x, and where they cross;
-* :mod:`.result`: the result objects; :mod:`.codec` reads them back from JSON;
+* :mod:`.result`: the result objects (JSON both ways by :mod:`saturate.codec`);
 * :mod:`.analysis`: :func:`analyze_suite`, which runs the steps.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from saturate.lazy import lazy_exports
 
 # Loaded on first use (:mod:`saturate.lazy`): the settings read the light constants of
 # :mod:`.aggregate` without the analysis (scipy.stats) being imported.
-_EXPORTS = {
-    "STATISTICS": "aggregate", "DEFAULT_N_BOOT": "aggregate", "aggregate": "aggregate",
-    "iqm": "aggregate", "stratified_bootstrap": "aggregate", "task_mean": "aggregate",
-    "analyze_suite": "analysis", "Normalization": "normalize", "parse_normalize": "normalize",
-    "read_baselines": "normalize", "AggregateCurve": "result", "GroupComparison": "result",
-    "SuiteAnalysis": "result", "SuiteGroup": "result", "TaskResult": "result",
-}  # fmt: skip
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+    from saturate.suites.aggregate import (
+        DEFAULT_N_BOOT,
+        STATISTICS,
+        aggregate,
+        iqm,
+        stratified_bootstrap,
+        task_mean,
+    )
+    from saturate.suites.analysis import analyze_suite
+    from saturate.suites.normalize import Normalization, parse_normalize, read_baselines
+    from saturate.suites.result import (
+        AggregateCurve,
+        GroupComparison,
+        SuiteAnalysis,
+        SuiteGroup,
+        TaskResult,
+    )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
     "analyze_suite",

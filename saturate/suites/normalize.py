@@ -25,8 +25,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from saturate.codec import jsonable, num
 from saturate.errors import InputError, SettingsError
-from saturate.results import Direction, jsonable
+from saturate.results import Direction
 
 __all__ = [
     "Normalization",
@@ -72,13 +73,9 @@ class Normalization:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Normalization:
-        bounds = {str(t): (_num(b["zero"]), _num(b["one"])) for t, b in d.get("bounds", {}).items()}
+        bounds = {str(t): (num(b["zero"]), num(b["one"])) for t, b in d.get("bounds", {}).items()}
         return cls(method=d["method"], source=str(d["source"]), bounds=bounds,
                    notes=tuple(d.get("notes", ())))
-
-
-def _num(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 ``summary()``; :class:`SuiteAnalysis` also shows itself in Jupyter (``_repr_html_``).
 
 Formatting beyond the plain-text summary lives in :mod:`saturate.report.suite` and
-:mod:`saturate.report.suite_html`.
+:mod:`saturate.report.suite_html`; the HTML and the figure are asked of the renderers the report
+registers with :mod:`saturate.display` (a result does not import the report).
 """
 
 from __future__ import annotations
@@ -10,28 +11,26 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from saturate.codec import from_dict, jsonable, meta, to_dict
+from saturate.display import figure_of, html_of
 from saturate.results import (
     PASSING_VERDICTS,
     CurveAnalysis,
     Estimate,
+    Verdict,
     format_estimate,
-    jsonable,
 )
-from saturate.suites.codec import estimate_from_dict, num
 from saturate.suites.normalize import Normalization
 
 __all__ = ["AggregateCurve", "TaskResult", "SuiteGroup", "GroupComparison", "SuiteAnalysis"]
 
+_PROB = {"minimum": 0, "maximum": 1}
 _BAND_FIELDS = ("iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo", "mean_hi", "value_se", "doubling_se")
-
-
-def _floats(x: Any) -> tuple[float, ...]:
-    return tuple(num(v) for v in x)
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,8 @@ class AggregateCurve:
     ``replicates`` holds the bootstrap curves of that statistic (not serialised).
     """
 
+    _json_def: ClassVar[str] = "aggregate"
+
     compute: tuple[float, ...]
     iqm: tuple[float, ...]
     iqm_lo: tuple[float, ...]
@@ -52,10 +53,10 @@ class AggregateCurve:
     mean: tuple[float, ...]
     mean_lo: tuple[float, ...]
     mean_hi: tuple[float, ...]
-    n_tasks: tuple[int, ...]
-    n_scores: tuple[int, ...]
     value_se: tuple[float, ...]
     doubling_se: tuple[float, ...]
+    n_tasks: tuple[int, ...]
+    n_scores: tuple[int, ...]
     analysed: tuple[int, int]
     replicates: np.ndarray | None = field(default=None, repr=False, compare=False)
 
@@ -75,35 +76,29 @@ class AggregateCurve:
         return df
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "compute": self.compute, **{k: getattr(self, k) for k in _BAND_FIELDS},
-            "n_tasks": self.n_tasks, "n_scores": self.n_scores, "analysed": list(self.analysed),
-        })
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AggregateCurve:
-        return cls(
-            compute=_floats(d["compute"]), **{k: _floats(d[k]) for k in _BAND_FIELDS},
-            n_tasks=tuple(int(v) for v in d["n_tasks"]),
-            n_scores=tuple(int(v) for v in d["n_scores"]),
-            analysed=(int(d["analysed"][0]), int(d["analysed"][1])),
-        )
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
 class TaskResult:
     """The verdict on one task of a group: its seeds pooled, its scores normalised."""
 
+    _json_def: ClassVar[str] = "task"
+
     task: str
-    n_seeds: int
-    verdict: str
+    n_seeds: int = field(metadata=meta(schema={"minimum": 1}))
+    verdict: Verdict
     gain_per_doubling: Estimate
     threshold: float
     knee: float | None
     stop_point: Estimate | None
     compute_last: float
     value_last: float
-    reasons: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = field(default=(), metadata=meta(required=True))
     curve: CurveAnalysis | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -124,24 +119,11 @@ class TaskResult:
                    c.stop_point, c.compute_last, c.value_last, c.reasons, curve=c)
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "task": self.task, "n_seeds": self.n_seeds, "verdict": self.verdict,
-            "gain_per_doubling": self.gain_per_doubling.to_dict(), "threshold": self.threshold,
-            "knee": self.knee,
-            "stop_point": None if self.stop_point is None else self.stop_point.to_dict(),
-            "compute_last": self.compute_last, "value_last": self.value_last,
-            "reasons": list(self.reasons),
-        })
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TaskResult:
-        return cls(
-            task=str(d["task"]), n_seeds=int(d["n_seeds"]), verdict=str(d["verdict"]),
-            gain_per_doubling=estimate_from_dict(d["gain_per_doubling"]),
-            threshold=num(d["threshold"]), knee=None if d["knee"] is None else float(d["knee"]),
-            stop_point=estimate_from_dict(d["stop_point"]), compute_last=num(d["compute_last"]),
-            value_last=num(d["value_last"]), reasons=tuple(d.get("reasons", ())),
-        )
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -153,7 +135,7 @@ class SuiteGroup:
     n_seeds: dict[str, int]
     aggregate: AggregateCurve
     analysis: CurveAnalysis
-    p_next_doubling_pays: float | None
+    p_next_doubling_pays: float | None = field(metadata=meta(missing=None))
     task_results: tuple[TaskResult, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -222,16 +204,8 @@ class SuiteGroup:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SuiteGroup:
-        p = d.get("p_next_doubling_pays")
-        return cls(
-            group=str(d["group"]), tasks=tuple(d["tasks"]),
-            n_seeds={str(k): int(v) for k, v in d["n_seeds"].items()},
-            aggregate=AggregateCurve.from_dict(d["aggregate"]),
-            analysis=CurveAnalysis.from_dict(d["analysis"]),
-            p_next_doubling_pays=None if p is None else float(p),
-            task_results=tuple(TaskResult.from_dict(t) for t in d.get("task_results", ())),
-            notes=tuple(d.get("notes", ())),
-        )
+        """The group back from :meth:`to_dict` (whose derived keys it leaves)."""
+        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
@@ -240,35 +214,24 @@ class GroupComparison:
     where their fitted curves cross (``crossing`` beyond the data, None when they do not within
     the horizon). Probabilities are that ``a`` is ahead of ``b``."""
 
+    _json_def: ClassVar[str] = "comparison"
+
     a: str
     b: str
     compute: float
-    p_a_ahead: float | None
+    p_a_ahead: float | None = field(metadata=meta(schema=_PROB))
     compute_2x: float
-    p_a_ahead_2x: float | None
-    crossing: Estimate | None = None
-    leader_after: str | None = None
-    notes: tuple[str, ...] = ()
+    p_a_ahead_2x: float | None = field(metadata=meta(schema=_PROB))
+    crossing: Estimate | None = field(default=None, metadata=meta(required=True))
+    leader_after: str | None = field(default=None, metadata=meta(required=True))
+    notes: tuple[str, ...] = field(default=(), metadata=meta(required=True))
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "a": self.a, "b": self.b, "compute": self.compute, "p_a_ahead": self.p_a_ahead,
-            "compute_2x": self.compute_2x, "p_a_ahead_2x": self.p_a_ahead_2x,
-            "crossing": None if self.crossing is None else self.crossing.to_dict(),
-            "leader_after": self.leader_after, "notes": list(self.notes),
-        })
+        return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> GroupComparison:
-        def prob(x: Any) -> float | None:
-            return None if x is None else float(x)
-
-        return cls(
-            a=str(d["a"]), b=str(d["b"]), compute=num(d["compute"]),
-            p_a_ahead=prob(d["p_a_ahead"]), compute_2x=num(d["compute_2x"]),
-            p_a_ahead_2x=prob(d["p_a_ahead_2x"]), crossing=estimate_from_dict(d["crossing"]),
-            leader_after=d.get("leader_after"), notes=tuple(d.get("notes", ())),
-        )
+        return from_dict(cls, d)
 
     def summary(self) -> str:
         def p(x: float | None) -> str:
@@ -294,7 +257,7 @@ class SuiteAnalysis:
     suite: str
     suite_column: str
     metric: str
-    group_by: str | None
+    group_by: str | None = field(metadata=meta(missing=None))
     statistic: str
     normalization: Normalization
     confidence: float
@@ -347,17 +310,7 @@ class SuiteAnalysis:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SuiteAnalysis:
         """The analysis back from :meth:`to_dict` (without fits, points or bootstrap replicates)."""
-        return cls(
-            suite=str(d["suite"]), suite_column=str(d["suite_column"]), metric=str(d["metric"]),
-            group_by=d.get("group_by"), statistic=str(d["statistic"]),
-            normalization=Normalization.from_dict(d["normalization"]),
-            confidence=float(d["confidence"]), n_boot=int(d["n_boot"]), seed=int(d["seed"]),
-            task_bootstrap=bool(d["task_bootstrap"]), min_coverage=float(d["min_coverage"]),
-            compute_name=str(d["compute_name"]),
-            groups=tuple(SuiteGroup.from_dict(g) for g in d["groups"]),
-            comparisons=tuple(GroupComparison.from_dict(c) for c in d.get("comparisons", ())),
-            notes=tuple(d.get("notes", ())),
-        )
+        return from_dict(cls, d)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per group: verdict, last aggregate, gain per doubling, P(next doubling pays),
@@ -416,14 +369,7 @@ class SuiteAnalysis:
     def plot(self):  # noqa: ANN201
         """A matplotlib Figure of every group's aggregate with its band and forecast. In Jupyter
         it shows once, inline, as the cell's value (made through pyplot and closed there)."""
-        from saturate.report.plots.style import pyplot_figure
-        from saturate.report.suite_html import plot_suite
-
-        fig = pyplot_figure((7.0, 4.0))
-        plot_suite(self, ax=fig.add_subplot())
-        return fig
+        return figure_of(self, "suite")
 
     def _repr_html_(self) -> str:
-        from saturate.report.suite_html import suite_notebook_html
-
-        return suite_notebook_html(self)
+        return html_of(self, "suite")

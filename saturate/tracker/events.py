@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from saturate.codec import jsonable
 from saturate.constants import KNEE_ROI
 from saturate.report.rows import format_time
-from saturate.results import CurveAnalysis, jsonable
+from saturate.results import CurveAnalysis
 from saturate.text import for_terminal
 
 __all__ = [

@@ -12,8 +12,9 @@ from typing import Any
 
 import pandas as pd
 
+from saturate.codec import jsonable
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
-from saturate.results import CurveAnalysis, jsonable
+from saturate.results import CurveAnalysis
 
 __all__ = [
     "SCHEMA", "SCHEMA_VERSION", "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",

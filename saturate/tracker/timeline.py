@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
-from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate, jsonable
+from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
 from saturate.text import for_terminal
 
 __all__ = [

@@ -29,10 +29,11 @@ from typing import Any
 import pandas as pd
 
 from saturate import axis_join, curves
+from saturate.codec import jsonable
 from saturate.curves import PARAM_PREFIX
 from saturate.errors import SaturateError, SettingsError, SourceError
 from saturate.redaction import redact
-from saturate.results import CurveAnalysis, jsonable, verdict_counts
+from saturate.results import CurveAnalysis, verdict_counts
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
 from saturate.tracker.state import HistoryStore, PollRecord

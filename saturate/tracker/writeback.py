@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from saturate.api import Analysis
+from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, source_uri
 from saturate.redaction import redact
-from saturate.results import CurveAnalysis, jsonable
+from saturate.results import CurveAnalysis
 
 __all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "tag_name", "figure_name",
            "log_back"]

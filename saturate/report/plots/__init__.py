@@ -18,20 +18,36 @@ it drew on.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from saturate.lazy import lazy_exports
 
 # Loaded on first use (:mod:`saturate.lazy`): the SVG reports read :mod:`.style` and
 # :mod:`.curves`' numbers without importing matplotlib.
-_EXPORTS = {
-    "MAX_CURVES_PER_FIGURE": "curves", "curve_figure": "curves", "plot_analysis": "curves",
-    "plot_curve": "curves", "plot_gain": "curves", "sparkline_figure": "curves",
-    "DIAGNOSTIC_PLOTS": "diagnostics", "diagnostic_figure": "diagnostics",
-    "plot_divergence": "diagnostics", "plot_recipe": "diagnostics",
-    "plot_sharpening": "diagnostics", "figure_bytes": "files", "save_curve_figures": "files",
-    "save_diagnostic_figures": "files", "VERDICT_COLORS": "style",
-}  # fmt: skip
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+    from saturate.report.plots.curves import (
+        MAX_CURVES_PER_FIGURE,
+        curve_figure,
+        plot_analysis,
+        plot_curve,
+        plot_gain,
+        sparkline_figure,
+    )
+    from saturate.report.plots.diagnostics import (
+        DIAGNOSTIC_PLOTS,
+        diagnostic_figure,
+        plot_divergence,
+        plot_recipe,
+        plot_sharpening,
+    )
+    from saturate.report.plots.files import (
+        figure_bytes,
+        save_curve_figures,
+        save_diagnostic_figures,
+    )
+    from saturate.report.plots.style import VERDICT_COLORS
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
     "VERDICT_COLORS",

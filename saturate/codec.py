@@ -1,0 +1,292 @@
+"""Frozen dataclasses to JSON and back, and their JSON Schema, from one declaration: the fields,
+their type hints and a few words of metadata (:func:`meta`).
+
+* :func:`to_dict`: the fields that take part in comparisons (``compare=False`` ones, such as a
+  curve's fit or points, are kept in memory only), in the order declared, JSON-safe (NaN and
+  infinities as ``null``, tuples as lists); ``key="roi.value"`` nests a field in an object.
+* :func:`from_dict`: its inverse, each value converted by its field's type (``null`` is NaN
+  where the field is a float); a missing key takes the field's default, and a missing key
+  without one raises :class:`~saturate.errors.InputError`.
+* :func:`derived`: a property written as well (read back, it follows from the fields);
+* :func:`schema_of`: the JSON Schema of the same objects (a class with ``_json_def`` is
+  referenced as ``#/$defs/<name>``; floats as ``#/$defs/num``: a number or null).
+
+A field whose JSON form is not its type's (a pair written as ``{"lo", "hi"}``) gives ``encode``,
+``decode`` and ``schema`` in its metadata. ``from_dict(cls, cls_obj.to_dict()) == cls_obj``
+holds by construction: what is compared is what is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union
+
+import numpy as np
+
+from saturate.errors import InputError
+
+__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num"]
+
+
+_NO = object()
+
+
+def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str, Any] | None = None,
+         missing: Any = _NO, required: bool | None = None,
+         encode: Callable[[Any], Any] | None = None,
+         decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A field's JSON metadata: its description, its key (``a.b``: nested), schema keywords to
+    add (``minimum``...), the value an entry without the key reads as (``missing``, for a field
+    without a default; else the entry is refused), whether the schema requires the key (default:
+    when the entry is refused without it), and its own ``encode``/``decode`` (and then its
+    ``schema``) when its JSON form is not its type's."""
+    out = dict(doc=doc, key=key, schema=schema, required=required, encode=encode, decode=decode)
+    if missing is not _NO:
+        out["missing"] = missing
+    return {k: v for k, v in out.items() if v is not None or k == "missing"}
+
+
+def derived(after: str, doc: str | None = None) -> Callable[[Callable[[Any], Any]], property]:
+    """A property also written to the JSON object, after the field ``after`` (and left when it
+    is read back: it follows from the fields), its schema from its return type."""
+    def wrap(fn: Callable[[Any], Any]) -> property:
+        fn._json_derived = {"after": after, **meta(doc)}  # type: ignore[attr-defined]
+        return property(fn)
+
+    return wrap
+
+
+def num(x: Any) -> float:
+    """A float from JSON: ``None`` is NaN."""
+    return math.nan if x is None else float(x)
+
+
+def jsonable(x: Any) -> Any:
+    """Plain, JSON-safe Python: numpy scalars converted, NaN/inf as None, tuples as lists."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        return f if math.isfinite(f) else None
+    if hasattr(x, "to_dict") and not hasattr(x, "columns"):  # not a DataFrame
+        return x.to_dict()
+    return x
+
+
+# ---- the fields and their types ------------------------------------------------------------------
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
+    """The serialised fields of ``cls`` with their resolved types."""
+    module = vars(sys.modules[cls.__module__])
+    out = []
+    for f in dataclasses.fields(cls):
+        if not f.compare:
+            continue
+        hint = eval(f.type, module) if isinstance(f.type, str) else f.type  # noqa: S307
+        out.append((f, hint))
+    return tuple(out)
+
+
+@functools.cache
+def _derived(cls: type) -> dict[str, tuple[tuple[str, dict[str, Any], Any], ...]]:
+    """Field name -> the derived properties written after it: (name, metadata, type)."""
+    module = vars(sys.modules[cls.__module__])
+    out: dict[str, tuple[tuple[str, dict[str, Any], Any], ...]] = {}
+    for name, value in vars(cls).items():
+        info = getattr(getattr(value, "fget", None), "_json_derived", None)
+        if info is not None:
+            hint = value.fget.__annotations__.get("return", "Any")
+            hint = eval(hint, module) if isinstance(hint, str) else hint  # noqa: S307
+            out[info["after"]] = (*out.get(info["after"], ()), (name, info, hint))
+    return out
+
+
+def _key(f: dataclasses.Field) -> tuple[str, ...]:
+    return tuple(f.metadata.get("key", f.name).split("."))
+
+
+def _has_default(f: dataclasses.Field) -> bool:
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+
+def _optional(f: dataclasses.Field) -> bool:
+    """Whether an entry may leave the field out (it has a default or a ``missing`` value)."""
+    return _has_default(f) or "missing" in f.metadata
+
+
+def _args(hint: Any) -> tuple[Any, ...]:
+    return typing.get_args(hint)
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (Union, types.UnionType)
+
+
+# ---- to JSON and back ----------------------------------------------------------------------------
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """``obj``'s JSON object (see the module docstring)."""
+    out: dict[str, Any] = {}
+    for f, _ in _fields(type(obj)):
+        value = getattr(obj, f.name)
+        encode = f.metadata.get("encode")
+        *path, last = _key(f)
+        into = out
+        for part in path:
+            into = into.setdefault(part, {})
+        into[last] = jsonable(encode(value) if encode is not None else value)
+        for name, _, _ in _derived(type(obj)).get(f.name, ()):
+            out[name] = jsonable(getattr(obj, name))
+    return out
+
+
+def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
+    """An instance of ``cls`` from its JSON object (see the module docstring)."""
+    d = d or {}
+    kwargs = {}
+    for f, hint in _fields(cls):
+        here: Any = d
+        *path, last = _key(f)
+        for part in path:
+            here = here.get(part) or {}
+        if last not in here:
+            if "missing" in f.metadata:
+                kwargs[f.name] = f.metadata["missing"]
+            elif not _has_default(f):
+                raise InputError(f"{cls.__name__}.from_dict: the entry has no {last!r} "
+                                 f"(keys: {sorted(here)})")
+            continue
+        decode = f.metadata.get("decode")
+        kwargs[f.name] = decode(here[last]) if decode is not None else _value(hint, here[last])
+    return cls(**kwargs)
+
+
+def _value(hint: Any, x: Any) -> Any:
+    """``x`` from JSON as a value of type ``hint``."""
+    origin = typing.get_origin(hint)
+    if hint is float:
+        return num(x)
+    if hint in (int, str, bool):
+        return hint(x)
+    if _is_union(hint):
+        kinds = [a for a in _args(hint) if a is not type(None)]
+        if x is None and len(kinds) < len(_args(hint)):
+            return None
+        return _value(kinds[0], x) if len(kinds) == 1 else x
+    if origin is tuple:
+        items = _args(hint)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(_value(items[0], v) for v in x)
+        return tuple(_value(t, v) for t, v in zip(items, x, strict=True))
+    if origin is dict:
+        _, value = _args(hint)
+        return {str(k): _value(value, v) for k, v in x.items()}
+    if dataclasses.is_dataclass(hint):
+        return hint.from_dict(x) if hasattr(hint, "from_dict") else from_dict(hint, x)
+    return x  # Literal, Any, dict and the like: as JSON has it
+
+
+# ---- the JSON Schema -----------------------------------------------------------------------------
+
+
+def schema_of(cls: type, *, ref: bool = False) -> dict[str, Any]:
+    """The JSON Schema of ``cls``'s objects; with ``ref`` a class with ``_json_def`` is only
+    referenced (``{"$ref": "#/$defs/<name>"}``)."""
+    name = getattr(cls, "_json_def", None)
+    if ref and name:
+        return {"$ref": f"#/$defs/{name}"}
+    root: dict[str, Any] = {"type": "object"}
+    if cls.__doc__:  # its first paragraph
+        root["description"] = " ".join(cls.__doc__.strip().split("\n\n")[0].split())
+    for f, hint in _fields(cls):
+        *path, last = _key(f)
+        node = root
+        for part in path:  # an object of the entry's own, always written
+            parent, node = node, node.setdefault("properties", {}).setdefault(part, {"type": "object"})
+            _require(parent, part, True)
+        prop = dict(f.metadata["schema"]) if "encode" in f.metadata else _schema(hint)
+        if "encode" not in f.metadata:
+            prop.update(f.metadata.get("schema", {}))
+        if "doc" in f.metadata:
+            prop["description"] = f.metadata["doc"]
+        node.setdefault("properties", {})[last] = prop
+        _require(node, last, f.metadata.get("required", not _optional(f)))
+        for name, info, hint in _derived(cls).get(f.name, ()):
+            root["properties"][name] = _schema(hint) | (
+                {"description": info["doc"]} if "doc" in info else {})
+            _require(root, name, True)
+    for node in _objects(root):  # "required" and "additionalProperties" before the properties
+        props, required = node.pop("properties", {}), node.pop("required", [])
+        if required:
+            node["required"] = required
+        node.setdefault("additionalProperties", False)
+        node["properties"] = props
+    return root
+
+
+def _require(node: dict[str, Any], key: str, required: bool) -> None:
+    names = node.setdefault("required", [])
+    if required and key not in names:
+        names.append(key)
+
+
+def _objects(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """``node`` and the objects nested in its properties (the ones this class declares)."""
+    out = [node]
+    for prop in node.get("properties", {}).values():
+        if prop.get("type") == "object" and "properties" in prop:
+            out += _objects(prop)
+    return out
+
+
+def _schema(hint: Any) -> dict[str, Any]:
+    """The JSON Schema of a value of type ``hint``."""
+    origin = typing.get_origin(hint)
+    simple = {float: {"$ref": "#/$defs/num"}, int: {"type": "integer"},
+              str: {"type": "string"}, bool: {"type": "boolean"}}
+    if hint in simple:
+        return dict(simple[hint])
+    if origin is Literal:
+        return {"enum": list(_args(hint))}
+    if _is_union(hint):
+        kinds = [a for a in _args(hint) if a is not type(None)]
+        nullable = len(kinds) < len(_args(hint))
+        if nullable and len(kinds) == 1 and kinds[0] is float:
+            return {"$ref": "#/$defs/num"}
+        if len(kinds) > 1 and all(k in simple for k in kinds):  # str | float: one "type" list
+            return {"type": [simple[k].get("type", "number") for k in kinds]
+                    + (["null"] if nullable else [])}
+        one = _schema(kinds[0]) if len(kinds) == 1 else {}
+        if nullable and list(one) == ["type"] and isinstance(one["type"], str):
+            return {"type": [one["type"], "null"]}
+        return {"oneOf": [{"type": "null"}, one]} if nullable else one
+    if origin is tuple:
+        items = _args(hint)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return {"type": "array", "items": _schema(items[0])}
+        return {"type": "array", "prefixItems": [_schema(t) for t in items],
+                "minItems": len(items), "maxItems": len(items)}
+    if origin is dict:
+        _, value = _args(hint)
+        return {"type": "object"} if value is Any else {"type": "object",
+                                                         "additionalProperties": _schema(value)}
+    if dataclasses.is_dataclass(hint):
+        return schema_of(hint, ref=True)
+    return {}
