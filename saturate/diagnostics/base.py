@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ from saturate.analysis.roles import Role, classify
 from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
-from saturate.validation import (
+from saturate.settings.checks import (
     check_confidence,
     check_forecast_points,
     check_int,
@@ -31,6 +31,9 @@ from saturate.validation import (
     check_strings,
     check_targets,
 )
+
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 __all__ = [
     "SEVERITIES",
@@ -143,6 +146,19 @@ class DiagnosticSettings:
         check_number(self.length_runaway_factor, "length_runaway_factor", 1, math.inf,
                      closed="neither")
 
+    @classmethod
+    def from_settings(cls, s: Settings) -> DiagnosticSettings:
+        """The diagnostics' settings under ``s``, with the analysis's confidence, seed and
+        direction rules so that both judge a metric the same way."""
+        return cls(
+            pairs=s.pairs, targets=dict(s.targets), confidence=s.confidence, seed=s.seed,
+            compare_at=s.compare_at, budget=s.budget, gpu_hours=s.gpu_hours,
+            gpu_hour_cost=s.gpu_hour_cost, pretrain_compute=s.pretrain_compute,
+            lower_is_better=s.lower_is_better, higher_is_better=s.higher_is_better,
+            objective=s.objective, diagnostic=s.diagnostic, gpus=s.gpus,
+            analysis=AnalysisSettings.from_settings(s),
+        )
+
     def direction(self, metric: str) -> Direction:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
 
@@ -155,7 +171,7 @@ class DiagnosticSettings:
 def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
     """Reward/benchmark pairs: ``{"train/reward" = ["eval/*"]}``, ``[["train/reward", "eval/*"]]``,
     ``[{reward = "...", benchmark = "..."}]`` or ``["train/reward=eval/*"]`` (see
-    :func:`saturate.validation.check_pairs`)."""
+    :func:`saturate.settings.checks.check_pairs`)."""
     return check_pairs(value, "pairs")
 
 

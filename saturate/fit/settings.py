@@ -1,4 +1,9 @@
-"""How curves are fitted: :class:`FitSettings`, validated when made (:mod:`saturate.validation`)."""
+"""How curves are fitted: :class:`FitSettings`.
+
+The values that come from :class:`~saturate.settings.Settings` (laws, resamples, confidence,
+seed, forecast points, domain) were checked when the settings were made; only the fit's own
+tuning is checked here (:mod:`saturate.settings.checks`).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,12 @@ from dataclasses import dataclass, field
 from saturate.fit.laws import LAWS
 from saturate.fit.priors import DEFAULT_LAW_PRIOR, check_law_prior
 from saturate.fit.solver import LOSSES
-from saturate.validation import (
-    check_choice,
-    check_choices,
-    check_confidence,
-    check_domain,
-    check_forecast_points,
-    check_int,
-    check_number,
-)
+from saturate.settings import Settings
+from saturate.settings.checks import check_choice, check_int, check_number
 
 __all__ = ["FitSettings"]
+
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ class FitSettings:
     """
 
     laws: tuple[str, ...] = tuple(LAWS)
-    n_boot: int = 200
-    confidence: float = 0.9
-    seed: int = 0
+    n_boot: int = _DEFAULTS.n_boot
+    confidence: float = _DEFAULTS.confidence
+    seed: int = _DEFAULTS.seed
     loss: str = "soft_l1"
     f_scale: float = 2.0
     n_starts: int = 4
@@ -53,15 +53,11 @@ class FitSettings:
     boot_min_weight: float = 0.01
     polish: bool = True  # scipy least_squares on a whole-curve fit the batch left unconverged
     law_prior: tuple[tuple[str, float], ...] = DEFAULT_LAW_PRIOR
-    forecast_at: tuple[str | float, ...] = field(default=("2x", "4x"))
+    forecast_at: tuple[str | float, ...] = field(default=_DEFAULTS.forecast_at)
     domain: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "law_prior", check_law_prior(self.law_prior, tuple(LAWS)))
-        check_choices(self.laws, "laws", tuple(LAWS), at_least_one=True)
-        check_int(self.n_boot, "n_boot", 0)
-        check_confidence(self.confidence, "confidence")
-        check_int(self.seed, "seed", 0)
         check_choice(self.loss, "loss", LOSSES)
         check_number(self.f_scale, "f_scale", 0, math.inf, closed="neither")
         check_int(self.n_starts, "n_starts", 1)
@@ -73,6 +69,3 @@ class FitSettings:
         check_int(self.max_iter, "max_iter", 1)
         check_int(self.boot_max_iter, "boot_max_iter", 1)
         check_number(self.boot_min_weight, "boot_min_weight", 0, 1, closed="left")
-        check_forecast_points(self.forecast_at, "forecast_at")
-        if self.domain is not None:
-            check_domain(self.domain, "domain")
