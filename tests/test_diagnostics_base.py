@@ -44,11 +44,11 @@ def test_pairs_from_config_shapes():
 
 def test_settings_are_checked():
     with pytest.raises(SettingsError, match="budget"):
-        DiagnosticSettings(budget=-5)
+        DiagnosticSettings.checked(budget=-5)
     with pytest.raises(SettingsError, match="targets"):
-        DiagnosticSettings(targets={"eval/*": "high"})
+        DiagnosticSettings.checked(targets={"eval/*": "high"})
     with pytest.raises(SettingsError, match="confidence"):
-        DiagnosticSettings(confidence=0.2)
+        DiagnosticSettings.checked(confidence=0.2)
 
 
 def test_naming_conventions():

@@ -98,7 +98,7 @@ def test_confidence_is_one_rule_everywhere() -> None:
     for bad in ("1", "0", 0.3, "high", 1.5, True, "150%"):
         with pytest.raises(SettingsError, match=r"^--confidence must be"):
             check_confidence(bad, "--confidence")
-        for make in (DiagnosticSettings, Settings):  # the stages' views are not checked again
+        for make in (DiagnosticSettings.checked, Settings):  # the stages' views: not again
             with pytest.raises(SettingsError, match=r"^confidence must be"):
                 make(confidence=bad)
 

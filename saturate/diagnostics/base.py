@@ -21,16 +21,8 @@ from saturate.analysis.roles import Role, classify
 from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
-from saturate.settings.checks import (
-    check_confidence,
-    check_forecast_points,
-    check_int,
-    check_number,
-    check_pairs,
-    check_positive,
-    check_strings,
-    check_targets,
-)
+from saturate.settings.checks import check_number, check_pairs
+from saturate.settings.fields import OPTIONS_BY_NAME
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
@@ -130,21 +122,21 @@ class DiagnosticSettings:
     read without an analysis (``--min-gain``, the per-metric thresholds)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pairs", parse_pairs(self.pairs))
-        for name in ("objective", "diagnostic"):
-            object.__setattr__(self, name, check_strings(getattr(self, name), name))
-        object.__setattr__(self, "targets", check_targets(self.targets, "targets"))
-        for name in ("budget", "gpu_hour_cost", "pretrain_compute"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_positive(getattr(self, name), name))
-        check_confidence(self.confidence, "confidence")
-        check_int(self.seed, "seed", 0)
-        check_forecast_points(self.compare_at, "compare_at")
+        """Only the diagnostics' own limits are checked here: the options were checked by
+        :class:`~saturate.settings.Settings` (:meth:`from_settings`) or :meth:`checked`."""
         check_number(self.entropy_collapse_fraction, "entropy_collapse_fraction", 0, 1,
                      closed="neither")
         check_number(self.kl_blowup_factor, "kl_blowup_factor", 1, math.inf, closed="neither")
         check_number(self.length_runaway_factor, "length_runaway_factor", 1, math.inf,
                      closed="neither")
+
+    @classmethod
+    def checked(cls, **given: Any) -> DiagnosticSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option checked and converted by its declaration (``pairs``, ``targets``,
+        ``budget``, ``confidence``...), as the settings would."""
+        return cls(**{k: v if v is None or k not in OPTIONS_BY_NAME
+                      else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()})
 
     @classmethod
     def from_settings(cls, s: Settings) -> DiagnosticSettings:
