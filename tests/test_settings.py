@@ -98,7 +98,8 @@ def test_confidence_is_one_rule_everywhere() -> None:
     for bad in ("1", "0", 0.3, "high", 1.5, True, "150%"):
         with pytest.raises(SettingsError, match=r"^--confidence must be"):
             check_confidence(bad, "--confidence")
-        for make in (DiagnosticSettings.checked, Settings):  # the stages' views: not again
+        for make in (AnalysisSettings.checked, FitSettings.checked, DiagnosticSettings.checked,
+                     Settings):  # built from Settings, the stages' views do not check again
             with pytest.raises(SettingsError, match=r"^confidence must be"):
                 make(confidence=bad)
 
@@ -144,10 +145,11 @@ def test_fit_settings_messages_state_the_allowed_range() -> None:
         (dict(max_points=4), "max_points must be an integer >= 8, got 4"),
         (dict(boot_min_weight=1), r"boot_min_weight must be in \[0, 1\), got 1"),
         (dict(loss="l3"), "loss must be one of linear, soft_l1, huber, cauchy, got 'l3'"),
+        (dict(laws=()), "laws must name at least one of"),
     ]
     for kwargs, message in cases:
         with pytest.raises(SettingsError, match=message):
-            FitSettings(**kwargs)
+            FitSettings.checked(**kwargs)
 
 
 # ---- Settings: precedence and views --------------------------------------------------------

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from saturate.analysis.call_settings import DecisionSettings
 from saturate.settings import Settings
 from saturate.settings.checks import check_int, gain_parts
+from saturate.settings.fields import OPTIONS_BY_NAME
 
 if TYPE_CHECKING:
     from saturate.fit import FitSettings
 
-__all__ = ["AnalysisSettings", "parse_min_gain", "settings_used"]
+__all__ = ["AnalysisSettings", "gain_of", "parse_min_gain", "settings_used"]
 
 _DEFAULTS = Settings()
 
@@ -61,6 +62,13 @@ class AnalysisSettings:
         check_int(self.min_points, "min_points", 3)  # not a setting: set here only
 
     @classmethod
+    def checked(cls, **given: Any) -> AnalysisSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option checked and converted by its declaration, as the settings would."""
+        return cls(**{k: v if v is None or k not in OPTIONS_BY_NAME
+                      else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()})
+
+    @classmethod
     def from_settings(cls, s: Settings) -> AnalysisSettings:
         """How each curve is judged under the settings ``s`` (already checked)."""
         return cls(
@@ -86,6 +94,14 @@ class AnalysisSettings:
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:
     """``(value, is_percent)`` from ``0.01``, ``"0.01"`` or ``"3%"``; a SettingsError otherwise."""
     return gain_parts(spec, name)
+
+
+def gain_of(spec: float | str) -> tuple[float, bool]:
+    """``(value, is_percent)`` of a gain already checked (``min_gain``, a threshold): ``"3%"``
+    -> ``(3.0, True)``, ``0.01`` -> ``(0.01, False)``; read per curve, not checked again."""
+    if isinstance(spec, str) and spec.endswith("%"):
+        return float(spec[:-1]), True
+    return float(spec), False
 
 
 def settings_used(s: Settings, compute_name: str) -> dict[str, Any]:

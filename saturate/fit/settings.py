@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from saturate.fit.laws import LAWS
 from saturate.fit.priors import DEFAULT_LAW_PRIOR, check_law_prior
 from saturate.fit.solver import LOSSES
 from saturate.settings import Settings
-from saturate.settings.checks import check_choice, check_int, check_number
+from saturate.settings.checks import check_choice, check_domain, check_int, check_number
+from saturate.settings.fields import OPTIONS_BY_NAME
 
 __all__ = ["FitSettings"]
 
@@ -55,6 +57,18 @@ class FitSettings:
     law_prior: tuple[tuple[str, float], ...] = DEFAULT_LAW_PRIOR
     forecast_at: tuple[str | float, ...] = field(default=_DEFAULTS.forecast_at)
     domain: tuple[float, float] | None = None
+
+    @classmethod
+    def checked(cls, **given: Any) -> FitSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option (``laws``, ``n_boot``, ``confidence``, ``seed``, ``forecast_at``)
+        checked and converted by its declaration, as the settings would; ``domain`` as one
+        domain of the ``domains`` option."""
+        options = {k: v if v is None or k not in OPTIONS_BY_NAME
+                   else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()}
+        if options.get("domain") is not None:
+            options["domain"] = check_domain(options["domain"], "domain")
+        return cls(**options)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "law_prior", check_law_prior(self.law_prior, tuple(LAWS)))
