@@ -39,6 +39,6 @@ def suite_from_settings(
             read_baselines(spec)
         except SaturateError as exc:
             raise type(exc)(f"{settings.option('normalize')}: {exc}") from None
-    return analyze_suite(judged, settings=AnalysisSettings.from_settings(settings), seed=settings.seed,
-                         progress=progress, **options)
+    return analyze_suite(judged, settings=AnalysisSettings.from_settings(settings),
+                         seed=settings.seed, progress=progress, **options)
 
