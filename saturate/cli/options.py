@@ -23,7 +23,7 @@ import typer
 from saturate.cli.app import late_help
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Option, Settings, cli_name
-from saturate.settings.fields import on_declare
+from saturate.settings.fields import GROUPS, on_declare
 
 __all__ = ["settings_options"]
 
@@ -123,6 +123,9 @@ def settings_options(*groups: str, exclude: Collection[str] = ()) -> Callable[[F
     the defaults, the settings file and these options, in that order of precedence. Put the
     decorator under :func:`~saturate.cli.common.handle_errors`, so that a bad value is one line.
     """
+    if not set(groups) <= set(GROUPS):
+        raise ValueError(f"option groups {groups}: not among {GROUPS}")
+
     def decorate(func: F) -> F:
         hints = typing.get_type_hints(func, include_extras=True)
         own = [p.replace(annotation=hints.get(p.name, p.annotation))

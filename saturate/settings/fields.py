@@ -7,9 +7,9 @@ command line's options (:mod:`saturate.cli.options`, by ``group``). Adding an op
 :class:`Option` here; the part that uses it reads it from the :class:`Settings` it is given.
 
 A list of names that belongs to a later part (the laws of :mod:`saturate.fit.laws`, the kinds
-``--fail-on`` accepts) and the help made from it are named with a :class:`Ref`: the module is imported when a value is
-checked or the help is shown, as a plug-in's entry point is, so these declarations import no
-part after them in the flow.
+``--fail-on`` accepts) and the help made from it are named with a :class:`Ref`: the module is
+imported when a value is checked or the help is shown, as a plug-in's entry point is, so these
+declarations import no part after them in the flow.
 """
 
 from __future__ import annotations
@@ -78,6 +78,10 @@ class Option:
     cli: bool = True
     switch: Switch | None = None
 
+    def __post_init__(self) -> None:
+        if self.group not in GROUPS:
+            raise ValueError(f"option {self.name}: group {self.group!r} is none of {GROUPS}")
+
     @property
     def flag_names(self) -> tuple[str, ...]:
         """The command-line flags: ``--min-gain``, or the declared ``flags``."""
@@ -116,14 +120,15 @@ def _law_help() -> str:
     return f"Law to fit: {', '.join(_LAWS())}. Default: all"
 
 
-_DEF = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
+_DEFAULT = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
         "seed": 0, "compare_at": ("1x", "4x")}
 
 GROUPS: tuple[str, ...] = (
     "selection", "analysis", "suite", "diagnostics", "format", "fail_on", "compare", "engine",
-    "file",
 )
-"""The option groups, in the order a command's help shows them."""
+"""The option groups a command takes its options by (:func:`saturate.cli.options.settings_options`):
+what to read, how curves are judged, a benchmark suite, the diagnostics, the report format,
+the gate's kinds, where recipes are compared, where curves are analysed."""
 
 OPTIONS: list[Option] = [
     # ---- selection: what to read
@@ -163,23 +168,24 @@ OPTIONS: list[Option] = [
            "('GLOB=none': no domain). Default: [0, 1] for rates, accuracies, pass@k, success and "
            "win rates, [0, 100] for their percentages", "analysis", "GLOB=LO,HI", ("--domain",),
            many=True, merge=True),
-    Option("min_gain", "float | str", _DEF["min_gain"], c.check_gain, "Least gain per doubling "
-           "of compute that still pays: metric units (0.01) or N% of the curve's observed range "
-           f"(3%). Default {_DEF['min_gain']}.", "analysis", "GAIN"),
+    Option("min_gain", "float | str", _DEFAULT["min_gain"], c.check_gain, "Least gain per "
+           "doubling of compute that still pays: metric units (0.01) or N% of the curve's "
+           f"observed range (3%). Default {_DEFAULT['min_gain']}.", "analysis", "GAIN"),
     Option("band", "tuple[float, float] | None", None, c.check_band, "LOW,HIGH: P(the next "
            "doubling pays) below LOW does not pay, from HIGH pays, between is inconclusive. "
            "Default: the band chosen on held-out public curves (0.40,0.60); 0.5,0.5 never "
            "abstains.", "analysis", "LOW,HIGH"),
-    Option("forecast_at", "tuple[str | float, ...]", _DEF["forecast_at"], c.check_forecast_points,
-           "Forecast at Nx the last compute or at a compute value > 0; default "
-           f"{','.join(map(str, _DEF['forecast_at']))}. Comma lists too", "analysis", "AT",
+    Option("forecast_at", "tuple[str | float, ...]", _DEFAULT["forecast_at"],
+           c.check_forecast_points, "Forecast at Nx the last compute or at a compute value > 0; default "
+           f"{','.join(map(str, _DEFAULT['forecast_at']))}. Comma lists too", "analysis", "AT",
            many=True),
-    Option("confidence", "float", _DEF["confidence"], c.check_confidence, "Confidence level of "
-           f"every interval, in [0.5, 1) (default {_DEF['confidence']:g}).", "analysis", "LEVEL"),
-    Option("n_boot", "int", _DEF["n_boot"], c.check_count, "Bootstrap resamples for the "
-           f"intervals, >= 0 (default {_DEF['n_boot']}).", "analysis", "N"),
-    Option("seed", "int", _DEF["seed"], c.check_count,
-           f"Random seed of the bootstrap (default {_DEF['seed']}).", "analysis", "N"),
+    Option("confidence", "float", _DEFAULT["confidence"], c.check_confidence, "Confidence level "
+           f"of every interval, in [0.5, 1) (default {_DEFAULT['confidence']:g}).", "analysis",
+           "LEVEL"),
+    Option("n_boot", "int", _DEFAULT["n_boot"], c.check_count, "Bootstrap resamples for the "
+           f"intervals, >= 0 (default {_DEFAULT['n_boot']}).", "analysis", "N"),
+    Option("seed", "int", _DEFAULT["seed"], c.check_count,
+           f"Random seed of the bootstrap (default {_DEFAULT['seed']}).", "analysis", "N"),
     Option("laws", "tuple[str, ...] | None", None, _among(_LAWS, at_least_one=True),
            Ref(__name__, "_law_help"), "analysis", "LAW", ("--law",), many=True),
     Option("thresholds", "Mapping[str, float | str]", {}, c.check_thresholds,
@@ -227,9 +233,9 @@ OPTIONS: list[Option] = [
            "format", "FORMAT", ("--format", "-f")),
     Option("fail_on", "tuple[str, ...]", (), _among(Ref("saturate.gate.kinds", "fail_kinds")),
            Ref("saturate.gate.kinds", "fail_on_help"), "fail_on", "KIND", many=True),
-    Option("compare_at", "tuple[str | float, ...]", _DEF["compare_at"], c.check_forecast_points,
+    Option("compare_at", "tuple[str | float, ...]", _DEFAULT["compare_at"], c.check_forecast_points,
            "Compute at which to give P(one recipe beats another): Nx the largest observed "
-           f"compute or a value; default {','.join(map(str, _DEF['compare_at']))}. Comma lists "
+           f"compute or a value; default {','.join(map(str, _DEFAULT['compare_at']))}. Comma lists "
            "too", "compare", "AT", ("--at",), many=True),
     # ---- where curves are analysed
     Option("workers", "int | None", None, c.check_workers, "Processes that analyse curves "
