@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from saturate.analysis.settings import AnalysisSettings, settings_used
 from saturate.axis import AxisWarning, ComputeAxis
 from saturate.codec import jsonable
 from saturate.errors import SettingsError
@@ -22,13 +24,14 @@ from saturate.reading import check_rates, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.run_table import concat_tables
-from saturate.settings import Settings
+from saturate.settings import OPTIONS, Settings
+from saturate.settings.fields import on_declare, option_doc
 
 if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
     from saturate.suites import SuiteAnalysis
 
-__all__ = ["Analysis", "analyze", "analyze_read", "SCHEMA_VERSION"]
+__all__ = ["Analysis", "analyze", "analyze_read", "settings_from", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 
@@ -212,139 +215,49 @@ class Analysis:
 
 def analyze(
     source: Source | Sequence[Source] | pd.DataFrame | None = None,
+    settings: Settings | None = None,
     *,
-    experiment: Sequence[str] | str | None = None,
-    filter: str | None = None,
-    metric: Sequence[str] | str | None = None,
-    run: Sequence[str] | str | None = None,
-    compute: str | None = None,
-    gpus: float | str | None = None,
-    objective: Sequence[str] | str | None = None,
-    diagnostic: Sequence[str] | str | None = None,
-    min_gain: float | str | None = None,
-    band: Sequence[float] | str | None = None,
-    confidence: float | str | None = None,
-    forecast_at: Sequence[str | float] | str | float | None = None,
-    lower_is_better: Sequence[str] | str | None = None,
-    higher_is_better: Sequence[str] | str | None = None,
-    thresholds: Mapping[str, float | str] | None = None,
-    domains: Mapping[str, Any] | Sequence[str] | None = None,
-    group_by: str | None = None,
-    n_boot: int | None = None,
-    seed: int | None = None,
-    laws: Sequence[str] | str | None = None,
-    pairs: Mapping[str, Sequence[str] | str] | Sequence[Sequence[str] | str] | None = None,
-    targets: Mapping[str, float] | Sequence[str] | None = None,
-    gpu_hour_cost: float | None = None,
-    pretrain_compute: float | None = None,
-    budget: float | None = None,
-    gpu_hours: str | None = None,
-    suite: str | None = None,
-    normalize: str | os.PathLike | Mapping[str, Any] | None = None,
-    suite_statistic: str | None = None,
-    suite_boot: int | None = None,
-    task_bootstrap: bool | None = None,
-    min_coverage: float | None = None,
+    config: str | os.PathLike | bool | None = None,
     diagnostics: bool = True,
     fast: bool = True,
-    workers: int | None = None,
-    scheduler: str | None = None,
     client: Any = None,
-    config: str | os.PathLike | bool | None = None,
-    settings: Settings | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_read: Callable[[ReadProgress], None] | None = None,
+    **overrides: Any,
 ) -> Analysis:
     """Read the runs and analyse every (run, metric) curve: fits, gain per doubling, knee, verdict.
 
     Args:
         source: anything :func:`saturate.load` reads (a path, a URI, a DataFrame, a list of these),
             or the tidy DataFrame it returned.
-        experiment, filter, metric, run, compute: selection, as in :func:`saturate.load`.
-        gpus: the number of GPUs of every run (or the run parameter holding it): the x axis
-            becomes GPU-hours from the logged timestamps (see :mod:`saturate.axis`).
-        objective / diagnostic: metric globs overriding the role rules
-            (:mod:`saturate.analysis.roles`): objectives get a verdict, diagnostics do not.
-        min_gain: the least gain per doubling of compute that still "pays": metric units
-            (``0.01``) or a share of the curve's observed range (``"3%"``).
-        band: ``(low, high)`` or ``"low,high"``: P(the next doubling pays) below ``low`` does
-            not pay, from ``high`` pays, between is inconclusive (default: the band chosen on
-            held-out public curves; ``(0.5, 0.5)`` never abstains).
-        confidence: level of every interval, in [0.5, 1) (default 0.9).
-        forecast_at: compute values to forecast at: multiples of the last one (``"2x"``) or
-            absolute values > 0.
-        lower_is_better / higher_is_better: metric globs overriding the direction rules.
-        thresholds: per metric glob, its own ``min_gain``.
-        domains: per metric glob, the ``(lo, hi)`` its values live in (``None``: no domain),
-            ``{"eval/*": (0, 1)}`` or ``["eval/*=0,1"]``; rates and accuracies get ``[0, 1]``
-            from their name (:mod:`saturate.analysis.domains`).
-        group_by: a run parameter (``"recipe"`` or ``"params.recipe"``) whose runs are pooled as seeds.
-        n_boot, seed, laws: bootstrap resamples, random seed, and the laws to fit.
-        pairs: reward/benchmark metric globs checked for divergence, ``{"train/reward":
-            ["eval/*"]}`` or ``[("train/reward", "eval/*")]``; default: the naming conventions.
-        targets: metric glob -> value to reach; the diagnostics give the compute it takes.
-            Merged over the file's targets (a glob given here wins).
-        gpu_hour_cost: price of a GPU-hour: the cost per point of metric of the next doubling.
-        pretrain_compute: pre-training compute in the x axis's unit: RL share of it.
-        budget: GPU-hours to spend: ranks the runs worth extending (the allocation diagnostic).
-        gpu_hours: metric or column of cumulative GPU-hours when the x axis is not GPU-hours.
-        suite: the column, run parameter or tag naming the task of a benchmark suite (``"game"``,
-            ``"env"``, ``"task"``; ``"metric"`` when the tasks are metrics): the result's
-            ``suite`` then holds one verdict per ``group_by`` group on its aggregate over the
-            tasks (see :func:`saturate.suites.analyze_suite`). ``group_by`` then names the groups
-            and the curves are not pooled (pooling seeds would average across tasks).
-        normalize: per-task normalisation of the suite's scores: ``"min-max"`` (default, over
-            all groups), ``"none"``, ``"random=R,human=H"``, a ``task,random,human`` CSV/JSON
-            file, or a mapping.
-        suite_statistic: the suite aggregate judged, ``"iqm"`` (default) or ``"mean"``.
-        suite_boot: stratified bootstrap replicates of the suite aggregate (>= 100, default 2000).
-        task_bootstrap: resample tasks as well as seeds (intervals also over the choice of tasks).
-        min_coverage: share of a group's tasks a compute needs to enter its aggregate (default 1).
-        diagnostics: ``False`` skips the diagnostics across metrics and runs.
-        fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
-        workers: processes that analyse curves (default: one per core; 1: this process only).
-        scheduler: a running Dask scheduler's address (``"tcp://10.0.0.5:8786"``), or ``"local"``
-            for a Dask cluster of ``workers`` processes here (default ``$SATURATE_SCHEDULER``).
-            Needs ``pip install "saturate[dask]"``.
-        client: a ``distributed.Client`` to analyse on (left open); wins over ``scheduler``.
+        settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
+            the ``overrides`` are laid over it.
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
             ``True`` to look for one from the current folder upward, ``None``/``False`` for none.
-            Arguments given here win over the file.
-        settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
-            options given here are laid over it.
+            The ``overrides`` win over the file.
+        diagnostics: ``False`` skips the diagnostics across metrics and runs.
+        fast: read MLflow databases through the read-only fast path (``False``: MLflow's client).
+        client: a ``distributed.Client`` to analyse on (left open); wins over ``scheduler``.
         progress: called as ``progress(done, total)`` as curves are analysed (on any engine);
             while runs are still being read, ``total`` counts the curves read so far.
         on_read: called with a :class:`~saturate.ingest.stream.ReadProgress` (files, runs and
             points read so far) as the sources are read.
+        overrides: any option by name (``min_gain="2%"``, ``metric="eval/*"``; listed below), as
+            in the settings file; ``targets`` and ``domains`` merge over the file's (a glob given
+            here wins).
 
     Raises:
-        SettingsError: an option is invalid; the message names it and shows the value.
+        SettingsError: an option is invalid or unknown; the message names it and shows the value
+            (for an unknown one, the nearest option there is).
 
     Example:
         >>> a = saturate.analyze("sample_runs/", metric="eval/*")  # doctest: +SKIP
         >>> a.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
     """
-    given = {
-        "experiment": experiment, "filter": filter, "metric": metric, "run": run,
-        "compute": compute, "gpus": gpus, "objective": objective, "diagnostic": diagnostic,
-        "min_gain": min_gain, "band": band, "confidence": confidence,
-        "forecast_at": forecast_at, "lower_is_better": lower_is_better,
-        "higher_is_better": higher_is_better, "thresholds": thresholds, "domains": domains,
-        "group_by": group_by,
-        "n_boot": n_boot, "seed": seed, "laws": laws, "pairs": pairs, "targets": targets,
-        "gpu_hour_cost": gpu_hour_cost, "pretrain_compute": pretrain_compute, "budget": budget,
-        "gpu_hours": gpu_hours, "suite": suite, "normalize": normalize,
-        "suite_statistic": suite_statistic, "suite_boot": suite_boot,
-        "task_bootstrap": task_bootstrap, "min_coverage": min_coverage,
-        "workers": workers, "scheduler": scheduler,
-    }
-    if settings is None:
-        settings = Settings.build(config, **given)
-    elif config:
-        raise SettingsError("config: give either a settings file or settings=, not both")
-    else:
-        settings = settings.updated(**given)
-    engine = settings.engine(client)
+    from saturate.analysis.work import engine_for
+
+    settings = settings_from(settings, config, overrides)
+    engine = engine_for(settings, client)
     if engine.uses_dask:
         from saturate.analysis.dask_engine import require_distributed
 
@@ -355,6 +268,36 @@ def analyze(
     if analysis.axis is not None and analysis.axis.warning() is not None:
         warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
     return analysis
+
+
+def settings_from(
+    settings: Settings | None, config: str | os.PathLike | bool | None, overrides: Mapping[str, Any]
+) -> Settings:
+    """The settings of a call: ``settings`` (or the defaults and the ``config`` file) with the
+    ``overrides`` laid over them, each checked once."""
+    if settings is None:
+        return Settings.build(config, **overrides)
+    if config:
+        raise SettingsError("config: give either a settings file or settings=, not both")
+    return settings.updated(**overrides)
+
+
+_ANALYZE = (inspect.signature(analyze), analyze.__doc__)
+
+
+def _with_options() -> None:
+    """:func:`analyze`'s signature and docstring with every option as a keyword
+    (``help(saturate.analyze)``, editors' completion), made from the declarations."""
+    sig, doc = _ANALYZE
+    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    params += [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                 annotation=f"{o.type} | None") for o in OPTIONS]
+    analyze.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    analyze.__doc__ = f"{doc}\n    Options:\n{option_doc()}\n"
+
+
+_with_options()
+on_declare(_with_options)
 
 
 def analyze_read(
@@ -369,7 +312,7 @@ def analyze_read(
     """The one verdict path: the curves of a read turned into an :class:`Analysis` with
     ``settings``: the x axis (GPU-hours from wall time with ``gpus``), the metric roles, seeds
     pooled (``group_by``) or sibling runs pooled, the suite, every objective analysed on
-    ``engine`` (default ``settings.engine()``), the metrics without a verdict and, with
+    ``engine`` (default :func:`~saturate.analysis.work.engine_for` the settings), the metrics without a verdict and, with
     ``diagnostics``, the diagnostics across metrics and runs.
 
     ``parts`` are tidy tables already on their x axis and selected (what
@@ -380,12 +323,16 @@ def analyze_read(
     """
     if isinstance(parts, pd.DataFrame):
         parts = [parts]
-    engine = settings.engine() if engine is None else engine
+    if engine is None:
+        from saturate.analysis.work import engine_for
+
+        engine = engine_for(settings)
     analysis = _analyze_tables(parts, apart, settings, engine, progress)
     if diagnostics:
-        from saturate.diagnostics import run_diagnostics
+        from saturate.diagnostics import DiagnosticSettings, run_diagnostics
 
-        found = run_diagnostics(analysis.curves, _beside_the_curves(analysis), settings.diagnostics())
+        found = run_diagnostics(analysis.curves, _beside_the_curves(analysis),
+                                DiagnosticSettings.from_settings(settings))
         analysis = dataclasses.replace(analysis, diagnostics=found)
     return analysis
 
@@ -431,7 +378,7 @@ def _analyze_tables(
     from saturate.analysis.table import analyze_parts, analyze_table
     from saturate.suites.from_settings import suite_from_settings
 
-    how = settings.analysis()
+    how = AnalysisSettings.from_settings(settings)
     parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
                           diagnostic=settings.diagnostic,
                           explicit_axis=settings.compute is not None)
@@ -456,6 +403,6 @@ def _analyze_tables(
     others = parts.other_points()
     unjudged = () if others is None else summarize_metrics(others, parts.roles(),
                                                            confidence=settings.confidence)
-    return Analysis(curves=tuple(results), settings=jsonable(settings.report(axis.name)),
+    return Analysis(curves=tuple(results), settings=jsonable(settings_used(settings, axis.name)),
                     table=table, diagnostic_metrics=unjudged, axis=axis,
                     extra=(*apart, *parts.others), runs=parts.runs(), suite=suite)

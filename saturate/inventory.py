@@ -17,6 +17,7 @@ import pandas as pd
 from saturate.analysis.direction import metric_direction
 from saturate.analysis.domains import metric_domain
 from saturate.analysis.parts import PreparedParts
+from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.ingest import Tables
 from saturate.run_table import concat_tables
@@ -108,7 +109,7 @@ def inventory(source: Any, settings: Settings, *, fast: bool = True,
     frames += parts.others
     table = concat_tables(frames) if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
     roles = parts.roles()
-    how = settings.analysis()
+    how = AnalysisSettings.from_settings(settings)
     metrics = []
     sizes = table.groupby(["source", "run_id", "metric"], observed=True, sort=False).size() \
         if len(table) else pd.Series(dtype=int)

@@ -166,11 +166,11 @@ def test_min_gain_parsing_and_threshold() -> None:
 
 def test_settings_are_validated() -> None:
     with pytest.raises(SettingsError, match="confidence"):
-        AnalysisSettings(confidence=1.5)
+        AnalysisSettings.checked(confidence=1.5)
     with pytest.raises(SettingsError, match=r"thresholds\['x'\]"):
-        AnalysisSettings(thresholds={"x": "lots"})
+        AnalysisSettings.checked(thresholds={"x": "lots"})
     with pytest.raises(SettingsError, match="n_boot"):
-        AnalysisSettings(n_boot=-1)
+        AnalysisSettings.checked(n_boot=-1)
 
 
 def test_smoothed_range_ignores_a_single_outlier() -> None:

@@ -204,7 +204,7 @@ def function_lengths(module: Module) -> dict[str, int]:
 
 def package_graph() -> dict[str, set[str]]:
     """The import graph between the parts of the flow: each top-level module or package of
-    saturate (``saturate.fit``, ``saturate.config``...) with everything inside it."""
+    saturate (``saturate.fit``, ``saturate.settings``...) with everything inside it."""
     def part(name: str) -> str:
         return ".".join(name.split(".")[:2])
 

@@ -14,7 +14,7 @@ from test_report_data import N_BOOT, write_runs
 from typer.testing import CliRunner
 
 from saturate.cli import app
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, SELECTION
+from saturate.settings import OPTIONS
 
 runner = CliRunner()
 
@@ -41,11 +41,10 @@ COMMANDS = {
     "analyze": [], "gate": [], "plot": [], "compare": [], "allocate": [], "watch": ["--once"],
     "timeline": ["--run", "grow", "--metric", "reward"],
 }
-TAKES = {  # the shared groups each command declares, less the flags it leaves out
-    "analyze": (SELECTION, ANALYSIS, DIAGNOSTICS), "gate": (SELECTION, ANALYSIS, DIAGNOSTICS),
-    "plot": (SELECTION, ANALYSIS, DIAGNOSTICS), "allocate": (SELECTION, ANALYSIS, DIAGNOSTICS),
-    "compare": (SELECTION, ANALYSIS), "watch": (SELECTION, ANALYSIS),
-    "timeline": (SELECTION, ANALYSIS),
+_ALL = ("selection", "analysis", "diagnostics")
+TAKES = {  # the option groups each command takes, less the flags it leaves out
+    "analyze": _ALL, "gate": _ALL, "plot": _ALL, "allocate": _ALL,
+    "compare": _ALL[:2], "watch": _ALL[:2], "timeline": _ALL[:2],
 }
 ROLES = {"--objective", "--diagnostic"}  # timeline analyses one chosen curve
 LEFT_OUT = {"watch": {"--group-by"},
@@ -53,7 +52,7 @@ LEFT_OUT = {"watch": {"--group-by"},
 
 
 def _flags(command: str) -> set[str]:
-    shared = {o.flags[0] for group in TAKES[command] for o in group}
+    shared = {o.flag_names[0] for o in OPTIONS if o.group in TAKES[command] and o.cli}
     return shared - LEFT_OUT.get(command, set()) | {"--config"}
 
 

@@ -10,10 +10,12 @@ import pytest
 from test_report_data import N_BOOT, write_runs
 from typer.testing import CliRunner
 
+from saturate.analysis.settings import settings_used
 from saturate.cli import app
-from saturate.config import find_config, load_config, read_config
+from saturate.diagnostics import DiagnosticSettings
 from saturate.errors import SettingsError
 from saturate.settings import Settings
+from saturate.settings.file import find_config, load_config, read_config
 
 runner = CliRunner()
 
@@ -129,9 +131,9 @@ def test_diagnostic_settings_in_the_file(tmp_path: Path) -> None:
     assert s.pairs == (("train/reward", "eval/*"), ("train/reward", "bench/*"))
     assert s.targets == {"eval/math*": 0.6}
     assert (s.gpu_hour_cost, s.pretrain_compute, s.budget) == (2.5, 4e5, 5000.0)
-    d = s.diagnostics()
+    d = DiagnosticSettings.from_settings(s)
     assert d.pairs == s.pairs and d.budget == 5000.0 and d.gpu_hours == "compute/gpu_hours"
-    report = s.report("step")
+    report = settings_used(s, "step")
     assert report["pairs"] == [["train/reward", "eval/*"], ["train/reward", "bench/*"]]
     assert report["gpu_hours"] == "compute/gpu_hours" and report["config"] == str(p)
     listed = tmp_path / "list.toml"

@@ -44,11 +44,11 @@ def test_pairs_from_config_shapes():
 
 def test_settings_are_checked():
     with pytest.raises(SettingsError, match="budget"):
-        DiagnosticSettings(budget=-5)
+        DiagnosticSettings.checked(budget=-5)
     with pytest.raises(SettingsError, match="targets"):
-        DiagnosticSettings(targets={"eval/*": "high"})
+        DiagnosticSettings.checked(targets={"eval/*": "high"})
     with pytest.raises(SettingsError, match="confidence"):
-        DiagnosticSettings(confidence=0.2)
+        DiagnosticSettings.checked(confidence=0.2)
 
 
 def test_naming_conventions():
@@ -72,13 +72,13 @@ def test_a_curve_without_analysis_takes_the_users_threshold():
     reward not among the objectives) is held to --min-gain, not to the default 3%."""
     import numpy as np
 
-    from saturate.diagnostics.base import CurveRef, threshold
+    from saturate.diagnostics.base import CurveRef, DiagnosticSettings, threshold
     from saturate.settings import Settings
 
     values = np.linspace(0.0, 1.0, 20)
     ref = CurveRef("s", "r", "r", "eval/acc", np.arange(1.0, 21.0), values, "higher")
     observed = threshold(ref) / 0.03  # the default: 3% of the (smoothed) observed range
     assert 0.9 < observed <= 1.0
-    assert threshold(ref, Settings.build(min_gain=0.05).diagnostics()) == 0.05
-    per_metric = Settings.build(thresholds={"eval/*": "10%"}).diagnostics()
+    assert threshold(ref, DiagnosticSettings.from_settings(Settings.build(min_gain=0.05))) == 0.05
+    per_metric = DiagnosticSettings.from_settings(Settings.build(thresholds={"eval/*": "10%"}))
     assert threshold(ref, per_metric) == pytest.approx(0.1 * observed)

@@ -71,5 +71,5 @@ def test_config_pairs_drive_the_diagnostics():
     refs = [ref("rm_score", C, reward(rng)), ref("heldout_win", CE, bench(rng, "falls"))]
     # Neither name follows the conventions: nothing without pairs, a finding with them.
     assert divergence_diagnostics(refs) == []
-    found = divergence_diagnostics(refs, DiagnosticSettings(pairs={"rm_score": "heldout_*"}))
+    found = divergence_diagnostics(refs, DiagnosticSettings.checked(pairs={"rm_score": "heldout_*"}))
     assert [d.metrics for d in found] == [("rm_score", "heldout_win")]

@@ -13,10 +13,11 @@ import pytest
 
 import saturate
 from saturate.analysis.domains import Domain, domain_from_name, metric_domain, widen_within
+from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
 from saturate.settings import Settings
-from saturate.validation import check_domain, check_domains
+from saturate.settings.checks import check_domain, check_domains
 
 SHARE = np.array([0.1, 0.4, 0.8])
 
@@ -72,7 +73,7 @@ def test_domain_settings_are_validated_with_one_clear_message() -> None:
     with pytest.raises(SettingsError, match="--domain"):
         Settings.build(cli=True, domains=["eval/*=1,0"])
     s = Settings.build(domains=["eval/*=0,1"]).updated(domains=["train/*=none"])
-    assert s.analysis().domains == {"eval/*": (0.0, 1.0), "train/*": None}
+    assert AnalysisSettings.from_settings(s).domains == {"eval/*": (0.0, 1.0), "train/*": None}
 
 
 def test_the_command_line_takes_domain(tmp_path) -> None:

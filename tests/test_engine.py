@@ -19,7 +19,7 @@ import pytest
 import saturate
 from saturate.analysis import AnalysisSettings
 from saturate.analysis.engine import Engine, run_curves
-from saturate.analysis.work import BATCH_CURVES, BATCH_POINTS, batches
+from saturate.analysis.work import BATCH_CURVES, BATCH_POINTS, batches, engine_for
 from saturate.curves import tidy
 from saturate.errors import SettingsError
 from saturate.report import render
@@ -154,7 +154,7 @@ def test_scheduler_from_the_environment_and_the_settings_file(tmp_path: Path,
     assert (s.workers, s.scheduler) == (3, "tcp://10.1.2.3:8786")
     monkeypatch.setenv("SATURATE_SCHEDULER", "local")
     s = Settings.build(config)
-    assert s.scheduler == "local" and s.engine().uses_dask
+    assert s.scheduler == "local" and engine_for(s).uses_dask
     assert Settings.build(config, scheduler="tcp://h:1").scheduler == "tcp://h:1"  # options win
     monkeypatch.setenv("SATURATE_SCHEDULER", "tcp:// bad")
     with pytest.raises(SettingsError, match="SATURATE_SCHEDULER must be 'local'"):

@@ -98,22 +98,23 @@ def test_a_closed_stdout_is_a_quiet_exit(tmp_path: Path) -> None:
 
 
 def test_workers_are_capped_at_the_cores_and_counts_are_digits() -> None:
+    from saturate.analysis.work import engine_for
     from saturate.errors import SettingsError
     from saturate.settings import Settings
 
     cores = os.cpu_count() or 1
     with pytest.warns(UserWarning, match=f"this machine has {cores} core"):
-        engine = Settings.build(None, cli=True, workers=cores + 10).engine()
+        engine = engine_for(Settings.build(None, cli=True, workers=cores + 10))
     assert engine.workers == cores
-    assert Settings.build(None, workers=1).engine().workers == 1
+    assert engine_for(Settings.build(None, workers=1)).workers == 1
     with pytest.raises(SettingsError, match="whole number"):
         Settings.build(None, cli=True, workers="1e3")
     remote = Settings.build(None, workers=cores + 10, scheduler="tcp://10.1.2.3:8786")
-    assert remote.engine().workers == cores + 10  # workers on other machines: not capped
+    assert engine_for(remote).workers == cores + 10  # workers on other machines: not capped
 
 
 def test_settings_stop_at_the_repository_root_and_are_named(tmp_path: Path) -> None:
-    from saturate.config import find_config
+    from saturate.settings.file import find_config
 
     (tmp_path / "pyproject.toml").write_text('[tool.saturate]\nmin_gain = "50%"\n')
     project = tmp_path / "shared" / "project"

@@ -198,9 +198,9 @@ def test_bad_input_and_settings_raise_clear_errors():
     with pytest.raises(SettingsError, match="direction"):
         fit_curve([1, 2, 3], [1, 2, 3], direction="up")
     with pytest.raises(SettingsError, match="laws"):
-        FitSettings(laws=("sigmoid", "cubic"))
+        FitSettings.checked(laws=("sigmoid", "cubic"))
     with pytest.raises(SettingsError, match="confidence"):
-        FitSettings(confidence=1.5)
+        FitSettings.checked(confidence=1.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fit_curve(np.arange(1.0, 30.0), np.log(np.arange(1.0, 30.0)), settings=FAST)

@@ -305,13 +305,15 @@ def test_a_band_is_the_stated_loss_whose_levels_it_names(low: float, high: float
 
 
 def test_the_band_setting_moves_the_call_and_is_checked() -> None:
+    from saturate.analysis.settings import AnalysisSettings
     from saturate.settings import Settings
 
     o = _o(0.03 + 0.01, 0.01, noise_range=0.5)  # p = Phi(1) = 0.84 before the evidence map
     p = decide(o).p_pays
-    wide = Settings.build(band=f"{p / 2:.4f},{(1 + p) / 2:.4f}").analysis().decision
+    wide = AnalysisSettings.from_settings(
+        Settings.build(band=f"{p / 2:.4f},{(1 + p) / 2:.4f}")).decision
     assert decide(o, settings=wide).call is None
-    narrow = Settings.build(band=[p / 2, p]).analysis().decision
+    narrow = AnalysisSettings.from_settings(Settings.build(band=[p / 2, p])).decision
     assert decide(o, settings=narrow).call is True
     for bad in ("0.7,0.3", "0,0.5", "0.5", "30%,1.2", "a,b"):
         with pytest.raises(SettingsError, match="band"):

@@ -15,8 +15,8 @@ from saturate.analysis import AnalysisSettings
 from saturate.diagnostics import DiagnosticSettings
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, parse_at
-from saturate.settings import CHECKS, Settings, cli_name
-from saturate.validation import (
+from saturate.settings import OPTIONS, Settings, cli_name
+from saturate.settings.checks import (
     check_choices,
     check_confidence,
     check_forecast_at,
@@ -98,7 +98,8 @@ def test_confidence_is_one_rule_everywhere() -> None:
     for bad in ("1", "0", 0.3, "high", 1.5, True, "150%"):
         with pytest.raises(SettingsError, match=r"^--confidence must be"):
             check_confidence(bad, "--confidence")
-        for make in (AnalysisSettings, FitSettings, DiagnosticSettings, Settings):
+        for make in (AnalysisSettings.checked, FitSettings.checked, DiagnosticSettings.checked,
+                     Settings):  # built from Settings, the stages' views do not check again
             with pytest.raises(SettingsError, match=r"^confidence must be"):
                 make(confidence=bad)
 
@@ -148,7 +149,7 @@ def test_fit_settings_messages_state_the_allowed_range() -> None:
     ]
     for kwargs, message in cases:
         with pytest.raises(SettingsError, match=message):
-            FitSettings(**kwargs)
+            FitSettings.checked(**kwargs)
 
 
 # ---- Settings: precedence and views --------------------------------------------------------
@@ -156,15 +157,15 @@ def test_fit_settings_messages_state_the_allowed_range() -> None:
 
 def test_every_option_has_a_check_and_a_field() -> None:
     names = {f for f in Settings.__dataclass_fields__} - {"config", "explicit", "cli"}
-    assert names == set(CHECKS)
+    assert names == {o.name for o in OPTIONS}
     assert cli_name("min_gain") == "--min-gain" and cli_name("targets") == "--target"
 
 
 def test_defaults_are_the_stages_defaults() -> None:
     s = Settings()
-    assert s.analysis() == AnalysisSettings()
-    assert s.diagnostics() == DiagnosticSettings()
-    assert s.fit() == FitSettings()
+    assert AnalysisSettings.from_settings(s) == AnalysisSettings()
+    assert DiagnosticSettings.from_settings(s) == DiagnosticSettings()
+    assert AnalysisSettings.from_settings(s).fit_settings() == FitSettings()
     assert s.explicit == frozenset() and s.config is None
 
 
@@ -179,14 +180,14 @@ def test_precedence_defaults_then_file_then_given(tmp_path: Path) -> None:
     assert s.targets == {"a": 1.0, "b": 3.0, "c": 4.0}  # targets merge, a given glob wins
     assert s.explicit == {"min_gain", "n_boot", "forecast_at", "targets"}
     assert s.updated(confidence="80%").confidence == 0.8
-    a = s.analysis()
+    a = AnalysisSettings.from_settings(s)
     assert (a.min_gain, a.n_boot, a.forecast_at) == (0.5, 20, ("3x",))
 
 
 def test_settings_are_frozen_and_validated_when_made_directly() -> None:
     s = Settings.build(metric="eval/*", laws="power,sigmoid")
     assert s.metric == ("eval/*",) and s.laws == ("power", "sigmoid")
-    assert s.fit().laws == ("power", "sigmoid")
+    assert AnalysisSettings.from_settings(s).fit_settings().laws == ("power", "sigmoid")
     assert s.selection() == {"experiment": None, "filter": None, "metric": ["eval/*"],
                              "run": None, "compute": None, "timeout": None}
     with pytest.raises(AttributeError):

@@ -78,9 +78,9 @@ def test_a_user_law_needs_its_own_name() -> None:
     with pytest.raises(SettingsError, match="built-in laws"):
         Model(user_power, name="power")
     with pytest.raises(SettingsError, match="two laws are named"):
-        FitSettings(laws=(_model(), _model()))
+        FitSettings.checked(laws=(_model(), _model()))
     with pytest.raises(SettingsError, match="laws"):
-        FitSettings(laws=("power", "no_such_law"))
+        FitSettings.checked(laws=("power", "no_such_law"))
 
 
 def test_parameters_default_to_the_functions_arguments() -> None:

@@ -188,9 +188,8 @@ class DecisionSettings:
     def with_band(self, low: float, high: float) -> DecisionSettings:
         """These settings with the stated loss whose levels are ``(low, high)``: "does not pay"
         below ``low``, "pays" from ``high`` (Chow's rule inverted: abstaining costs
-        ``1 - high``, a wrong stop ``(1 - high) / low``); ``0 < low <= high < 1``."""
-        if not 0.0 < low <= high < 1.0:
-            raise SettingsError(f"band must be 0 < low <= high < 1, got ({low!r}, {high!r})")
+        ``1 - high``, a wrong stop ``(1 - high) / low``); ``0 < low <= high < 1``, as the
+        ``band`` setting's check holds it."""
         abstain = 1.0 - high
         return dataclasses.replace(self, stop_cost=abstain / low, abstain_cost=abstain)
 

@@ -15,7 +15,7 @@ from scipy.special import ndtr, ndtri
 
 from saturate.analysis.direction import signed
 from saturate.analysis.domains import metric_domain, widen_within
-from saturate.analysis.settings import AnalysisSettings, parse_min_gain
+from saturate.analysis.settings import AnalysisSettings, gain_of
 from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
 from saturate.results import (
     Direction,
@@ -90,7 +90,7 @@ def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings
     every value it takes from zero: no doubling could ever pay, so ``3`` was surely meant as
     ``3%`` (a share of the observed range)."""
     spec, pattern = threshold_spec(metric, settings)
-    value, pct = parse_min_gain(spec)
+    value, pct = gain_of(spec)
     if pct or not value > 0:
         return
     v = np.asarray(values, dtype=float)
@@ -117,7 +117,7 @@ def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings
 def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
     """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
     spec, _ = threshold_spec(metric, settings)
-    value, pct = parse_min_gain(spec)
+    value, pct = gain_of(spec)
     if not pct:
         return value, f"{value:.3g} per doubling"
     span = smoothed_range(values)

@@ -1,30 +1,28 @@
-"""How curves are judged: :class:`AnalysisSettings`, validated by :mod:`saturate.validation`.
+"""How curves are judged: :class:`AnalysisSettings`, the analysis's view of
+:class:`~saturate.settings.Settings` (:meth:`AnalysisSettings.from_settings`).
 
 :func:`analyze_curve` takes only the points and these small settings, so that the per-curve
-analysis stays a pure function that can be shipped to another process.
+analysis stays a pure function that can be shipped to another process. The values were checked
+once, when the :class:`~saturate.settings.Settings` were made; they are not checked again here.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from saturate.analysis.call_settings import DecisionSettings
-from saturate.validation import (
-    check_confidence,
-    check_domains,
-    check_forecast_points,
-    check_int,
-    check_strings,
-    check_text,
-    check_thresholds,
-    gain_parts,
-)
+from saturate.settings import Settings
+from saturate.settings.checks import check_int, gain_parts
+from saturate.settings.fields import OPTIONS_BY_NAME
 
 if TYPE_CHECKING:
     from saturate.fit import FitSettings
 
-__all__ = ["AnalysisSettings", "parse_min_gain"]
+__all__ = ["AnalysisSettings", "gain_of", "parse_min_gain", "settings_used"]
+
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
@@ -45,15 +43,15 @@ class AnalysisSettings:
     cannot tell the laws apart (:mod:`saturate.fit.priors`; ``()``: equal odds).
     """
 
-    min_gain: float | str = "3%"
-    confidence: float = 0.9
-    forecast_at: tuple[str | float, ...] = ("2x", "4x")
+    min_gain: float | str = _DEFAULTS.min_gain
+    confidence: float = _DEFAULTS.confidence
+    forecast_at: tuple[str | float, ...] = _DEFAULTS.forecast_at
     lower_is_better: tuple[str, ...] = ()
     higher_is_better: tuple[str, ...] = ()
     thresholds: dict[str, float | str] = field(default_factory=dict)
     group_by: str | None = None
-    n_boot: int = 200
-    seed: int = 0
+    n_boot: int = _DEFAULTS.n_boot
+    seed: int = _DEFAULTS.seed
     laws: tuple[Any, ...] | None = None  # built-in law names and users' saturate.Model laws
     min_points: int = 6
     domains: dict[str, tuple[float, float] | None] = field(default_factory=dict)
@@ -61,22 +59,26 @@ class AnalysisSettings:
     law_prior: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
-        check_confidence(self.confidence, "confidence")
-        gain_parts(self.min_gain, "min_gain")
-        check_thresholds(self.thresholds, "thresholds")
-        check_forecast_points(self.forecast_at, "forecast_at")
-        check_strings(self.lower_is_better, "lower_is_better")
-        check_strings(self.higher_is_better, "higher_is_better")
-        if self.group_by is not None:
-            check_text(self.group_by, "group_by")
-        check_int(self.n_boot, "n_boot", 0)
-        check_int(self.seed, "seed", 0)
-        check_int(self.min_points, "min_points", 3)
-        check_domains(self.domains, "domains")
-        if self.laws is not None:
-            from saturate.fit.model import check_laws
+        check_int(self.min_points, "min_points", 3)  # not a setting: set here only
 
-            check_laws(self.laws, "laws")
+    @classmethod
+    def checked(cls, **given: Any) -> AnalysisSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option checked and converted by its declaration, as the settings would."""
+        return cls(**{k: v if v is None or k not in OPTIONS_BY_NAME
+                      else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()})
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> AnalysisSettings:
+        """How each curve is judged under the settings ``s`` (already checked)."""
+        return cls(
+            min_gain=s.min_gain, confidence=s.confidence, forecast_at=s.forecast_at,
+            lower_is_better=s.lower_is_better, higher_is_better=s.higher_is_better,
+            thresholds=dict(s.thresholds), group_by=s.group_by, n_boot=s.n_boot, seed=s.seed,
+            laws=s.laws, domains=dict(s.domains),
+            decision=(DecisionSettings() if s.band is None
+                      else DecisionSettings().with_band(*s.band)),
+        )
 
     def fit_settings(self, domain: tuple[float, float] | None = None) -> FitSettings:
         """The fitting engine's settings for these: resamples, confidence, seed, laws, the
@@ -92,3 +94,36 @@ class AnalysisSettings:
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:
     """``(value, is_percent)`` from ``0.01``, ``"0.01"`` or ``"3%"``; a SettingsError otherwise."""
     return gain_parts(spec, name)
+
+
+def gain_of(spec: float | str) -> tuple[float, bool]:
+    """``(value, is_percent)`` of a gain already checked (``min_gain``, a threshold): ``"3%"``
+    -> ``(3.0, True)``, ``0.01`` -> ``(0.01, False)``; read per curve, not checked again."""
+    if isinstance(spec, str) and spec.endswith("%"):
+        return float(spec[:-1]), True
+    return float(spec), False
+
+
+def settings_used(s: Settings, compute_name: str) -> dict[str, Any]:
+    """The ``settings`` block of a report: the x axis, the analysis settings, and the selection,
+    diagnostics options and settings file when they are set."""
+    used: dict[str, Any] = {"compute": compute_name,
+                            **dataclasses.asdict(AnalysisSettings.from_settings(s))}
+    if s.metric:
+        used["metric"] = list(s.metric)
+    for key in ("objective", "diagnostic"):
+        if getattr(s, key):
+            used[key] = list(getattr(s, key))
+    if s.pairs:
+        used["pairs"] = [list(p) for p in s.pairs]
+    if s.targets:
+        used["targets"] = dict(s.targets)
+    for key in ("gpu_hour_cost", "pretrain_compute", "budget", "gpu_hours", "gpus"):
+        if getattr(s, key) is not None:
+            used[key] = getattr(s, key)
+    if s.suite is not None:
+        used["group_by"] = None  # the curves are not pooled: group_by names the suite's groups
+        used["suite"] = {k: v for k, v in (s.suite_options() or {}).items() if k != "metric"}
+    if s.config is not None:
+        used["config"] = s.config
+    return used

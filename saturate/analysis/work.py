@@ -9,9 +9,11 @@ sweep stay small in the driver.
 from __future__ import annotations
 
 import dataclasses
+import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -20,10 +22,12 @@ from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import shorten, step
 from saturate.results import CurveAnalysis
 from saturate.run_table import run_fact_columns
-from saturate.validation import check_int
+
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 __all__ = [
-    "Engine", "Tally", "analyze_batch", "indexed_batch", "batches", "compact", "local_workers",
+    "Engine", "engine_for", "Tally", "analyze_batch", "indexed_batch", "batches", "compact", "local_workers",
     "BATCH_POINTS", "BATCH_CURVES",
 ]
 
@@ -52,13 +56,25 @@ class Engine:
     scheduler: str | None = None
     client: Any = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.workers is not None:
-            check_int(self.workers, "workers", 1)
-
     @property
     def uses_dask(self) -> bool:
         return self.client is not None or self.scheduler is not None
+
+
+def engine_for(settings: Settings, client: Any = None) -> Engine:
+    """Where the settings say curves are analysed: ``workers`` processes here (at most one per
+    core of this machine, with a warning), the Dask ``scheduler``, or ``client`` (a
+    ``distributed.Client``, which wins)."""
+    if client is not None:
+        return Engine(workers=settings.workers, client=client)
+    workers = settings.workers
+    if settings.scheduler is None or settings.scheduler == "local":  # processes on this machine
+        cores = os.cpu_count() or 1
+        if workers is not None and workers > cores:
+            warnings.warn(f"{settings.option('workers')} {workers}: this machine has {cores} "
+                          f"core(s); using {cores} worker(s)", stacklevel=2)
+            workers = cores
+    return Engine(workers=workers, scheduler=settings.scheduler)
 
 
 def local_workers(workers: int | None = None) -> int:

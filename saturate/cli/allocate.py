@@ -16,9 +16,9 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.settings import Settings
-from saturate.validation import check_choice
+from saturate.settings.checks import check_choice
 
 FORMATS = ("table", "json")
 
@@ -27,7 +27,7 @@ AllocFormat = format_option(FORMATS)
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, ENGINE)
+@settings_options("selection", "analysis", "diagnostics", "engine")
 def allocate(
     settings: Settings,
     sources: Sources = None,
@@ -43,14 +43,14 @@ def allocate(
     point cost. --budget, --gpu-hours and --gpu-hour-cost fall back to budget, gpu_hours and
     gpu_hour_cost in the settings file.
     """
-    from saturate.diagnostics import plan_allocation
+    from saturate.diagnostics import DiagnosticSettings, plan_allocation
     from saturate.report.allocation import allocation_json, allocation_text, render_allocation
 
     fmt = check_choice(fmt, "--format", FORMATS)
     settings.require("budget", example="--budget 5000, the GPU-hours to spend")
     analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
                             outputs={"--out": out})
-    plan = plan_allocation(analysis.curves, analysis.data, settings.diagnostics(),
+    plan = plan_allocation(analysis.curves, analysis.data, DiagnosticSettings.from_settings(settings),
                            named=settings.metric)
     if fmt == "json":
         write_text(allocation_json(plan), out)

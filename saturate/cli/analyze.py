@@ -20,15 +20,7 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import (
-    ANALYSIS,
-    DIAGNOSTICS,
-    ENGINE,
-    REPORT_FORMAT,
-    SELECTION,
-    SUITE,
-    settings_options,
-)
+from saturate.cli.options import settings_options
 from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
@@ -59,7 +51,7 @@ Wide = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, SUITE, DIAGNOSTICS, REPORT_FORMAT, ENGINE)
+@settings_options("selection", "analysis", "suite", "diagnostics", "format", "engine")
 def analyze(
     settings: Settings,
     sources: Sources = None,

@@ -49,7 +49,7 @@ Fast = Annotated[
 
 def format_option(formats: Sequence[str], what: str = "Output format") -> Any:
     """A ``--format``/``-f`` option among ``formats`` (the first is the default); the command checks
-    the value with :func:`saturate.validation.check_choice`, so a bad one is a one-line error."""
+    the value with :func:`saturate.settings.checks.check_choice`, so a bad one is a one-line error."""
     return Annotated[str, typer.Option("--format", "-f", help=f"{what}: {' | '.join(formats)}.",
                                        metavar="FORMAT")]
 
@@ -305,4 +305,6 @@ def handle_errors(func: F) -> F:
                 print(internal_error_line(exc, f"running saturate {name}"), file=sys.stderr)
                 raise typer.Exit(INTERNAL_ERROR) from None
 
+    # The signature is read through ``__wrapped__``, so that options declared later show.
+    wrapper.__dict__.pop("__signature__", None)
     return wrapper  # type: ignore[return-value]

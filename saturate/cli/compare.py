@@ -15,9 +15,9 @@ from saturate.cli.common import (
     terminal,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, COMPARE_AT, ENGINE, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.settings import Settings
-from saturate.validation import check_choice
+from saturate.settings.checks import check_choice
 
 FORMATS = ("table", "json", "markdown")
 
@@ -26,7 +26,7 @@ CompareFormat = format_option(FORMATS)
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, COMPARE_AT, ENGINE)
+@settings_options("selection", "analysis", "compare", "engine")
 def compare(
     settings: Settings,
     sources: Sources = None,
@@ -36,14 +36,14 @@ def compare(
 ) -> None:
     """Compare recipes: asymptote A and efficiency B per group, P(beats) and forecast crossing.
     Needs --group-by (or group_by in the settings file)."""
-    from saturate.diagnostics import compare_by_metric
+    from saturate.diagnostics import DiagnosticSettings, compare_by_metric
     from saturate.report.recipes import comparisons_json, comparisons_markdown, render_comparisons
 
     fmt = check_choice(fmt, "--format", FORMATS)
     settings.require("group_by", example="--group-by recipe, the run parameter naming the recipe")
     analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
                             outputs={"--out": out})
-    comparisons = compare_by_metric(analysis.curves, settings.diagnostics(), settings.group_by)
+    comparisons = compare_by_metric(analysis.curves, DiagnosticSettings.from_settings(settings), settings.group_by)
     if fmt == "json":
         write_text(comparisons_json(comparisons, settings.group_by), out)
     elif fmt == "markdown":

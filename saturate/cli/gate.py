@@ -21,15 +21,7 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import (
-    ANALYSIS,
-    DIAGNOSTICS,
-    ENGINE,
-    FAIL_ON,
-    SELECTION,
-    SUITE,
-    settings_options,
-)
+from saturate.cli.options import settings_options
 from saturate.settings import Settings
 
 Junit = Annotated[
@@ -41,7 +33,7 @@ Junit = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, SUITE, FAIL_ON, DIAGNOSTICS, ENGINE)
+@settings_options("selection", "analysis", "suite", "fail_on", "diagnostics", "engine")
 def gate(
     settings: Settings,
     sources: Sources = None,

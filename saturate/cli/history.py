@@ -12,7 +12,7 @@ from saturate.cli.app import app
 from saturate.cli.common import format_option, handle_errors
 from saturate.cli.watch import State
 from saturate.constants import DEFAULT_STATE
-from saturate.validation import check_choice
+from saturate.settings.checks import check_choice
 
 FORMATS = ("table", "lines", "json")
 

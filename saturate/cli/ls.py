@@ -7,9 +7,9 @@ import sys
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Out, Sources, format_option, handle_errors, write_text
-from saturate.cli.options import ANALYSIS, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.settings import Settings
-from saturate.validation import check_choice
+from saturate.settings.checks import check_choice
 
 __all__ = ["ls", "show_inventory"]
 
@@ -36,8 +36,8 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
 
 @app.command("ls")
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("min_gain", "forecast_at", "confidence", "n_boot",
-                                                "seed", "laws", "group_by"))
+@settings_options("selection", "analysis", exclude=("min_gain", "forecast_at", "confidence",
+                                                   "n_boot", "seed", "laws", "group_by"))
 def ls(
     settings: Settings,
     sources: Sources = None,

@@ -11,9 +11,9 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import ANALYSIS, DIAGNOSTICS, ENGINE, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.settings import Settings
-from saturate.validation import check_choices
+from saturate.settings.checks import check_choices
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 
@@ -31,7 +31,7 @@ ImageFormat = Annotated[
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, DIAGNOSTICS, ENGINE)
+@settings_options("selection", "analysis", "diagnostics", "engine")
 def plot(
     settings: Settings,
     sources: Sources = None,

@@ -18,18 +18,18 @@ from saturate.cli.common import (
     save_figure,
     write_text,
 )
-from saturate.cli.options import ANALYSIS, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.cli.watch import State
 from saturate.constants import DEFAULT_STATE
 from saturate.settings import Settings
-from saturate.validation import check_choice, check_int, check_positive
+from saturate.settings.checks import check_choice, check_int, check_positive
 
 FORMATS = ("table", "json")
 
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS,
+@settings_options("selection", "analysis",
                   exclude=("metric", "run", "group_by", "objective", "diagnostic"))
 def timeline(
     settings: Settings,

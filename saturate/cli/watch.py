@@ -19,11 +19,11 @@ import typer
 
 from saturate.cli.app import app
 from saturate.cli.common import Sources, format_option, handle_errors
-from saturate.cli.options import ANALYSIS, SELECTION, settings_options
+from saturate.cli.options import settings_options
 from saturate.constants import DEFAULT_STATE
 from saturate.settings import Settings
+from saturate.settings.checks import check_choice, check_int, check_positive
 from saturate.text import for_message
-from saturate.validation import check_choice, check_int, check_positive
 
 State = Annotated[
     Path,
@@ -140,7 +140,7 @@ class _Outputs:
 
 @app.command()
 @handle_errors
-@settings_options(SELECTION, ANALYSIS, exclude=("group_by",))
+@settings_options("selection", "analysis", exclude=("group_by",))
 def watch(
     settings: Settings,
     sources: Sources = None,
@@ -187,10 +187,11 @@ def watch(
     store = HistoryStore(state)
     on_analysed = None
     if log_back:
+        from saturate.analysis.settings import settings_used
         from saturate.tracker.writeback import log_back as write
 
         def on_analysed(curves: tuple[Any, ...]) -> Any:
-            return write(curves, settings=settings.report(curves[0].compute_name))
+            return write(curves, settings=settings_used(settings, curves[0].compute_name))
 
     outputs = _Outputs.of(notify, notify_timeout, html, poller.label, interval)
     watcher = Watcher(poller, store, settings, on_analysed=on_analysed)

@@ -66,7 +66,7 @@ def run_diagnostics(
     warnings, then information.
     """
     if settings is None:
-        settings = DiagnosticSettings(**options)
+        settings = DiagnosticSettings.checked(**options)
     if hasattr(analysis_or_curves, "curves"):
         curves: Sequence[CurveAnalysis] = tuple(analysis_or_curves.curves)
         if data is None:

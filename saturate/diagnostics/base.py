@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -22,16 +22,11 @@ from saturate.analysis.settings import AnalysisSettings
 from saturate.codec import jsonable
 from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend
-from saturate.validation import (
-    check_confidence,
-    check_forecast_points,
-    check_int,
-    check_number,
-    check_pairs,
-    check_positive,
-    check_strings,
-    check_targets,
-)
+from saturate.settings.checks import check_number, check_pairs
+from saturate.settings.fields import OPTIONS_BY_NAME
+
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 __all__ = [
     "SEVERITIES",
@@ -128,21 +123,34 @@ class DiagnosticSettings:
     read without an analysis (``--min-gain``, the per-metric thresholds)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "pairs", parse_pairs(self.pairs))
-        for name in ("objective", "diagnostic"):
-            object.__setattr__(self, name, check_strings(getattr(self, name), name))
-        object.__setattr__(self, "targets", check_targets(self.targets, "targets"))
-        for name in ("budget", "gpu_hour_cost", "pretrain_compute"):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_positive(getattr(self, name), name))
-        check_confidence(self.confidence, "confidence")
-        check_int(self.seed, "seed", 0)
-        check_forecast_points(self.compare_at, "compare_at")
+        """Only the diagnostics' own limits are checked here: the options were checked by
+        :class:`~saturate.settings.Settings` (:meth:`from_settings`) or :meth:`checked`."""
         check_number(self.entropy_collapse_fraction, "entropy_collapse_fraction", 0, 1,
                      closed="neither")
         check_number(self.kl_blowup_factor, "kl_blowup_factor", 1, math.inf, closed="neither")
         check_number(self.length_runaway_factor, "length_runaway_factor", 1, math.inf,
                      closed="neither")
+
+    @classmethod
+    def checked(cls, **given: Any) -> DiagnosticSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option checked and converted by its declaration (``pairs``, ``targets``,
+        ``budget``, ``confidence``...), as the settings would."""
+        return cls(**{k: v if v is None or k not in OPTIONS_BY_NAME
+                      else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()})
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> DiagnosticSettings:
+        """The diagnostics' settings under ``s``, with the analysis's confidence, seed and
+        direction rules so that both judge a metric the same way."""
+        return cls(
+            pairs=s.pairs, targets=dict(s.targets), confidence=s.confidence, seed=s.seed,
+            compare_at=s.compare_at, budget=s.budget, gpu_hours=s.gpu_hours,
+            gpu_hour_cost=s.gpu_hour_cost, pretrain_compute=s.pretrain_compute,
+            lower_is_better=s.lower_is_better, higher_is_better=s.higher_is_better,
+            objective=s.objective, diagnostic=s.diagnostic, gpus=s.gpus,
+            analysis=AnalysisSettings.from_settings(s),
+        )
 
     def direction(self, metric: str) -> Direction:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
@@ -156,7 +164,7 @@ class DiagnosticSettings:
 def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
     """Reward/benchmark pairs: ``{"train/reward" = ["eval/*"]}``, ``[["train/reward", "eval/*"]]``,
     ``[{reward = "...", benchmark = "..."}]`` or ``["train/reward=eval/*"]`` (see
-    :func:`saturate.validation.check_pairs`)."""
+    :func:`saturate.settings.checks.check_pairs`)."""
     return check_pairs(value, "pairs")
 
 

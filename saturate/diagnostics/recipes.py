@@ -37,7 +37,7 @@ from saturate.diagnostics.registry import (
     register,
 )
 from saturate.results import VERDICTS, Estimate, format_estimate
-from saturate.validation import resolve_at
+from saturate.settings.checks import resolve_at
 
 __all__ = [
     "RecipeSummary",

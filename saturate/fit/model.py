@@ -203,7 +203,7 @@ def law_of(item: str | Model | Law, norm: Normalisation | None = None) -> Law:
 def check_laws(value: Any, name: str = "laws") -> tuple[str | Model, ...]:
     """The ``laws`` setting: built-in names (a list or comma lists, as for any choice) and
     :class:`Model` objects, in the order given; a SettingsError otherwise."""
-    from saturate.validation import check_choices
+    from saturate.settings.checks import check_choices
 
     items = [value] if isinstance(value, (str, Model)) else value
     if not isinstance(items, Iterable):

@@ -29,7 +29,7 @@ from saturate.results import (
     format_estimate,
 )
 from saturate.scaling import pow2_scale
-from saturate.validation import check_confidence, resolve_at
+from saturate.settings.checks import check_confidence, resolve_at
 
 __all__ = ["LawFit", "CurveFit", "parse_at"]
 
@@ -335,5 +335,5 @@ def _holding(value: ArrayLike, lo: Array, hi: Array) -> tuple[Array, Array]:
 
 def parse_at(at: str | float, compute_last: float) -> float:
     """``"2x"`` -> 2 * compute_last; a compute value > 0 -> that compute (see
-    :func:`saturate.validation.resolve_at`)."""
+    :func:`saturate.settings.checks.resolve_at`)."""
     return resolve_at(at, compute_last, "forecast_at")

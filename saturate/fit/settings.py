@@ -1,24 +1,27 @@
-"""How curves are fitted: :class:`FitSettings`, validated when made (:mod:`saturate.validation`)."""
+"""How curves are fitted: :class:`FitSettings`.
+
+The values that come from :class:`~saturate.settings.Settings` (laws, resamples, confidence,
+seed, forecast points, domain) were checked when the settings were made; only the fit's own
+tuning is checked here (:mod:`saturate.settings.checks`).
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from saturate.fit.laws import LAWS
-from saturate.fit.model import Model, check_laws
+from saturate.fit.model import Model
 from saturate.fit.priors import DEFAULT_LAW_PRIOR, check_law_prior
 from saturate.fit.solver import LOSSES
-from saturate.validation import (
-    check_choice,
-    check_confidence,
-    check_domain,
-    check_forecast_points,
-    check_int,
-    check_number,
-)
+from saturate.settings import Settings
+from saturate.settings.checks import check_choice, check_domain, check_int, check_number
+from saturate.settings.fields import OPTIONS_BY_NAME
 
 __all__ = ["FitSettings"]
+
+_DEFAULTS = Settings()
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,9 @@ class FitSettings:
     """
 
     laws: tuple[str | Model, ...] = tuple(LAWS)  # names of built-in laws, users' Models
-    n_boot: int = 200
-    confidence: float = 0.9
-    seed: int = 0
+    n_boot: int = _DEFAULTS.n_boot
+    confidence: float = _DEFAULTS.confidence
+    seed: int = _DEFAULTS.seed
     loss: str = "soft_l1"
     f_scale: float = 2.0
     n_starts: int = 4
@@ -53,15 +56,23 @@ class FitSettings:
     boot_min_weight: float = 0.01
     polish: bool = True  # scipy least_squares on a whole-curve fit the batch left unconverged
     law_prior: tuple[tuple[str, float], ...] = DEFAULT_LAW_PRIOR
-    forecast_at: tuple[str | float, ...] = field(default=("2x", "4x"))
+    forecast_at: tuple[str | float, ...] = field(default=_DEFAULTS.forecast_at)
     domain: tuple[float, float] | None = None
+
+    @classmethod
+    def checked(cls, **given: Any) -> FitSettings:
+        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
+        value of an option (``laws``, ``n_boot``, ``confidence``, ``seed``, ``forecast_at``)
+        checked and converted by its declaration, as the settings would; ``domain`` as one
+        domain of the ``domains`` option."""
+        options = {k: v if v is None or k not in OPTIONS_BY_NAME
+                   else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()}
+        if options.get("domain") is not None:
+            options["domain"] = check_domain(options["domain"], "domain")
+        return cls(**options)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "law_prior", check_law_prior(self.law_prior, tuple(LAWS)))
-        check_laws(self.laws, "laws")
-        check_int(self.n_boot, "n_boot", 0)
-        check_confidence(self.confidence, "confidence")
-        check_int(self.seed, "seed", 0)
         check_choice(self.loss, "loss", LOSSES)
         check_number(self.f_scale, "f_scale", 0, math.inf, closed="neither")
         check_int(self.n_starts, "n_starts", 1)
@@ -73,6 +84,3 @@ class FitSettings:
         check_int(self.max_iter, "max_iter", 1)
         check_int(self.boot_max_iter, "boot_max_iter", 1)
         check_number(self.boot_min_weight, "boot_min_weight", 0, 1, closed="left")
-        check_forecast_points(self.forecast_at, "forecast_at")
-        if self.domain is not None:
-            check_domain(self.domain, "domain")

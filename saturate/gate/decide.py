@@ -20,8 +20,8 @@ from saturate.diagnostics.base import Diagnostic
 from saturate.errors import InputError
 from saturate.gate.kinds import DEFAULT_FAIL_ON, FAIL_CHECKS, fail_kinds
 from saturate.results import CurveAnalysis, verdict_counts
+from saturate.settings.checks import check_choices
 from saturate.text import for_terminal
-from saturate.validation import check_choices
 
 if TYPE_CHECKING:
     from saturate.suites import SuiteAnalysis, SuiteGroup

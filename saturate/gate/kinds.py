@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from saturate.diagnostics.registry import kind_specs
 from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.results import VERDICTS, CurveAnalysis
-from saturate.validation import check_choices
+from saturate.settings.checks import check_choices
 
 __all__ = ["DEFAULT_FAIL_ON", "FAIL_CHECKS", "Check", "register_fail_kind", "fail_kinds",
            "fail_on_help", "parse_fail_on"]

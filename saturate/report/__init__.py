@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from saturate.errors import SettingsError
+from saturate.settings.fields import REPORT_FORMATS as FORMATS
 
 __all__ = ["FORMATS", "render"]
-
-FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 
 
 def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:

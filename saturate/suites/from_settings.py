@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SaturateError
 from saturate.run_table import run_facts
 from saturate.suites.analysis import analyze_suite
@@ -15,7 +16,7 @@ from saturate.suites.frame import resolve_key
 from saturate.suites.normalize import read_baselines
 from saturate.suites.result import SuiteAnalysis
 
-if TYPE_CHECKING:  # types only: saturate.settings reads the suites' defaults (no cycle)
+if TYPE_CHECKING:
     from saturate.settings import Settings
 
 __all__ = ["suite_from_settings"]
@@ -38,6 +39,6 @@ def suite_from_settings(
             read_baselines(spec)
         except SaturateError as exc:
             raise type(exc)(f"{settings.option('normalize')}: {exc}") from None
-    return analyze_suite(judged, settings=settings.analysis(), seed=settings.seed,
-                         progress=progress, **options)
+    return analyze_suite(judged, settings=AnalysisSettings.from_settings(settings),
+                         seed=settings.seed, progress=progress, **options)
 

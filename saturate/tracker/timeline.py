@@ -215,6 +215,7 @@ def refit_timeline(
     ``target`` is the compute to forecast at every step (default: twice the final compute), so
     forecasts made at different times are comparable.
     """
+    from saturate.analysis.settings import AnalysisSettings
     from saturate.settings import Settings
 
     settings = Settings() if settings is None else settings
@@ -237,7 +238,7 @@ def refit_timeline(
                          & (table["run_id"] == key[1]).to_numpy()
                          & (table["metric"] == key[2]).to_numpy()]
     compute = np.sort(mine["compute"].to_numpy(float))
-    counts = cutoffs(compute, n, int(getattr(settings.analysis(), "min_points", 6)))
+    counts = cutoffs(compute, n, int(AnalysisSettings.from_settings(settings).min_points))
     if target is None:
         target = 2.0 * float(compute[-1]) if compute[-1] > 0 else None
     if target is not None:
@@ -363,8 +364,8 @@ def curve_timeline(
     ``metric`` name the curve). ``points`` and ``at`` as in :func:`refit_timeline`.
     """
     from saturate.settings import Settings
+    from saturate.settings.checks import check_choice
     from saturate.tracker.state import DEFAULT_STATE, HistoryStore
-    from saturate.validation import check_choice
 
     origin = check_choice(origin, "origin", ORIGINS)
     state = DEFAULT_STATE if state is None else state
@@ -385,6 +386,7 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
                        at: float | None, fast: bool) -> Timeline:
     """Read the curve ``run`` / ``metric`` names with the runs of that metric it pools with,
     and re-fit it along its history."""
+    from saturate.analysis.settings import AnalysisSettings
     from saturate.analysis.table import sibling_runs
     from saturate.reading import read_tables
     from saturate.run_table import concat_tables
@@ -404,7 +406,7 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
     key = (str(keys["source"].iloc[0]), str(keys["run_id"].iloc[0]), metric)
     one = df.loc[(df["metric"] == metric).to_numpy()]
     one.attrs = dict(df.attrs)
-    runs = sibling_runs(one, [key[:2]]) if settings.analysis().decision.pool else {key[:2]}
+    runs = sibling_runs(one, [key[:2]]) if AnalysisSettings.from_settings(settings).decision.pool else {key[:2]}
     pick = pd.Series(list(zip(df["source"], df["run_id"], strict=True))).isin(runs).to_numpy()
     table = df.loc[pick].reset_index(drop=True)
     table.attrs = dict(df.attrs)

@@ -199,9 +199,11 @@ class Watcher:
 
     def _with_siblings(self, runs: set[tuple[str, str]]) -> set[tuple[str, str]]:
         """``runs`` and the stored runs their curves pool with (their seeds)."""
-        if not self.settings.analysis().decision.pool:
-            return runs
+        from saturate.analysis.settings import AnalysisSettings
         from saturate.analysis.table import sibling_runs
+
+        if not AnalysisSettings.from_settings(self.settings).decision.pool:
+            return runs
 
         facts = self.store.runs()
         rows = [

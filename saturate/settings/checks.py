@@ -7,7 +7,7 @@ is one, the allowed range::
 
     --confidence must be in [0.5, 1), got 1.5
 
-This module depends on nothing else in saturate, so any layer may use it.
+It depends on nothing else in saturate but :mod:`saturate.errors`, so any layer may use it.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ __all__ = [
     "check_domains",
     "check_bool",
     "check_normalize",
+    "check_count",
+    "check_workers",
+    "check_scheduler",
 ]
 
 CONFIDENCE_RANGE = (0.5, 1.0)
@@ -468,4 +471,30 @@ def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]
         return f"random={pair['random']!r},human={pair['human']!r}"
     if not path.is_file():
         raise _fail(name, f"{_NORMALIZE_RULE}; no such file", value)
+    return text
+
+
+def check_count(value: Any, name: str) -> int:
+    """A count >= 0 (resamples, a seed)."""
+    return check_int(value, name, 0)
+
+
+def check_workers(value: Any, name: str) -> int:
+    """A count of processes, written as digits (``1e3`` is refused: a slip, not a count)."""
+    if isinstance(value, str) and not value.strip().isdigit():
+        raise SettingsError(f"{name} must be a whole number of processes such as 4, got "
+                            f"{value!r}")
+    return check_int(value, name, 1)
+
+
+def check_scheduler(value: Any, name: str) -> str:
+    """``"local"`` (a Dask cluster on this machine) or a scheduler address such as
+    ``tcp://10.0.0.5:8786`` or ``10.0.0.5:8786``."""
+    text = check_text(value, name)
+    if text.lower() == "local":
+        return "local"
+    _, sep, rest = text.partition("://")
+    if any(ch.isspace() for ch in text) or (sep and not rest.strip("/")) or text.startswith(":"):
+        raise SettingsError(f"{name} must be 'local' or the address of a Dask scheduler such as "
+                            f"tcp://10.0.0.5:8786, got {value!r}")
     return text

@@ -1,0 +1,14 @@
+"""The settings: every option declared once (:mod:`~saturate.settings.fields`), checked once
+(:mod:`~saturate.settings.checks`), read from the settings file (:mod:`~saturate.settings.file`)
+and held in one :class:`Settings` (:mod:`~saturate.settings.model`).
+
+This package sits in the shared bottom row: it imports no part of the flow after it; each part
+builds its own view of the settings from :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+from saturate.settings.fields import OPTIONS, Option, cli_name
+from saturate.settings.model import SCHEDULER_ENV, Settings
+
+__all__ = ["Settings", "OPTIONS", "Option", "cli_name", "SCHEDULER_ENV"]

@@ -1,0 +1,195 @@
+"""One :class:`Settings` object for every entry point: built once, validated once, then read.
+
+Its fields are made from the declarations (:data:`saturate.settings.fields.OPTIONS`). Precedence:
+the defaults, then the settings file (``[tool.saturate]`` in ``pyproject.toml`` or a
+``saturate.toml``, see :mod:`saturate.settings.file`), then ``$SATURATE_SCHEDULER``, then the
+options given (command line or keyword arguments). Every value passes through its option's check
+once, here, so an error names the option as it was spelled: ``--confidence`` on the command line,
+``confidence`` in Python, ``saturate.toml: confidence`` in a file. The parts that use the
+settings build their own small views from it (``AnalysisSettings.from_settings``,
+``diagnostic_settings``, ``engine_for``) and do not check the values again.
+
+>>> s = Settings.build(min_gain="2%", forecast_at=["2x", 1e6])
+>>> s.forecast_at
+('2x', 1000000.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import field
+from typing import Any
+
+from saturate.errors import SettingsError
+from saturate.settings.fields import OPTIONS, OPTIONS_BY_NAME, cli_name, closest, on_declare
+from saturate.settings.file import load_config
+
+__all__ = ["Settings", "SCHEDULER_ENV"]
+
+#: Environment variable naming the Dask scheduler to analyse on (below the options given).
+SCHEDULER_ENV = "SATURATE_SCHEDULER"
+
+ConfigArg = str | os.PathLike | bool | None
+
+
+def _unset(value: Any) -> bool:
+    """``None`` and empty lists leave the value below in place (an unused CLI option is ``None``)."""
+    return value is None or (isinstance(value, (list, tuple)) and len(value) == 0)
+
+
+class _Settings:
+    """The behaviour of :class:`Settings`; its fields come from the declarations."""
+
+    explicit: frozenset[str]
+    cli: bool
+    config: str | None
+
+    def __post_init__(self) -> None:
+        """A value made directly (``Settings(n_boot=3)``) is checked here; the values
+        :meth:`build` and :meth:`updated` lay on were checked as they came in."""
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if o.name not in self.explicit and value is not None and value != o.default:
+                object.__setattr__(self, o.name, o.checked(value, o.name))
+
+    # ---- building ------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, config: ConfigArg = None, *, cli: bool = False, **given: Any) -> Settings:
+        """Defaults < the settings file < ``$SATURATE_SCHEDULER`` < ``given``.
+
+        ``config``: a file path, ``True`` to look for ``saturate.toml`` / ``pyproject.toml`` from
+        the current folder upward, ``None``/``False`` for none. ``given`` are options by name
+        (``min_gain="2%"``); ``None`` or an empty list leaves the value below in place. ``cli``
+        names options as on the command line (``--min-gain``) in error messages.
+        """
+        base = cls(cli=cli)
+        found = load_config(config, name=cli_name("config") if cli else "config")
+        if found is not None:
+            path = str(found.path)
+            base = base._overlay(found.values, lambda key: f"{path}: {key}", where=f"{path}: ",
+                                 config=path)
+        scheduler = os.environ.get(SCHEDULER_ENV, "").strip()
+        if scheduler:
+            base = base._overlay({"scheduler": scheduler}, lambda key: SCHEDULER_ENV)
+        return base.updated(**given)
+
+    def updated(self, **given: Any) -> Settings:
+        """These settings with ``given`` laid over them (validated, named as the caller spells them)."""
+        return self._overlay(given, cli_name if self.cli else str)
+
+    def _overlay(
+        self, raw: Mapping[str, Any], name: Callable[[str], str], where: str = "", **extra: Any
+    ) -> Settings:
+        unknown = [k for k in raw if k not in OPTIONS_BY_NAME]
+        if unknown:
+            raise closest(unknown, where)
+        values = {k: OPTIONS_BY_NAME[k].checked(v, name(k)) for k, v in raw.items()
+                  if not _unset(v)}
+        for key, value in values.items():  # a glob given here replaces the same glob below
+            if OPTIONS_BY_NAME[key].merge:
+                values[key] = {**getattr(self, key), **value}
+        return dataclasses.replace(
+            self, **values, **extra, explicit=self.explicit | frozenset(values)
+        )
+
+    # ---- views -----------------------------------------------------------------------------
+
+    def option(self, key: str) -> str:
+        """How messages name the option ``key`` (``--min-gain`` or ``min_gain``)."""
+        return cli_name(key) if self.cli else key
+
+    def require(self, *keys: str, example: str) -> None:
+        """A :class:`SettingsError` unless one of ``keys`` was set by the file or the caller."""
+        if not self.explicit & set(keys):
+            raise SettingsError(f"{self.option(keys[0])} is required (e.g. {example}), "
+                                f"or set {keys[0]} in [tool.saturate]")
+
+    def selection(self) -> dict[str, Any]:
+        """What to read: keyword arguments of :func:`saturate.load` (unset ones are ``None``)."""
+        s: Any = self
+        return {
+            "experiment": list(s.experiment) or None, "filter": s.filter,
+            "metric": list(s.metric) or None, "run": list(s.run) or None,
+            "compute": s.compute, "timeout": s.timeout,
+        }
+
+    def suite_options(self) -> dict[str, Any] | None:
+        """Keyword arguments of :func:`saturate.suites.analyze_suite` (None without ``suite``).
+
+        With a suite, ``group_by`` names its groups (agents or recipes): each gets one verdict on
+        its aggregate over the tasks, and curves are not pooled across runs (that would average
+        over tasks). One ``metric`` glob, when given, picks the suite's metric (or, with
+        ``suite="metric"``, its tasks).
+        """
+        s: Any = self
+        if s.suite is None:
+            return None
+        return {
+            "suite": s.suite, "group_by": s.group_by,
+            "metric": s.metric[0] if len(s.metric) == 1 else None,
+            "normalize": s.normalize, "statistic": s.suite_statistic,
+            "n_boot": s.suite_boot, "task_bootstrap": s.task_bootstrap,
+            "min_coverage": s.min_coverage,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option (tuples as lists), JSON-safe."""
+        out = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.name in ("explicit", "cli"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, tuple):
+                value = [list(v) if isinstance(v, tuple) else v for v in value]
+            out[f.name] = dict(value) if isinstance(value, Mapping) else value
+        return out
+
+    def summary(self) -> str:
+        """``settings from <path>: key=value, ...`` for the options set, or ``defaults``."""
+        items = ", ".join(f"{k}={v}" for k, v in self.to_dict().items() if k in self.explicit)
+        head = f"settings from {self.config}" if self.config else "settings"
+        return f"{head}: {items or 'defaults'}"
+
+
+def _field(default: Any) -> Any:
+    if isinstance(default, dict):
+        return field(default_factory=dict)
+    return field(default=default)
+
+
+def _make() -> type:
+    """The :class:`Settings` dataclass of the declarations as they are now."""
+    return dataclasses.make_dataclass(
+        "Settings",
+        [*((o.name, o.type, _field(o.default)) for o in OPTIONS),
+         ("config", "str | None", field(default=None)),
+         ("explicit", "frozenset[str]", field(default_factory=frozenset, repr=False)),
+         ("cli", "bool", field(default=False, repr=False, compare=False))],
+        bases=(_Settings,),
+        frozen=True,
+        namespace={"__module__": __name__, "__qualname__": "Settings", "__doc__": (
+            "Every option of saturate, validated: one field per declaration of "
+            ":data:`~saturate.settings.fields.OPTIONS`. Build it with :meth:`build`.\n\n"
+            "``config`` is the settings file read (``None`` when none was), ``explicit`` the "
+            "options the file or the caller set (the rest are defaults), ``cli`` whether options "
+            "are named as on the command line in messages.")},
+    )
+
+
+Settings = _make()
+
+
+def _remake() -> None:
+    """The fields of :class:`Settings` made again after :func:`~saturate.settings.fields.declare`,
+    on the same class (so that every module's ``Settings`` is the one with the new fields)."""
+    fresh = _make()
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__dataclass_fields__",
+                 "__match_args__", "__annotations__"):
+        if name in fresh.__dict__:
+            setattr(Settings, name, fresh.__dict__[name])
+
+
+on_declare(_remake)
