@@ -33,7 +33,7 @@ def _browser() -> str | None:
 
 
 BROWSER = _browser()
-pytestmark = pytest.mark.skipif(
+pytestmark = pytest.mark.browser, pytest.mark.skipif(
     BROWSER is None,
     reason="no Chromium binary found (install the 'chromium' package or set SATURATE_CHROMIUM)",
 )
