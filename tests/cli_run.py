@@ -6,7 +6,8 @@ scipy and mlflow for each call: :func:`run_cli` invokes the Typer app with typer
 and returns a :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``), so
 the assertions read as they did. An exception that escapes the app is not swallowed: its
 traceback is put on ``stderr`` with exit code 1, as the interpreter would, so a test that says
-"no traceback" still fails on one. The few tests whose subject is the process itself (exit on
+"no traceback" still fails on one; and what a logging handler writes to stderr (a library's
+log line) is caught with the command's stderr, as in a process of its own. The few tests whose subject is the process itself (exit on
 SIGTERM, a closed or full stdout, start-up imports) keep ``subprocess`` and the
 ``subprocess`` marker.
 """
@@ -14,8 +15,10 @@ SIGTERM, a closed or full stdout, start-up imports) keep ``subprocess`` and the
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import subprocess
+import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -36,6 +39,35 @@ def _cwd(folder: Path | None) -> Iterator[None]:
         yield
     finally:
         os.chdir(before)
+
+
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is at the time (CliRunner's while a command runs)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _logging_to_current_stderr() -> Iterator[None]:
+    """Point every logging handler that writes to this process's stderr at the current one."""
+    stderr_like = {id(sys.stderr), id(sys.__stderr__)}
+    loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(lg, logging.Logger))]
+    swapped: list[tuple[logging.StreamHandler, object]] = []
+    for logger in loggers:
+        for handler in logger.handlers:
+            if (type(handler) is logging.StreamHandler
+                    and id(handler.stream) in stderr_like):
+                swapped.append((handler, handler.setStream(_CurrentStderr())))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        for handler, stream in swapped:
+            handler.setStream(stream)  # type: ignore[arg-type]
 
 
 def _env_change(env: Mapping[str, str] | None) -> dict[str, str | None] | None:
@@ -59,7 +91,7 @@ def run_cli(
     from saturate.cli import app
 
     argv = [os.fspath(a) for a in args]
-    with _cwd(cwd):
+    with _cwd(cwd), _logging_to_current_stderr():
         result = CliRunner().invoke(app, argv, input=input, env=_env_change(env),
                                     catch_exceptions=True)
     stderr = result.stderr

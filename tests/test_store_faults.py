@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from synthetic_store import synthetic_runs, write_store
 
 SAT = [sys.executable, "-m", "saturate"]
@@ -68,13 +69,13 @@ def test_a_broken_store_is_one_error_line(good: Path, tmp_path: Path, fault: str
     shutil.copyfile(good, db)
     FAULTS[fault](db)
     before = hashlib.sha256(db.read_bytes()).hexdigest()
-    res = subprocess.run([*SAT, "analyze", f"sqlite:///{db}", fast, "--n-boot", "10"],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    res = run_cli("analyze", f"sqlite:///{db}", fast, "--n-boot", "10", cwd=tmp_path)
     _check_one_line(res)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
 
 
+@pytest.mark.subprocess  # another process (a small Python program) holds the lock
 @pytest.mark.parametrize("fast", ["--fast", "--no-fast"])
 def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path, tmp_path: Path,
                                                                        fast: str) -> None:
@@ -88,8 +89,7 @@ def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        res = subprocess.run([*SAT, "analyze", f"sqlite:///{db}", fast, "--timeout", "2",
-                              "--n-boot", "10"], capture_output=True, text=True, timeout=300)
+        res = run_cli("analyze", f"sqlite:///{db}", fast, "--timeout", "2", "--n-boot", "10")
         waited = time.monotonic() - started
     finally:
         holder.kill()
