@@ -11,11 +11,13 @@ Lanes (markers declared in pyproject.toml): a test is classed by the fixtures it
 (``LANE_FIXTURES``: a test on ``mlflow_server`` is a ``server`` test without saying so) or by a
 module's ``pytestmark``. ``make test`` runs every lane; ``make test-fast`` deselects the heavy
 ones and sets ``SATURATE_FAST_LANE=1``, under which a test that starts a Python process or a
-server program without a lane marker fails and says which marker it needs.
+server program without a lane marker (in the test or any fixture it uses) fails and says which
+marker it needs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -38,6 +40,8 @@ LANE_FIXTURES = {
     "pg": "server",  # tests/test_ingest_postgres.py: a throwaway PostgreSQL cluster
     "cluster": "cluster",  # tests/test_dask.py: a dask scheduler with workers
     "kernel_env": "notebook",  # tests/test_notebooks.py: a Jupyter kernel per notebook
+    "written": "subprocess",  # tests/test_ingest_wandb.py: runs written by wandb in a process
+    "finished_log": "subprocess",  # tests/test_watch_wandb.py: the same
 }
 #: Every lane `make test-fast` leaves out.
 HEAVY_LANES = ("server", "browser", "cluster", "notebook", "subprocess", "slow")
@@ -66,25 +70,36 @@ def _heavy_program(args: object) -> bool:
     return words[0] == sys.executable or Path(words[0]).name.startswith(_HEAVY_PROGRAMS)
 
 
-@pytest.fixture(autouse=True)
-def _fast_lane_starts_no_process(request: pytest.FixtureRequest,
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """In the fast lane, a test that starts a Python process or a server program fails, naming
-    the marker it lacks (so the lane stays fast without anyone timing it)."""
-    if os.environ.get("SATURATE_FAST_LANE") != "1":
-        return
-    if any(request.node.get_closest_marker(lane) for lane in HEAVY_LANES):
-        return
+@contextlib.contextmanager
+def _refusing_heavy_processes(item: pytest.Item) -> Iterator[None]:
+    """While ``item`` is set up, run and torn down (its fixtures of any scope included), starting
+    a Python process or a server program fails it, naming the marker it lacks."""
     real_init = subprocess.Popen.__init__
 
     def guarded(self: subprocess.Popen, args: object, *rest: object, **kwargs: object) -> None:
         if _heavy_program(args):
-            pytest.fail(f"{request.node.nodeid} starts {args!r} in the fast lane: mark it "
-                        "'subprocess' (or 'server', 'browser', ...) or run the CLI in-process "
-                        "(tests/cli_run.py)", pytrace=False)
+            pytest.fail(f"{item.nodeid} starts {args!r} in the fast lane: mark it 'subprocess' "
+                        "(or 'server', 'browser', ...; a fixture that starts it can be named in "
+                        "LANE_FIXTURES) or run the CLI in-process (tests/cli_run.py)",
+                        pytrace=False)
         real_init(self, args, *rest, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+    subprocess.Popen.__init__ = guarded  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = real_init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """In the fast lane (``SATURATE_FAST_LANE=1``, set by ``make test-fast``), a test of no heavy
+    lane that starts a process fails: the lane stays fast without anyone timing it."""
+    if (os.environ.get("SATURATE_FAST_LANE") != "1"
+            or any(item.get_closest_marker(lane) for lane in HEAVY_LANES)):
+        return (yield)
+    with _refusing_heavy_processes(item):
+        return (yield)
 
 
 @pytest.fixture(scope="session")
