@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint bench fuzz clean
+.PHONY: setup demo test test-fast lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,16 @@ setup: $(STAMP)
 demo: setup ## analyse the sample runs
 	$(BIN)/saturate analyze sample_runs/
 
-test: setup ## the whole test suite
-	$(BIN)/python -m pytest -n 2 -q
+# The lanes a test belongs to are markers (pyproject.toml; tests/conftest.py classes most of them
+# by the fixtures a test uses). PYTEST_ARGS adds options, e.g. PYTEST_ARGS=--durations=25 in CI.
+HEAVY_LANES := server or browser or cluster or notebook or subprocess or slow
+PYTEST_ARGS ?=
+
+test: setup ## the whole test suite, every lane
+	$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS)
+
+test-fast: setup ## the tests that start no server, browser, cluster, kernel or process
+	SATURATE_FAST_LANE=1 $(BIN)/python -m pytest -n 2 -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check saturate tests benchmarks sample_runs docs

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.subprocess  # the benchmark runner is a program of its own
 def test_the_runner_fits_with_the_tree_it_is_given(tmp_path):
     c = np.arange(1.0, 41.0)
     curves = tmp_path / "curves.npz"

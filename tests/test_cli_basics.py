@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_run import run_cli
 from typer.testing import CliRunner
 
 from saturate.cli import app
@@ -33,9 +32,7 @@ def test_bad_input_exit_2_one_line(tmp_path: Path, content: str | None, needle: 
     p = tmp_path / "in.csv"
     if content is not None:
         p.write_text(content)
-    result = subprocess.run(
-        [sys.executable, "-m", "saturate", "analyze", str(p)], capture_output=True, text=True
-    )
+    result = run_cli("analyze", p)
     assert result.returncode == 2, result.stderr
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], result.stderr
@@ -53,9 +50,7 @@ def test_missing_source_without_tracking_uri(monkeypatch: pytest.MonkeyPatch) ->
 def test_warning_is_one_line_and_results_still_print(tmp_path: Path) -> None:
     p = tmp_path / "w.csv"
     p.write_text("run,metric,step,value\nr,m,0,1\nr,m,1,nan\nr,m,2,2\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "saturate", "analyze", str(p)], capture_output=True, text=True
-    )
+    result = run_cli("analyze", p)
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().splitlines() == [
         f"warning: {p}: dropped 1 non-finite value(s) (1 NaN, 0 infinite)",

@@ -91,6 +91,7 @@ def test_a_bad_settings_file_is_one_line_naming_the_file_and_key(
     _one_error_line(res, f"{tmp_path / 'saturate.toml'}: confidence must be in [0.5, 1), got 1.5")
 
 
+@pytest.mark.subprocess
 def test_a_bad_value_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
     runs = write_runs(tmp_path / "runs.csv", names=("grow",))
     res = subprocess.run([sys.executable, "-m", "saturate", "analyze", str(runs),

@@ -5,14 +5,13 @@ steps never taken for GPU-hours."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run_cli
 from typer.testing import CliRunner
 
 import saturate
@@ -130,8 +129,7 @@ def test_falling_back_to_steps_is_said_once(tmp_path: Path) -> None:
     assert "x axis: steps (no compute axis found" in render(a, "markdown").replace("\\", "")
     path = tmp_path / "runs.csv"
     df.to_csv(path, index=False)
-    res = subprocess.run([sys.executable, "-m", "saturate", "analyze", str(path), "--n-boot",
-                          str(N_BOOT), "--format", "json"], capture_output=True, text=True)
+    res = run_cli("analyze", path, "--n-boot", str(N_BOOT), "--format", "json")
     assert res.returncode == 0, res.stderr
     assert [ln for ln in res.stderr.splitlines() if "step" in ln] == [
         "warning: no compute axis found (no compute column, and no GPU-hours, FLOPs, tokens, "

@@ -1,16 +1,19 @@
 """The crash barrier: a bug of saturate is one line naming the step and the input, exit 3.
 
-There is no known bug to trigger, so each test breaks one real step on purpose: a small Python
-program replaces one function with one that raises, then runs the real CLI in that process.
+There is no known bug to trigger, so each test breaks one real step on purpose: one function is
+replaced with one that raises, then the real CLI runs (in this process for the steps; in a small
+Python program of its own for the exit codes as a shell sees them).
 """
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_runs" / "01_still_scaling.csv"
@@ -30,7 +33,19 @@ main()
 """
 
 
+def _broken(*args: object, **kwargs: object) -> None:
+    raise ZeroDivisionError("float division by zero")
+
+
+def _run_broken(monkeypatch: pytest.MonkeyPatch, module: str, name: str,
+                *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in this process with ``module.name`` broken."""
+    monkeypatch.setattr(importlib.import_module(module), name, _broken)
+    return run_cli(*args, cwd=ROOT)
+
+
 def _run(module: str, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in a Python process of its own with ``module.name`` broken."""
     program = _PROGRAM.format(module=module, name=name)
     return subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)
@@ -49,11 +64,11 @@ def _run(module: str, name: str, *args: str) -> subprocess.CompletedProcess[str]
     ],
 )
 def test_an_unexpected_error_is_one_line_naming_the_step_and_exit_3(
-    module: str, name: str, args: list[str], step: str
+    module: str, name: str, args: list[str], step: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = args[1] if args[:1] == ["--file"] else str(SAMPLE)
     args = args[2:] if args[:1] == ["--file"] else args
-    proc = _run(module, name, "analyze", source, "--n-boot", "20", *args)
+    proc = _run_broken(monkeypatch, module, name, "analyze", source, "--n-boot", "20", *args)
     assert proc.returncode == 3, proc.stderr
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1, proc.stderr
@@ -64,6 +79,7 @@ def test_an_unexpected_error_is_one_line_naming_the_step_and_exit_3(
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.subprocess  # a real process: its exit code and stderr as a shell sees them
 def test_debug_shows_the_traceback_of_an_unexpected_error() -> None:
     proc = _run("saturate.analysis.work", "analyze_curve", "--debug", "analyze", str(SAMPLE),
                 "--n-boot", "20", "--workers", "1")
@@ -71,6 +87,7 @@ def test_debug_shows_the_traceback_of_an_unexpected_error() -> None:
     assert "Traceback" in proc.stderr and "ZeroDivisionError" in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_bad_input_is_still_exit_2_not_3(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "saturate", "analyze", str(tmp_path / "missing.csv")],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -78,6 +95,7 @@ def test_bad_input_is_still_exit_2_not_3(tmp_path: Path) -> None:
     assert proc.stderr.startswith("error: ") and "internal error" not in proc.stderr
 
 
+@pytest.mark.subprocess
 def test_a_failing_gate_is_exit_1_not_an_internal_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "saturate", "gate",
                            str(ROOT / "sample_runs" / "03_saturated.csv"), "--n-boot", "20"],

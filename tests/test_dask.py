@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("distributed")
+pytestmark = pytest.mark.cluster  # every test starts a scheduler and workers
 
 from dask_cluster import start_cluster  # noqa: E402
 from mlflow_server import free_port  # noqa: E402

@@ -183,6 +183,7 @@ def test_the_info_kinds_match_the_schema(tmp_path: Path) -> None:
     assert _errors(_document(found)) == []
 
 
+@pytest.mark.subprocess  # python -m saturate.report.schema
 def test_the_schema_generator_checks_and_takes_help_without_writing_files(tmp_path) -> None:
     import subprocess
     import sys

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run_cli
 
 import saturate
 from saturate.analysis import AnalysisSettings
@@ -127,8 +128,7 @@ def test_curves_are_read_as_they_are_analysed(workers: int) -> None:
 
 
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})}, cwd=ROOT)
+    return run_cli(*args, env={**os.environ, **(env or {})}, cwd=ROOT)
 
 
 @pytest.mark.parametrize(
@@ -161,6 +161,7 @@ def test_scheduler_from_the_environment_and_the_settings_file(tmp_path: Path,
         Settings.build(None)
 
 
+@pytest.mark.subprocess  # a fresh interpreter where distributed cannot be imported
 def test_without_dask_installed_the_scheduler_option_says_how_to_get_it() -> None:
     """``distributed`` made unimportable (as on a machine without the extra): one line, exit 2,
     before anything is read; the local pool still works."""

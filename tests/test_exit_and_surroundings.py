@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_run import run_cli
 
 import saturate
 from saturate.errors import InputError
@@ -75,12 +76,12 @@ def test_the_same_source_given_three_ways_is_read_once(tmp_path: Path, monkeypat
 
 
 def test_debug_keeps_the_exit_code_of_a_bad_input(tmp_path: Path) -> None:
-    res = subprocess.run([*SAT, "--debug", "analyze", str(tmp_path / "missing.csv")],
-                         capture_output=True, text=True, timeout=300)
+    res = run_cli("--debug", "analyze", tmp_path / "missing.csv")
     assert res.returncode == 2, res.stderr
     assert "Traceback" in res.stderr  # --debug shows it, and still means "bad input"
 
 
+@pytest.mark.subprocess  # the subject: a process started with file descriptor 1 closed
 def test_a_closed_stdout_is_a_quiet_exit(tmp_path: Path) -> None:
     def close_stdout() -> None:
         os.close(1)
@@ -124,13 +125,11 @@ def test_settings_stop_at_the_repository_root_and_are_named(tmp_path: Path) -> N
     assert find_config(deep) is None  # the file above the repository is someone else's
     (project / "saturate.toml").write_text('min_gain = "2%"\n')
     assert find_config(deep) == project / "saturate.toml"
-    res = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10"], capture_output=True,
-                         text=True, timeout=300, cwd=deep, env={**os.environ, "COLUMNS": "200"})
+    res = run_cli("analyze", DATA, "--n-boot", "10", cwd=deep, env={**os.environ, "COLUMNS": "200"})
     assert res.returncode == 0, res.stderr
     assert f"settings from {project / 'saturate.toml'}" in res.stdout.splitlines()[1]
     for fmt in ("markdown", "html"):  # every report says in its header which file decided
-        out = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", fmt],
-                             capture_output=True, text=True, timeout=300, cwd=deep)
+        out = run_cli("analyze", DATA, "--n-boot", "10", "--format", fmt, cwd=deep)
         assert out.returncode == 0, out.stderr
         header = out.stdout.split("<table")[0] if fmt == "html" else out.stdout[:300]
         assert f"settings from {project / 'saturate.toml'}" in header.replace("\\", "")

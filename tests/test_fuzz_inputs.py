@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from fuzz_files import fuzzed_file, mutated_bytes, tensorboard_events
 from fuzzing import CASE_SECONDS, case, check_tidy, fuzz_settings, record
 from hypothesis import given
@@ -92,6 +93,7 @@ def test_any_tensorboard_file_gives_the_tidy_table_or_one_clear_error(
             _load(Path(d) / "runs")
 
 
+@pytest.mark.subprocess  # a real process per case: its exit code, stderr and a hang
 @fuzz_settings(ci=2, share=0.005)
 @given(fuzzed_file())
 def test_the_cli_exits_0_or_2_with_one_line_and_no_traceback(blob: tuple[str, bytes]) -> None:

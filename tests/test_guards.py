@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import run_cli
 
 from saturate.analysis.quantities import check_gain_units
 from saturate.analysis.settings import AnalysisSettings
@@ -21,8 +21,7 @@ SATURATED = ROOT / "sample_runs" / "03_saturated.csv"
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=600)
+    return run_cli(*args, cwd=cwd)
 
 
 def _table(path: Path, header: str) -> Path:

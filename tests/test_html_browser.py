@@ -33,10 +33,10 @@ def _browser() -> str | None:
 
 
 BROWSER = _browser()
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(
     BROWSER is None,
     reason="no Chromium binary found (install the 'chromium' package or set SATURATE_CHROMIUM)",
-)
+)]
 
 # Runs first in <head>: counts alert() calls; after load, measures every chart, clicks the
 # "gain / doubling" header twice and the "run" header once, and writes what it saw into the DOM.

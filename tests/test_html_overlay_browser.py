@@ -20,7 +20,7 @@ from test_html_browser import BROWSER, _chromium
 import saturate.api
 from saturate.report.html import render_html
 
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no Chromium binary found")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(BROWSER is None, reason="no Chromium binary found")]
 
 PROBE = """<script>
 window.addEventListener('load', function () {

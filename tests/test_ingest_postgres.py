@@ -66,6 +66,7 @@ def _server_user() -> str | None:
 BINDIR = _pg_bindir()
 SERVER_USER = _server_user()
 pytestmark = [
+    pytest.mark.server,
     pytest.mark.skipif(BINDIR is None, reason="no PostgreSQL server binaries (apt-get install postgresql)"),
     pytest.mark.skipif(not DRIVERS, reason="no PostgreSQL driver (pip install 'psycopg[binary]' or psycopg2-binary)"),
     pytest.mark.skipif(SERVER_USER == "missing", reason="running as root without a 'postgres' user to run the server"),

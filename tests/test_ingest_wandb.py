@@ -120,6 +120,7 @@ def test_a_bad_checksum_stops_reading_there(written, tmp_path):
     assert 0 < len(scanned.records) < len(wandb_log.scan(log.read_bytes()).records)
 
 
+@pytest.mark.subprocess  # wandb writes the run in a process of its own (tests/wandb_runs.py)
 def test_a_record_spread_over_blocks_is_joined(tmp_path):
     """A config larger than a 32 KiB block: its run record is a FIRST, MIDDLE..., LAST chain."""
     notes = "abc" * 40_000

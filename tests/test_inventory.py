@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from cli_run import run_cli
 
 from saturate.inventory import inventory
 from saturate.settings import Settings
@@ -15,8 +16,7 @@ SAMPLES = ROOT / "sample_runs"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,
-                          text=True, timeout=600)
+    return run_cli(*args)
 
 
 def test_ls_gives_roles_directions_domains_axis_and_points() -> None:

@@ -83,6 +83,7 @@ def test_polish_never_leaves_a_fit_worse(seed):
     assert after <= float(more.cost[0]) * (1 + 1e-9)  # at least 60 LM iterations' worth
 
 
+@pytest.mark.subprocess  # a fresh interpreter that imports the kernels
 def test_kernels_work_where_numba_cannot_cache_them():
     """No cache folder numba may use (here: only IPython's locator allowed): one warning, and
     the kernels compile in the process."""

@@ -55,6 +55,7 @@ def test_an_unwritable_folder_is_one_input_error(tmp_path: Path) -> None:
         write_atomic(blocker / "report.md", "text")
 
 
+@pytest.mark.subprocess
 def test_a_file_size_limit_keeps_the_previous_report(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     out.write_text("previous report\n")
@@ -67,6 +68,7 @@ def test_a_file_size_limit_keeps_the_previous_report(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_full_stdout_is_one_line_and_exit_2() -> None:
     for fmt in ("json", "table"):
@@ -78,6 +80,7 @@ def test_a_full_stdout_is_one_line_and_exit_2() -> None:
                               "(No space left on device)\n")
 
 
+@pytest.mark.subprocess
 def test_a_reader_that_goes_away_is_a_quiet_exit_141() -> None:
     """As `cmd | head` expects: nothing on stderr, 128 + SIGPIPE (never 0, 1 or 2)."""
     for fmt in ("table", "json"):

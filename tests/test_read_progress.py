@@ -92,6 +92,7 @@ def _read_all(fd: int, proc: subprocess.Popen) -> str:
     return out.decode("utf-8", errors="replace")
 
 
+@pytest.mark.subprocess  # what a process shows on its own stderr
 @pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 def test_cli_shows_reading_counts_on_a_terminal(tmp_path: Path) -> None:
     import pty
@@ -109,6 +110,7 @@ def test_cli_shows_reading_counts_on_a_terminal(tmp_path: Path) -> None:
     assert "fitting curves" in shown
 
 
+@pytest.mark.subprocess  # what a process shows on its own stderr
 def test_cli_shows_no_bar_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     folder = _runs_folder(tmp_path / "runs", files=2)
     proc = _analyze(folder, subprocess.PIPE)

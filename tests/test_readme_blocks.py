@@ -9,11 +9,10 @@ import os
 import random
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from mlflow_server import unique_name
 
 import saturate
@@ -80,17 +79,14 @@ def test_everyday_command_runs_on_the_samples(command: str, tmp_path: Path) -> N
     if args[0] == "compare" or "--group-by" in args or "--overlay" in args:
         args = [RECIPES if a == STORE else a for a in args]
     args = [str(ROOT / a) if a.startswith("sample_runs/") else a for a in args]
-    done = subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=900,
-                          env={**os.environ, "COLUMNS": "120"})
+    done = run_cli(*args, cwd=tmp_path, env={**os.environ, "COLUMNS": "120"})
     ok = (0, 1) if args[0] == "gate" else (0,)  # gate: 1 when a curve fails it
     assert done.returncode in ok, f"{command}: {done.stderr[-600:]}"
     assert "Traceback" not in done.stderr
 
 
 def test_every_command_the_readme_names_exists() -> None:
-    done = subprocess.run([sys.executable, "-m", "saturate", "--help"], capture_output=True,
-                          text=True, timeout=120)
+    done = run_cli("--help")
     named = {shlex.split(c)[1] for c in _commands()}
     assert named <= set(re.findall(r"^\s{2}(\w+)\s", done.stdout, re.M)), done.stdout
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "saturate", *args], capture_output=True,
-                          text=True, timeout=900)
+    return run_cli(*args)
 
 
 def test_markdown_report_of_the_samples_fits_a_github_comment() -> None:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 from synthetic_store import synthetic_runs, write_store
 
 SAT = [sys.executable, "-m", "saturate"]
@@ -68,13 +69,13 @@ def test_a_broken_store_is_one_error_line(good: Path, tmp_path: Path, fault: str
     shutil.copyfile(good, db)
     FAULTS[fault](db)
     before = hashlib.sha256(db.read_bytes()).hexdigest()
-    res = subprocess.run([*SAT, "analyze", f"sqlite:///{db}", fast, "--n-boot", "10"],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    res = run_cli("analyze", f"sqlite:///{db}", fast, "--n-boot", "10", cwd=tmp_path)
     _check_one_line(res)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
 
 
+@pytest.mark.subprocess  # another process (a small Python program) holds the lock
 @pytest.mark.parametrize("command", [["analyze", "--fast"], ["analyze", "--no-fast"],
                                      ["watch", "--once", "--retries", "0"]])
 def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path, tmp_path: Path,
@@ -89,10 +90,9 @@ def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        res = subprocess.run([*SAT, command[0], f"sqlite:///{db}", *command[1:], "--timeout", "2",
-                              "--n-boot", "10", *(["--state", str(tmp_path / "state.db")]
-                                                  if command[0] == "watch" else [])],
-                             capture_output=True, text=True, timeout=300)
+        res = run_cli(command[0], f"sqlite:///{db}", *command[1:], "--timeout", "2",
+                      "--n-boot", "10", *(["--state", str(tmp_path / "state.db")]
+                                          if command[0] == "watch" else []))
         waited = time.monotonic() - started
     finally:
         holder.kill()
@@ -106,6 +106,7 @@ def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path
     # waiting at 270 s before); generous for a loaded machine's start-up
 
 
+@pytest.mark.subprocess  # another process holds the lock
 def test_watch_waits_on_a_locked_store_for_its_timeout_not_a_fixed_30_s(good: Path,
                                                                        tmp_path: Path) -> None:
     from saturate.errors import SourceError

@@ -75,6 +75,7 @@ def test_markdown_has_the_suite_before_the_curves() -> None:
     assert "| task |" in md and "Per-task verdicts" in md
 
 
+@pytest.mark.browser
 def test_html_opens_in_chromium_with_the_suite_chart(tmp_path: Path) -> None:
     from test_html_browser import BROWSER, _chromium
 

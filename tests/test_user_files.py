@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cli_run import run_cli
 
 from saturate.errors import InputError
 from saturate.report.output import write_atomic
@@ -26,8 +27,9 @@ DATA = ROOT / "sample_runs" / "03_saturated.csv"
 SAT = [sys.executable, "-m", "saturate"]
 
 
-def _run(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([*SAT, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
+def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``saturate ARGS`` in this process (the process itself is not what these tests are about)."""
+    return run_cli(*args, cwd=cwd)
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -97,6 +99,7 @@ def test_a_second_writer_is_told_who_holds_the_history(tmp_path: Path) -> None:
     HistoryStore(state).close()  # released
 
 
+@pytest.mark.subprocess  # the first watch is another process holding the lock
 def test_a_second_watch_on_one_state_stops_and_names_the_first(tmp_path: Path) -> None:
     state = tmp_path / "h.db"
     first = subprocess.Popen([*SAT, "watch", str(DATA), "--state", str(state), "--interval", "60",
@@ -190,9 +193,9 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path: Path) -
 def test_leftovers_of_a_killed_write_are_removed_by_the_next(tmp_path: Path) -> None:
     target = tmp_path / "report.html"
     target.write_text("old")
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    dead = int(gone.stdout)  # a process that has ended
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = gone.pid  # a process that has ended
     stale = tmp_path / f".report.html.p{dead}.k2j4h5g6.tmp"
     legacy = tmp_path / ".report.html.a1b2c3d4.tmp"  # an older saturate's name, an hour old
     mine = tmp_path / f".report.html.p{os.getpid()}.zzzzzzzz.tmp"  # a live writer's: kept
@@ -207,6 +210,7 @@ def test_leftovers_of_a_killed_write_are_removed_by_the_next(tmp_path: Path) -> 
         ["report.html", mine.name, other.name])
 
 
+@pytest.mark.subprocess
 def test_sigterm_during_a_run_leaves_no_temporary_file_and_exits_143(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     out.write_text("previous report")
@@ -225,10 +229,11 @@ def test_sigterm_during_a_run_leaves_no_temporary_file_and_exits_143(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
 
 
+@pytest.mark.subprocess  # /dev/stdout is the process's own file descriptor 1
 def test_out_dev_stdout_writes_into_the_pipe(tmp_path: Path) -> None:
     """``--out /dev/stdout`` (a link to the process's own pipe) is written into, never replaced."""
-    res = _run("analyze", str(DATA), "--n-boot", "10", "--format", "json", "--out", "/dev/stdout",
-               cwd=tmp_path)
+    res = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", "json", "--out", "/dev/stdout"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("{") and '"curves"' in res.stdout
     assert Path("/dev/stdout").is_symlink()

@@ -32,6 +32,9 @@ def _runs(n: int = 5) -> list[dict]:
         tags=("rl", "ppo"), state="running" if i == 4 else "finished") for i in range(n)]
 
 
+pytestmark = pytest.mark.server  # every test talks to a local W&B GraphQL server
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _stop_wandb_service():
     """The wandb package starts its service process for the API: ended after these tests."""

@@ -16,6 +16,8 @@ from saturate.errors import SettingsError
 from saturate.tracker import parse_event_line
 from saturate.tracker.notify import NOTIFY_KINDS, Webhook
 
+pytestmark = pytest.mark.server  # every test sends to a local webhook server
+
 STEPS = np.arange(1, 121) * 10
 VALUES = 0.8 * (1 - np.exp(-STEPS / 150)) + np.random.default_rng(1).normal(0, 0.005, STEPS.size)
 MESSAGE = [{"text": "saturate: run ppo · reward: verdict scaling → saturated · P(pays) 0.23"}]

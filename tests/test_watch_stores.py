@@ -145,6 +145,7 @@ def _events(state: Path) -> list[tuple]:
         return [(e.kind, e.run, e.metric, e.before, e.after) for e in st.events()]
 
 
+@pytest.mark.subprocess  # SIGINT to a watcher process between its two writes
 def test_an_interrupted_pass_loses_nothing_and_exits_non_zero(tmp_path: Path) -> None:
     data = tmp_path / "runs"
     data.mkdir()
@@ -189,6 +190,7 @@ def _limited_disk() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 
 
+@pytest.mark.subprocess  # ends with a full disk: a file-size limit in a process of its own
 def test_history_file_failures_are_one_line_and_exit_2(tmp_path: Path) -> None:
     data = tmp_path / "runs.csv"
     _curve(30).to_csv(data, index=False)
