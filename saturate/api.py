@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from saturate.axis import AxisWarning, ComputeAxis
+from saturate.diagnostics.cost import check_rates
 from saturate.errors import SettingsError
 from saturate.ingest import Source
+from saturate.ingest.reading import read_tables
 from saturate.ingest.stream import ReadProgress
-from saturate.reading import check_rates, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.run_table import concat_tables
@@ -43,7 +44,7 @@ class Analysis:
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
     curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
     metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
-    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), the x
+    optimiser, timing, unused compute measures; see :mod:`saturate.vocabulary.roles`), the x
     ``axis`` with its unit, and, when a ``suite`` key was given, the
     :class:`~saturate.suites.SuiteAnalysis` (one verdict per group on its aggregate over the
     suite's tasks, and the per-task verdicts).
@@ -256,7 +257,7 @@ def analyze(
         gpus: the number of GPUs of every run (or the run parameter holding it): the x axis
             becomes GPU-hours from the logged timestamps (see :mod:`saturate.axis`).
         objective / diagnostic: metric globs overriding the role rules
-            (:mod:`saturate.analysis.roles`): objectives get a verdict, diagnostics do not.
+            (:mod:`saturate.vocabulary.roles`): objectives get a verdict, diagnostics do not.
         min_gain: the least gain per doubling of compute that still "pays": metric units
             (``0.01``) or a share of the curve's observed range (``"3%"``).
         band: ``(low, high)`` or ``"low,high"``: P(the next doubling pays) below ``low`` does
@@ -269,7 +270,7 @@ def analyze(
         thresholds: per metric glob, its own ``min_gain``.
         domains: per metric glob, the ``(lo, hi)`` its values live in (``None``: no domain),
             ``{"eval/*": (0, 1)}`` or ``["eval/*=0,1"]``; rates and accuracies get ``[0, 1]``
-            from their name (:mod:`saturate.analysis.domains`).
+            from their name (:mod:`saturate.vocabulary.domains`).
         group_by: a run parameter (``"recipe"`` or ``"params.recipe"``) whose runs are pooled as seeds.
         n_boot, seed, laws: bootstrap resamples, random seed, and the laws to fit.
         pairs: reward/benchmark metric globs checked for divergence, ``{"train/reward":

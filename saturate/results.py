@@ -8,20 +8,41 @@ named for type checkers only).
 
 from __future__ import annotations
 
+import html
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from saturate.display import html_of
 from saturate.errors import InputError
 
 if TYPE_CHECKING:
     from saturate.fit.result import CurveFit
+
+
+# ---- how results show themselves in Jupyter (``_repr_html_``) ----
+# The results sit below the reports, so they cannot import the renderer:
+# :mod:`saturate.report.notebook` registers it here when imported (``import saturate`` does).
+# Until then an object shows its plain ``summary()``.
+_RENDERERS: dict[str, Callable[[Any], str]] = {}
+
+
+def register_html(kind: str, render: Callable[[Any], str]) -> None:
+    """Make ``render(obj)`` the HTML of the objects of ``kind`` (``"curve"``, ``"fit"``)."""
+    _RENDERERS[kind] = render
+
+
+def html_of(obj: Any, kind: str) -> str:
+    """The HTML of ``obj`` by the renderer registered for ``kind``, else its summary as text."""
+    render = _RENDERERS.get(kind)
+    if render is None:
+        return f"<pre>{html.escape(obj.summary())}</pre>"
+    return render(obj)
+
 
 Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive"]
 Direction = Literal["higher", "lower"]

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from saturate.analysis.call_settings import DecisionSettings
+from saturate.analysis.constants import SUITE_N_BOOT as DEFAULT_N_BOOT
+from saturate.analysis.constants import SUITE_STATISTICS as STATISTICS
 from saturate.analysis.settings import AnalysisSettings
 from saturate.config import load_config
-from saturate.constants import SUITE_N_BOOT as DEFAULT_N_BOOT
-from saturate.constants import SUITE_STATISTICS as STATISTICS
 from saturate.errors import SettingsError
 from saturate.validation import (
     check_band,

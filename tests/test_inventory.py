@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from saturate.inventory import inventory
+from saturate.analysis.inventory import inventory
 from saturate.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

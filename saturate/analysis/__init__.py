@@ -1,9 +1,8 @@
 """Per-curve saturation analysis: is the next doubling of compute still worth paying for?
 
 * :mod:`.settings`: :class:`AnalysisSettings` (how curves are judged);
-* :mod:`.direction`: which way is better for a metric;
-* :mod:`.roles`: whether a metric is judged at all (objective, diagnostic or axis), and
-  :mod:`.diagnostic_metrics`: the summary of the metrics that are not;
+* :mod:`.diagnostic_metrics`: the summary of the metrics that are not judged (their roles, and
+  which way is better, are read from their names by :mod:`saturate.vocabulary`);
 * :mod:`.evidence`: model-free evidence (recent trend test, collapse detection);
 * :mod:`.quantities`: gain per doubling, ROI, knee, stop point, forecasts, headroom;
 * :mod:`.verdict`: the verdict rules and their reasons;
@@ -18,7 +17,7 @@ from __future__ import annotations
 from saturate.lazy import lazy_exports
 
 # Exported name -> submodule. Loaded on first use (PEP 562), so that importing the light
-# submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
+# submodules (settings) does not pull in scipy, statsmodels and ruptures.
 _EXPORTS = {
     "analyze_curve": "curve", "analyze_table": "table", "analyze_parts": "table",
     "Engine": "engine", "run_curves": "engine",
@@ -29,8 +28,7 @@ _EXPORTS = {
     "threshold_for": "quantities",
     "AnalysisSettings": "settings", "parse_min_gain": "settings",
     "Evidence": "verdict", "decide_verdict": "verdict", "fit_matches_trend": "verdict",
-    "classify": "roles", "metric_role": "roles", "curve_roles": "roles",
-    "split_by_role": "roles", "DiagnosticMetric": "diagnostic_metrics",
+    "DiagnosticMetric": "diagnostic_metrics",
     "summarize_metrics": "diagnostic_metrics",
 }  # fmt: skip
 
@@ -61,10 +59,6 @@ __all__ = [
     "headroom",
     "honest_forecast",
     "KNEE_ROI",
-    "classify",
-    "metric_role",
-    "curve_roles",
-    "split_by_role",
     "DiagnosticMetric",
     "summarize_metrics",
 ]

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from saturate.constants import COLLAPSE_JUMP_DIVISOR
+from saturate.analysis.constants import COLLAPSE_JUMP_DIVISOR
 
 __all__ = ["mean_changes"]
 

@@ -1,14 +1,8 @@
-"""Named constants of the analysis and the fit, in one place, each with what it means and why.
-
-Settings a user may change live in :class:`saturate.analysis.AnalysisSettings` and
-:class:`saturate.fit.FitSettings`; these are the fixed choices behind them. Changing one moves the
-numbers the analysis reports (and the accuracy benchmarks), so each says why it has its value.
-This module imports nothing from saturate, so any layer may use it.
-"""
+"""Named constants of the analysis, each with what it means and why: the fixed choices behind
+:class:`saturate.analysis.AnalysisSettings`. Changing one moves the numbers the analysis reports
+(and the accuracy benchmarks). The fit's own live in :mod:`saturate.fit`."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 # ---- ROI stages (analysis.quantities.roi_stage) -------------------------------------------------
 # ROI is the elasticity d ln(f(C) - R0) / d ln C: one doubling of compute multiplies the gain above
@@ -24,10 +18,6 @@ ROI_SATURATION = 0.3
 """Below this ROI a curve is saturating: a doubling adds under a quarter of the gain so far."""
 
 # ---- horizons -----------------------------------------------------------------------------------
-
-FORECAST_HORIZON = 64.0
-"""How far ahead, as a multiple of the last compute, the stop point and the recipes' forecast
-crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
 
 TARGET_HORIZON = 1000.0
 """How far ahead, as a multiple of the last compute, compute-to-target looks (about ten doublings):
@@ -84,17 +74,6 @@ trend, i.e. a standard error three times smaller than the other's, decides alone
 COIN_FLIP = 0.1
 """A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
 
-# ---- stalled bootstrap (fit.estimates.build_law_fit) --------------------------------------------
-
-STALL_RATIO = 0.5
-"""Bootstrap refits have stalled when their spread is below this share of the linearised standard
-error (typical of BNSL's flat directions); the parameter's interval then takes in the Wald one."""
-
-SPREAD_TAIL = 0.05
-"""The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
-over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
-not follow the confidence setting."""
-
 # ---- long curves (analysis.thinning, analysis.quantities.noise_range) ---------------------------
 
 MAX_ANALYSED_POINTS = 16_384
@@ -116,8 +95,3 @@ a few outlying tasks, rliable's choice) or the mean of task means."""
 SUITE_N_BOOT = 2000
 """Bootstrap replicates of a suite aggregate by default: rliable's figures use 2000; the percentile
 interval's Monte Carlo error is then about 1% of its width."""
-
-# ---- the tracker (tracker.state; the CLI's --state) ---------------------------------------------
-
-DEFAULT_STATE = Path(".saturate") / "history.db"
-"""The watch history file, relative to the folder saturate runs in (one history per project)."""

@@ -14,7 +14,7 @@
   than the autocorrelated noise allows, and no significant upward trend since the drop
   (:func:`post_drop_trend`).
 
-All values handed in are on the "larger is better" scale (see :func:`saturate.analysis.direction.signed`).
+All values handed in are on the "larger is better" scale (see :func:`saturate.vocabulary.direction.signed`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtri, stdtr, stdtrit
 
 from saturate.analysis.changepoints import mean_changes
-from saturate.constants import (
+from saturate.analysis.constants import (
     COLLAPSE_DROP_SHARE,
     COLLAPSE_MIN_DROP_FRACTION,
     COLLAPSE_MIN_POINTS,
@@ -37,8 +37,8 @@ from saturate.constants import (
     MIN_TREND_POINTS,
     TREND_WINDOW_POINTS,
 )
+from saturate.fit.scaling import pow2_scale
 from saturate.results import Collapse, Estimate, Trend
-from saturate.scaling import pow2_scale
 
 __all__ = [
     "noise_sd",
@@ -57,7 +57,7 @@ def noise_sd(values: np.ndarray) -> float:
     """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).
 
     First differences remove the slow trend, so this measures the jitter around it, not the trend.
-    Worked out on the values over :func:`~saturate.scaling.pow2_scale`, so any units are safe.
+    Worked out on the values over :func:`~saturate.fit.scaling.pow2_scale`, so any units are safe.
     """
     y = np.asarray(values, dtype=float)
     if y.size < 3:
@@ -106,7 +106,7 @@ def trend_test(
     ``values`` are on the larger-is-better scale. ``extra_se`` (for example the spread of the
     slope across seeds) is added in quadrature to the HAC standard error. Returns ``None`` when
     fewer than :data:`MIN_TREND_POINTS` points with positive compute are available. The
-    regression runs on the values over :func:`~saturate.scaling.pow2_scale` (any units are safe).
+    regression runs on the values over :func:`~saturate.fit.scaling.pow2_scale` (any units are safe).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
@@ -225,7 +225,7 @@ def detect_collapse(
     The curve (larger-is-better scale) is cut into segments of constant mean by PELT
     (:func:`~saturate.analysis.changepoints.mean_changes`) with a BIC-like penalty
     ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
-    :mod:`saturate.constants`). A collapse is a change
+    :mod:`saturate.analysis.constants`). A collapse is a change
     point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
     curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
     best reached so far, with the last segment still well below that level (not recovered), and
@@ -238,7 +238,7 @@ def detect_collapse(
     means (a slow wander has few independent points); and their trend (:func:`post_drop_trend`)
     is not significantly upward at ``confidence`` (a dip climbing back is recovering).
     Levels in the result are on the larger-is-better scale; ``drop`` is positive. The search runs
-    on the values over :func:`~saturate.scaling.pow2_scale` (the penalty squares the noise).
+    on the values over :func:`~saturate.fit.scaling.pow2_scale` (the penalty squares the noise).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)

@@ -1,6 +1,6 @@
 """Thinning very long curves, so the analysis' memory and time are bounded whatever their length.
 
-A curve of more than :data:`~saturate.constants.MAX_ANALYSED_POINTS` points is read, for the
+A curve of more than :data:`~saturate.analysis.constants.MAX_ANALYSED_POINTS` points is read, for the
 trend test, collapse detection and the fit, through a subset of its points: on a grid of that
 many positions equally spaced in log compute (the axis every law and test works on), the first
 point at or after each position, plus the last point. Where points are sparse on that axis (early
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from saturate.constants import MAX_ANALYSED_POINTS
+from saturate.analysis.constants import MAX_ANALYSED_POINTS
 
 __all__ = ["thin"]
 

@@ -11,7 +11,7 @@ import typer
 from saturate.cli.app import app
 from saturate.cli.common import format_option, handle_errors
 from saturate.cli.watch import State
-from saturate.constants import DEFAULT_STATE
+from saturate.tracker.state import DEFAULT_STATE
 from saturate.validation import check_choice
 
 FORMATS = ("table", "lines", "json")

@@ -21,7 +21,7 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
     import shutil
 
-    from saturate.inventory import inventory
+    from saturate.analysis.inventory import inventory
 
     found = inventory(sources or None, settings, fast=fast)
     if not found.metrics:

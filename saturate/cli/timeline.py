@@ -20,8 +20,8 @@ from saturate.cli.common import (
 )
 from saturate.cli.options import ANALYSIS, SELECTION, settings_options
 from saturate.cli.watch import State
-from saturate.constants import DEFAULT_STATE
 from saturate.settings import Settings
+from saturate.tracker.state import DEFAULT_STATE
 from saturate.validation import check_choice, check_int, check_positive
 
 FORMATS = ("table", "json")

@@ -20,9 +20,9 @@ import typer
 from saturate.cli.app import app
 from saturate.cli.common import Sources, format_option, handle_errors
 from saturate.cli.options import ANALYSIS, SELECTION, settings_options
-from saturate.constants import DEFAULT_STATE
+from saturate.report.text import for_message
 from saturate.settings import Settings
-from saturate.text import for_message
+from saturate.tracker.state import DEFAULT_STATE
 from saturate.validation import check_choice, check_int, check_positive
 
 State = Annotated[

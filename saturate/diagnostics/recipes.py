@@ -21,8 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from saturate.analysis.direction import signed
-from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import (
     EST,
@@ -35,8 +33,10 @@ from saturate.diagnostics.registry import (
     nullable,
     register,
 )
+from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import VERDICTS, Estimate, format_estimate, jsonable
 from saturate.validation import resolve_at
+from saturate.vocabulary.direction import signed
 
 __all__ = [
     "RecipeSummary",

@@ -18,11 +18,11 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.direction import signed
-from saturate.constants import TARGET_HORIZON
+from saturate.analysis.constants import TARGET_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.results import Estimate, jsonable
+from saturate.vocabulary.direction import signed
 
 __all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diagnostics"]
 

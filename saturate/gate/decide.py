@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from saturate.diagnostics.base import Diagnostic
 from saturate.errors import InputError
 from saturate.gate.kinds import DEFAULT_FAIL_ON, FAIL_CHECKS, fail_kinds
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
-from saturate.text import for_terminal
 from saturate.validation import check_choices
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ class GateResult:
     def summary(self) -> str:
         """What a CI log shows: PASS/FAIL, the counts, then each failing and warned suite group,
         curve and diagnostic, one line each (names shown escaped by
-        :func:`saturate.text.for_terminal`)."""
+        :func:`saturate.report.text.for_terminal`)."""
         lines = [self._head()]
         lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_groups]
         lines += [f"  FAIL {o.name}: {o.message}" for o in self.failures]

@@ -44,7 +44,7 @@ from saturate.ingest.mlflow_sources import (
     is_mlflow_sqlite,
     resolve_source,
 )
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 
 __all__ = [

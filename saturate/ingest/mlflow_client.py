@@ -42,7 +42,7 @@ from saturate.ingest.mlflow_shapes import (
     page,
     run_meta,
 )
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 
 __all__ = ["read_rest", "read_with_client", "RestReader", "Histories", "RetryPolicy", "PROBE",
            "READ", "gather", "search_experiments", "search_runs"]

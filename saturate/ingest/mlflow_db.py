@@ -21,7 +21,7 @@ from sqlalchemy.pool import NullPool
 
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow_common import MlflowSource
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 
 __all__ = [
     "REQUIRED", "TABLES", "UnsupportedSchema", "database_url", "client_uri", "open_engine",

@@ -12,7 +12,7 @@ apply) with its own retries turned off; this module adds what it lacks:
   past the deadline;
 * the **cause** in words: timed out, connection refused, host not found, connection reset, TLS
   failure, an answer cut off, HTML instead of JSON, invalid JSON;
-* **no credentials** in any message (:func:`saturate.redaction.redact`).
+* **no credentials** in any message (:func:`saturate.ingest.redaction.redact`).
 
 :class:`Answer` is what one request returns; :mod:`saturate.ingest.mlflow_client` checks its
 status and shape. A :class:`Server` is shared by the requests of one source: once one of them
@@ -34,7 +34,7 @@ from typing import Any
 
 from saturate.errors import SettingsError, SourceError
 from saturate.ingest.mlflow_common import MlflowSource
-from saturate.redaction import redact, remember_uri
+from saturate.ingest.redaction import redact, remember_uri
 
 __all__ = [
     "DEFAULT_TIMEOUT", "TIMEOUT_ENV", "MAX_RETRY_AFTER", "RETRY_STATUSES", "RetryPolicy", "PROBE",

@@ -3,7 +3,7 @@ file or folder, or a legacy ``mlruns/`` folder (see :func:`resolve_source`).
 
 The checks are cheap and never write: a sqlite file is opened read-only, a folder is looked at,
 a server is not contacted. :func:`redact` keeps credentials out of messages and labels, and every
-password met is remembered for :func:`saturate.redaction.redact`.
+password met is remembered for :func:`saturate.ingest.redaction.redact`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from saturate.errors import InputError
 from saturate.ingest.mlflow_common import MlflowSource
-from saturate.redaction import redact_uri, remember_uri, userinfo_split
+from saturate.ingest.redaction import redact_uri, remember_uri, userinfo_split
 
 __all__ = [
     "DB_FILE", "LEGACY_FOLDER", "redact", "is_mlflow_sqlite", "is_legacy_store", "resolve_source",

@@ -4,7 +4,7 @@ sampled ``run.history``).
 
 * **the key**: ``WANDB_API_KEY`` (or the ``~/.netrc`` entry ``wandb login`` wrote); without one
   the read stops with an error instead of the package's interactive prompt. The key is never
-  printed: it is remembered by :mod:`saturate.redaction`, so every message is scrubbed of it.
+  printed: it is remembered by :mod:`saturate.ingest.redaction`, so every message is scrubbed of it.
   ``WANDB_BASE_URL`` names another server (W&B Server, a dedicated cloud).
 * **deadlines and retries**: each call to the server (the login, a page of runs, a page of one
   run's history) is given ``timeout`` seconds (default ``$SATURATE_TIMEOUT``, else 120),
@@ -38,8 +38,8 @@ import pandas as pd
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
 from saturate.ingest.mlflow_http import resolve_timeout
+from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, run_table
-from saturate.redaction import redact, remember_secret
 
 __all__ = ["SCHEME", "RETRIES", "is_wandb_uri", "parse_wandb_uri", "iter_wandb_api"]
 

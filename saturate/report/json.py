@@ -7,8 +7,8 @@ from typing import Any
 
 from saturate.report.rows import curves_and_settings
 from saturate.report.schema import build_schema
+from saturate.report.text import for_json
 from saturate.results import jsonable, verdict_counts
-from saturate.text import for_json
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
 

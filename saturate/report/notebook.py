@@ -5,7 +5,7 @@ stylesheet (scoped to ``.saturate-nb``, no colours but the badges', so they read
 dark themes) and inline SVG charts whose y range is the data's.
 
 Importing this module registers :func:`curve_html` and :func:`fit_html` with
-:mod:`saturate.display`, which the result classes' ``_repr_html_`` ask.
+:mod:`saturate.results`, which the result classes' ``_repr_html_`` ask.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.display import register_html
 from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
 from saturate.report.rows import (
     curves_and_settings,
@@ -25,7 +24,7 @@ from saturate.report.rows import (
     prob,
     short_reason,
 )
-from saturate.results import CurveAnalysis
+from saturate.results import CurveAnalysis, register_html
 
 __all__ = ["notebook_html", "curve_html", "fit_html"]
 

@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from saturate.names import axis_label
 from saturate.results import CurveAnalysis, Estimate, format_estimate
+from saturate.vocabulary.names import axis_label
 
 __all__ = [
     "VERDICT_ICONS",

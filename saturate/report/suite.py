@@ -16,8 +16,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from saturate.report.rows import VERDICT_ICONS, interval, num
+from saturate.report.text import for_markdown as escape_md
 from saturate.results import Estimate
-from saturate.text import for_markdown as escape_md
 
 __all__ = [
     "SUITE_COLUMNS",

@@ -33,7 +33,7 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.svg import Chart, chart_svg
-from saturate.text import for_html
+from saturate.report.text import for_html
 
 __all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
            "suite_notebook_html"]

@@ -1,7 +1,7 @@
 """Terminal tables of the tracker: the live ``saturate watch`` view and ``saturate history``.
 
 Names from the data go in as :class:`rich.text.Text` (so a run called ``[bold]x`` shows literally)
-made safe for a terminal by :func:`saturate.text.for_terminal` (control characters shown escaped).
+made safe for a terminal by :func:`saturate.report.text.for_terminal` (control characters shown escaped).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from saturate.report.rows import prob
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, format_estimate
-from saturate.text import for_terminal
 
 __all__ = ["watch_table", "render_history"]
 

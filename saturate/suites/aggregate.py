@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from saturate.constants import SUITE_N_BOOT, SUITE_STATISTICS
+from saturate.analysis.constants import SUITE_N_BOOT, SUITE_STATISTICS
 
 __all__ = ["STATISTICS", "DEFAULT_N_BOOT", "Statistic", "iqm", "task_mean", "aggregate", "stratified_bootstrap"]
 

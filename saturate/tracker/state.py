@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from saturate.constants import DEFAULT_STATE
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
@@ -43,6 +42,10 @@ from saturate.tracker.records import (
 from saturate.tracker.state_file import WriterLock, check_owner, mark
 from saturate.tracker.state_guard import guarded as _guarded
 from saturate.tracker.state_guard import translated as _translated
+
+DEFAULT_STATE = Path(".saturate") / "history.db"
+"""The watch history file, relative to the folder saturate runs in (one history per project)."""
+
 
 __all__ = [
     "DEFAULT_STATE",

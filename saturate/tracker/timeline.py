@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate, jsonable
-from saturate.text import for_terminal
 
 __all__ = [
     "TimelinePoint",
@@ -385,7 +385,7 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
     """Read the curve ``run`` / ``metric`` names with the runs of that metric it pools with,
     and re-fit it along its history."""
     from saturate.analysis.table import sibling_runs
-    from saturate.reading import read_tables
+    from saturate.ingest.reading import read_tables
     from saturate.run_table import concat_tables
 
     sel = dataclasses.replace(settings, metric=(metric,), run=())

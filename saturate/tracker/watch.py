@@ -31,7 +31,7 @@ import pandas as pd
 from saturate import axis_join, curves
 from saturate.curves import PARAM_PREFIX
 from saturate.errors import SaturateError, SettingsError, SourceError
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, jsonable, verdict_counts
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
@@ -131,7 +131,7 @@ class Watcher:
             raise SettingsError("watch analyses runs one by one; --group-by is not supported here")
         if self.settings.suite is not None:  # a suite key of the settings file: runs one by one
             self.settings = dataclasses.replace(self.settings, suite=None)
-        from saturate.reading import check_gpus_axis
+        from saturate.ingest.reading import check_gpus_axis
 
         self._on_steps = check_gpus_axis(self.settings)  # GPU-hours from wall time, from steps
 

@@ -24,7 +24,7 @@ from typing import Any
 from saturate.api import Analysis
 from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, source_uri
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, jsonable
 
 __all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "tag_name", "figure_name",

@@ -20,25 +20,11 @@ so they are never picked automatically.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-__all__ = [
-    "metric_tokens",
-    "LOSS_WORDS",
-    "Quantity",
-    "QUANTITIES",
-    "GPU_HOURS",
-    "STEPS",
-    "axis_quantity",
-    "axis_unit",
-    "axis_label",
-    "is_axis_name",
-    "is_compute_name",
-    "is_replicate_name",
-    "AXIS_GLOBS",
-]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -67,6 +53,11 @@ def metric_tokens(name: str, keep: str = "") -> list[str]:
         if (words[i], words[i + 1]) in _PHRASES:
             words[i:i + 2] = [f"{words[i]}_{words[i + 1]}"]
     return words
+
+
+def matches_any(name: str, patterns: Sequence[str]) -> bool:
+    """Whether ``name`` matches one of the glob ``patterns`` (case-sensitive)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 _PHRASES = frozenset({("cross", "entropy")})

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saturate.text import for_html
+from saturate.report.text import for_html
 
 __all__ = ["Chart", "log_ticks", "linear_ticks", "tick_label"]
 
