@@ -23,8 +23,7 @@ import saturate
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow import Selection, is_mlflow_source, load_mlflow, resolve_source
-from saturate.ingest.mlflow_db import schema_problem
-from saturate.ingest.mlflow_sql import read_database
+from saturate.ingest.mlflow_db import read_database, schema_problem
 
 BASE_TS = 1_700_000_000_000
 RUNS = [

@@ -199,7 +199,7 @@ def iter_mlflow(
     """:func:`load_mlflow` in parts, each the tidy table of whole runs (facts in its side table).
 
     ``stream``: database backends are read a few runs at a time
-    (:func:`~saturate.ingest.mlflow_sql.iter_database`), so memory follows the largest run, not
+    (:func:`~saturate.ingest.mlflow_db.iter_database`), so memory follows the largest run, not
     the store; other sources (and ``stream=False``) come as one part. ``timeout`` as in
     :func:`load_mlflow`.
     """
@@ -216,7 +216,7 @@ def iter_mlflow(
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
                                        timeout=timeout)
     elif not stream:
-        from saturate.ingest.mlflow_sql import read_database
+        from saturate.ingest.mlflow_db import read_database
 
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
@@ -249,7 +249,7 @@ def _iter_database(
     src: MlflowSource, selection: Selection, fast: bool, max_workers: int
 ) -> Iterator[pd.DataFrame]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
-    from saturate.ingest.mlflow_sql import iter_database
+    from saturate.ingest.mlflow_db import iter_database
 
     names = facts = None
     n_points = 0

@@ -1,9 +1,9 @@
 """Polling an MLflow backend database (sqlite file, PostgreSQL, MySQL) through the ingest fast
 path's read-only SQL.
 
-The runs and each curve's latest step come from :func:`~saturate.ingest.mlflow_sql.select_runs`
+The runs and each curve's latest step come from :func:`~saturate.ingest.mlflow_db.select_runs`
 (MLflow's ``latest_metrics`` table), the points after a curve's cursor from
-:func:`~saturate.ingest.mlflow_sql.points_after` (``metrics WHERE step > ?``), all in one read-only
+:func:`~saturate.ingest.mlflow_db.points_after` (``metrics WHERE step > ?``), all in one read-only
 connection (sqlite ``mode=ro``, a read-only PostgreSQL transaction): the store is never written.
 """
 
@@ -44,8 +44,12 @@ class DbPoller:
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
         # The SQL readers load SQLAlchemy (about 0.2 s): imported by the first poll of a sqlite
         # store rather than with the tracker package (``saturate history`` and ``timeline``).
-        from saturate.ingest.mlflow_db import UnsupportedSchema, checked_connection
-        from saturate.ingest.mlflow_sql import points_after, select_runs
+        from saturate.ingest.mlflow_db import (
+            UnsupportedSchema,
+            checked_connection,
+            points_after,
+            select_runs,
+        )
 
         if self.path is not None and not Path(self.path).is_file():
             raise SourceError(f"{self.label}: database file {self.path} is not there")
