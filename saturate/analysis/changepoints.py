@@ -19,8 +19,6 @@ import numpy as np
 
 from saturate.analysis.constants import COLLAPSE_JUMP_DIVISOR
 
-__all__ = ["mean_changes"]
-
 _EXACT_ENOUGH = 1e-3
 """The compiled PELT is used while its worst rounding of a cost stays under this share of the
 penalty."""

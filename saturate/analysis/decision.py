@@ -51,17 +51,6 @@ from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import posterior
 from saturate.results import Estimate, jsonable
 
-__all__ = [
-    "DecisionSettings",
-    "Decision",
-    "decide",
-    "call_of",
-    "innovation_sd",
-    "p_pays",
-    "gain_distribution",
-    "evidence_features",
-]
-
 
 @dataclass(frozen=True)
 class Decision:

@@ -23,8 +23,6 @@ from saturate.curves import iter_curves
 from saturate.results import Trend, format_estimate, jsonable
 from saturate.vocabulary.roles import Role
 
-__all__ = ["DiagnosticMetric", "summarize_metrics"]
-
 
 def _num(x: Any) -> float:
     return math.nan if x is None else float(x)

@@ -40,18 +40,6 @@ from saturate.analysis.constants import (
 from saturate.fit.scaling import pow2_scale
 from saturate.results import Collapse, Estimate, Trend
 
-__all__ = [
-    "noise_sd",
-    "newey_west_lags",
-    "recent_window",
-    "trend_test",
-    "detect_collapse",
-    "post_drop_trend",
-    "recent_stretch",
-    "RecentStretch",
-    "MIN_TREND_POINTS",
-]
-
 
 def noise_sd(values: np.ndarray) -> float:
     """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).

@@ -24,8 +24,6 @@ from saturate.vocabulary.domains import metric_domain
 if TYPE_CHECKING:
     from saturate.settings import Settings
 
-__all__ = ["Inventory", "MetricLine", "inventory"]
-
 _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status"}
 
 

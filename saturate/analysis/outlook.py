@@ -42,8 +42,6 @@ from scipy.special import ndtri
 from saturate.fit.scaling import pow2_scale
 from saturate.results import CurveAnalysis, Direction, Estimate, Trend, jsonable
 
-__all__ = ["Outlook", "outlook_of", "combine", "check_domain", "bounded_by"]
-
 
 @dataclass(frozen=True)
 class Outlook:

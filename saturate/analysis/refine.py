@@ -33,15 +33,6 @@ from saturate.analysis.projection import Shape, project
 from saturate.analysis.quantities import roi_stage, stop_point_note
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Stage, Verdict
 
-__all__ = [
-    "refine",
-    "verdict_of",
-    "stage_of",
-    "pool_analyses",
-    "sibling_key",
-    "projected_path",
-]
-
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")
 """Base reasons that stay true whatever the call (they describe the data, not a conclusion)."""
 

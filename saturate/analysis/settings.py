@@ -25,8 +25,6 @@ from saturate.validation import (
 if TYPE_CHECKING:
     from saturate.fit import FitSettings
 
-__all__ = ["AnalysisSettings", "parse_min_gain"]
-
 
 @dataclass(frozen=True)
 class AnalysisSettings:

@@ -17,8 +17,6 @@ from numpy.typing import NDArray
 
 from saturate.analysis.constants import MAX_ANALYSED_POINTS
 
-__all__ = ["thin"]
-
 
 def thin(compute: NDArray[np.float64], max_points: int = MAX_ANALYSED_POINTS) -> NDArray[np.intp]:
     """Indices (sorted, unique, first and last included) of the points kept from a curve whose

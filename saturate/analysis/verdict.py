@@ -38,15 +38,6 @@ from saturate.results import (
     format_estimate,
 )
 
-__all__ = [
-    "Evidence",
-    "Outcome",
-    "Rule",
-    "VERDICT_RULES",
-    "decide_verdict",
-    "fit_matches_trend",
-]
-
 Outcome = tuple[Verdict, tuple[str, ...]]
 """A verdict and its reasons, in the order a reader needs them."""
 

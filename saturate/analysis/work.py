@@ -22,11 +22,6 @@ from saturate.results import CurveAnalysis
 from saturate.run_table import run_fact_columns
 from saturate.validation import check_int
 
-__all__ = [
-    "Engine", "Tally", "analyze_batch", "indexed_batch", "batches", "compact", "local_workers",
-    "BATCH_POINTS", "BATCH_CURVES",
-]
-
 Progress = Callable[[int, int], None]
 
 #: A batch holds curves up to this many points together (a longer curve travels alone): enough

@@ -32,8 +32,6 @@ from saturate.cli.options import (
 from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
-__all__ = ["analyze"]
-
 LogBack = Annotated[
     bool,
     typer.Option("--log-back", help="Write verdict tags (saturate.<metric>.*), the HTML report and "

@@ -11,8 +11,6 @@ from saturate.cli.options import ANALYSIS, SELECTION, settings_options
 from saturate.settings import Settings
 from saturate.validation import check_choice
 
-__all__ = ["ls", "show_inventory"]
-
 FORMATS = ("text", "json")
 
 

@@ -211,5 +211,3 @@ def watch(
     finally:
         store.close()
 
-
-__all__ = ["watch", "State"]

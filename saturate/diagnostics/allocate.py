@@ -37,16 +37,6 @@ from saturate.vocabulary.direction import signed
 from saturate.vocabulary.names import GPU_HOURS, axis_unit
 from saturate.vocabulary.roles import is_benchmark
 
-__all__ = [
-    "AllocationChoice",
-    "Allocation",
-    "gain_draws",
-    "choose_objective",
-    "allocate",
-    "allocation_diagnostic",
-    "allocation_diagnostics",
-]
-
 
 @dataclass(frozen=True)
 class AllocationChoice:

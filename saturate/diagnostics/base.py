@@ -32,21 +32,6 @@ from saturate.validation import (
 from saturate.vocabulary.direction import metric_direction, signed
 from saturate.vocabulary.roles import Role, classify
 
-__all__ = [
-    "SEVERITIES",
-    "Severity",
-    "Diagnostic",
-    "DiagnosticSettings",
-    "CurveRef",
-    "collect_curves",
-    "by_run",
-    "edge_level",
-    "window_trend",
-    "threshold",
-    "parse_pairs",
-    "curves_by_metric",
-]
-
 Severity = Literal["info", "warning", "error"]
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
 

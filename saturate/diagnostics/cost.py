@@ -31,9 +31,6 @@ from saturate.vocabulary.names import GPU_HOURS, axis_label, axis_unit
 if TYPE_CHECKING:
     from saturate.settings import Settings
 
-__all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics", "hours_per_compute",
-           "gpu_hour_rates", "axis_is_gpu_hours", "SameRate"]
-
 
 def point_size(values: np.ndarray) -> float:
     """0.01 (a percentage point) for metrics within [0, 1], else 1."""

@@ -36,8 +36,6 @@ from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, ki
 from saturate.results import format_estimate
 from saturate.vocabulary.roles import is_benchmark, is_instability, is_reward, reward_rank
 
-__all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
-
 
 def plateau_start(compute: np.ndarray, values: np.ndarray, tol: float) -> float:
     """First compute where the smoothed curve (larger-is-better) comes within ``tol`` of its best:

@@ -45,14 +45,6 @@ from saturate.vocabulary.roles import (
     subtask_families,
 )
 
-__all__ = [
-    "entropy_collapse",
-    "kl_blowup",
-    "length_runaway",
-    "gradient_conflict",
-    "instability_diagnostics",
-]
-
 MIN_POINTS = 12
 
 

@@ -43,8 +43,6 @@ from saturate.diagnostics.registry import (
 from saturate.results import Estimate
 from saturate.vocabulary.roles import pass_at_k
 
-__all__ = ["PassKChange", "change_from_start", "crossover_k", "passk_diagnostics"]
-
 SHARE_OF_PASS1 = 0.25
 
 

@@ -20,8 +20,6 @@ from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.errors import SettingsError
 from saturate.results import CurveAnalysis
 
-__all__ = ["curves_by_metric", "compare_by_metric", "plan_allocation"]
-
 
 def compare_by_metric(
     curves: Sequence[CurveAnalysis], settings: DiagnosticSettings, group_by: str

@@ -38,16 +38,6 @@ from saturate.results import VERDICTS, Estimate, format_estimate, jsonable
 from saturate.validation import resolve_at
 from saturate.vocabulary.direction import signed
 
-__all__ = [
-    "RecipeSummary",
-    "RecipePair",
-    "RecipeComparison",
-    "prob_better",
-    "forecast_crossing",
-    "compare_recipes",
-    "recipe_diagnostics",
-]
-
 _NAN = Estimate(math.nan, identified=False)
 
 

@@ -15,8 +15,6 @@ from saturate.diagnostics.registry import EST, STR, array, fields, kind, mapping
 from saturate.results import PASSING_VERDICTS, VERDICTS
 from saturate.vocabulary.roles import slice_families
 
-__all__ = ["slice_diagnostics"]
-
 _STOPPED = frozenset({"saturated", "regressing"})
 
 

@@ -24,8 +24,6 @@ from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, regi
 from saturate.results import Estimate, jsonable
 from saturate.vocabulary.direction import signed
 
-__all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diagnostics"]
-
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]
 Predict = Callable[[np.ndarray], np.ndarray]
 

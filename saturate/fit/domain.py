@@ -31,8 +31,6 @@ FORECAST_HORIZON = 64.0
 crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
 
 
-__all__ = ["DomainBounds", "domain_bounds", "drop_outside"]
-
 Array = NDArray[np.float64]
 
 

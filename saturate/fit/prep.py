@@ -23,20 +23,6 @@ from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.fit.scaling import pow2_scale
 
-__all__ = [
-    "Normalisation",
-    "Bins",
-    "clean_curve",
-    "normalisation",
-    "bin_points",
-    "noise_level",
-    "ar_fit",
-    "sieve_noise",
-    "bootstrap_signs",
-    "bootstrap_burn",
-    "bootstrap_sign_rows",
-]
-
 Array = NDArray[np.float64]
 _X_MIN = 1e-12
 

@@ -38,8 +38,6 @@ import numpy as np
 
 from saturate.errors import SettingsError
 
-__all__ = ["DEFAULT_LAW_PRIOR", "check_law_prior", "prior_penalty", "with_prior"]
-
 DEFAULT_LAW_PRIOR: tuple[tuple[str, float], ...] = ()
 """Prior odds of each law against a law not listed (odds 1)."""
 

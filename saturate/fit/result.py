@@ -31,8 +31,6 @@ from saturate.results import (
 )
 from saturate.validation import check_confidence, resolve_at
 
-__all__ = ["LawFit", "CurveFit", "parse_at"]
-
 Array = NDArray[np.float64]
 _DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
 

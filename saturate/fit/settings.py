@@ -18,8 +18,6 @@ from saturate.validation import (
     check_number,
 )
 
-__all__ = ["FitSettings"]
-
 
 @dataclass(frozen=True)
 class FitSettings:

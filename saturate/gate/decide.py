@@ -25,9 +25,6 @@ from saturate.validation import check_choices
 if TYPE_CHECKING:
     from saturate.suites import SuiteAnalysis, SuiteGroup
 
-__all__ = ["Status", "CurveOutcome", "DiagnosticOutcome", "SuiteOutcome", "GateResult", "decide",
-           "gate_markdown"]
-
 Status = Literal["pass", "fail", "warn"]
 
 

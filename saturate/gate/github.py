@@ -11,9 +11,6 @@ from saturate.errors import InputError
 from saturate.gate.decide import CurveOutcome, DiagnosticOutcome, GateResult, SuiteOutcome
 from saturate.report.text import for_annotation
 
-__all__ = ["escape_data", "escape_property", "github_annotations", "append_step_summary",
-           "MAX_ANNOTATIONS", "STEP_SUMMARY_LIMIT"]
-
 # GitHub shows at most 10 error and 10 warning annotations per step (and 50 per job).
 MAX_ANNOTATIONS = 10
 # GitHub refuses a step summary above 1 MiB.

@@ -11,8 +11,6 @@ from xml.etree import ElementTree as ET
 from saturate.gate.decide import GateResult, SuiteOutcome
 from saturate.report.text import for_document
 
-__all__ = ["junit_xml", "write_junit"]
-
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 

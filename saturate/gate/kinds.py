@@ -12,9 +12,6 @@ from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.results import VERDICTS, CurveAnalysis
 from saturate.validation import check_choices
 
-__all__ = ["DEFAULT_FAIL_ON", "FAIL_CHECKS", "Check", "register_fail_kind", "fail_kinds",
-           "fail_on_help", "parse_fail_on"]
-
 DEFAULT_FAIL_ON: tuple[str, ...] = ("saturated", "regressing")
 
 Check = Callable[[CurveAnalysis], str | None]

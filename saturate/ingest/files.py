@@ -50,8 +50,6 @@ from saturate.ingest.layouts import (
 )
 from saturate.vocabulary.names import axis_quantity
 
-__all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
-
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 STEP_ALIASES = ("step", "global_step", "_step", "iteration", "iter", "timestep", "timesteps",
                 "env_step", "env_steps", "trainer/global_step")

@@ -30,8 +30,6 @@ from saturate.ingest.melt import melt
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
 from saturate.vocabulary.names import is_replicate_name
 
-__all__ = ["Points", "constant_column", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
-
 _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
          "run_status", "source"}
 

@@ -39,18 +39,10 @@ from saturate.ingest.mlflow_common import (
 from saturate.ingest.mlflow_filestore import read_filestore
 from saturate.ingest.mlflow_http import resolve_timeout
 from saturate.ingest.mlflow_sources import (
-    is_legacy_store,
-    is_mlflow_source,
-    is_mlflow_sqlite,
     resolve_source,
 )
 from saturate.ingest.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
-
-__all__ = [
-    "is_mlflow_source", "load_mlflow", "iter_mlflow", "points_table", "run_facts_frame", "resolve_source", "is_mlflow_sqlite", "is_legacy_store",
-    "MlflowSource", "Selection", "assemble",
-]
 
 
 def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:

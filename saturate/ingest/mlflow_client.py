@@ -44,9 +44,6 @@ from saturate.ingest.mlflow_shapes import (
 )
 from saturate.ingest.redaction import redact
 
-__all__ = ["read_rest", "read_with_client", "RestReader", "Histories", "RetryPolicy", "PROBE",
-           "READ", "gather", "search_experiments", "search_runs"]
-
 _PAGE = 1000
 _EXP_CHUNK = 100
 _BULK_ENDPOINT = "/ajax-api/2.0/mlflow/metrics/get-history-bulk"

@@ -21,12 +21,6 @@ from saturate.errors import InputError
 # mlflow takes seconds to import, so the functions that use its search-filter parser import it
 # themselves: reading files never pays for it.
 
-__all__ = [
-    "MlflowSource", "Experiment", "RunMeta", "Selection", "KEPT_SYSTEM_TAGS", "POINT_COLUMNS",
-    "kept_tags", "pick_experiments", "check_filter", "filter_runs", "filter_uses_metrics",
-    "restore_values", "points_frame", "empty_points",
-]
-
 # MLflow's SQL stores clamp +-inf to +-DBL_MAX (and keep NaN as value 0 with is_nan set).
 _DBL_MAX = float(np.finfo(np.float64).max)
 # System tags worth keeping; the other mlflow.* tags are bookkeeping noise.

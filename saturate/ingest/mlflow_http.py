@@ -36,11 +36,6 @@ from saturate.errors import SettingsError, SourceError
 from saturate.ingest.mlflow_common import MlflowSource
 from saturate.ingest.redaction import redact, remember_uri
 
-__all__ = [
-    "DEFAULT_TIMEOUT", "TIMEOUT_ENV", "MAX_RETRY_AFTER", "RETRY_STATUSES", "RetryPolicy", "PROBE",
-    "READ", "Answer", "Server", "resolve_timeout", "cause_of",
-]
-
 DEFAULT_TIMEOUT = 120.0
 TIMEOUT_ENV = "SATURATE_TIMEOUT"
 MAX_RETRY_AFTER = 60.0

@@ -16,8 +16,6 @@ from typing import Any
 from saturate.errors import SourceError
 from saturate.ingest.mlflow_common import Experiment, RunMeta
 
-__all__ = ["Shape", "page", "experiments", "run_meta", "history", "bulk_history", "Curve"]
-
 # A fetched curve: (run_id, metric key, steps, values, timestamps).
 Curve = tuple[str, str, list, list, list]
 

@@ -18,11 +18,6 @@ from saturate.errors import InputError
 from saturate.ingest.mlflow_common import MlflowSource
 from saturate.ingest.redaction import redact_uri, remember_uri, userinfo_split
 
-__all__ = [
-    "DB_FILE", "LEGACY_FOLDER", "redact", "is_mlflow_sqlite", "is_legacy_store", "resolve_source",
-    "is_mlflow_source", "source_uri",
-]
-
 DB_FILE = "mlflow.db"
 LEGACY_FOLDER = "mlruns"
 _DB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mssql")

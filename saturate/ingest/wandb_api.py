@@ -41,8 +41,6 @@ from saturate.ingest.mlflow_http import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, run_table
 
-__all__ = ["SCHEME", "RETRIES", "is_wandb_uri", "parse_wandb_uri", "iter_wandb_api"]
-
 SCHEME = "wandb://"
 RETRIES = 3
 _BACKOFF = 0.5

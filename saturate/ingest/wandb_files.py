@@ -39,9 +39,6 @@ from saturate.errors import PATH_LIMIT, InputError, shorten
 from saturate.ingest import wandb_log
 from saturate.run_table import RUNS_ATTR, RunTable, merge_facts
 
-__all__ = ["is_wandb_file", "is_run_folder", "WandbRun", "parse_run", "read_wandb_files",
-           "iter_wandb_runs", "run_table", "group_by_run_id"]
-
 _TAGS = f"{TAG_PREFIX}wandb.tags"
 _STATUS = {None: "RUNNING", 0: "FINISHED"}
 

@@ -20,8 +20,6 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-__all__ = ["BLOCK", "HEADER", "ENDS_INSIDE", "LogScan", "is_wandb_log", "scan", "header_problem"]
-
 BLOCK = 32 * 1024
 HEADER = 7
 _MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)

@@ -16,8 +16,6 @@ from saturate.report.rows import prob
 from saturate.report.text import for_terminal
 from saturate.results import format_estimate
 
-__all__ = ["render_allocation", "allocation_text", "allocation_json"]
-
 
 def render_allocation(
     allocation: Allocation, console: Console, *, gpu_hour_cost: float | None = None

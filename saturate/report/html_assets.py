@@ -13,9 +13,6 @@ from typing import Any
 
 from saturate.report.text import for_html
 
-__all__ = ["BADGE_COLORS", "SEVERITY_COLORS", "PAGE_CSS", "NOTEBOOK_CSS", "SORT_SCRIPT", "CSP",
-           "badge", "severity_badge", "esc", "breakable", "contrast"]
-
 BADGE_COLORS: dict[str, str] = {
     "scaling": "#1a7f37",
     "slowing": "#9a6700",

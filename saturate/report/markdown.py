@@ -27,9 +27,6 @@ from saturate.report.rows import (
 from saturate.report.text import for_markdown
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
 
-__all__ = ["render_markdown", "diagnostics_markdown", "diagnostic_metrics_markdown", "escape_md",
-           "VERDICT_ICONS", "SEVERITY_ICONS"]
-
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 

@@ -26,8 +26,6 @@ from saturate.report.rows import (
 )
 from saturate.results import CurveAnalysis, register_html
 
-__all__ = ["notebook_html", "curve_html", "fit_html"]
-
 
 def _wrap(body: str) -> str:
     return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'

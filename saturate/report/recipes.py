@@ -20,8 +20,6 @@ from saturate.report.rows import prob
 from saturate.report.text import for_terminal
 from saturate.results import format_estimate
 
-__all__ = ["render_comparisons", "comparisons_markdown", "comparisons_json", "COMPARE_COLUMNS"]
-
 COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",
                    "P(pays)")
 

@@ -19,18 +19,6 @@ from saturate.report.rows import VERDICT_ICONS, interval, num
 from saturate.report.text import for_markdown as escape_md
 from saturate.results import Estimate
 
-__all__ = [
-    "SUITE_COLUMNS",
-    "suite_group_row",
-    "task_grid",
-    "suite_markdown",
-    "suite_json",
-    "suite_schema",
-    "level_at_last",
-    "comparison_text",
-    "suite_notes",
-]
-
 # (key, header) of a group's row, in display order.
 SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("group", "group"),

@@ -35,9 +35,6 @@ from saturate.report.suite import (
 from saturate.report.svg import Chart, chart_svg
 from saturate.report.text import for_html
 
-__all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
-           "suite_notebook_html"]
-
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
             "#8c8c8c", "#ccb974", "#64b5cd")
 _CSS = (

@@ -41,8 +41,6 @@ from saturate.results import VERDICTS
 if TYPE_CHECKING:  # types only: suites.result renders itself through the report modules
     from saturate.suites.result import SuiteAnalysis
 
-__all__ = ["render_suite_table", "plan_suite_columns", "REQUIRED", "PRIORITY"]
-
 REQUIRED: tuple[str, ...] = ("group", "verdict", "gain")
 PRIORITY: tuple[str, ...] = ("p_pays", "paying", "level", "forecast", "first", "regressing",
                              "tasks", "threshold")

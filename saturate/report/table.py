@@ -40,9 +40,6 @@ from saturate.report.table_layout import NAMES, Layout, plan_columns, wrap_heade
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
 
-__all__ = ["render_table", "render_diagnostics", "table_cells", "VERDICT_STYLES",
-           "SEVERITY_STYLES", "TABLE_COLUMNS"]
-
 SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
 # (key, header, right-aligned), in display order; the headers of numbers may wrap onto two lines.

@@ -27,9 +27,6 @@ from typing import Any
 
 from saturate.ingest.redaction import redact
 
-__all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "no_command", "for_html",
-           "for_json", "for_document", "ZWSP"]
-
 ZWSP = "\u200b"
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, embeddings, overrides
 # and isolates ("Trojan Source"), the BOM.

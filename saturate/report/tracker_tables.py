@@ -18,8 +18,6 @@ from saturate.report.rows import prob
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, format_estimate
 
-__all__ = ["watch_table", "render_history"]
-
 
 def _safe(text: str) -> Text:
     return Text(for_terminal(text))

@@ -26,8 +26,6 @@ import numpy as np
 
 from saturate.analysis.constants import SUITE_N_BOOT, SUITE_STATISTICS
 
-__all__ = ["STATISTICS", "DEFAULT_N_BOOT", "Statistic", "iqm", "task_mean", "aggregate", "stratified_bootstrap"]
-
 Statistic = Literal["iqm", "mean"]
 STATISTICS: tuple[str, ...] = SUITE_STATISTICS
 DEFAULT_N_BOOT = SUITE_N_BOOT

@@ -27,9 +27,6 @@ from saturate.suites.normalize import Normalization, NormalizeSpec, apply_bounds
 from saturate.suites.result import SuiteAnalysis, SuiteGroup
 from saturate.vocabulary.direction import metric_direction
 
-__all__ = ["analyze_suite", "DEFAULT_N_BOOT"]
-
-
 
 def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: object) -> None:
     if statistic not in STATISTICS:

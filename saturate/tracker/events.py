@@ -24,15 +24,6 @@ from saturate.report.rows import format_time
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, jsonable
 
-__all__ = [
-    "EVENT_KINDS",
-    "FINISHED_STATUSES",
-    "STOP_MOVE_FRACTION",
-    "Event",
-    "detect_events",
-    "parse_event_line",
-]
-
 EVENT_KINDS: tuple[str, ...] = (
     "verdict_changed",
     "knee_crossed",

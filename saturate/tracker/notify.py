@@ -33,8 +33,6 @@ from saturate.report.rows import short_reason
 from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
 
-__all__ = ["NOTIFY_KINDS", "Delivery", "Webhook", "message", "notices"]
-
 #: The events posted: what the team needs to hear about.
 NOTIFY_KINDS: tuple[str, ...] = ("verdict_changed", "collapse_detected", "stop_point_reached")
 _RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})

@@ -15,11 +15,6 @@ import pandas as pd
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.results import CurveAnalysis, jsonable
 
-__all__ = [
-    "SCHEMA", "SCHEMA_VERSION", "CurveKey", "RunRecord", "PollRecord", "ANALYSIS_COLUMNS", "analysis_row", "points_table",
-    "curve_from_dict", "finite_or_none",
-]
-
 CurveKey = tuple[str, str, str]
 #: The columns of the ``analyses`` table :func:`analysis_row` fills, in its order.
 ANALYSIS_COLUMNS: tuple[str, ...] = (

@@ -47,15 +47,6 @@ DEFAULT_STATE = Path(".saturate") / "history.db"
 """The watch history file, relative to the folder saturate runs in (one history per project)."""
 
 
-__all__ = [
-    "DEFAULT_STATE",
-    "SCHEMA_VERSION",
-    "HistoryStore",
-    "RunRecord",
-    "PollRecord",
-    "curve_from_dict",
-]
-
 class HistoryStore:
     """The watch state and history in one SQLite file; use as a context manager or ``close()``.
 

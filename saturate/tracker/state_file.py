@@ -24,8 +24,6 @@ from typing import IO
 
 from saturate.errors import InputError
 
-__all__ = ["APPLICATION_ID", "check_owner", "mark", "WriterLock"]
-
 #: ``PRAGMA application_id`` of a saturate history file: the bytes "SATu".
 APPLICATION_ID = 0x53415475
 # The tables a history file written before the marker holds (all of them).

@@ -14,8 +14,6 @@ import pandas as pd
 
 from saturate.errors import InputError
 
-__all__ = ["state_error", "translated", "guarded"]
-
 F = TypeVar("F", bound=Callable[..., Any])
 # What SQLite says -> what the user reads.
 _CAUSES = (

@@ -22,17 +22,6 @@ from saturate.errors import InputError, SettingsError
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate, jsonable
 
-__all__ = [
-    "TimelinePoint",
-    "Timeline",
-    "cutoffs",
-    "refit_timeline",
-    "history_timeline",
-    "plot_timeline",
-    "curve_timeline",
-    "ORIGINS",
-]
-
 
 @dataclass(frozen=True)
 class TimelinePoint:

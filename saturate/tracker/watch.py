@@ -37,8 +37,6 @@ from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
 from saturate.tracker.state import HistoryStore, PollRecord
 
-__all__ = ["Backoff", "PassResult", "PassInterrupted", "Watcher", "run_watch", "PAUSE_ENV"]
-
 PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
 
 

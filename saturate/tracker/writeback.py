@@ -27,9 +27,6 @@ from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, sou
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, jsonable
 
-__all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "tag_name", "figure_name",
-           "log_back"]
-
 TAG_PREFIX = "saturate."
 ARTIFACT_DIR = "saturate"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

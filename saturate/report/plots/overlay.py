@@ -34,9 +34,6 @@ from saturate.report.plots.style import (
 from saturate.results import CurveAnalysis
 from saturate.vocabulary.names import axis_label
 
-__all__ = ["overlay_groups", "overlay_figure", "pooled_curve", "recipe_of", "recipes", "fit_line",
-           "PALETTE", "save_overlay_figures", "MAX_RUNS_PER_OVERLAY"]
-
 #: More runs than this on one chart cannot be told apart: the first ones by name are drawn.
 MAX_RUNS_PER_OVERLAY = 12
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
