@@ -27,7 +27,6 @@ _DBL_MAX = float(np.finfo(np.float64).max)
 KEPT_SYSTEM_TAGS = frozenset(
     {"mlflow.runName", "mlflow.parentRunId", "mlflow.user", "mlflow.source.git.commit"}
 )
-POINT_COLUMNS = ("run_id", "metric", "step", "value", "timestamp")
 
 
 @dataclass(frozen=True)

@@ -53,10 +53,6 @@ _PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "re
 T = TypeVar("T")
 
 
-def is_wandb_uri(text: str) -> bool:
-    return text.startswith(SCHEME)
-
-
 def parse_wandb_uri(text: str) -> tuple[str, str]:
     """``(entity, project)`` of ``wandb://ENTITY/PROJECT``; an error that shows the form."""
     parts = text[len(SCHEME):].strip("/").split("/")

@@ -135,11 +135,6 @@ def suite_markdown(suite: SuiteAnalysis, *, reasons: bool = True) -> list[str]:
     return out
 
 
-def suite_json(suite: SuiteAnalysis) -> dict[str, Any]:
-    """The suite section of the JSON report (valid against :func:`suite_schema`)."""
-    return suite.to_dict()
-
-
 @cache
 def _schema_text() -> str:
     return resources.files("saturate.report").joinpath("suite_schema.json").read_text("utf-8")

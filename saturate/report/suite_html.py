@@ -111,11 +111,6 @@ def plot_suite(suite: SuiteAnalysis, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def suite_figure(suite: SuiteAnalysis) -> Figure:
-    """A new figure with :func:`plot_suite`."""
-    return plot_suite(suite).figure
-
-
 def suite_chart(suite: SuiteAnalysis, *, width: float = 720, height: float = 320) -> Chart:
     """Every group's aggregate (the analysed stretch joined, points outside it dotted) with its
     bootstrap band, and its forecast as reported, with the forecasts asked for."""

@@ -24,14 +24,6 @@ from saturate.report.rows import format_time
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, jsonable
 
-EVENT_KINDS: tuple[str, ...] = (
-    "verdict_changed",
-    "knee_crossed",
-    "collapse_detected",
-    "stop_point_reached",
-    "stop_point_moved",
-    "run_finished",
-)
 FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # A stop point without an interval "moved" when it shifts by more than this share of its value.
 STOP_MOVE_FRACTION = 0.25

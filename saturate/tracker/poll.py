@@ -177,12 +177,6 @@ def run_record(label: str, run_id: str, name: str, experiment: str, status: str 
                      tags=tuple(sorted(kept_tags(tags).items())))  # fmt: skip
 
 
-def new_rows() -> dict[str, list]:
-    """Empty columns for :func:`rows_table`, filled point by point."""
-    return {k: [] for k in ("source", "experiment", "run_id", "run", "metric", "step", "value",
-                            "timestamp", "run_status")}  # fmt: skip
-
-
 def rows_table(rows: Mapping[str, Sequence]) -> pd.DataFrame:
     """Columns of points (step as the x axis) as the tidy table; empty when there are none."""
     if not len(rows["run_id"]):
@@ -335,7 +329,6 @@ class DbPoller:
         return since, checked
 
 
-SqlitePoller = DbPoller  # the name it had when it polled sqlite files only
 
 
 def _points(run_id: str, key: str, path: Path) -> pd.DataFrame:

@@ -141,15 +141,6 @@ class HistoryStore:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    @_guarded
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
     # ------------------------------------------------------------------ cursors and points
 
     @_guarded
