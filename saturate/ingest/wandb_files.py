@@ -107,16 +107,16 @@ def _json(text: str) -> Any:
         return None
 
 
-def _flat(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
+def flat_items(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
     """``(key, leaf)`` pairs of a nested value; media and tables (dicts with ``_type``) whole."""
     if isinstance(value, dict) and "_type" not in value:
         for k, v in value.items():
-            yield from _flat(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
+            yield from flat_items(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
     else:
         yield prefix, value
 
 
-def _number(value: Any) -> float | None:
+def history_number(value: Any) -> float | None:
     """A history value as a point's value: numbers only (not booleans, text or media)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -130,15 +130,15 @@ def _item_key(item: Any) -> str:
 def _history(run: WandbRun, history: Any) -> None:
     values: dict[str, Any] = {}
     for item in history.item:
-        for key, leaf in _flat(_item_key(item), _json(item.value_json), "/"):
+        for key, leaf in flat_items(_item_key(item), _json(item.value_json), "/"):
             values[key] = leaf
     step = values.get("_step", history.step.num if history.HasField("step") else None)
-    if _number(step) is None:
+    if history_number(step) is None:
         return
-    stamp = _number(values.get("_timestamp"))
+    stamp = history_number(values.get("_timestamp"))
     when = math.nan if stamp is None else stamp
     for key, leaf in values.items():
-        value = _number(leaf)
+        value = history_number(leaf)
         if value is not None and not key.startswith("_"):
             run.rows.append((key, int(step), value, when))
 
@@ -152,7 +152,7 @@ def _config(run: WandbRun, config: Any) -> None:
         key = _item_key(item)
         if key.startswith("_wandb"):
             continue
-        for name, leaf in _flat(key, _json(item.value_json), "."):
+        for name, leaf in flat_items(key, _json(item.value_json), "."):
             if leaf is not None:
                 run.config[name] = _config_text(leaf)
     for item in config.remove:
