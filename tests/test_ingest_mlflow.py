@@ -23,8 +23,8 @@ import saturate
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow import Selection, load_mlflow, resolve_source
+from saturate.ingest.mlflow_common import is_mlflow_source
 from saturate.ingest.mlflow_db import read_database, schema_problem
-from saturate.ingest.mlflow_sources import is_mlflow_source
 
 BASE_TS = 1_700_000_000_000
 RUNS = [

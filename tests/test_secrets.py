@@ -16,7 +16,7 @@ from saturate.cli import app
 from saturate.errors import SourceError
 from saturate.ingest import redaction
 from saturate.ingest.mlflow import load_mlflow, resolve_source
-from saturate.ingest.mlflow_http import cause_of
+from saturate.ingest.mlflow_client import cause_of
 from saturate.ingest.redaction import MASK, redact, redact_uri, remember_secret
 
 SECRET = "S3cr/t#x?y@z"  # every character that breaks a naive URL parse

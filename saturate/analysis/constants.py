@@ -50,7 +50,7 @@ COLLAPSE_SEGMENT_DIVISOR = 25
 
 COLLAPSE_JUMP_DIVISOR = 200
 """Where the plain Python PELT runs (a curve whose range is millions of times its noise, see
-:mod:`saturate.analysis.changepoints`), it considers a change point every ``n // 200`` points: at
+:mod:`saturate.analysis.evidence`), it considers a change point every ``n // 200`` points: at
 most ~200 candidate positions, which bounds its cost on long curves. The compiled PELT considers
 every point."""
 
@@ -74,11 +74,11 @@ trend, i.e. a standard error three times smaller than the other's, decides alone
 COIN_FLIP = 0.1
 """A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
 
-# ---- long curves (analysis.thinning, analysis.quantities.noise_range) ---------------------------
+# ---- long curves (analysis.evidence.thin, analysis.quantities.noise_range) ---------------------------
 
 MAX_ANALYSED_POINTS = 16_384
 """Curves with more points are thinned before the trend test, collapse detection and the fit (see
-:mod:`saturate.analysis.thinning`), so memory and time stop growing with length. Far above the
+:mod:`saturate.analysis.evidence`), so memory and time stop growing with length. Far above the
 longest real curve we test on (about 8,700 points), so no measured accuracy depends on it."""
 
 NOISE_RANGE_SIM_POINTS = 16_384

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
+from saturate.analysis.evidence import detect_collapse, noise_sd, thin, trend_test
 from saturate.analysis.quantities import (
     Predict,
     elasticity,
@@ -51,7 +51,6 @@ from saturate.analysis.quantities import (
 )
 from saturate.analysis.refine import refine
 from saturate.analysis.settings import AnalysisSettings
-from saturate.analysis.thinning import thin
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 from saturate.curves import is_compute_sorted
 from saturate.errors import SaturateError, SettingsError
@@ -133,7 +132,7 @@ class _Observed:
     """One curve's points sorted by compute, and what the analysis reads off them: the values as
     logged and signed so that larger is better, the curve's threshold, and the points ``kept``
     for the trend test, collapse detection and the fit (all but on very long curves, see
-    :mod:`saturate.analysis.thinning`)."""
+    :mod:`saturate.analysis.evidence`)."""
 
     points: pd.DataFrame
     metric: str

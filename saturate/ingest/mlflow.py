@@ -10,7 +10,7 @@ Four kinds of source, one result::
 Nothing here ever writes to the user's store: databases are opened read-only, and the slower
 MlflowClient route (``fast=False`` or an unexpected schema) works on a private sqlite snapshot.
 This module picks the reader (``mlflow_sql``, ``mlflow_filestore`` or ``mlflow_client``) for a
-source classified by :mod:`~saturate.ingest.mlflow_sources`, then joins the points it returns
+source classified by :mod:`~saturate.ingest.mlflow_common`, then joins the points it returns
 with the run facts; the types the readers share are in :mod:`~saturate.ingest.mlflow_common`.
 """
 
@@ -28,6 +28,7 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError, SourceError
+from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -35,12 +36,9 @@ from saturate.ingest.mlflow_common import (
     Selection,
     check_filter,
     kept_tags,
-)
-from saturate.ingest.mlflow_filestore import read_filestore
-from saturate.ingest.mlflow_http import resolve_timeout
-from saturate.ingest.mlflow_sources import (
     resolve_source,
 )
+from saturate.ingest.mlflow_filestore import read_filestore
 from saturate.ingest.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
 

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
-from saturate.ingest.mlflow_http import resolve_timeout
+from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
 

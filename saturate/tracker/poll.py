@@ -63,9 +63,11 @@ from saturate.ingest.mlflow_common import (
     empty_points,
     filter_runs,
     filter_uses_metrics,
+    is_mlflow_source,
     kept_tags,
     pick_experiments,
     points_frame,
+    resolve_source,
 )
 from saturate.ingest.mlflow_filestore import (
     experiments_in,
@@ -74,11 +76,9 @@ from saturate.ingest.mlflow_filestore import (
     read_metric_file,
     runs_in,
 )
-from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
 from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
-from saturate.ingest.wandb_files import WandbRun, group_by_run_id, parse_run, run_table
-from saturate.ingest.wandb_log import ENDS_INSIDE
+from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
 from saturate.run_table import with_run_facts
 from saturate.tracker.records import CurveKey, RunRecord
 

@@ -10,17 +10,24 @@ A watch pass writes inside one :meth:`HistoryStore.transaction`: its points, cur
 events and poll record are committed together or not at all (Ctrl-C, a kill, a full disk), so an
 interrupted pass is simply read again next time. Any failure of the file itself (a read-only
 folder, a full disk, a corrupt or foreign file) is one :class:`~saturate.errors.InputError` line.
+The file carries saturate's marker and one writer's lock: a ``--state`` that is not saturate's is
+refused unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
+import os
+import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import pandas as pd
 
@@ -39,9 +46,123 @@ from saturate.tracker.records import (
     finite_or_none,
     points_table,
 )
-from saturate.tracker.state_file import WriterLock, check_owner, mark
-from saturate.tracker.state_guard import guarded as _guarded
-from saturate.tracker.state_guard import translated as _translated
+
+F = TypeVar("F", bound=Callable[..., Any])
+# What SQLite says -> what the user reads.
+_CAUSES = (
+    ("full", "the disk is full"),
+    ("no space left", "the disk is full"),
+    ("permission denied", "no permission to write there"),
+    ("readonly", "the file or its folder is read-only"),
+    ("unable to open", "cannot create or open it (is the folder writable?)"),
+    ("not a database", "not a saturate history file (or it is corrupt)"),
+    ("malformed", "the file is corrupt"),
+    ("locked", "another process holds it locked"),
+    ("disk i/o", "a disk error"),
+)
+
+
+def state_error(path: Path, exc: BaseException) -> InputError:
+    """A failure of the history file as one line naming the file and the cause."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror
+    low = text.lower().replace(" ", "")
+    cause = next((why for key, why in _CAUSES if key.replace(" ", "") in low), text)
+    return InputError(f"--state {path}: {cause} ({text})" if cause != text else
+                      f"--state {path}: {cause}")  # fmt: skip
+
+
+@contextmanager
+def translated(path: Path) -> Iterator[None]:
+    """Inside the block, SQLite, pandas-SQL and file errors become :func:`state_error`."""
+    try:
+        yield
+    except (sqlite3.Error, OSError, pd.errors.DatabaseError) as exc:
+        raise state_error(path, exc) from None
+
+
+def guarded(method: F) -> F:
+    """Turn SQLite and file errors of a HistoryStore method into one-line InputErrors."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with translated(self.path):
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+#: ``PRAGMA application_id`` of a saturate history file: the bytes "SATu".
+APPLICATION_ID = 0x53415475
+# The tables a history file written before the marker holds (all of them).
+_OWN_TABLES = frozenset({"meta", "runs", "cursors", "points", "files", "polls", "analyses",
+                         "events"})  # fmt: skip
+
+
+def check_owner(db: sqlite3.Connection, path: Path, schema_version: int) -> bool:
+    """Raise :class:`InputError` unless ``db`` is empty or a saturate history file; nothing is
+    written. Returns True when the file still needs the marker (new, or written before it)."""
+    try:
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"--state {path}: not a saturate history file ({exc}); it was left "
+                         "unchanged") from None
+    if app_id == APPLICATION_ID:
+        return False
+    if app_id == 0 and not tables and version == 0:
+        return True
+    if app_id == 0 and 0 < version <= schema_version and tables >= _OWN_TABLES:
+        return True
+    what = f"application id {app_id:#x}" if app_id else (
+        f"tables {', '.join(sorted(tables)[:5])}" if tables else f"schema version {version}")
+    raise InputError(f"--state {path}: not a saturate history file (an SQLite database with "
+                     f"{what}); it was left unchanged; pass --state with a new file path")
+
+
+def mark(db: sqlite3.Connection) -> None:
+    """Write the marker (inside the caller's transaction)."""
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+class WriterLock:
+    """An exclusive lock on ``<state>.lock`` for one writing process, naming its holder."""
+
+    def __init__(self, state: Path) -> None:
+        import fcntl
+
+        self.path = state.with_name(state.name + ".lock")
+        self._fh: IO[str] | None = None
+        try:
+            fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+        except OSError as exc:
+            raise InputError(f"--state {state}: cannot create its lock file {self.path} "
+                             f"({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip().splitlines()[:1]
+            fh.close()
+            who = holder[0] if holder else "another process"
+            raise InputError(f"--state {state}: another saturate watch writes it ({who}); stop "
+                             "it first, or pass a different --state") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()} since "
+                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime())}\n")
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        """Drop the lock (the file stays: removing it could let two writers hold two files)."""
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+
 
 DEFAULT_STATE = Path(".saturate") / "history.db"
 """The watch history file, relative to the folder saturate runs in (one history per project)."""
@@ -60,7 +181,7 @@ class HistoryStore:
         self._db: sqlite3.Connection | None = None
         self._lock: WriterLock | None = None
         try:
-            with _translated(self.path):
+            with translated(self.path):
                 self._open(readonly)
         except BaseException:
             self.close()
@@ -118,12 +239,12 @@ class HistoryStore:
             return
         self._depth += 1
         try:
-            with _translated(self.path), self._db:
+            with translated(self.path), self._db:
                 yield
         finally:
             self._depth -= 1
 
-    @_guarded
+    @guarded
     def has_analyses(self) -> bool:
         """True once any analysis is recorded (the first pass of a new history has none)."""
         return self._db.execute("SELECT 1 FROM analyses LIMIT 1").fetchone() is not None
@@ -136,14 +257,14 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ meta
 
-    @_guarded
+    @guarded
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     # ------------------------------------------------------------------ cursors and points
 
-    @_guarded
+    @guarded
     def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
         """The last seen step per (source, run_id, metric)."""
         sql = "SELECT source, run_id, metric, last_step FROM cursors"
@@ -151,7 +272,7 @@ class HistoryStore:
                                 (source,) if source else ())
         return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
-    @_guarded
+    @guarded
     def add_points(self, points: pd.DataFrame) -> dict[CurveKey, int]:
         """Store new points (tidy rows) and move the cursors; returns new points per curve.
 
@@ -196,7 +317,7 @@ class HistoryStore:
                 )
         return added
 
-    @_guarded
+    @guarded
     def advance(self, seen: dict[CurveKey, int]) -> None:
         """Move cursors to the last step received even when its points were dropped (NaN)."""
         if not seen:
@@ -210,7 +331,7 @@ class HistoryStore:
                 [(*k, int(step), now) for k, step in seen.items()],
             )
 
-    @_guarded
+    @guarded
     def points(
         self, runs: Iterable[tuple[str, str]] | None = None, compute_name: str = "step"
     ) -> pd.DataFrame:
@@ -234,7 +355,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ runs
 
-    @_guarded
+    @guarded
     def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
         sql = "SELECT * FROM runs" + (" WHERE source = ?" if source else "")
         out = {}
@@ -246,7 +367,7 @@ class HistoryStore:
             )  # fmt: skip
         return out
 
-    @_guarded
+    @guarded
     def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
         """Store run facts; returns the runs whose status changed from a known earlier one."""
         known = self.runs()
@@ -269,12 +390,12 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ files
 
-    @_guarded
+    @guarded
     def file_stamps(self) -> dict[str, tuple[int, int]]:
         return {r[0]: (int(r[1]), int(r[2]))
                 for r in self._db.execute("SELECT path, mtime_ns, size FROM files")}
 
-    @_guarded
+    @guarded
     def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
         with self.transaction():
             self._db.executemany(
@@ -284,7 +405,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ analyses
 
-    @_guarded
+    @guarded
     def record_analysis(self, curve: CurveAnalysis, at: float | None = None) -> int:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
@@ -296,7 +417,7 @@ class HistoryStore:
             )
         return int(cur.lastrowid)
 
-    @_guarded
+    @guarded
     def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
         """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
         row = self._db.execute(
@@ -306,7 +427,7 @@ class HistoryStore:
         ).fetchone()
         return None if row is None else curve_from_dict(json.loads(row[0]))
 
-    @_guarded
+    @guarded
     def latest_analyses(self) -> list[CurveAnalysis]:
         """The latest analysis of every curve the watcher analysed."""
         rows = self._db.execute(
@@ -315,7 +436,7 @@ class HistoryStore:
         )
         return [curve_from_dict(json.loads(r[0])) for r in rows]
 
-    @_guarded
+    @guarded
     def analyses(
         self, run: str | None = None, metric: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
@@ -332,7 +453,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ events and polls
 
-    @_guarded
+    @guarded
     def record_events(self, events: Sequence[Event]) -> None:
         with self.transaction():
             self._db.executemany(
@@ -342,7 +463,7 @@ class HistoryStore:
                   finite_or_none(e.compute), e.detail) for e in events],
             )  # fmt: skip
 
-    @_guarded
+    @guarded
     def events(
         self,
         run: str | None = None,
@@ -363,14 +484,14 @@ class HistoryStore:
             for r in rows
         ]  # fmt: skip
 
-    @_guarded
+    @guarded
     def has_event(self, key: CurveKey, kind: str) -> bool:
         """True when an event of ``kind`` was recorded for the curve ``key``."""
         return self._db.execute(
             "SELECT 1 FROM events WHERE source = ? AND run_id = ? AND metric = ? AND kind = ? "
             "LIMIT 1", (*key, kind)).fetchone() is not None
 
-    @_guarded
+    @guarded
     def record_poll(self, poll: PollRecord) -> None:
         with self.transaction():
             self._db.execute(
@@ -380,7 +501,7 @@ class HistoryStore:
                  poll.analysed, poll.events, poll.error),
             )  # fmt: skip
 
-    @_guarded
+    @guarded
     def polls(self) -> list[PollRecord]:
         rows = self._db.execute(
             "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "

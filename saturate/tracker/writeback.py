@@ -23,7 +23,7 @@ from typing import Any
 
 from saturate.api import Analysis
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, source_uri
+from saturate.ingest.mlflow_common import is_mlflow_source, resolve_source, source_uri
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, jsonable
 
