@@ -29,15 +29,15 @@ from typing import Literal
 import numpy as np
 
 from saturate.vocabulary.names import metric_tokens
+from saturate.vocabulary.roles import RATE_OF
 
 SHARE_WORDS = frozenset({"accuracy", "acc", "pass", "passk", "maj", "success", "solved",
                          "winrate", "em", "exact", "f1", "precision", "recall", "auc", "auroc"})
 """Words that make a metric a share in ``[0, 1]`` (``eval/math/acc``, ``pass@8``, ``f1``)."""
 PERCENT_WORDS = frozenset({"pct", "percent", "percentage"})
 """Words that make a share a percentage in ``[0, 100]``."""
-_RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
-                      "completion", "acceptance", "accept", "error", "failure", "fail",
-                      "correct", "refusal", "agreement"})
+_RATE_OF = RATE_OF | {"error", "failure", "fail", "correct", "refusal", "agreement"}
+"""Outcomes whose ``*_rate`` is a share (an error rate too, unlike the objectives' rule)."""
 _PASS_AT = re.compile(r"(pass|maj|acc|avg|best_of|cons)@\d+", re.IGNORECASE)
 _PASS_K = re.compile(r"(pass|maj)\d+")  # one word: eval_gsm8k_pass1
 

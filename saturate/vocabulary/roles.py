@@ -56,7 +56,7 @@ BENCHMARK_PREFIXES = frozenset(
 """First path segments of held-out evaluations."""
 REWARD_WORDS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores"})
 """Words of a training reward (see :func:`is_reward`)."""
-_RL_REWARD = frozenset({"reward", "rewards", "rew", "return", "returns"})
+_RL_REWARD = REWARD_WORDS - {"score", "scores"}
 _SPREAD = frozenset({"std", "stddev", "stdev", "sd", "var", "variance", "min", "max", "minimum",
                      "maximum", "range", "iqr"})
 """Words of a spread or an extreme of a batch (rule 2); ``range`` only as the last word."""
@@ -80,14 +80,14 @@ RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q"
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
 """Words that say a loss trains a part of an RL learner (rule 6)."""
-_LOSS = LOSS_WORDS
-_OBJECTIVE_HEADS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores",
-                              "accuracy", "acc", "success", "solved", "em", "f1", "bleu", "rouge"})
-_RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
+_OBJECTIVE_HEADS = REWARD_WORDS | {"accuracy", "acc", "success", "solved", "em", "f1", "bleu",
+                                   "rouge"}
+RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
                       "completion", "acceptance", "accept"})
+"""Outcomes whose ``*_rate`` names an objective (``win_rate``, ``success_rate``)."""
 MEASURE_WORDS = frozenset(
-    HEALTH_WORDS | RL_LOSS_WORDS | _LOSS | _OBJECTIVE_HEADS | _SPREAD | _STATS | REWARD_WORDS
-    | {"rate", "ratio", "fraction", "frac", "pass", "accuracy", "error", "perplexity", "ppl", "nll"}
+    HEALTH_WORDS | RL_LOSS_WORDS | LOSS_WORDS | _OBJECTIVE_HEADS | _SPREAD | _STATS
+    | {"rate", "ratio", "fraction", "frac", "pass", "error", "perplexity", "ppl"}
 )
 """Words that say *what* a metric measures; a path segment holding none names a data subset
 (``eval/<slice>/score``), see :func:`slice_families`."""
@@ -112,7 +112,7 @@ def _head(words: list[str]) -> tuple[str, str]:
 def _names_objective(words: list[str]) -> bool:
     head, before = _head(words)
     return (head in _OBJECTIVE_HEADS or head.startswith("pass@")
-            or (head == "rate" and before in _RATE_OF))
+            or (head == "rate" and before in RATE_OF))
 
 
 def _logs_reward(run_metrics: Iterable[str]) -> bool:
@@ -157,7 +157,7 @@ def classify(
         return RoleCall("diagnostic", f"health word {health[0]!r}")
     if "per" in words and {"second", "seconds", "sec", "s", "ms"} & set(words):
         return RoleCall("diagnostic", "a rate per unit of time (throughput)")
-    if _LOSS & set(words):
+    if LOSS_WORDS & set(words):
         qualifier = [w for w in words if w in RL_LOSS_WORDS]
         if qualifier:
             return RoleCall("diagnostic", f"optimiser loss ({qualifier[0]})")
