@@ -1,10 +1,8 @@
 """The tracker: follow live runs (``watch``), keep every verdict (``history``), see how estimates
 evolved (``timeline``) and write results back to MLflow (``log_back``).
 
-Modules: :mod:`state` (the SQLite history, its marker, lock and file errors) and
-:mod:`records` (what it stores, to and from rows); :mod:`poll` (incremental fetching: a poller
-per kind of source);
-:mod:`events` (what changed between two analyses), :mod:`watch` (the loop), :mod:`timeline` and
+Modules: :mod:`state` (the SQLite history: what it stores, its marker, lock and file errors);
+:mod:`poll` (incremental fetching: a poller per kind of source); :mod:`events` (what changed between two analyses), :mod:`watch` (the loop), :mod:`timeline` and
 :mod:`writeback`.
 """
 

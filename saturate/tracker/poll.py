@@ -80,7 +80,7 @@ from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
 from saturate.run_table import with_run_facts
-from saturate.tracker.records import CurveKey, RunRecord
+from saturate.tracker.state import CurveKey, RunRecord
 
 
 @dataclass(frozen=True)
