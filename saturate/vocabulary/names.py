@@ -1,18 +1,11 @@
 """Metric and column names read as words: the one tokenizer, and the names that measure compute.
 
-Every rule of saturate that reads a name (which way is better, a metric's role, the compute axis,
-the naming conventions of the diagnostics) splits it with :func:`metric_tokens`. The compute
-quantities are here, below the tidy table, because the table picks its x axis from them
-(:func:`saturate.axis_join.auto_compute`).
-
-A name measures compute when its last path segment, less counting words (``total``, ``num``,
-``n``, ``cumulative``, ``consumed``, ``seen``, ``training``...), is one of :data:`QUANTITIES`:
-``gpu_hours``/``gpu_h``, ``flops``, ``pf_days``, ``tokens``, ``samples``, ``examples``/
-``dataset_size`` (a data-scaling axis), ``env_steps``/
-``timesteps``, ``frames``, ``wall_time``/``time_elapsed``/``runtime``; or when it is ``compute``
-or under ``compute/`` (``compute/gpu_hours``). Progress counters (``step``, ``epoch``,
-``iteration``, ``updates``, ``episodes``) are axes too, but no better an x axis than the step,
-so they are never picked automatically.
+Every rule that reads a name (which way is better, a metric's role, the compute axis, the
+diagnostics' conventions) splits it with :func:`metric_tokens`. A name measures compute when its
+last path segment, less counting words (``total``, ``num``, ``cumulative``...), is one of
+:data:`QUANTITIES` (GPU-hours, FLOPs, tokens, samples, environment steps, frames, wall time...),
+or when it is ``compute`` or under ``compute/``. Progress counters (``step``, ``epoch``,
+``updates``...) are axes too, but never picked as the x axis automatically.
 
 >>> axis_unit("compute/gpu_hours"), axis_unit("total_flops"), axis_unit("train/loss")
 ('GPU-hours', 'FLOPs', None)
