@@ -34,7 +34,7 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
-from saturate.report.table import wrap_header
+from saturate.report.table_layout import wrap_header
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from rich import box
@@ -36,139 +35,10 @@ from saturate.report.rows import (
     short_reason,
     shorten_middle,
     summary_row,
-    unique_labels,
 )
+from saturate.report.table_layout import NAMES, Layout, plan_columns, wrap_header
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
-
-NAMES: tuple[str, ...] = ("run", "metric")
-REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "p_pays", "gain")
-PRIORITY: tuple[str, ...] = ("forecast", "value_last", "asymptote", "roi", "stop", "knee",
-                             "points", "compute_last", "threshold")
-"""The optional columns, the most wanted first (the reason, ``why``, comes before all of them)."""
-COMFORT: dict[str, int] = {"run": 24, "metric": 20}
-"""The width names get before any optional column is considered."""
-LEAST_NAME = 10
-"""Names are never shortened below this (more when that is needed to keep them distinct)."""
-LEAST_WHY = 26
-"""Below this width the reasons go under the table instead of into a column (where they wrap)."""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The columns shown (display order), their widths, and how the names were shortened."""
-
-    columns: tuple[str, ...]
-    widths: dict[str, int]
-    prefixes: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, dict[str, str]] = field(default_factory=dict)
-    dropped: tuple[str, ...] = ()
-
-    @property
-    def total(self) -> int:
-        """Characters the table takes on a line."""
-        return sum(self.widths[k] for k in self.columns) + 3 * (len(self.columns) - 1)
-
-    def shortened(self, key: str = "") -> bool:
-        """Whether any name (of column ``key``, or of any) is shown shortened in the middle."""
-        return any(full.removeprefix(self.prefixes.get(k, "")) != lab
-                   for k in ((key,) if key else NAMES)
-                   for full, lab in self.labels.get(k, {}).items())
-
-    def labels_for(self, row: Mapping[str, str]) -> dict[str, str]:
-        """The run and metric of a row as the table shows them (those it has columns for)."""
-        return {k: self.labels[k][row[k]] for k in NAMES if k in self.labels}
-
-
-def _cost(widths: Mapping[str, int]) -> int:
-    return sum(widths.values()) + 3 * (len(widths) - 1)
-
-
-def _header_width(header: str) -> int:
-    """Headers of two or more words may wrap: their longest word is what they need."""
-    return max(len(w) for w in header.split())
-
-
-def _names(cells: Sequence[Mapping[str, str]], key: str) -> tuple[str, list[str]]:
-    full = [row[key] for row in cells]
-    prefix = common_prefix(full)
-    return prefix, [n[len(prefix):] for n in full]
-
-
-def _label_width(names: list[str], width: int) -> int:
-    return unique_labels(names, width)[1] if names else width
-
-
-def plan_columns(
-    cells: Sequence[Mapping[str, str]],
-    headers: Mapping[str, str],
-    order: Sequence[str],
-    width: int,
-    *,
-    wide: bool = False,
-) -> Layout:
-    """The layout of a table of ``cells`` (one mapping per row) on a console ``width`` wide;
-    ``wide`` shows every column at full width whatever the console."""
-    natural = {k: max([_header_width(headers[k]), *(len(r[k]) for r in cells)]) for k in order}
-    keys = tuple(k for k in NAMES if k in order)
-    stripped = {k: _names(cells, k) for k in keys}
-    for k in keys:
-        natural[k] = max(len(headers[k]), *(len(n) for n in stripped[k][1])) if cells else 0
-    widths = dict(natural) if wide else _fit(natural, stripped, width)
-    labels = {}
-    for k in keys:
-        prefix, names = stripped[k]
-        shown = unique_labels(names, widths[k])[0] if names else []
-        labels[k] = dict(zip((prefix + n for n in names), shown, strict=True))
-        widths[k] = max([len(headers[k]), *(len(s) for s in shown)])
-    columns = tuple(k for k in order if k in widths)
-    return Layout(
-        columns=columns,
-        widths=widths,
-        prefixes={k: stripped[k][0] for k in keys},
-        labels=labels,
-        dropped=tuple(k for k in order if k not in widths and k != "why"),
-    )
-
-
-def _shrink(widths: dict[str, int], floor: Mapping[str, int], room: int) -> None:
-    """Shorten the longer name, one character at a time, while ``room`` (the characters left
-    free, negative when over) is below zero and a name is above its ``floor``."""
-    while room < 0 and any(widths[k] > floor[k] for k in floor):
-        k = max((k for k in floor if widths[k] > floor[k]), key=lambda k: widths[k])
-        widths[k] -= 1
-        room += 1
-
-
-def _fit(natural: dict[str, int], stripped: dict[str, tuple[str, list[str]]],
-         width: int) -> dict[str, int]:
-    """Column widths (only of the columns shown) that fit ``width`` as the module says."""
-    names = tuple(stripped)
-    least = {k: _label_width(stripped[k][1], min(LEAST_NAME, natural[k])) for k in names}
-    widths = {k: natural[k] for k in REQUIRED if k in natural}
-    for k in names:
-        widths[k] = max(least[k], min(natural[k], COMFORT[k]))
-    _shrink(widths, least, width - _cost(widths))
-    if _cost(widths) + 3 + min(natural["why"], LEAST_WHY) <= width:
-        widths["why"] = min(natural["why"], width - _cost(widths) - 3)
-    for k in names:  # the names back to full length as far as the width allows
-        widths[k] = max(widths[k], min(natural[k], widths[k] + width - _cost(widths)))
-    for k in PRIORITY:
-        if k in natural and _cost(widths) + 3 + natural[k] <= width:
-            widths[k] = natural[k]
-    return widths
-
-
-def wrap_header(header: str, width: int) -> str:
-    """The header's words on as many lines as the column's width needs."""
-    lines: list[str] = []
-    for word in header.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += f" {word}"
-        else:
-            lines.append(word)
-    return "\n".join(lines)
-
 
 SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
