@@ -41,7 +41,7 @@ DIAGNOSTIC = re.compile(
     r"(^|[/_.])(kl|entropy|(response_|ep_|episode_)?len(gth)?|grad_?norm|lr|learning_rate|clip|"
     r"pg_loss|vf_loss|value_loss|policy_loss|critic_loss|timing|throughput|memory)([/_.]|$)",
     re.IGNORECASE)
-"""Names the issue lists as diagnostics (checked apart from ``saturate.analysis.roles``)."""
+"""Names the issue lists as diagnostics (checked apart from ``saturate.vocabulary.roles``)."""
 
 FILES = {
     "sample_runs": ROOT / "sample_runs",

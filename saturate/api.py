@@ -17,10 +17,11 @@ import pandas as pd
 from saturate.analysis.settings import AnalysisSettings, settings_used
 from saturate.axis import AxisWarning, ComputeAxis
 from saturate.codec import jsonable
+from saturate.diagnostics.cost import check_rates
 from saturate.errors import SettingsError
 from saturate.ingest import Source
+from saturate.ingest.reading import read_tables
 from saturate.ingest.stream import ReadProgress
-from saturate.reading import check_rates, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.run_table import concat_tables
@@ -47,7 +48,7 @@ class Analysis:
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
     curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
     metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
-    optimiser, timing, unused compute measures; see :mod:`saturate.analysis.roles`), the x
+    optimiser, timing, unused compute measures; see :mod:`saturate.vocabulary.roles`), the x
     ``axis`` with its unit, and, when a ``suite`` key was given, the
     :class:`~saturate.suites.SuiteAnalysis` (one verdict per group on its aggregate over the
     suite's tasks, and the per-task verdicts).

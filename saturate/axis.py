@@ -1,7 +1,7 @@
 """The x axis of an analysis: what it measures and in which unit, GPU-hours derived from wall time,
 and whether the runs fell back to their step because no measure of compute was found.
 
-Which names measure compute is in :mod:`saturate.names`; the automatic choice among them in
+Which names measure compute is in :mod:`saturate.vocabulary.names`; the automatic choice among them in
 :func:`saturate.axis_join.auto_compute`. Here:
 
 * :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
@@ -25,7 +25,7 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX
 from saturate.errors import InputError, SettingsError
-from saturate.names import GPU_HOURS, STEPS, axis_label, axis_unit
+from saturate.vocabulary.names import GPU_HOURS, STEPS, axis_label, axis_unit
 
 __all__ = ["AxisWarning", "ComputeAxis", "describe_axis", "gpu_hours_from_time", "GPUS_AXIS"]
 

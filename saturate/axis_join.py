@@ -12,7 +12,6 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from saturate import names
 from saturate.cells import distinct
 from saturate.curves import (
     KEY_COLUMNS,
@@ -23,6 +22,7 @@ from saturate.curves import (
     DataWarning,
 )
 from saturate.errors import InputError, names_text, shorten
+from saturate.vocabulary import names
 
 __all__ = ["set_compute", "auto_compute"]
 
@@ -93,9 +93,9 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
     """Give each run still on its step a logged measure of compute as its x axis.
 
     Candidates: the run's metrics and the table's extra columns whose names measure compute
-    (:func:`saturate.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
+    (:func:`saturate.vocabulary.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
     ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
-    :attr:`~saturate.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
+    :attr:`~saturate.vocabulary.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
     (its rows leave the table; points past its last value are dropped with a warning).
     ``attrs["compute_unit"]`` is set when every run got an axis of the same unit.
     """

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from saturate import names, row_order
+from saturate import row_order
 from saturate.cells import TextCodes, as_numeric, distinct, plain_cells, spread_texts, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.vocabulary import names
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -58,7 +59,7 @@ KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
 TAG_PREFIX = "tags."
 #: Glob patterns of the metrics that may become a run's compute axis (``compute/gpu_hours``,
-#: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.names`.
+#: ``gpu_hours``, ``*/total_flops``...): fetched with any metric selection, see :mod:`saturate.vocabulary.names`.
 AXIS_METRICS: tuple[str, ...] = names.AXIS_GLOBS
 #: Steps are whole numbers that fit in int64 (about +-9.2e18).
 _STEP_LIMIT = 2.0**63

@@ -15,20 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 
-__all__ = [
-    "SaturateError",
-    "InputError",
-    "SourceError",
-    "SettingsError",
-    "step",
-    "internal_error_line",
-    "shorten",
-    "names_text",
-    "NAME_LIMIT",
-    "PATH_LIMIT",
-    "MESSAGE_LIMIT",
-]
-
 #: Longest user-given name quoted whole in a message.
 NAME_LIMIT = 80
 #: Longest path or URI quoted whole in a message.

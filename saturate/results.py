@@ -9,19 +9,54 @@ named for type checkers only).
 
 from __future__ import annotations
 
+import html
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
 from saturate.codec import from_dict, meta, num, to_dict
-from saturate.display import html_of
 
 if TYPE_CHECKING:
     from saturate.fit.result import CurveFit
+
+
+# ---- how results show themselves in Jupyter (``_repr_html_``) ----
+# The results sit below the reports, so they cannot import the renderer:
+# :mod:`saturate.report.notebook` registers it here when imported (``import saturate`` does).
+# Until then an object shows its plain ``summary()``.
+_RENDERERS: dict[str, Callable[[Any], str]] = {}
+_FIGURES: dict[str, Callable[[Any], Any]] = {}
+
+
+def register_html(kind: str, render: Callable[[Any], str]) -> None:
+    """Make ``render(obj)`` the HTML of the objects of ``kind`` (``"curve"``, ``"fit"``)."""
+    _RENDERERS[kind] = render
+
+
+def html_of(obj: Any, kind: str) -> str:
+    """The HTML of ``obj`` by the renderer registered for ``kind``, else its summary as text."""
+    render = _RENDERERS.get(kind)
+    if render is None:
+        return f"<pre>{html.escape(obj.summary())}</pre>"
+    return render(obj)
+
+
+def register_figure(kind: str, draw: Callable[[Any], Any]) -> None:
+    """Make ``draw(obj)`` the matplotlib Figure of the objects of ``kind`` (``"suite"``)."""
+    _FIGURES[kind] = draw
+
+
+def figure_of(obj: Any, kind: str) -> Any:
+    """The Figure of ``obj`` by the drawer registered for ``kind``."""
+    draw = _FIGURES.get(kind)
+    if draw is None:
+        raise RuntimeError(f"no figure registered for {kind!r}: import saturate.report.notebook")
+    return draw(obj)
+
 
 Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive"]
 Direction = Literal["higher", "lower"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.direction import metric_direction
 from saturate.diagnostics.base import CurveRef
+from saturate.vocabulary.direction import metric_direction
 
 
 def ref(metric: str, compute: np.ndarray, value: np.ndarray, run: str = "run-1") -> CurveRef:

@@ -29,7 +29,6 @@ import http.server
 import json
 import socket
 import struct
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -37,25 +36,21 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from local_http import LocalService
+
 __all__ = ["FaultProxy"]
 
 _HTML = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Sign in</body></html>"
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    proxy: FaultProxy
-
-
 class _Handler(http.server.BaseHTTPRequestHandler):
-    server: _Server
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args: object) -> None:
         pass
 
     def _upstream(self, method: str, body: bytes | None) -> tuple[int, str, bytes]:
-        p = self.server.proxy
+        p = self.server.owner  # type: ignore[attr-defined]
         req = urllib.request.Request(p.upstream + self.path, data=body, method=method)
         req.add_header("Content-Type", self.headers.get("Content-Type") or "application/json")
         try:
@@ -75,12 +70,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _handle(self, method: str) -> None:  # noqa: C901 - one branch per fault mode
-        p = self.server.proxy
+        p = self.server.owner  # type: ignore[attr-defined]
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         mode, opts = p.fault_for(self.path)
         if mode == "hang":
-            p.closing.wait()
+            p.release.wait()
             self.close_connection = True
             return
         if mode == "reset":
@@ -97,7 +92,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if mode == "html":
             self._answer(200, "text/html; charset=utf-8", _HTML)
             return
-        if mode == "slow" and p.closing.wait(float(opts.get("delay", 1.0))):
+        if mode == "slow" and p.release.wait(float(opts.get("delay", 1.0))):
             return
         status, ctype, data = self._upstream(method, body)
         if mode == "shape":
@@ -119,7 +114,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._answer(status, ctype, data)
 
     def _trickle(self, status: int, ctype: str, data: bytes, interval: float, mode: str) -> None:
-        p = self.server.proxy
+        p = self.server.owner  # type: ignore[attr-defined]
         head = (f"HTTP/1.1 {status} OK\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(data)}\r\n\r\n").encode()  # fmt: skip
         if mode == "trickle":
@@ -128,7 +123,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             head = b""
         self.close_connection = True
         for i in range(len(head) + len(data)):
-            if p.closing.wait(interval):
+            if p.release.wait(interval):
                 return
             byte = (head + data)[i : i + 1]
             try:
@@ -147,23 +142,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._handle("POST")
 
 
-class FaultProxy:
+class FaultProxy(LocalService):
     """See the module docstring."""
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/")
-        self.lock = threading.Lock()
-        self.closing = threading.Event()
         self.mode, self.match, self.times, self.opts = "pass", "", None, {}
         self.hits: Counter[str] = Counter()
         self.sent = 0
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.proxy = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.base_url
 
     def set(self, mode: str, match: str = "", times: int | None = None,
             mutate: Callable[[str, Any], Any] | None = None,
@@ -188,13 +179,6 @@ class FaultProxy:
             self.hits[self.mode] += 1
             return self.mode, dict(self.opts)
 
-    def __enter__(self) -> FaultProxy:
-        self._thread.start()
-        return self
-
     def __exit__(self, *exc: object) -> None:
-        self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
-        time.sleep(0)  # let handler threads see ``closing``
+        super().__exit__(*exc)
+        time.sleep(0)  # let handler threads see ``release``

@@ -3,6 +3,7 @@
 * no import cycle between modules of ``saturate``, nor between its parts (top-level modules and
   packages: the flow goes one way); imports inside functions count too: a lazy import hides a
   cycle from Python, not from the reader;
+* no part imports a part after it in the flow (:data:`LAYERS`, the picture of ARCHITECTURE.md);
 * typer only in ``saturate/cli/``, rich only in ``saturate/cli/`` and ``saturate/report/``;
 * no function over 80 lines (its docstring excluded); modules are sized by what they are about,
   not by a line count.
@@ -27,6 +28,21 @@ ONLY_IN = {  # third-party package -> the folders of saturate that may import it
     "typer": ("saturate/cli/",),
     "rich": ("saturate/cli/", "saturate/report/"),
 }
+
+# The flow, bottom to top: a part may import the parts of its own layer and of the layers below.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "results", "lazy", "codec", "settings", "vocabulary", "cells", "row_order"),
+    ("curves", "run_table", "axis", "axis_join"),  # the tidy table
+    ("ingest",),
+    ("fit",),
+    ("analysis",),
+    ("diagnostics",),
+    ("report", "suites"),
+    ("gate",),
+    ("api",),
+    ("tracker",),
+    ("cli", "__main__", ""),  # "": saturate/__init__.py
+)
 
 # Today's offenders, each fixed on another branch of issue 12. The integrator empties these.
 ALLOWED_CYCLES: tuple[frozenset[str], ...] = ()
@@ -307,6 +323,19 @@ def test_no_import_cycle_at_all():
     assert not found, f"import cycles between modules of saturate:\n{_show(found)}"
     found = package_cycles()
     assert not found, f"import cycles between parts of saturate:\n{_show(found, package_graph())}"
+
+
+def test_the_layers_name_every_part():
+    parts = {name.split(".")[1] if "." in name else "" for name in MODULES}
+    listed = [p for layer in LAYERS for p in layer]
+    assert sorted(parts) == sorted(listed), "LAYERS and the parts of saturate differ"
+
+
+def test_no_part_imports_a_part_after_it():
+    rank = {f"saturate.{p}" if p else "saturate": i for i, layer in enumerate(LAYERS) for p in layer}
+    wrong = [f"{a} imports {b}" for a, targets in sorted(package_graph().items())
+             for b in sorted(targets) if rank[b] > rank[a]]
+    assert not wrong, "imports against the flow (LAYERS):\n" + "\n".join(wrong)
 
 
 def test_typer_and_rich_stay_in_the_interface_layers():

@@ -19,9 +19,9 @@ from saturate import axis_join, curves
 from saturate.axis import AxisWarning, describe_axis, gpu_hours_from_time
 from saturate.cli.app import app
 from saturate.errors import SettingsError
-from saturate.names import AXIS_GLOBS, axis_label, axis_unit, is_compute_name
 from saturate.report import render
 from saturate.report.plots import curve_figure
+from saturate.vocabulary.names import AXIS_GLOBS, axis_label, axis_unit, is_compute_name
 
 N_BOOT = 20
 runner = CliRunner()

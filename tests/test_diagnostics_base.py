@@ -5,7 +5,8 @@ import json
 import pytest
 
 from saturate.diagnostics import KINDS, Diagnostic, DiagnosticSettings, parse_pairs
-from saturate.diagnostics.naming import (
+from saturate.errors import SettingsError
+from saturate.vocabulary.roles import (
     is_benchmark,
     is_entropy,
     is_kl,
@@ -15,7 +16,6 @@ from saturate.diagnostics.naming import (
     slice_families,
     subtask_families,
 )
-from saturate.errors import SettingsError
 
 
 def test_diagnostic_to_dict_is_json_safe():

@@ -24,9 +24,10 @@ from saturate.cli import app
 from saturate.diagnostics import KINDS
 from saturate.gate import decide, gate_markdown, github_annotations, junit_xml, parse_fail_on
 from saturate.report import render
-from saturate.report.html import diagnostics_html, notebook_html, render_html
+from saturate.report.html import diagnostics_html, render_html
 from saturate.report.json import render_json, schema
 from saturate.report.markdown import render_markdown
+from saturate.report.notebook import notebook_html
 from saturate.report.plots import (
     diagnostic_figure,
     plot_divergence,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.analysis.direction import metric_direction, signed, unsigned
 from saturate.errors import SettingsError
+from saturate.vocabulary.direction import metric_direction, signed, unsigned
 
 
 @pytest.mark.parametrize(

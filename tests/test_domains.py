@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 
 import saturate
-from saturate.analysis.domains import Domain, domain_from_name, metric_domain, widen_within
+from saturate.analysis.quantities import widen_within
 from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
 from saturate.settings import Settings
 from saturate.settings.checks import check_domain, check_domains
+from saturate.vocabulary.domains import Domain, domain_from_name, metric_domain
 
 SHARE = np.array([0.1, 0.4, 0.8])
 

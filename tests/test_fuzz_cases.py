@@ -1,5 +1,5 @@
 """The crashes the fuzzing of issue 14 found, one test each: analysed when usable, otherwise one
-clear line and exit code 2. Also the helpers that fixed them (:func:`saturate.scaling.pow2_scale`,
+clear line and exit code 2. Also the helpers that fixed them (:func:`saturate.fit.scaling.pow2_scale`,
 :func:`saturate.errors.shorten`)."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from saturate.analysis.quantities import honest_forecast, smoothed_range
 from saturate.cli import app
 from saturate.curves import DataWarning
 from saturate.errors import InputError, names_text, shorten
+from saturate.fit.scaling import pow2_scale
 from saturate.results import ForecastPoint
-from saturate.scaling import pow2_scale
 
 runner = CliRunner()
 STEPS = np.arange(1, 41) * 100

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from saturate.cli import app
-from saturate.text import ZWSP, for_annotation, for_markdown, for_terminal
+from saturate.report.text import ZWSP, for_annotation, for_markdown, for_terminal
 from saturate.tracker.events import Event, parse_event_line
 
 HOSTILE = (

@@ -22,9 +22,9 @@ from mlflow_server import MlflowServer, free_port, unique_name
 import saturate
 from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
-from saturate.ingest.mlflow import Selection, is_mlflow_source, load_mlflow, resolve_source
-from saturate.ingest.mlflow_db import schema_problem
-from saturate.ingest.mlflow_sql import read_database
+from saturate.ingest.mlflow import Selection, load_mlflow, resolve_source
+from saturate.ingest.mlflow_common import is_mlflow_source
+from saturate.ingest.mlflow_db import read_database, schema_problem
 
 BASE_TS = 1_700_000_000_000
 RUNS = [

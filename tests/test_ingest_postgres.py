@@ -27,7 +27,7 @@ from test_ingest_mlflow import log_runs
 import saturate
 from saturate.curves import DataWarning
 from saturate.errors import SourceError
-from saturate.ingest import mlflow_sql
+from saturate.ingest import mlflow_db
 from saturate.ingest.mlflow import load_mlflow, resolve_source
 from saturate.ingest.mlflow_db import client_uri, database_url
 
@@ -307,10 +307,10 @@ def test_parallel_batches_read_the_same_points(
     """Several run batches on a server database are read over parallel read-only connections,
     and each batch's numbers in chunks of whole runs (a run longer than a chunk alone)."""
     serial, sqlite_serial = _load(stores["pg"].uri()), _load(stores["sqlite"])
-    monkeypatch.setattr(mlflow_sql, "RUN_BATCH", 2)
+    monkeypatch.setattr(mlflow_db, "RUN_BATCH", 2)
     pd.testing.assert_frame_equal(_load(stores["pg"].uri()), serial)
     for chunk in (100, 300):  # runs hold 10 to 290 points
-        monkeypatch.setattr(mlflow_sql, "POINT_CHUNK", chunk)
+        monkeypatch.setattr(mlflow_db, "POINT_CHUNK", chunk)
         pd.testing.assert_frame_equal(_load(stores["pg"].uri()), serial)
         pd.testing.assert_frame_equal(_load(stores["sqlite"]), sqlite_serial, obj="sqlite")
 

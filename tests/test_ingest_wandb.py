@@ -15,7 +15,7 @@ import saturate
 from saturate.cli import app
 from saturate.curves import DataWarning
 from saturate.errors import InputError
-from saturate.ingest import wandb_log
+from saturate.ingest import wandb_files
 from saturate.run_table import run_facts
 
 pytest.importorskip("wandb")
@@ -115,9 +115,9 @@ def test_a_bad_checksum_stops_reading_there(written, tmp_path):
     log = next(cut.glob("run-*.wandb"))
     data = bytearray(log.read_bytes())
     data[len(data) // 2] ^= 0xFF
-    scanned = wandb_log.scan(bytes(data))
+    scanned = wandb_files.scan(bytes(data))
     assert scanned.problem is not None and "checksum" in scanned.problem
-    assert 0 < len(scanned.records) < len(wandb_log.scan(log.read_bytes()).records)
+    assert 0 < len(scanned.records) < len(wandb_files.scan(log.read_bytes()).records)
 
 
 @pytest.mark.subprocess  # wandb writes the run in a process of its own (tests/wandb_runs.py)
@@ -127,7 +127,7 @@ def test_a_record_spread_over_blocks_is_joined(tmp_path):
     folder = write_runs(tmp_path, [{"name": "big", "config": {"notes": notes},
                                     "rows": [[s, {"reward": s / 10}] for s in range(1, 30)]}])
     log = next(folder.glob("*/run-*.wandb"))
-    assert log.stat().st_size > 2 * wandb_log.BLOCK
+    assert log.stat().st_size > 2 * wandb_files.BLOCK
     df = saturate.load(folder)
     assert run_facts(df)["params.notes"].tolist() == [notes]
     assert df["value"].tolist() == [s / 10 for s in range(1, 30)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_run import run_cli
 
-from saturate.inventory import inventory
+from saturate.analysis.inventory import inventory
 from saturate.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

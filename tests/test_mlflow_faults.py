@@ -19,7 +19,7 @@ from saturate.cli import app
 from saturate.curves import DataWarning
 from saturate.errors import SettingsError, SourceError
 from saturate.ingest.mlflow import load_mlflow
-from saturate.ingest.mlflow_http import resolve_timeout
+from saturate.ingest.mlflow_client import resolve_timeout
 
 N_STEPS = 40
 

@@ -1,5 +1,5 @@
 """Metric roles: objective (a verdict), diagnostic (no verdict, read by the diagnostics) or axis,
-from the name by the rules of :mod:`saturate.analysis.roles`; overrides; and what changes for the
+from the name by the rules of :mod:`saturate.vocabulary.roles`; overrides; and what changes for the
 analysis, the reports, the gate and the slices."""
 
 from __future__ import annotations
@@ -16,13 +16,19 @@ from realdata import realcurves_path
 from typer.testing import CliRunner
 
 import saturate
-from saturate.analysis.roles import classify, curve_roles, metric_role, split_by_role
 from saturate.cli.app import app
-from saturate.diagnostics.naming import slice_families, subtask_families
 from saturate.errors import SettingsError
 from saturate.gate import decide
 from saturate.report import render
 from saturate.report.json import schema
+from saturate.vocabulary.roles import (
+    classify,
+    curve_roles,
+    metric_role,
+    slice_families,
+    split_by_role,
+    subtask_families,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"

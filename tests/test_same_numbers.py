@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import ruptures as rpt
 
-from saturate.analysis.changepoints import _lean_cost_l2
+from saturate.analysis.evidence import _lean_cost_l2
 from saturate.analysis.quantities import _unit_noise_range, noise_range
 from saturate.fit.elementwise import softplus
 from saturate.fit.laws import LAWS, _grid

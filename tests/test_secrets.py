@@ -12,12 +12,12 @@ from fault_proxy import FaultProxy
 from mlflow_server import MlflowServer, free_port, unique_name
 from typer.testing import CliRunner
 
-from saturate import redaction
 from saturate.cli import app
 from saturate.errors import SourceError
+from saturate.ingest import redaction
 from saturate.ingest.mlflow import load_mlflow, resolve_source
-from saturate.ingest.mlflow_http import cause_of
-from saturate.redaction import MASK, redact, redact_uri, remember_secret
+from saturate.ingest.mlflow_client import cause_of
+from saturate.ingest.redaction import MASK, redact, redact_uri, remember_secret
 
 SECRET = "S3cr/t#x?y@z"  # every character that breaks a naive URL parse
 runner = CliRunner()

@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from saturate.analysis.direction import metric_direction, metric_tokens
 from saturate.analysis.evidence import newey_west_lags, trend_test
 from saturate.analysis.quantities import noise_range, smoothed_range, smoothing_window
 from saturate.diagnostics.divergence import plateau_start
-from saturate.diagnostics.naming import is_reward, pass_at_k, tokens
+from saturate.vocabulary.direction import metric_direction
+from saturate.vocabulary.names import metric_tokens
+from saturate.vocabulary.roles import is_reward, pass_at_k, tokens
 
 
 def test_metric_tokens_split_on_separators_and_camel_case() -> None:

@@ -16,7 +16,7 @@ from synthetic_store import synthetic_runs, write_store
 import saturate
 from saturate.curves import DataWarning
 from saturate.errors import InputError
-from saturate.ingest import Tables, mlflow_sql
+from saturate.ingest import Tables, mlflow_db
 from saturate.run_table import RUNS_ATTR, concat_tables, run_fact_columns
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,8 +69,8 @@ def _whole_runs_adding_up(parts: list[pd.DataFrame], whole: pd.DataFrame) -> Non
 
 def test_sqlite_store_is_read_a_few_runs_at_a_time(store: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mlflow_sql, "POINT_CHUNK", 4 * METRICS * STEPS)
-    monkeypatch.setattr(mlflow_sql, "RUN_BATCH", 10)
+    monkeypatch.setattr(mlflow_db, "POINT_CHUNK", 4 * METRICS * STEPS)
+    monkeypatch.setattr(mlflow_db, "RUN_BATCH", 10)
     parts = _parts(store)
     assert len(parts) == 6 + 1  # runs 10 + 10 + 4, four at most a time
     assert max(len(p) for p in parts) <= 4 * METRICS * STEPS
@@ -153,7 +153,7 @@ def test_compute_axis_missing_from_some_files_warns_once(tmp_path: Path) -> None
 def test_analysis_of_a_stream_equals_the_analysis_of_the_table(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mlflow_sql, "POINT_CHUNK", 3 * METRICS * STEPS)
+    monkeypatch.setattr(mlflow_db, "POINT_CHUNK", 3 * METRICS * STEPS)
     streamed = saturate.analyze(store, n_boot=20, workers=1, metric="eval/task_0")
     table = saturate.analyze(saturate.load(store, metric="eval/task_0"), n_boot=20, workers=1)
     assert streamed.to_dict()["curves"] == table.to_dict()["curves"]

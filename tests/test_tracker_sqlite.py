@@ -11,7 +11,7 @@ from mlflow.entities import Metric
 from saturate.errors import InputError
 from saturate.settings import Settings
 from saturate.tracker import HistoryStore, Watcher, make_poller
-from saturate.tracker.poll import SqlitePoller
+from saturate.tracker.poll import DbPoller
 
 
 def log(client, run_id, key, steps, scale=1.0):
@@ -30,7 +30,7 @@ def test_sqlite_poller_fetches_only_new_points_and_never_writes(mlflow_store, tm
     client.log_batch(a, metrics=[Metric("eval/nan", float("nan"), 1, 0)])
 
     poller = make_poller(uri, metric=["eval/*"])
-    assert isinstance(poller, SqlitePoller)
+    assert isinstance(poller, DbPoller)
     with HistoryStore(tmp_path / "h.db") as st:
         w = Watcher(poller, st, Settings.build(n_boot=20))
         first = w.poll_once()

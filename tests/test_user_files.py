@@ -69,7 +69,7 @@ def test_any_foreign_sqlite_file_is_refused_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_new_history_carries_the_marker_and_an_old_one_gets_it(tmp_path: Path) -> None:
-    from saturate.tracker.state_file import APPLICATION_ID
+    from saturate.tracker.state import APPLICATION_ID
 
     new = tmp_path / "h.db"
     HistoryStore(new).close()

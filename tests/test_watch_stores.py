@@ -24,10 +24,10 @@ import pytest
 from typer.testing import CliRunner
 
 import saturate
-from saturate.analysis.roles import split_by_role
 from saturate.cli import app
 from saturate.tracker import HistoryStore, Watcher, make_poller
 from saturate.tracker.watch import PAUSE_ENV
+from saturate.vocabulary.roles import split_by_role
 
 ROOT = Path(__file__).resolve().parents[1]
 OPTS = ["--n-boot", "20", "--seed", "0"]

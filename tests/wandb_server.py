@@ -21,9 +21,10 @@ import base64
 import http.server
 import json
 import re
-import threading
 from collections import Counter
 from typing import Any
+
+from local_http import LocalService
 
 __all__ = ["WandbServer", "remote_run"]
 
@@ -51,13 +52,11 @@ def _node(run: dict, index: int) -> dict:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    server: _Server
-
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.path != "/graphql":
             return self._send(200, b"")
-        api = self.server.api
+        api = self.server.owner  # type: ignore[attr-defined]
         doc = json.loads(body)
         query, variables = doc.get("query", ""), doc.get("variables") or {}
         match = re.search(r"(?:query|mutation)\s+(\w+)", query)
@@ -92,12 +91,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    api: WandbServer
-
-
-class WandbServer:
+class WandbServer(LocalService):
     """See the module docstring."""
 
     def __init__(self, runs: list[dict], *, entity: str = "team", project: str = "rl",
@@ -108,15 +102,11 @@ class WandbServer:
         self.keys: set[str] = set()
         self.filters: list[Any] = []
         self.posts = 0
-        self.lock = threading.Lock()
-        self.release = threading.Event()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.api = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self.base_url
 
     def answer(self, op: str, query: str, v: dict) -> Any:
         if op in ("Viewer", "GetDefaultEntity"):
@@ -145,13 +135,3 @@ class WandbServer:
             return {"project": {"run": {"history": rows[: int(v["pageSize"])]}}}
         node = _node(run, self.runs.index(run))
         return {"project": {"run": node, "internalId": "1", "readOnly": False}}
-
-    def __enter__(self) -> WandbServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(10)

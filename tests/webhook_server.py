@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from typing import Any
+
+from local_http import LocalService
 
 __all__ = ["WebhookServer"]
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
-    server: _Server
-
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        hook = self.server.hook
+        hook = self.server.owner  # type: ignore[attr-defined]
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with hook.lock:
             hook.hits += 1
@@ -39,12 +38,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    hook: WebhookServer
-
-
-class WebhookServer:
+class WebhookServer(LocalService):
     """See the module docstring; ``url`` holds a secret-looking path, as real webhooks do."""
 
     SECRET = "T0SECRET/B0SECRET/xyzzysecret"
@@ -54,22 +48,8 @@ class WebhookServer:
         self.posts: list[dict] = []
         self.paths: list[str] = []
         self.hits = 0
-        self.lock = threading.Lock()
-        self.release = threading.Event()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.hook = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/services/{self.SECRET}"
-
-    def __enter__(self) -> WebhookServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(10)
+        return f"{self.base_url}/services/{self.SECRET}"

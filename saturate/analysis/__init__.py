@@ -1,9 +1,8 @@
 """Per-curve saturation analysis: is the next doubling of compute still worth paying for?
 
 * :mod:`.settings`: :class:`AnalysisSettings` (how curves are judged);
-* :mod:`.direction`: which way is better for a metric;
-* :mod:`.roles`: whether a metric is judged at all (objective, diagnostic or axis), and
-  :mod:`.diagnostic_metrics`: the summary of the metrics that are not;
+* :mod:`.diagnostic_metrics`: the summary of the metrics that are not judged (their roles, and
+  which way is better, are read from their names by :mod:`saturate.vocabulary`);
 * :mod:`.evidence`: model-free evidence (recent trend test, collapse detection);
 * :mod:`.quantities`: gain per doubling, ROI, knee, stop point, forecasts, headroom;
 * :mod:`.verdict`: the verdict rules and their reasons;
@@ -40,7 +39,6 @@ if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
         smoothed_range,
         threshold_for,
     )
-    from saturate.analysis.roles import classify, curve_roles, metric_role, split_by_role
     from saturate.analysis.settings import AnalysisSettings, parse_min_gain
     from saturate.analysis.table import analyze_parts, analyze_table
     from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
@@ -72,10 +70,6 @@ __all__ = [
     "headroom",
     "honest_forecast",
     "KNEE_ROI",
-    "classify",
-    "metric_role",
-    "curve_roles",
-    "split_by_role",
     "DiagnosticMetric",
     "summarize_metrics",
 ]

@@ -15,16 +15,6 @@ from typing import Any
 
 from saturate.errors import SettingsError
 
-__all__ = [
-    "DecisionSettings",
-    "EvidenceMap",
-    "EVIDENCE_FEATURES",
-    "SHIPPED_MAP",
-    "GroupPrior",
-    "PopulationPrior",
-    "call_levels",
-]
-
 
 @dataclass(frozen=True)
 class GroupPrior:

@@ -1,6 +1,6 @@
 """Per-curve saturation analysis: gain per doubling, ROI stage, knee, stop point, headroom, verdict.
 
-Everything here works on the "larger is better" scale (see :mod:`saturate.analysis.direction`),
+Everything here works on the "larger is better" scale (see :mod:`saturate.vocabulary.direction`),
 so a gain is positive when the metric improves, whichever way the metric points. Quantities (``C``
 the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
 
@@ -13,7 +13,7 @@ the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting lev
   0.8-1.5, knee 0.3-0.8, plateau < 0.3, negative < 0);
 * knee: where ROI falls below 0.8 for good (none while it is still above); stop point: first
   compute where ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws),
-  searched up to :data:`~saturate.constants.FORECAST_HORIZON` (64) times the last compute (a stop
+  searched up to :data:`~saturate.analysis.constants.FORECAST_HORIZON` (64) times the last compute (a stop
   point before the last compute on a curve still said to pay gets a reason saying why);
 * headroom: asymptote minus current level, when the asymptote is identified.
 
@@ -32,9 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.direction import metric_direction, signed
-from saturate.analysis.domains import Domain, domain_reasons, metric_domain
-from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
+from saturate.analysis.evidence import detect_collapse, noise_sd, thin, trend_test
 from saturate.analysis.quantities import (
     Predict,
     elasticity,
@@ -53,12 +51,11 @@ from saturate.analysis.quantities import (
 )
 from saturate.analysis.refine import refine
 from saturate.analysis.settings import AnalysisSettings
-from saturate.analysis.thinning import thin
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
-from saturate.constants import FORECAST_HORIZON
 from saturate.curves import is_compute_sorted
 from saturate.errors import SaturateError, SettingsError
 from saturate.fit import CurveFit, fit_curve
+from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import (
     Collapse,
     CurveAnalysis,
@@ -68,6 +65,8 @@ from saturate.results import (
     LawSummary,
     Trend,
 )
+from saturate.vocabulary.direction import metric_direction, signed
+from saturate.vocabulary.domains import Domain, metric_domain
 
 _NOT_ESTIMATED = Estimate(math.nan, identified=False)
 _FIT_ERRORS = (SaturateError, ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError)
@@ -133,7 +132,7 @@ class _Observed:
     """One curve's points sorted by compute, and what the analysis reads off them: the values as
     logged and signed so that larger is better, the curve's threshold, and the points ``kept``
     for the trend test, collapse detection and the fit (all but on very long curves, see
-    :mod:`saturate.analysis.thinning`)."""
+    :mod:`saturate.analysis.evidence`)."""
 
     points: pd.DataFrame
     metric: str
@@ -415,3 +414,23 @@ def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collaps
         drop=collapse.drop,
         drop_fraction=collapse.drop_fraction,
     )
+
+
+def domain_reasons(domain: Domain | None, note: str, fit: CurveFit | None) -> tuple[str, ...]:
+    """What the reader should know where the domain binds: a domain asked for but refused by the
+    data, laws given no weight because they leave it, an asymptote held at one of its ends."""
+    out = [note] if note else []
+    if domain is None or fit is None:
+        return tuple(out)
+    gone = [lf.name for lf in fit.laws if any(f.startswith("outside_domain") for f in lf.flags)]
+    if gone:
+        out.append(f"{', '.join(gone)} left the metric's domain {domain.text} within the forecast "
+                   f"horizon and got no weight")
+    a = fit.asymptote.value
+    width = domain.hi - domain.lo
+    tol = 1e-6 * (width if math.isfinite(width) else max(abs(a), 1.0))
+    for end in (domain.lo, domain.hi):
+        if math.isfinite(end) and math.isfinite(a) and abs(a - end) <= tol:
+            out.append(f"the asymptote is held at the end {end:g} of the metric's domain "
+                       f"{domain.text}: the fit would go beyond it")
+    return tuple(out)

@@ -38,10 +38,6 @@ from saturate.results import CurveAnalysis
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["run_on_dask", "dask_client", "require_distributed", "worker_malloc_config",
-           "worker_malloc_variable", "worker_malloc_environ", "DaskWorkerWarning", "RETRIES", "CONNECT_TIMEOUT",
-           "WORKER_MALLOC"]
-
 #: Times a task that raised is run again (a worker lost mid-task is rescheduled regardless).
 RETRIES = 2
 #: Seconds to reach a scheduler, and to wait for its first worker.

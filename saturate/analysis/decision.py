@@ -25,17 +25,9 @@ expected loss is made (:func:`~saturate.analysis.call_settings.call_levels`):
   innovation) straddles the threshold: the threshold, a share of the observed range, then
   measures noise.
 
-The defaults are what leave-one-source-out on public RL curves picks
-(``benchmarks/bench_accuracy.py``, seeds pooled as the tool pools them): innovation 2, no
-evidence map, no population prior, and the band ``[0.4, 0.6)`` (a wrong stop weighed as a wasted
-doubling, abstaining at 0.4 of one). The band is the procedure's pick before the fit's error
-carried its miss of the recent trend; after it, the procedure picks ``[0.3, 0.55)`` for seeds
-pooled and ``[0.4, 0.6)`` for every sibling pooled: the objective is flat between them, and the
-symmetric band is kept (the lower upper level would call "pays" at P 0.55-0.6 on noisy plateaus).
-The maps fitted on other sources (Platt scaling, and the fitted and
-trend z-scores with it) bring the pooled ECE of P(pays) from 0.09 to 0.03 but flatten it so
-much that clean plateaus and declines of the canonical shapes (``benchmarks/canonical_shapes.py``)
-are no longer called: the benchmark prints their figures with ``--map``.
+The defaults (innovation 2, no evidence map, no population prior, the band ``[0.4, 0.6)``) are
+what leave-one-source-out on public RL curves picks; the measurements are in
+``docs/measurements.md``.
 """
 
 from __future__ import annotations
@@ -51,17 +43,6 @@ from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import posterior
 from saturate.codec import jsonable
 from saturate.results import Estimate
-
-__all__ = [
-    "DecisionSettings",
-    "Decision",
-    "decide",
-    "call_of",
-    "innovation_sd",
-    "p_pays",
-    "gain_distribution",
-    "evidence_features",
-]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Metrics without a verdict (diagnostics and axes, see :mod:`saturate.analysis.roles`),
+"""Metrics without a verdict (diagnostics and axes, see :mod:`saturate.vocabulary.roles`),
 summarised for the reports: where they are now and which way they moved lately.
 
 A KL or an entropy has no "better" direction to judge, so it gets no verdict, no gain per doubling
@@ -19,13 +19,10 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.evidence import trend_test
-from saturate.analysis.roles import Role
 from saturate.codec import derived, from_dict, meta, to_dict
 from saturate.curves import iter_curves
 from saturate.results import Trend, format_estimate
-
-__all__ = ["DiagnosticMetric", "summarize_metrics"]
-
+from saturate.vocabulary.roles import Role
 
 _NAN = math.nan
 
@@ -91,7 +88,7 @@ def summarize_metrics(
     df: pd.DataFrame, roles: pd.DataFrame, *, confidence: float = 0.9
 ) -> tuple[DiagnosticMetric, ...]:
     """One :class:`DiagnosticMetric` per curve of the tidy table ``df`` (points of metrics without
-    a verdict), with the role and rule of each from ``roles`` (:func:`~saturate.analysis.roles.
+    a verdict), with the role and rule of each from ``roles`` (:func:`~saturate.vocabulary.roles.
     curve_roles`)."""
     if df.empty:
         return ()

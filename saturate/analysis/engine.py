@@ -30,8 +30,6 @@ from saturate.analysis.work import (
 )
 from saturate.results import CurveAnalysis
 
-__all__ = ["Engine", "run_curves"]
-
 Progress = Callable[[int, int], None]
 #: Seconds an idle pool waits for more work (a notebook's next call reuses it) before it exits.
 _IDLE_SECONDS = 300

@@ -12,52 +12,122 @@
   Episodic returns dip and recover, so "not recovered" needs evidence: at least
   :data:`MIN_TREND_POINTS` points after the drop, their mean below the level before it by more
   than the autocorrelated noise allows, and no significant upward trend since the drop
-  (:func:`post_drop_trend`).
+  (:func:`post_drop_trend`). The changes of the mean come from :func:`mean_changes`: ruptures'
+  compiled PELT on the curve in units of its noise, its pure-Python ``Pelt`` where the compiled
+  one's cumulative sums would lose precision (a range millions of times the noise).
+* :func:`thin`: a curve of more than :data:`~saturate.analysis.constants.MAX_ANALYSED_POINTS`
+  points is read, for these tests and the fit, through logged points on a grid equally spaced in
+  log compute (every point where sparse), so memory and time are bounded; the threshold, the
+  noise and the point counts are still read off every point.
 
-All values handed in are on the "larger is better" scale (see :func:`saturate.analysis.direction.signed`).
+All values handed in are on the "larger is better" scale (see :func:`saturate.vocabulary.direction.signed`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.special import ndtri, stdtr, stdtrit
 
-from saturate.analysis.changepoints import mean_changes
-from saturate.constants import (
+from saturate.analysis.constants import (
     COLLAPSE_DROP_SHARE,
+    COLLAPSE_JUMP_DIVISOR,
     COLLAPSE_MIN_DROP_FRACTION,
     COLLAPSE_MIN_POINTS,
     COLLAPSE_MIN_SEGMENT,
     COLLAPSE_PENALTY,
     COLLAPSE_SEGMENT_DIVISOR,
     COLLAPSE_Z,
+    MAX_ANALYSED_POINTS,
     MIN_TREND_POINTS,
     TREND_WINDOW_POINTS,
 )
+from saturate.fit.scaling import pow2_scale
 from saturate.results import Collapse, Estimate, Trend
-from saturate.scaling import pow2_scale
 
-__all__ = [
-    "noise_sd",
-    "newey_west_lags",
-    "recent_window",
-    "trend_test",
-    "detect_collapse",
-    "post_drop_trend",
-    "recent_stretch",
-    "RecentStretch",
-    "MIN_TREND_POINTS",
-]
+_EXACT_ENOUGH = 1e-3
+"""The compiled PELT is used while its worst rounding of a cost stays under this share of the
+penalty."""
+
+
+def mean_changes(y: np.ndarray, sigma: float, penalty: float, min_size: int) -> list[int]:
+    """The ends of the segments of constant mean of ``y`` (the last is ``len(y)``), cut where a
+    change lowers the squared deviations by more than ``penalty * sigma^2`` (``sigma``: the
+    noise), with segments at least ``min_size`` long."""
+    import ruptures as rpt  # heavy import, only when a change is looked for
+
+    n = y.shape[0]
+    z = (y - np.mean(y)) / sigma
+    worst = n * float(np.max(z * z)) * np.finfo(float).eps
+    if math.isfinite(worst) and worst <= _EXACT_ENOUGH * penalty:
+        algo = rpt.KernelCPD(kernel="linear", min_size=min_size).fit(z.reshape(-1, 1))
+        return [int(b) for b in algo.predict(pen=penalty)]
+    jump = max(1, n // COLLAPSE_JUMP_DIVISOR)
+    algo = rpt.Pelt(custom_cost=_lean_cost_l2(), min_size=min_size, jump=jump)
+    return [int(b) for b in algo.fit(y.reshape(-1, 1)).predict(pen=penalty * sigma**2)]
+
+
+@functools.cache
+def _lean_cost_class() -> type:
+    """ruptures' least-squared-deviation cost, the same numbers bit for bit (numpy's ``var``
+    spelled out: mean, squared deviations, pairwise sums), without ``np.var``'s Python overhead:
+    PELT calls it thousands of times per curve. Built on first use so that ruptures is imported
+    only when a change is looked for (tests/test_same_numbers.py checks it against CostL2)."""
+    import ruptures as rpt
+
+    class LeanCostL2(rpt.costs.CostL2):
+        def fit(self, signal: np.ndarray) -> LeanCostL2:
+            super().fit(signal)
+            one = self.signal.shape[1] == 1
+            self._flat = np.ascontiguousarray(self.signal[:, 0]) if one else None
+            return self
+
+        def error(self, start: int, end: int) -> float:
+            if self._flat is None or end - start < self.min_size:
+                return super().error(start, end)
+            seg = self._flat[start:end]
+            m = end - start
+            d = seg - np.add.reduce(seg) / m
+            return np.add.reduce(d * d) / m * m
+
+    return LeanCostL2
+
+
+def _lean_cost_l2() -> object:
+    """A fresh lean L2 cost for one PELT run."""
+    return _lean_cost_class()()
+
+
+def thin(compute: NDArray[np.float64], max_points: int = MAX_ANALYSED_POINTS) -> NDArray[np.intp]:
+    """Indices (sorted, unique, first and last included) of the points kept from a curve whose
+    ``compute`` is sorted ascending; all of them when there are at most ``max_points``."""
+    c = np.asarray(compute, dtype=float)
+    n = c.shape[0]
+    if n <= max_points:
+        return np.arange(n)
+    if c[0] <= 0:  # shifted off zero by the smallest gap, as the fit does (fit.prep.normalisation)
+        gaps = np.diff(c)
+        gaps = gaps[gaps > 0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = c - c[0] + (float(gaps.min()) if gaps.size else 1.0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        u = np.log(c)
+    if not (np.isfinite(u[0]) and np.isfinite(u[-1]) and u[-1] > u[0]):  # no usable log axis
+        return np.unique(np.linspace(0, n - 1, max_points).astype(np.intp))
+    grid = np.linspace(u[0], u[-1], max_points - 1)
+    idx = np.searchsorted(u, grid, side="left")
+    return np.unique(np.r_[idx, n - 1]).astype(np.intp)
 
 
 def noise_sd(values: np.ndarray) -> float:
     """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).
 
     First differences remove the slow trend, so this measures the jitter around it, not the trend.
-    Worked out on the values over :func:`~saturate.scaling.pow2_scale`, so any units are safe.
+    Worked out on the values over :func:`~saturate.fit.scaling.pow2_scale`, so any units are safe.
     """
     y = np.asarray(values, dtype=float)
     if y.size < 3:
@@ -106,7 +176,7 @@ def trend_test(
     ``values`` are on the larger-is-better scale. ``extra_se`` (for example the spread of the
     slope across seeds) is added in quadrature to the HAC standard error. Returns ``None`` when
     fewer than :data:`MIN_TREND_POINTS` points with positive compute are available. The
-    regression runs on the values over :func:`~saturate.scaling.pow2_scale` (any units are safe).
+    regression runs on the values over :func:`~saturate.fit.scaling.pow2_scale` (any units are safe).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
@@ -223,9 +293,9 @@ def detect_collapse(
     """A sudden, unrecovered drop after a good stretch, or ``None``.
 
     The curve (larger-is-better scale) is cut into segments of constant mean by PELT
-    (:func:`~saturate.analysis.changepoints.mean_changes`) with a BIC-like penalty
+    (:func:`~saturate.analysis.evidence.mean_changes`) with a BIC-like penalty
     ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
-    :mod:`saturate.constants`). A collapse is a change
+    :mod:`saturate.analysis.constants`). A collapse is a change
     point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
     curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
     best reached so far, with the last segment still well below that level (not recovered), and
@@ -238,7 +308,7 @@ def detect_collapse(
     means (a slow wander has few independent points); and their trend (:func:`post_drop_trend`)
     is not significantly upward at ``confidence`` (a dip climbing back is recovering).
     Levels in the result are on the larger-is-better scale; ``drop`` is positive. The search runs
-    on the values over :func:`~saturate.scaling.pow2_scale` (the penalty squares the noise).
+    on the values over :func:`~saturate.fit.scaling.pow2_scale` (the penalty squares the noise).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)

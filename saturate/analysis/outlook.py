@@ -40,10 +40,8 @@ import numpy as np
 from scipy.special import ndtri
 
 from saturate.codec import jsonable
+from saturate.fit.scaling import pow2_scale
 from saturate.results import CurveAnalysis, Direction, Estimate, Trend
-from saturate.scaling import pow2_scale
-
-__all__ = ["Outlook", "outlook_of", "combine", "check_domain", "bounded_by"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +131,7 @@ def combine(o: Outlook) -> tuple[float, float]:
 
     A zero standard error (a curve without noise) is floored at ``1e-9`` of the scale so the
     weights stay finite. ``(nan, inf)`` when neither estimate is usable. Worked out over
-    :func:`~saturate.scaling.pow2_scale` of the scale (squares of 1e300 overflow).
+    :func:`~saturate.fit.scaling.pow2_scale` of the scale (squares of 1e300 overflow).
     """
     u = pow2_scale(o.scale) if math.isfinite(o.scale) and o.scale > 0 else 1.0
     floor = 1e-9 * o.scale / u if math.isfinite(o.scale) and o.scale > 0 else 1e-300
@@ -205,8 +203,8 @@ def _persistence_trend(analysis: CurveAnalysis, pts, confidence: float) -> Trend
     straddles the drop measures the drop, which does not repeat, not the pace since."""
     if analysis.collapse is None:
         return analysis.trend
-    from saturate.analysis.direction import signed
     from saturate.analysis.evidence import post_drop_trend
+    from saturate.vocabulary.direction import signed
 
     c = pts["compute"].to_numpy(float)
     ys = signed(pts["value"].to_numpy(float), analysis.direction)
@@ -220,8 +218,8 @@ def _curvature_sd(analysis: CurveAnalysis, pts, trend: Estimate, confidence: flo
     bending curve (0 after a collapse, or without the earlier slope)."""
     if analysis.collapse is not None:
         return 0.0
-    from saturate.analysis.direction import signed
     from saturate.analysis.evidence import trend_test
+    from saturate.vocabulary.direction import signed
 
     c = pts["compute"].to_numpy(float)
     keep = c <= c[-1] / 2.0
@@ -275,9 +273,9 @@ def outlook_of(
     t = analysis.threshold
     if analysis.points is None or not (math.isfinite(t) and t > 0):
         return None
-    from saturate.analysis.direction import signed
     from saturate.analysis.evidence import noise_sd, recent_stretch
     from saturate.analysis.quantities import noise_range, smoothed_range
+    from saturate.vocabulary.direction import signed
 
     pts = analysis.points.sort_values("compute")
     y = pts["value"].to_numpy(float)

@@ -1,7 +1,7 @@
 """The parts of a read made ready for the verdicts, one part (whole runs) at a time.
 
 Each part is put on GPU-hours from wall time when ``--gpus`` asks, and cut by metric role
-(:mod:`saturate.analysis.roles`): the objectives go on to the engine, the other metrics are kept
+(:mod:`saturate.vocabulary.roles`): the objectives go on to the engine, the other metrics are kept
 for their summary and the diagnostics. What needs every part (the x axis and the runs left on
 their step, the run facts, the metrics without a verdict) is gathered on the way and settled
 once the last part is read, so a read in parts says what the same read in one piece says.
@@ -14,9 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.analysis.roles import split_by_role
 from saturate.axis import ComputeAxis, axis_from, gpu_hours_from_time, run_step_flags
-from saturate.names import axis_unit
 from saturate.run_table import (
     concat_tables,
     merge_facts,
@@ -24,6 +22,8 @@ from saturate.run_table import (
     split_run_facts,
     with_run_facts,
 )
+from saturate.vocabulary.names import axis_unit
+from saturate.vocabulary.roles import split_by_role
 
 __all__ = ["PreparedParts"]
 

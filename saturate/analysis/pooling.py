@@ -35,15 +35,6 @@ import numpy as np
 from saturate.analysis.call_settings import GroupPrior, PopulationPrior
 from saturate.analysis.outlook import Outlook
 
-__all__ = [
-    "GroupPrior",
-    "PopulationPrior",
-    "MIN_SIBLINGS",
-    "group_prior",
-    "leave_one_out_priors",
-    "posterior",
-]
-
 MIN_SIBLINGS = 2
 """Siblings needed before a group says anything (with one, its spread cannot be estimated)."""
 

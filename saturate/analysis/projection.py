@@ -22,8 +22,6 @@ from saturate.analysis.decision import Decision
 from saturate.analysis.outlook import Outlook
 from saturate.results import ForecastPoint
 
-__all__ = ["accumulation", "project"]
-
 Shape = Callable[[float], float]
 """``h -> f(2^h C) - f(C)`` on the larger-is-better scale (the fit), or None."""
 

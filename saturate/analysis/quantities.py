@@ -11,19 +11,24 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri
+from scipy.special import expit, ndtr, ndtri
 
-from saturate.analysis.direction import signed
-from saturate.analysis.domains import metric_domain, widen_within
+from saturate.analysis.constants import (
+    KNEE_ROI,
+    NOISE_RANGE_SIM_POINTS,
+    ROI_INITIAL,
+    ROI_SATURATION,
+)
 from saturate.analysis.settings import AnalysisSettings, gain_of
-from saturate.constants import KNEE_ROI, NOISE_RANGE_SIM_POINTS, ROI_INITIAL, ROI_SATURATION
+from saturate.fit.scaling import pow2_scale
 from saturate.results import (
     Direction,
     Estimate,
     ForecastPoint,
     Stage,
 )
-from saturate.scaling import pow2_scale
+from saturate.vocabulary.direction import signed
+from saturate.vocabulary.domains import metric_domain
 
 
 def smoothing_window(n: int) -> int:
@@ -36,7 +41,7 @@ def smoothed_range(values: np.ndarray) -> float:
     """Range of the curve after a light centred rolling mean (window :func:`smoothing_window`).
 
     Smoothing keeps one noisy evaluation from setting the scale the threshold is a share of.
-    The rolling sums run on the values over :func:`~saturate.scaling.pow2_scale`.
+    The rolling sums run on the values over :func:`~saturate.fit.scaling.pow2_scale`.
     """
     y = np.asarray(values, dtype=float)
     if y.size == 0:
@@ -52,7 +57,7 @@ def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
     deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
     smoothing's overlapping windows and partial edges have no simple closed form) with its own
     seeded generator, so it is deterministic; the range is proportional to ``sigma``. Beyond
-    :data:`~saturate.constants.NOISE_RANGE_SIM_POINTS` points the range simulated at that length
+    :data:`~saturate.analysis.constants.NOISE_RANGE_SIM_POINTS` points the range simulated at that length
     is scaled by ``sqrt`` of the ratio of the smoothing windows (memory stays bounded)."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
@@ -228,7 +233,7 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
 
 
 def roi_stage(roi: float) -> Stage:
-    """The practitioners' stage for an ROI value (limits in :mod:`saturate.constants`). Stage
+    """The practitioners' stage for an ROI value (limits in :mod:`saturate.analysis.constants`). Stage
     names never reuse a verdict's words (the stage below 0.3 is ``plateau``, not "saturation",
     which read as a second verdict next to ``slowing``)."""
     if roi is None or not math.isfinite(roi):
@@ -355,9 +360,9 @@ def honest_forecast(
     ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
     forecasts close to the last level, and a well-determined one is barely moved. The interval
     always holds the point forecast; with a ``domain`` the widening is made where the domain is
-    the whole line (:func:`~saturate.analysis.domains.widen_within`), so the band stays in it.
+    the whole line (:func:`~saturate.vocabulary.domains.widen_within`), so the band stays in it.
     The shrinkage is worked out over
-    :func:`~saturate.scaling.pow2_scale` of ``d`` and ``se`` (their squares would overflow or
+    :func:`~saturate.fit.scaling.pow2_scale` of ``d`` and ``se`` (their squares would overflow or
     underflow in extreme units).
     """
     if not (math.isfinite(level) and compute_last > 0):
@@ -403,3 +408,46 @@ def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estim
     return Estimate(float(a[0]), float(lo), float(hi), identified=bool(asymptote.identified))
 
 
+def widen_within(
+    value: float, lo: float, hi: float, extra: float, domain: tuple[float, float] | None = None
+) -> tuple[float, float]:
+    """The interval ``[lo, hi]`` around ``value`` widened in quadrature by ``extra`` (a normal
+    half-width), inside the domain: the widening is made on the scale where the domain is the
+    whole line (logit of the position in a bounded domain, log of the distance to a single
+    bound), with ``extra`` carried there by the derivative at ``value`` (the delta method). So
+    a forecast near a bound gets an asymmetric band that approaches the bound but never
+    crosses it; without a domain the widening is the plain one."""
+    if domain is None or not (extra > 0) or not math.isfinite(value):
+        return value - math.hypot(value - lo, extra), value + math.hypot(hi - value, extra)
+    to, back, slope = _unbounded_scale(domain)
+    t, e = to(value), extra * slope(value)
+    lo_t = t - math.hypot(t - to(lo), e)
+    hi_t = t + math.hypot(to(hi) - t, e)
+    return min(back(lo_t), value), max(back(hi_t), value)
+
+
+def _unbounded_scale(
+    domain: tuple[float, float],
+) -> tuple[Callable[[float], float], Callable[[float], float], Callable[[float], float]]:
+    """The map from the domain to the whole line, its inverse and its derivative. Points at a
+    bound are taken a hair inside it (1e-12 of the domain's width, or of the value's size)."""
+    a, b = float(domain[0]), float(domain[1])
+    if math.isfinite(a) and math.isfinite(b):
+        w = b - a
+
+        def p(v: float) -> float:
+            return min(max((v - a) / w, 1e-12), 1.0 - 1e-12)
+
+        return (lambda v: math.log(p(v) / (1.0 - p(v))),
+                lambda t: a + w * float(expit(t)),
+                lambda v: 1.0 / (w * p(v) * (1.0 - p(v))))
+    if math.isfinite(a) or math.isfinite(b):
+        s, edge = (1.0, a) if math.isfinite(a) else (-1.0, b)
+
+        def d(v: float) -> float:
+            return max(s * (v - edge), 1e-12 * max(abs(v), abs(edge), 1e-300))
+
+        return (lambda v: math.log(d(v)),
+                lambda t: edge + s * math.exp(min(t, 709.0)),
+                lambda v: 1.0 / d(v))
+    return (lambda v: v), (lambda t: t), (lambda v: 1.0)

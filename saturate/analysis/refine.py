@@ -25,22 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from saturate.analysis.constants import KNEE_ROI, SOLE_SHARE
 from saturate.analysis.decision import Decision, DecisionSettings, decide, innovation_sd
 from saturate.analysis.outlook import Outlook, bounded_by, outlook_of
 from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
 from saturate.analysis.quantities import roi_stage, stop_point_note
-from saturate.constants import KNEE_ROI, SOLE_SHARE
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Stage, Verdict
-
-__all__ = [
-    "refine",
-    "verdict_of",
-    "stage_of",
-    "pool_analyses",
-    "sibling_key",
-    "projected_path",
-]
 
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")
 """Base reasons that stay true whatever the call (they describe the data, not a conclusion)."""
@@ -210,7 +201,7 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
 
 
 def _is_domain_note(reason: str) -> bool:
-    """A reason of :func:`~saturate.analysis.domains.domain_reasons` (where the metric's domain
+    """A reason of :func:`~saturate.analysis.curve.domain_reasons` (where the metric's domain
     binds the fit), not the call's own domain line (which a new call writes again)."""
     return "domain" in reason and not reason.startswith("the metric's domain bounds the gain")
 

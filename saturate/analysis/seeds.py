@@ -21,10 +21,6 @@ import pandas as pd
 from saturate.curves import PARAM_PREFIX, DataWarning, run_columns
 from saturate.errors import SettingsError
 
-__all__ = ["group_column", "pool_seeds", "SEED_COLUMNS"]
-
-SEED_COLUMNS: tuple[str, ...] = ("value_se", "doubling_se", "n_seeds", "group_runs")
-
 
 def group_column(df: pd.DataFrame, group_by: str) -> str:
     """The column ``--group-by`` names: itself, or ``params.<name>``; a clear error otherwise."""

@@ -20,8 +20,6 @@ from saturate.settings.fields import OPTIONS_BY_NAME
 if TYPE_CHECKING:
     from saturate.fit import FitSettings
 
-__all__ = ["AnalysisSettings", "gain_of", "parse_min_gain", "settings_used"]
-
 _DEFAULTS = Settings()
 
 
@@ -34,7 +32,7 @@ class AnalysisSettings:
     that moves the metric by less than 3% of the ground it has covered is, for RL runs, within the
     run-to-run noise of most benchmarks and rarely worth twice the spend. ``thresholds`` maps
     metric globs to their own ``min_gain``; ``domains`` maps metric globs to the ``(lo, hi)``
-    their values live in, or None for none (see :mod:`saturate.analysis.domains`: rates and
+    their values live in, or None for none (see :mod:`saturate.vocabulary.domains`: rates and
     accuracies get ``[0, 1]`` from their name).
     ``decision``: how the probability that the next
     doubling pays becomes the call, and whether sibling curves are pooled

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
+from saturate.analysis.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
 from saturate.analysis.quantities import roi_stage
-from saturate.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
+from saturate.fit.scaling import pow2_scale
 from saturate.results import (
     Collapse,
     Estimate,
@@ -36,16 +37,6 @@ from saturate.results import (
     Verdict,
     format_estimate,
 )
-from saturate.scaling import pow2_scale
-
-__all__ = [
-    "Evidence",
-    "Outcome",
-    "Rule",
-    "VERDICT_RULES",
-    "decide_verdict",
-    "fit_matches_trend",
-]
 
 Outcome = tuple[Verdict, tuple[str, ...]]
 """A verdict and its reasons, in the order a reader needs them."""
@@ -221,7 +212,7 @@ def _pair(ev: Evidence) -> _Pair | None:
 
 def _precision_share(fit: Estimate, trend: Estimate) -> float:
     """The fit's share of the combined precision, from the widths of the two intervals (taken
-    over :func:`~saturate.scaling.pow2_scale`: their squares may overflow or underflow)."""
+    over :func:`~saturate.fit.scaling.pow2_scale`: their squares may overflow or underflow)."""
     wf, wt = fit.hi - fit.lo, trend.hi - trend.lo
     if not (math.isfinite(wf) and math.isfinite(wt)):
         return 1.0 if math.isfinite(wf) else 0.0
@@ -306,7 +297,7 @@ def below_threshold(ev: Evidence) -> Outcome | None:
 def coin_flip_wider_than_range(ev: Evidence) -> Outcome | None:
     """``inconclusive``: without a trend, the fit's gain straddles the threshold with an interval
     wider than the curve's whole observed range, and its draws clear it about half the time
-    (within :data:`~saturate.constants.COIN_FLIP`)."""
+    (within :data:`~saturate.analysis.constants.COIN_FLIP`)."""
     d = _straddling(ev)
     if d is None or _slope(ev) is not None or d.prob is None:
         return None
@@ -350,7 +341,7 @@ def one_estimate_leans(ev: Evidence) -> Outcome | None:
 
 
 def fit_decides_alone(ev: Evidence) -> Outcome | None:
-    """The fit holds at least :data:`~saturate.constants.SOLE_SHARE` of the combined precision:
+    """The fit holds at least :data:`~saturate.analysis.constants.SOLE_SHARE` of the combined precision:
     the side of the threshold it more likely lies on decides."""
     p = _pair(ev)
     if p is None or not p.share >= SOLE_SHARE:
@@ -366,7 +357,7 @@ def fit_decides_alone(ev: Evidence) -> Outcome | None:
 
 
 def trend_decides_alone(ev: Evidence) -> Outcome | None:
-    """The trend holds at least :data:`~saturate.constants.SOLE_SHARE` of the combined precision:
+    """The trend holds at least :data:`~saturate.analysis.constants.SOLE_SHARE` of the combined precision:
     its side of the threshold decides, and the stage comes from the ROI it implies."""
     p = _pair(ev)
     if p is None or not p.share <= 1.0 - SOLE_SHARE:

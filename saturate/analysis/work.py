@@ -26,10 +26,6 @@ from saturate.run_table import run_fact_columns
 if TYPE_CHECKING:
     from saturate.settings import Settings
 
-__all__ = [
-    "Engine", "engine_for", "Tally", "analyze_batch", "indexed_batch", "batches", "compact", "local_workers",
-    "BATCH_POINTS", "BATCH_CURVES",
-]
 
 Progress = Callable[[int, int], None]
 

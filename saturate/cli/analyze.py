@@ -24,8 +24,6 @@ from saturate.cli.options import settings_options
 from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
-__all__ = ["analyze"]
-
 LogBack = Annotated[
     bool,
     typer.Option("--log-back", help="Write verdict tags (saturate.<metric>.*), the HTML report and "

@@ -232,7 +232,7 @@ def save_figure(figure: Any, path: Path) -> None:
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-    from saturate.text import for_message
+    from saturate.report.text import for_message
 
     text = str(message).splitlines()[0] if str(message) else category.__name__
     print(f"warning: {for_message(text)}", file=sys.stderr)
@@ -276,7 +276,7 @@ def handle_errors(func: F) -> F:
             except SaturateError as exc:
                 if STATE["debug"]:
                     raise _debug_exit(exc.exit_code) from None
-                from saturate.text import for_message
+                from saturate.report.text import for_message
 
                 print(f"error: {for_message(exc)}", file=sys.stderr)
                 raise typer.Exit(exc.exit_code) from None

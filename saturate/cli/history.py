@@ -11,8 +11,8 @@ import typer
 from saturate.cli.app import app
 from saturate.cli.common import format_option, handle_errors
 from saturate.cli.watch import State
-from saturate.constants import DEFAULT_STATE
 from saturate.settings.checks import check_choice
+from saturate.tracker.state import DEFAULT_STATE
 
 FORMATS = ("table", "lines", "json")
 

@@ -11,8 +11,6 @@ from saturate.cli.options import settings_options
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
 
-__all__ = ["ls", "show_inventory"]
-
 FORMATS = ("text", "json")
 
 
@@ -21,7 +19,7 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
     import shutil
 
-    from saturate.inventory import inventory
+    from saturate.analysis.inventory import inventory
 
     found = inventory(sources or None, settings, fast=fast)
     if not found.metrics:

@@ -20,10 +20,10 @@ import typer
 from saturate.cli.app import app
 from saturate.cli.common import Sources, format_option, handle_errors
 from saturate.cli.options import settings_options
-from saturate.constants import DEFAULT_STATE
+from saturate.report.text import for_message
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
-from saturate.text import for_message
+from saturate.tracker.state import DEFAULT_STATE
 
 State = Annotated[
     Path,
@@ -212,5 +212,3 @@ def watch(
     finally:
         store.close()
 
-
-__all__ = ["watch", "State"]

@@ -15,33 +15,21 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
-from saturate.analysis.roles import Role, classify
 from saturate.analysis.settings import AnalysisSettings
 from saturate.codec import jsonable
 from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend
-from saturate.settings.checks import check_number, check_pairs
+from saturate.settings.checks import (
+    check_number,
+    check_pairs,
+)
 from saturate.settings.fields import OPTIONS_BY_NAME
+from saturate.vocabulary.direction import metric_direction, signed
+from saturate.vocabulary.roles import Role, classify
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
-
-__all__ = [
-    "SEVERITIES",
-    "Severity",
-    "Diagnostic",
-    "DiagnosticSettings",
-    "CurveRef",
-    "collect_curves",
-    "by_run",
-    "edge_level",
-    "window_trend",
-    "threshold",
-    "parse_pairs",
-    "curves_by_metric",
-]
 
 Severity = Literal["info", "warning", "error"]
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
@@ -156,7 +144,7 @@ class DiagnosticSettings:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
 
     def role(self, metric: str, run_metrics: Sequence[str] = ()) -> Role:
-        """The metric's role under these settings' overrides (:func:`saturate.analysis.roles.classify`)."""
+        """The metric's role under these settings' overrides (:func:`saturate.vocabulary.roles.classify`)."""
         return classify(metric, objective=self.objective, diagnostic=self.diagnostic,
                         run_metrics=run_metrics).role
 
@@ -171,7 +159,7 @@ def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
 @dataclass(frozen=True, eq=False)
 class CurveRef:
     """One curve as the diagnostics see it: points sorted by compute, its analysis (objectives
-    only) and its ``role`` (:mod:`saturate.analysis.roles`)."""
+    only) and its ``role`` (:mod:`saturate.vocabulary.roles`)."""
 
     source: str
     run_id: str

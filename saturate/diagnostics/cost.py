@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, register
 from saturate.errors import SettingsError
-from saturate.names import GPU_HOURS, axis_label, axis_unit
 from saturate.results import Estimate
+from saturate.vocabulary.names import GPU_HOURS, axis_label, axis_unit
 
-__all__ = ["point_size", "cost_per_point", "rl_share", "cost_diagnostics", "hours_per_compute",
-           "gpu_hour_rates", "axis_is_gpu_hours", "SameRate"]
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 
 def point_size(values: np.ndarray) -> float:
@@ -201,3 +203,11 @@ register(
                           "gpu_hour_cost": NUM, "rl_share": NUM, "pretrain_compute": NUM})),
     order=80,
 )
+
+
+def check_rates(df: pd.DataFrame, settings: Settings) -> None:
+    """GPU-hours options checked against the x axis before any curve is fitted."""
+    for key in ("budget", "gpu_hour_cost"):
+        if getattr(settings, key) is not None:
+            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
+            break

@@ -32,11 +32,9 @@ from saturate.diagnostics.base import (
     threshold,
     window_trend,
 )
-from saturate.diagnostics.naming import is_benchmark, is_instability, is_reward, reward_rank
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, kind, register
 from saturate.results import format_estimate
-
-__all__ = ["plateau_start", "find_pairs", "check_pair", "divergence_diagnostics"]
+from saturate.vocabulary.roles import is_benchmark, is_instability, is_reward, reward_rank
 
 
 def plateau_start(compute: np.ndarray, values: np.ndarray, tol: float) -> float:

@@ -34,7 +34,9 @@ from saturate.diagnostics.base import (
     edge_level,
     threshold,
 )
-from saturate.diagnostics.naming import (
+from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
+from saturate.results import PASSING_VERDICTS, Trend, format_estimate
+from saturate.vocabulary.roles import (
     is_entropy,
     is_kl,
     is_length,
@@ -42,16 +44,6 @@ from saturate.diagnostics.naming import (
     reward_rank,
     subtask_families,
 )
-from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
-from saturate.results import PASSING_VERDICTS, Trend, format_estimate
-
-__all__ = [
-    "entropy_collapse",
-    "kl_blowup",
-    "length_runaway",
-    "gradient_conflict",
-    "instability_diagnostics",
-]
 
 MIN_POINTS = 12
 

@@ -28,7 +28,6 @@ from saturate.diagnostics.base import (
     by_run,
     edge_level,
 )
-from saturate.diagnostics.naming import pass_at_k
 from saturate.diagnostics.registry import (
     BOOL,
     EST,
@@ -42,8 +41,7 @@ from saturate.diagnostics.registry import (
     register,
 )
 from saturate.results import Estimate
-
-__all__ = ["PassKChange", "change_from_start", "crossover_k", "passk_diagnostics"]
+from saturate.vocabulary.roles import pass_at_k
 
 SHARE_OF_PASS1 = 0.25
 

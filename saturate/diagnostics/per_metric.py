@@ -3,7 +3,7 @@ the groups share, and the GPU-hour plan on one objective.
 
 :func:`~saturate.diagnostics.base.curves_by_metric` is the one grouping rule the allocation
 diagnostic, ``saturate compare`` and ``saturate allocate`` share: only objectives (see
-:mod:`saturate.analysis.roles`) are compared or bought; diagnostics (entropy, KL, lengths) and
+:mod:`saturate.vocabulary.roles`) are compared or bought; diagnostics (entropy, KL, lengths) and
 axes (the GPU-hours metric) are not.
 """
 
@@ -19,8 +19,6 @@ from saturate.diagnostics.cost import gpu_hour_rates
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.errors import SettingsError
 from saturate.results import CurveAnalysis
-
-__all__ = ["curves_by_metric", "compare_by_metric", "plan_allocation"]
 
 
 def compare_by_metric(

@@ -21,9 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from saturate.analysis.direction import signed
 from saturate.codec import jsonable
-from saturate.constants import FORECAST_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import (
     EST,
@@ -36,18 +34,10 @@ from saturate.diagnostics.registry import (
     nullable,
     register,
 )
+from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import VERDICTS, Estimate, format_estimate
 from saturate.settings.checks import resolve_at
-
-__all__ = [
-    "RecipeSummary",
-    "RecipePair",
-    "RecipeComparison",
-    "prob_better",
-    "forecast_crossing",
-    "compare_recipes",
-    "recipe_diagnostics",
-]
+from saturate.vocabulary.direction import signed
 
 _NAN = Estimate(math.nan, identified=False)
 

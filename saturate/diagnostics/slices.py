@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, by_run
-from saturate.diagnostics.naming import slice_families
 from saturate.diagnostics.registry import EST, STR, array, fields, kind, mapping, register
 from saturate.results import PASSING_VERDICTS, VERDICTS
-
-__all__ = ["slice_diagnostics"]
+from saturate.vocabulary.roles import slice_families
 
 _STOPPED = frozenset({"saturated", "regressing"})
 

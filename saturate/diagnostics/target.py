@@ -18,14 +18,12 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.direction import signed
+from saturate.analysis.constants import TARGET_HORIZON
 from saturate.codec import jsonable
-from saturate.constants import TARGET_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.results import Estimate
-
-__all__ = ["TargetResult", "compute_to_target", "target_for_curve", "target_diagnostics"]
+from saturate.vocabulary.direction import signed
 
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]
 Predict = Callable[[np.ndarray], np.ndarray]

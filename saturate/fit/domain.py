@@ -6,7 +6,7 @@ Three parts, none of which clips a value after the fact:
   in the solver (:meth:`DomainBounds.laws`), so sigmoid and Weibull curves, which lie between
   their two levels, cannot leave it, and power laws approach an asymptote inside it;
 * a law whose fitted curve still leaves the domain between the first compute and the farthest
-  point the analysis looks at (:data:`~saturate.constants.FORECAST_HORIZON` doublings of the stop
+  point the analysis looks at (:data:`~saturate.analysis.constants.FORECAST_HORIZON` doublings of the stop
   point search, the forecast points) is not a possible description of the metric: it gets no weight
   (:meth:`DomainBounds.outside`; log-linear laws grow without bound and usually go);
 * a bootstrap refit that leaves the domain is a failed refit, replaced by one that stays in it, so
@@ -21,13 +21,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from saturate.constants import FORECAST_HORIZON
 from saturate.fit.laws import LEVEL_BOUND, Law
 from saturate.fit.prep import Normalisation
 from saturate.fit.result import parse_at
 from saturate.fit.weights import PointFit
 
-__all__ = ["DomainBounds", "domain_bounds", "drop_outside"]
+FORECAST_HORIZON = 64.0
+"""How far ahead, as a multiple of the last compute, the stop point and the recipes' forecast
+crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
+
 
 Array = NDArray[np.float64]
 

@@ -8,16 +8,6 @@ from numpy.typing import ArrayLike, NDArray
 
 Array = NDArray[np.float64]
 
-__all__ = [
-    "as_array",
-    "param_columns",
-    "safe_log",
-    "safe_exp",
-    "stack_columns",
-    "basis_columns",
-    "softplus",
-]
-
 
 def as_array(x: ArrayLike) -> Array:
     return np.asarray(x, dtype=float)

@@ -48,12 +48,10 @@ from saturate.fit.prep import (
     sieve_noise,
 )
 from saturate.fit.priors import with_prior
-from saturate.fit.result import CurveFit, LawFit, parse_at
+from saturate.fit.result import CurveFit, LawFit
 from saturate.fit.settings import FitSettings
 from saturate.fit.solver import BatchResult, solve_laws
 from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
-
-__all__ = ["FitSettings", "fit_curve", "CurveFit", "LawFit", "parse_at"]
 
 Array = NDArray[np.float64]
 #: Most noise values the bootstrap holds at once per law (16 MB): resamples of long curves are

@@ -11,13 +11,22 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
-from saturate.constants import SPREAD_TAIL, STALL_RATIO
 from saturate.fit.laws import LAWS, Law, Param, natural_value
 from saturate.fit.prep import Normalisation
 from saturate.fit.result import LawFit
 from saturate.fit.settings import FitSettings
 from saturate.fit.weights import PointFit
 from saturate.results import Estimate
+
+STALL_RATIO = 0.5
+"""Bootstrap refits have stalled when their spread is below this share of the linearised standard
+error (typical of BNSL's flat directions); the parameter's interval then takes in the Wald one."""
+
+SPREAD_TAIL = 0.05
+"""The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
+over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
+not follow the confidence setting."""
+
 
 Array = NDArray[np.float64]
 

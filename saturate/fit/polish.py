@@ -11,8 +11,6 @@ from saturate.fit.laws import Law
 from saturate.fit.prep import Bins
 from saturate.fit.solver import robust_cost, solve_batch
 
-__all__ = ["POLISH_ITER", "polish"]
-
 Array = NDArray[np.float64]
 
 POLISH_ITER = 200

@@ -21,21 +21,7 @@ except ImportError:  # pragma: no cover - a scipy without it: the public functio
 
 from saturate.curves import DataWarning
 from saturate.errors import InputError
-from saturate.scaling import pow2_scale
-
-__all__ = [
-    "Normalisation",
-    "Bins",
-    "clean_curve",
-    "normalisation",
-    "bin_points",
-    "noise_level",
-    "ar_fit",
-    "sieve_noise",
-    "bootstrap_signs",
-    "bootstrap_burn",
-    "bootstrap_sign_rows",
-]
+from saturate.fit.scaling import pow2_scale
 
 Array = NDArray[np.float64]
 _X_MIN = 1e-12
@@ -48,7 +34,7 @@ class Normalisation:
     ``x = (compute + offset) / c_ref`` (``offset`` > 0 only when the curve has compute <= 0, e.g.
     step 0: the axis is then shifted by one compute gap so a log scale can hold it), and
     ``y = sign * (value - loc) / scale`` with ``sign = -1`` for lower-is-better metrics. Both
-    directions work over :func:`~saturate.scaling.pow2_scale` of ``loc`` and ``scale``, so values
+    directions work over :func:`~saturate.fit.scaling.pow2_scale` of ``loc`` and ``scale``, so values
     near the largest float do not overflow on the way.
     """
 
@@ -124,7 +110,7 @@ def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tup
 def normalisation(c: Array, v: Array, direction: str) -> tuple[Normalisation, tuple[str, ...]]:
     """Axes for fitting: compute shifted off zero if needed, values standardised and oriented.
 
-    Mean and standard deviation are taken over :func:`~saturate.scaling.pow2_scale` of the values
+    Mean and standard deviation are taken over :func:`~saturate.fit.scaling.pow2_scale` of the values
     (exact), so they neither overflow nor underflow; a curve whose spread is below 1e-12 of its
     largest magnitude is constant, whatever its units.
     """

@@ -13,19 +13,9 @@ clean power law over three decades gives the sigmoid little weight); where they 
 Weibull or a broken power law fit a sigmoid's points within the noise and extrapolate
 differently), the average follows the sigmoid.
 
-It is not the default, for what it costs where the sigmoid is wrong. Measured on 64 clean
-sigmoids (``tests/test_law_prior.py``'s generator, seeds 0-3; B 0.8-3, midpoint at 5-35% of the
-last compute, noise 1% of the rise), the mean error of the forecasts at 2x and 4x over a sigmoid
-refit's: the averaged fit 1.63 at equal odds and 1.18 at 32 to 1 (a shifted power law fits a
-sigmoid's tail within the noise, and 32 to 1 does not always outweigh it); the reported
-forecast, which also weighs the recent trend, 1.95 and 1.47 (1.06, 1.07, 2.97 and 1.34 by
-seed). Meanwhile
-the 90% band at 2x of Weibull-shaped curves (``benchmarks/bench_fit.py --calibration 40``) holds
-the truth 0.55 of the time at 32 to 1 against 0.82 at equal odds (all laws: 0.67 against 0.73):
-the prior takes the shared weight away exactly where the laws disagree beyond the data. On the
-public RL curves of ``benchmarks/bench_accuracy.py`` (leave-one-source-out) it changes nothing
-beyond noise either way: at 8 or 32 to 1, with AICc's penalty or BIC's, balanced accuracy
-0.695-0.700 against 0.699 and median 2x error 0.195-0.198 against 0.195.
+It is not the default: where the sigmoid is wrong it takes the shared weight away exactly where
+the laws disagree beyond the data, and on public RL curves it changes nothing beyond noise (the
+measurements are in ``docs/measurements.md``).
 """
 
 from __future__ import annotations
@@ -37,8 +27,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from saturate.errors import SettingsError
-
-__all__ = ["DEFAULT_LAW_PRIOR", "check_law_prior", "prior_penalty", "with_prior"]
 
 DEFAULT_LAW_PRIOR: tuple[tuple[str, float], ...] = ()
 """Prior odds of each law against a law not listed (odds 1)."""

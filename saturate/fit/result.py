@@ -17,21 +17,19 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from saturate.codec import jsonable
-from saturate.display import html_of
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import Normalisation
+from saturate.fit.scaling import pow2_scale
 from saturate.results import (
     Direction,
     Estimate,
     ForecastPoint,
     LawSummary,
     format_estimate,
+    html_of,
 )
-from saturate.scaling import pow2_scale
 from saturate.settings.checks import check_confidence, resolve_at
-
-__all__ = ["LawFit", "CurveFit", "parse_at"]
 
 Array = NDArray[np.float64]
 _DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
@@ -136,7 +134,7 @@ class CurveFit:
     def extrapolation_se(self) -> float:
         """Root-mean-square error per doubling of the rolling-origin gain forecasts (see
         ``gain_backtest``): the curve's own measure of how far an extrapolated gain can miss.
-        NaN without a backtest. Squared over :func:`~saturate.scaling.pow2_scale` (any units)."""
+        NaN without a backtest. Squared over :func:`~saturate.fit.scaling.pow2_scale` (any units)."""
         errs = np.array([e for _, _, e in self.gain_backtest], dtype=float)
         errs = errs[np.isfinite(errs)]
         s = pow2_scale(errs)

@@ -19,8 +19,6 @@ from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_domain, check_int, check_number
 from saturate.settings.fields import OPTIONS_BY_NAME
 
-__all__ = ["FitSettings"]
-
 _DEFAULTS = Settings()
 
 

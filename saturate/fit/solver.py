@@ -22,8 +22,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from saturate.fit.laws import Law
 
-__all__ = ["LOSSES", "BatchResult", "robust_cost", "solve_batch", "solve_general", "solve_laws"]
-
 Array = NDArray[np.float64]
 LOSSES = ("linear", "soft_l1", "huber", "cauchy")
 

@@ -16,8 +16,6 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["grid_starts"]
-
 Array = NDArray[np.float64]
 
 

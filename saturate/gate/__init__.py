@@ -18,12 +18,18 @@
 from __future__ import annotations
 
 from saturate.gate.decide import (
+    DEFAULT_FAIL_ON,
+    FAIL_CHECKS,
     CurveOutcome,
     DiagnosticOutcome,
     GateResult,
     SuiteOutcome,
     decide,
+    fail_kinds,
+    fail_on_help,
     gate_markdown,
+    parse_fail_on,
+    register_fail_kind,
 )
 from saturate.gate.github import (
     MAX_ANNOTATIONS,
@@ -34,14 +40,6 @@ from saturate.gate.github import (
     github_annotations,
 )
 from saturate.gate.junit import junit_xml, write_junit
-from saturate.gate.kinds import (
-    DEFAULT_FAIL_ON,
-    FAIL_CHECKS,
-    fail_kinds,
-    fail_on_help,
-    parse_fail_on,
-    register_fail_kind,
-)
 
 __all__ = [
     "DEFAULT_FAIL_ON",

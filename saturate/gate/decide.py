@@ -1,7 +1,9 @@
 """The gate's decision: which curves, suite groups and diagnostics fail.
 
 :func:`decide` is a pure function of the analysed curves, the diagnostics, the suite (when there is
-one) and the ``fail_on`` kinds (:mod:`saturate.gate.kinds`). With a suite, the gate is on each
+one) and the ``fail_on`` kinds: verdicts (``saturated``, ``regressing``, ``inconclusive``, even
+``slowing``), per-curve checks (``collapse``, or any added with :func:`register_fail_kind`) and
+diagnostic kinds (from :mod:`saturate.diagnostics.registry`). With a suite, the gate is on each
 group's aggregate over the suite's tasks: a group fails when its aggregate's verdict is among the
 kinds (saturated or regressing by default: the next doubling of compute does not pay for the
 suite as a whole); the curves of single runs then fail only on kinds named in ``--fail-on``, and
@@ -11,23 +13,80 @@ weighs).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from saturate.codec import jsonable
 from saturate.diagnostics.base import Diagnostic
+from saturate.diagnostics.registry import kind_specs
+from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
-from saturate.gate.kinds import DEFAULT_FAIL_ON, FAIL_CHECKS, fail_kinds
-from saturate.results import CurveAnalysis, verdict_counts
+from saturate.report.text import for_terminal
+from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
 from saturate.settings.checks import check_choices
-from saturate.text import for_terminal
 
 if TYPE_CHECKING:
     from saturate.suites import SuiteAnalysis, SuiteGroup
 
-__all__ = ["Status", "CurveOutcome", "DiagnosticOutcome", "SuiteOutcome", "GateResult", "decide",
-           "gate_markdown"]
+
+DEFAULT_FAIL_ON: tuple[str, ...] = ("saturated", "regressing")
+
+Check = Callable[[CurveAnalysis], str | None]
+
+
+def _collapse(curve: CurveAnalysis) -> str | None:
+    col = curve.collapse
+    if col is None and "collapse" not in curve.flags:
+        return None
+    if col is None:
+        return "collapse detected"
+    return f"collapse at {curve.compute_name} {col.compute:.4g} (drop {col.drop:.3g})"
+
+
+# Kinds beyond the verdicts: name -> check returning why the curve fails, or None.
+FAIL_CHECKS: dict[str, Check] = {"collapse": _collapse}
+
+
+def register_fail_kind(name: str, check: Check) -> None:
+    """Make ``--fail-on NAME`` available: ``check(curve)`` returns a reason to fail, or None."""
+    key = name.strip().lower()
+    if not key or key in VERDICTS or key in diagnostic_kinds():
+        raise ValueError(f"fail-on kind {name!r} is empty, a verdict or a diagnostic kind")
+    FAIL_CHECKS[key] = check
+
+
+def fail_kinds() -> tuple[str, ...]:
+    """Every kind ``--fail-on`` accepts: verdicts, per-curve checks, diagnostic kinds."""
+    return tuple(dict.fromkeys((*VERDICTS, *FAIL_CHECKS, *diagnostic_kinds())))
+
+
+def fail_on_help() -> str:
+    """The help of ``--fail-on``, naming every kind it accepts beyond the defaults (``scaling``,
+    accepted too, is left out: failing on it makes no sense)."""
+    verdicts = [v for v in VERDICTS if v not in (*DEFAULT_FAIL_ON, "scaling")]
+    specs = kind_specs()
+    warns = [k.name for k in specs if k.severities != ("info",)]
+    infos = [k.name for k in specs if k.severities == ("info",)]
+    return (
+        f"Also fail on these kinds (comma list or repeatable): verdicts ({', '.join(verdicts)}), "
+        f"per-curve checks ({', '.join(FAIL_CHECKS)}), or diagnostics ({', '.join(warns)}; "
+        f"information only: {', '.join(infos)}). "
+        f"{' and '.join(DEFAULT_FAIL_ON).capitalize()} always fail."
+    )
+
+
+def parse_fail_on(values: Iterable[str] | str | None, *, extend: bool = True) -> tuple[str, ...]:
+    """``--fail-on`` values (comma lists, repeatable) checked against :func:`fail_kinds`.
+
+    With ``extend`` the kinds add to :data:`DEFAULT_FAIL_ON` (``--fail-on inconclusive`` still fails
+    saturated curves); without it they replace it.
+    """
+    if isinstance(values, str):
+        values = [values]
+    kinds = check_choices(values or (), "--fail-on", fail_kinds())
+    return tuple(dict.fromkeys((*DEFAULT_FAIL_ON, *kinds))) if extend else kinds
+
 
 Status = Literal["pass", "fail", "warn"]
 
@@ -190,7 +249,7 @@ class GateResult:
     def summary(self) -> str:
         """What a CI log shows: PASS/FAIL, the counts, then each failing and warned suite group,
         curve and diagnostic, one line each (names shown escaped by
-        :func:`saturate.text.for_terminal`)."""
+        :func:`saturate.report.text.for_terminal`)."""
         lines = [self._head()]
         lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_groups]
         lines += [f"  FAIL {o.name}: {o.message}" for o in self.failures]
@@ -311,4 +370,3 @@ def gate_markdown(result: GateResult) -> str:
     for o in result.warned_diagnostics:
         lines.append(f"- ⚠️ **{o.label}** {escape_md(o.name)}: {escape_md(o.message)}")
     return "\n".join(lines).rstrip() + "\n\n"
-

@@ -9,10 +9,7 @@ from pathlib import Path
 
 from saturate.errors import InputError
 from saturate.gate.decide import CurveOutcome, DiagnosticOutcome, GateResult, SuiteOutcome
-from saturate.text import for_annotation
-
-__all__ = ["escape_data", "escape_property", "github_annotations", "append_step_summary",
-           "MAX_ANNOTATIONS", "STEP_SUMMARY_LIMIT"]
+from saturate.report.text import for_annotation
 
 # GitHub shows at most 10 error and 10 warning annotations per step (and 50 per job).
 MAX_ANNOTATIONS = 10
@@ -34,7 +31,7 @@ def escape_property(text: str) -> str:
 
 def _command(kind: str, title: str, message: str) -> str:
     """The annotation boundary: names in ``title`` and ``message`` cannot end the line or the
-    command, nor carry terminal escapes (:func:`saturate.text.for_annotation`)."""
+    command, nor carry terminal escapes (:func:`saturate.report.text.for_annotation`)."""
     return f"::{kind} title={for_annotation(title, prop=True)}::{for_annotation(message)}"
 
 

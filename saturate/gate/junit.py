@@ -9,16 +9,14 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from saturate.gate.decide import GateResult, SuiteOutcome
-from saturate.text import for_document
-
-__all__ = ["junit_xml", "write_junit"]
+from saturate.report.text import for_document
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _x(text: Any) -> str:
     """Text XML 1.0 can hold: control and bidirectional characters shown escaped
-    (:func:`~saturate.text.for_document`), what XML cannot hold removed; ElementTree escapes the
+    (:func:`~saturate.report.text.for_document`), what XML cannot hold removed; ElementTree escapes the
     rest."""
     return _XML_BAD.sub("", for_document(text))
 

@@ -17,8 +17,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-__all__ = ["read_plain_csv"]
-
 #: ``pandas.read_csv``'s default missing-value spellings (its documentation lists them).
 _PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]

@@ -20,8 +20,6 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["LOG_SUFFIXES", "looks_like_console_log", "read_console_log", "run_name"]
-
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STEP = re.compile(r"(?<![\w/])step:\s*(\d+)\s+-\s+(.*)$")
 _PAIR = re.compile(r"^\s*(.+?):\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)\s*$")

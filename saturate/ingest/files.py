@@ -48,9 +48,7 @@ from saturate.ingest.layouts import (
     wide_points,
     with_facts,
 )
-from saturate.names import axis_quantity
-
-__all__ = ["TABLE_SUFFIXES", "sniff", "read_table_file", "is_table_file"]
+from saturate.vocabulary.names import axis_quantity
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 STEP_ALIASES = ("step", "global_step", "_step", "iteration", "iter", "timestep", "timesteps",
@@ -358,7 +356,7 @@ def _one_edit(a: str, b: str) -> bool:
 def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str | None:
     """In a table with neither a step nor a compute column (a scaling-law table of compute and
     score pairs), the numeric column that measures compute (``Training FLOP``, ``tokens``,
-    ``train_dataset_size``: :func:`saturate.names.axis_quantity`), the best-ranked one; None when
+    ``train_dataset_size``: :func:`saturate.vocabulary.names.axis_quantity`), the best-ranked one; None when
     there is none. ``cols`` are the stripped names of ``df``'s columns, in order."""
     found = [(q.rank, i, c) for i, c in enumerate(cols)
              if c not in taken and (q := axis_quantity(c)) is not None and q.compute]

@@ -27,10 +27,8 @@ from saturate.curves import (
 )
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.melt import melt
-from saturate.names import is_replicate_name
 from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
-
-__all__ = ["Points", "constant_column", "is_numeric", "split_facts", "long_points", "wide_points", "with_facts"]
+from saturate.vocabulary.names import is_replicate_name
 
 _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
          "run_status", "source"}
@@ -128,7 +126,7 @@ def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
 
 def long_points(df: pd.DataFrame, path: Path) -> Points:
     """A long table's points: extra columns that are text, constant within each run, or named
-    for a replicate (``seed``, :func:`~saturate.names.is_replicate_name`) are run parameters;
+    for a replicate (``seed``, :func:`~saturate.vocabulary.names.is_replicate_name`) are run parameters;
     numeric ones that vary along a run stay on the points."""
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     columns = df.columns

@@ -16,8 +16,6 @@ import pandas as pd
 
 from saturate.cells import text_codes
 
-__all__ = ["Melt", "melt"]
-
 _F8, _I8 = np.dtype("float64"), np.dtype("int64")
 
 

@@ -10,7 +10,7 @@ Four kinds of source, one result::
 Nothing here ever writes to the user's store: databases are opened read-only, and the slower
 MlflowClient route (``fast=False`` or an unexpected schema) works on a private sqlite snapshot.
 This module picks the reader (``mlflow_sql``, ``mlflow_filestore`` or ``mlflow_client``) for a
-source classified by :mod:`~saturate.ingest.mlflow_sources`, then joins the points it returns
+source classified by :mod:`~saturate.ingest.mlflow_common`, then joins the points it returns
 with the run facts; the types the readers share are in :mod:`~saturate.ingest.mlflow_common`.
 """
 
@@ -28,6 +28,7 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError, SourceError
+from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -35,22 +36,11 @@ from saturate.ingest.mlflow_common import (
     Selection,
     check_filter,
     kept_tags,
-)
-from saturate.ingest.mlflow_filestore import read_filestore
-from saturate.ingest.mlflow_http import resolve_timeout
-from saturate.ingest.mlflow_sources import (
-    is_legacy_store,
-    is_mlflow_source,
-    is_mlflow_sqlite,
     resolve_source,
 )
-from saturate.redaction import redact
+from saturate.ingest.mlflow_filestore import read_filestore
+from saturate.ingest.redaction import redact
 from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
-
-__all__ = [
-    "is_mlflow_source", "load_mlflow", "iter_mlflow", "points_table", "run_facts_frame", "resolve_source", "is_mlflow_sqlite", "is_legacy_store",
-    "MlflowSource", "Selection", "assemble",
-]
 
 
 def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
@@ -199,7 +189,7 @@ def iter_mlflow(
     """:func:`load_mlflow` in parts, each the tidy table of whole runs (facts in its side table).
 
     ``stream``: database backends are read a few runs at a time
-    (:func:`~saturate.ingest.mlflow_sql.iter_database`), so memory follows the largest run, not
+    (:func:`~saturate.ingest.mlflow_db.iter_database`), so memory follows the largest run, not
     the store; other sources (and ``stream=False``) come as one part. ``timeout`` as in
     :func:`load_mlflow`.
     """
@@ -216,7 +206,7 @@ def iter_mlflow(
         exps, runs, points = read_rest(src, selection, max_workers=max_workers, fast=fast,
                                        timeout=timeout)
     elif not stream:
-        from saturate.ingest.mlflow_sql import read_database
+        from saturate.ingest.mlflow_db import read_database
 
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
@@ -249,7 +239,7 @@ def _iter_database(
     src: MlflowSource, selection: Selection, fast: bool, max_workers: int
 ) -> Iterator[pd.DataFrame]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
-    from saturate.ingest.mlflow_sql import iter_database
+    from saturate.ingest.mlflow_db import iter_database
 
     names = facts = None
     n_points = 0

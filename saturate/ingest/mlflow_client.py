@@ -9,19 +9,33 @@ MLflow's ``http_request`` with host credentials from MLflow's environment variab
 bounded retries: MLflow's defaults back off for minutes on a dead server. JSON is parsed
 directly rather than into protobuf entities. mlflow (seconds to import) and its HTTP stack are
 imported inside the functions that call them, so loading this module stays cheap.
+
+Each request has one deadline (connect, answer, retries and ``Retry-After`` waits included;
+``timeout``, default ``$SATURATE_TIMEOUT`` else 120 s), bounded retries of refused or reset
+connections and of 429/5xx answers, and a failure names its true cause. Every answer is checked
+against the fields read (protobuf JSON: 64-bit integers as strings, ``"NaN"``); another shape is
+a :class:`~saturate.errors.SourceError` naming the endpoint and the field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import os
+import socket
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
 
-from saturate.errors import InputError, SourceError
+from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -32,20 +46,493 @@ from saturate.ingest.mlflow_common import (
     points_frame,
     restore_values,
 )
-from saturate.ingest.mlflow_http import MAX_RETRY_AFTER, PROBE, READ, Answer, RetryPolicy, Server
-from saturate.ingest.mlflow_shapes import (
-    Curve,
-    Shape,
-    bulk_history,
-    experiments,
-    history,
-    page,
-    run_meta,
-)
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact, remember_uri
 
-__all__ = ["read_rest", "read_with_client", "RestReader", "Histories", "RetryPolicy", "PROBE",
-           "READ", "gather", "search_experiments", "search_runs"]
+DEFAULT_TIMEOUT = 120.0
+TIMEOUT_ENV = "SATURATE_TIMEOUT"
+MAX_RETRY_AFTER = 60.0
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of one request: waits ``backoff * (1, 2, 4, ...)`` s between attempts; a connect
+    attempt is given at most ``connect_timeout`` s (the request's deadline bounds the rest)."""
+
+    max_retries: int
+    backoff: float
+    connect_timeout: float
+
+
+# The first request of a source fails fast on a dead server; later ones retry a little longer.
+PROBE = RetryPolicy(max_retries=2, backoff=0.5, connect_timeout=4.0)
+READ = RetryPolicy(max_retries=4, backoff=0.5, connect_timeout=10.0)
+
+
+def resolve_timeout(timeout: float | str | None = None) -> float:
+    """``timeout`` seconds, else ``$SATURATE_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`; checked."""
+    name = "timeout"
+    if timeout is None:
+        timeout = os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT
+        name = f"${TIMEOUT_ENV}" if os.environ.get(TIMEOUT_ENV) else name
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a number of seconds, got {timeout!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise SettingsError(f"{name} must be a positive number of seconds, got {timeout!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer read to its end: status, reason, content type, body and Retry-After."""
+
+    status: int
+    reason: str
+    content_type: str
+    body: bytes
+    retry_after: float | None = None
+    attempts: int = 1
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class _Failed(Exception):
+    """One attempt failed: ``cause`` in words, ``retry`` whether another attempt may help."""
+
+    def __init__(self, cause: str, retry: bool) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.retry = retry
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """``err`` and every exception behind it (causes, contexts, urllib3 reasons, wrapped args)."""
+    seen: list[BaseException] = []
+    todo: list[object] = [err]
+    while todo:
+        e = todo.pop(0)
+        if not isinstance(e, BaseException) or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [e.__cause__, e.__context__, getattr(e, "reason", None), *getattr(e, "args", ())]
+    return seen
+
+
+def cause_of(err: BaseException) -> tuple[str, bool]:
+    """(the cause of a failed attempt in words, whether retrying may help), from the exception
+    chain of MLflow, requests, urllib3 and the socket layer."""
+    import requests
+    import urllib3.exceptions as u3
+
+    chain = _chain(err)
+    names = " ".join(type(e).__name__ for e in chain) + " " + " ".join(map(repr, chain))
+
+    def has(*types: type) -> bool:
+        return any(isinstance(e, types) for e in chain)
+
+    if has(ConnectionRefusedError) or "Connection refused" in names:
+        return "connection refused", True
+    if has(socket.gaierror) or "NameResolution" in names:
+        return "host not found", False
+    if has(requests.exceptions.SSLError, u3.SSLError):
+        return "TLS handshake failed", False
+    if has(ConnectionResetError, BrokenPipeError) or "RemoteDisconnected" in names:
+        return "connection reset by the server", True
+    if "IncompleteRead" in names:
+        return "the answer was cut off", True
+    # urllib3's NewConnectionError is a ConnectTimeoutError, so timeouts are checked last.
+    if has(socket.timeout, TimeoutError, requests.exceptions.Timeout, u3.TimeoutError):
+        return "timed out", False
+    if has(requests.exceptions.InvalidURL):
+        return "invalid URL", False
+    if has(requests.exceptions.ConnectionError, u3.HTTPError):
+        return "connection failed", True
+    return redact(f"{type(err).__name__}: {err}".splitlines()[0])[:200], False
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+class Server:
+    """The requests of one tracking server: credentials, the timeout, and a shared stop flag."""
+
+    def __init__(self, src: MlflowSource, timeout: float | None = None) -> None:
+        from mlflow.utils.credentials import get_default_host_creds
+
+        remember_uri(src.target)
+        self.creds = get_default_host_creds(src.target)
+        self.label = src.label
+        self.timeout = resolve_timeout(timeout)
+        self.stopped = threading.Event()
+        self.failure: str | None = None
+
+    def reset(self) -> None:
+        """Forget an earlier failure (a watcher polls the same server again later)."""
+        self.failure = None
+        self.stopped.clear()
+
+    def stop(self, error: BaseException) -> None:
+        """Make every pending and later request of this server fail with ``error``'s message."""
+        if self.failure is None:
+            self.failure = str(error)
+        self.stopped.set()
+
+    def request(self, method: str, endpoint: str, payload: dict, policy: RetryPolicy) -> Answer:
+        """One request, retried as :class:`RetryPolicy` says, within one deadline; the answer of
+        the last attempt (any status), or SourceError naming the cause."""
+        end = time.monotonic() + self.timeout
+        attempt = 0
+        while True:
+            self._check_stopped()
+            wait = policy.backoff * 2.0**attempt
+            try:
+                answer = self._attempt(method, endpoint, payload, policy, end)
+            except _Failed as why:
+                if not why.retry or attempt >= policy.max_retries or time.monotonic() + wait >= end:
+                    raise self._fail(endpoint, why.cause, attempt) from None
+            else:
+                answer = dataclasses.replace(answer, attempts=attempt + 1)
+                if answer.status not in RETRY_STATUSES or attempt >= policy.max_retries:
+                    return answer
+                if answer.retry_after is not None:
+                    wait = min(answer.retry_after, MAX_RETRY_AFTER)
+                if time.monotonic() + wait >= end:
+                    return answer
+            time.sleep(wait)
+            attempt += 1
+
+    def _check_stopped(self) -> None:
+        if self.stopped.is_set():
+            raise SourceError(self.failure or f"{self.label}: reading stopped")
+
+    def _fail(self, endpoint: str, cause: str, attempt: int) -> SourceError:
+        if self.stopped.is_set():
+            return SourceError(self.failure or f"{self.label}: reading stopped")
+        tries = f", after {attempt + 1} attempts" if attempt else ""
+        if cause == "timed out":
+            error = SourceError(f"the MLflow server {self.label} timed out: no complete answer to "
+                                f"{endpoint} within {self.timeout:g} s{tries[1:]} (--timeout, "
+                                f"${TIMEOUT_ENV})")
+        elif cause.startswith("the answer"):
+            error = SourceError(f"the MLflow server {self.label} broke off its answer to "
+                                f"{endpoint}: {cause}{tries}")
+        else:
+            error = SourceError(f"cannot reach the MLflow server {self.label}: {cause} ({endpoint}"
+                                f"{tries})")  # fmt: skip
+        self.stop(error)
+        return error
+
+    def _attempt(
+        self, method: str, endpoint: str, payload: dict, policy: RetryPolicy, end: float
+    ) -> Answer:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise _Failed("timed out", False)
+        resp = self._send(method, endpoint, payload, min(policy.connect_timeout, left), end)
+        try:
+            body = _read_body(resp, end, self.stopped)
+        finally:
+            resp.close()
+        return Answer(resp.status_code, str(resp.reason or ""),
+                      str(resp.headers.get("Content-Type", "")), body,
+                      _retry_after(resp.headers.get("Retry-After")))  # fmt: skip
+
+    def _send(self, method: str, endpoint: str, payload: dict, connect: float, end: float) -> Any:
+        """Send and wait for the status and headers in a helper thread, at most until ``end``:
+        socket timeouts bound each read, not a server that sends its headers byte by byte."""
+        from mlflow.utils.rest_utils import http_request
+
+        body = {"params": payload} if method == "GET" else {"json": payload}
+        box: dict[str, Any] = {}
+        lock = threading.Lock()
+        done = threading.Event()
+
+        def send() -> None:
+            try:
+                resp = http_request(
+                    self.creds, endpoint, method, max_retries=0, backoff_factor=0,
+                    backoff_jitter=0, timeout=(connect, max(end - time.monotonic(), 0.01)),
+                    raise_on_status=False, respect_retry_after_header=False, stream=True, **body,
+                )  # fmt: skip
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                box["error"] = exc
+            else:
+                with lock:
+                    if box.get("abandoned"):
+                        resp.close()
+                    else:
+                        box["resp"] = resp
+            finally:
+                done.set()
+
+        threading.Thread(target=send, name="saturate-http", daemon=True).start()
+        if not done.wait(max(end - time.monotonic(), 0.0)):
+            with lock:
+                box["abandoned"] = True
+                late = box.pop("resp", None)
+            if late is not None:
+                late.close()
+            raise _Failed("timed out", False)
+        if "error" in box:
+            raise _Failed(*cause_of(box["error"])) from None
+        return box["resp"]
+
+
+def _socket_of(resp: Any) -> socket.socket | None:
+    conn = getattr(getattr(resp, "raw", None), "connection", None)
+    sock = getattr(conn, "sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _read_body(resp: Any, end: float, stopped: threading.Event) -> bytes:
+    """The whole body, each read bounded by the time left, so a trickle ends at the deadline."""
+    sock = _socket_of(resp)
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise _Failed("timed out", False)
+        if stopped.is_set():
+            raise _Failed("stopped", False)
+        if sock is not None:
+            sock.settimeout(left)
+        try:
+            chunk = resp.raw.read1(_CHUNK)
+        except Exception as exc:  # noqa: BLE001 - any read failure is mapped to its cause
+            cause, retry = cause_of(exc)
+            if cause in ("the answer was cut off", "connection reset by the server"):
+                raise _Failed(f"the answer was cut off after {size} bytes", True) from None
+            raise _Failed(cause, retry) from None
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        size += len(chunk)
+
+
+# A fetched curve: (run_id, metric key, steps, values, timestamps).
+Curve = tuple[str, str, list, list, list]
+
+
+class _Bad(Exception):
+    """A value is not of the expected type (``expected`` says what was)."""
+
+    def __init__(self, expected: str) -> None:
+        super().__init__(expected)
+        self.expected = expected
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "a list", dict: "an object"}  # fmt: skip
+    text = names.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}"
+    return text
+
+
+class Shape:
+    """Where an answer came from, to name it when it has the wrong shape."""
+
+    def __init__(self, label: str, endpoint: str) -> None:
+        self.label = label
+        self.endpoint = endpoint
+
+    def fail(self, where: str, expected: str, got: Any) -> SourceError:
+        return SourceError(
+            f"{self.label}: the answer to {self.endpoint} is not what an MLflow tracking server "
+            f"sends ({where}: expected {expected}, got {_kind(got)})"
+        )
+
+
+def _int(v: Any) -> int:
+    if type(v) is int:
+        return v
+    if v is None:
+        return 0  # proto3 leaves a field at its default out
+    if type(v) is str:
+        try:
+            return int(v)
+        except ValueError:
+            pass
+    elif type(v) is float and v.is_integer():
+        return int(v)
+    raise _Bad("an integer")
+
+
+def _num(v: Any) -> float:
+    if type(v) in (float, int):
+        return float(v)
+    if v is None:
+        return math.nan
+    if type(v) is str:
+        try:
+            return float(v)  # also "NaN", "Infinity", "-Infinity"
+        except ValueError:
+            pass
+    raise _Bad("a number")
+
+
+def _text(v: Any) -> str:
+    if type(v) is str:
+        return v
+    if v is None:
+        return ""
+    raise _Bad("a string")
+
+
+def _id(v: Any) -> str:
+    if type(v) is str and v:
+        return v
+    if type(v) is int:
+        return str(v)
+    raise _Bad("an id (a non-empty string)")
+
+
+def _obj(v: Any, where: str, shape: Shape) -> dict:
+    if type(v) is not dict:
+        raise shape.fail(where, "an object", v)
+    return v
+
+
+def _list(v: Any, where: str, shape: Shape) -> list:
+    if v is None:
+        return []
+    if type(v) is not list:
+        raise shape.fail(where, "a list", v)
+    return v
+
+
+def page(data: Any, field: str, shape: Shape) -> tuple[list, str | None]:
+    """(the items of ``field``, the next page token) of one answer."""
+    data = _obj(data, "the answer", shape)
+    items = _list(data.get(field), field, shape)
+    token = data.get("next_page_token")
+    if token is not None and type(token) is not str:
+        raise shape.fail("next_page_token", "a string", token)
+    return items, token or None
+
+
+def experiments(items: list, shape: Shape) -> list[Experiment]:
+    out = []
+    for i, e in enumerate(items):
+        e = _obj(e, f"experiments[{i}]", shape)
+        field = "experiment_id"
+        try:
+            exp_id = _id(e.get("experiment_id"))
+            field = "name"
+            name = _text(e.get("name"))
+            field = "lifecycle_stage"
+            stage = _text(e.get("lifecycle_stage"))
+        except _Bad as bad:
+            raise shape.fail(f"experiments[{i}].{field}", bad.expected, e.get(field)) from None
+        out.append(Experiment(exp_id, name, stage != "deleted"))
+    return out
+
+
+def _pairs(items: Any, where: str, shape: Shape) -> dict[str, str]:
+    out = {}
+    for j, kv in enumerate(_list(items, where, shape)):
+        kv = _obj(kv, f"{where}[{j}]", shape)
+        key = kv.get("key")
+        if type(key) is not str:
+            raise shape.fail(f"{where}[{j}].key", "a string", key)
+        value = kv.get("value")
+        if value is not None and type(value) is not str:
+            raise shape.fail(f"{where}[{j}].value", "a string", value)
+        out[key] = value or ""
+    return out
+
+
+def run_meta(run: Any, i: int, shape: Shape) -> tuple[RunMeta, dict[str, tuple[int, int]], str]:
+    """(RunMeta, {metric key: (step, timestamp) of its latest point}, lifecycle stage) of one
+    ``runs/search`` item."""
+    where = f"runs[{i}]"
+    run = _obj(run, where, shape)
+    info = _obj(run.get("info") or {}, f"{where}.info", shape)
+    data = _obj(run.get("data") or {}, f"{where}.data", shape)
+    field = "run_id"
+    try:
+        run_id = _id(info.get("run_id") or info.get("run_uuid"))
+        field = "experiment_id"
+        exp_id = _id(info.get("experiment_id"))
+        values = {}
+        for field in ("run_name", "status", "user_id", "artifact_uri", "lifecycle_stage"):
+            values[field] = _text(info.get(field))
+        field = "start_time"
+        start = _int(info.get("start_time"))
+        field = "end_time"
+        end = _int(info["end_time"]) if info.get("end_time") else None
+    except _Bad as bad:
+        raise shape.fail(f"{where}.info.{field}", bad.expected, info.get(field)) from None
+    meta = RunMeta(
+        run_id=run_id, experiment_id=exp_id, name=values["run_name"], status=values["status"],
+        params=_pairs(data.get("params"), f"{where}.data.params", shape),
+        tags=_pairs(data.get("tags"), f"{where}.data.tags", shape),
+        start_time=start, end_time=end, user_id=values["user_id"],
+        artifact_uri=values["artifact_uri"],
+    )  # fmt: skip
+    latest: dict[str, tuple[int, int]] = {}
+    for j, m in enumerate(_list(data.get("metrics"), f"{where}.data.metrics", shape)):
+        at = f"{where}.data.metrics[{j}]"
+        m = _obj(m, at, shape)
+        key = m.get("key")
+        if type(key) is not str:
+            raise shape.fail(f"{at}.key", "a string", key)
+        try:
+            latest[key] = (_int(m.get("step")), _int(m.get("timestamp")))
+        except _Bad as bad:
+            raise shape.fail(f"{at}.step/timestamp", bad.expected, m) from None
+    return meta, latest, values["lifecycle_stage"]
+
+
+def history(points: list, shape: Shape, where: str = "metrics") -> tuple[list, list, list]:
+    """(steps, values, timestamps) of the points of one curve."""
+    steps, values, stamps = [], [], []
+    for i, p in enumerate(points):
+        if type(p) is not dict:
+            raise shape.fail(f"{where}[{i}]", "an object", p)
+        field = "step"
+        try:
+            steps.append(_int(p.get("step")))
+            field = "value"
+            values.append(_num(p.get("value")))
+            field = "timestamp"
+            stamps.append(_int(p.get("timestamp")))
+        except _Bad as bad:
+            raise shape.fail(f"{where}[{i}].{field}", bad.expected, p.get(field)) from None
+    return steps, values, stamps
+
+
+def bulk_history(points: list, runs: list[str], shape: Shape) -> dict[str, list[dict]]:
+    """The points of a bulk answer grouped by run (every asked run present, maybe empty)."""
+    by_run: dict[str, list[dict]] = {r: [] for r in runs}
+    for i, p in enumerate(points):
+        if type(p) is not dict:
+            raise shape.fail(f"metrics[{i}]", "an object", p)
+        run_id = p.get("run_id")
+        if type(run_id) is not str:
+            raise shape.fail(f"metrics[{i}].run_id", "a string", run_id)
+        by_run.setdefault(run_id, []).append(p)
+    return by_run
+
 
 _PAGE = 1000
 _EXP_CHUNK = 100
@@ -76,7 +563,7 @@ def _json_problem(answer: Answer) -> str | None:
 
 class RestReader:
     """JSON calls to one tracking server: deadline, retries and causes from
-    :class:`~saturate.ingest.mlflow_http.Server`, answers checked by status and shape."""
+    :class:`~saturate.ingest.mlflow_client.Server`, answers checked by status and shape."""
 
     def __init__(self, src: MlflowSource, timeout: float | None = None) -> None:
         self.server = Server(src, timeout)

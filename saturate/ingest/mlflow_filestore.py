@@ -32,10 +32,6 @@ from saturate.ingest.mlflow_common import (
     points_frame,
 )
 
-__all__ = [
-    "read_filestore", "read_metric_file", "experiments_in", "runs_in", "metric_files", "latest_values",
-]
-
 _TRASH = ".trash"
 _META = "meta.yaml"
 _STATUS = {1: "RUNNING", 2: "SCHEDULED", 3: "FINISHED", 4: "FAILED", 5: "KILLED"}

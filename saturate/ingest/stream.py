@@ -29,7 +29,7 @@ from saturate import axis_join, curves
 from saturate.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
 from saturate.ingest.files import is_log_file, is_table_file, read_table_file
-from saturate.ingest.mlflow_sources import is_legacy_store, is_mlflow_sqlite, redact
+from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
 from saturate.ingest.wandb_files import (
     is_run_folder,

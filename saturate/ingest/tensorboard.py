@@ -16,8 +16,6 @@ import pandas as pd
 from saturate.curves import tidy
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["is_event_file", "read_event_files", "iter_event_runs"]
-
 
 def is_event_file(path: Path) -> bool:
     """TensorBoard names its files ``events.out.tfevents.<time>.<host>...``."""

@@ -4,7 +4,7 @@ sampled ``run.history``).
 
 * **the key**: ``WANDB_API_KEY`` (or the ``~/.netrc`` entry ``wandb login`` wrote); without one
   the read stops with an error instead of the package's interactive prompt. The key is never
-  printed: it is remembered by :mod:`saturate.redaction`, so every message is scrubbed of it.
+  printed: it is remembered by :mod:`saturate.ingest.redaction`, so every message is scrubbed of it.
   ``WANDB_BASE_URL`` names another server (W&B Server, a dedicated cloud).
 * **deadlines and retries**: each call to the server (the login, a page of runs, a page of one
   run's history) is given ``timeout`` seconds (default ``$SATURATE_TIMEOUT``, else 120),
@@ -37,11 +37,9 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
-from saturate.ingest.mlflow_http import resolve_timeout
-from saturate.ingest.wandb_files import WandbRun, run_table
-from saturate.redaction import redact, remember_secret
-
-__all__ = ["SCHEME", "RETRIES", "is_wandb_uri", "parse_wandb_uri", "iter_wandb_api"]
+from saturate.ingest.mlflow_client import resolve_timeout
+from saturate.ingest.redaction import redact, remember_secret
+from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
 
 SCHEME = "wandb://"
 RETRIES = 3
@@ -53,10 +51,6 @@ _AUTH_WORDS = ("401", "403", "unauthorized", "forbidden", "api key", "api_key", 
 _PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "reset", "refused",
                   "temporarily", "unavailable", "connection")
 T = TypeVar("T")
-
-
-def is_wandb_uri(text: str) -> bool:
-    return text.startswith(SCHEME)
 
 
 def parse_wandb_uri(text: str) -> tuple[str, str]:
@@ -149,30 +143,16 @@ def _within(seconds: float, fn: Callable[[], T]) -> tuple[bool, Any, BaseExcepti
     return True, out[0][0], out[0][1]
 
 
-def _flat(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict) and "_type" not in value:
-        for k, v in value.items():
-            yield from _flat(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
-    else:
-        yield prefix, value
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
-
-
 def _history_rows(rows: Sequence[dict[str, Any]], metric: Sequence[str] | None,
                   run: WandbRun) -> None:  # fmt: skip
     for row in rows:
-        flat = dict(_flat("", row, "/"))
-        step = _number(flat.get("_step"))
+        flat = dict(flat_items("", row, "/"))
+        step = history_number(flat.get("_step"))
         if step is None:
             continue
-        stamp = _number(flat.get("_timestamp"))
+        stamp = history_number(flat.get("_timestamp"))
         for key, leaf in flat.items():
-            value = _number(leaf)
+            value = history_number(leaf)
             if value is None or key.startswith("_"):
                 continue
             if metric and not any(fnmatch.fnmatchcase(key, p) for p in metric):
@@ -182,7 +162,7 @@ def _history_rows(rows: Sequence[dict[str, Any]], metric: Sequence[str] | None,
 
 def _config(config: Any) -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, leaf in _flat("", dict(config or {}), "."):
+    for key, leaf in flat_items("", dict(config or {}), "."):
         if leaf is not None and not key.startswith("_wandb"):
             out[key] = leaf if isinstance(leaf, str) else json.dumps(leaf)
     return out

@@ -1,7 +1,7 @@
 """Read W&B run folders (``wandb/``, ``run-*``, ``offline-run-*``) from the run's own
 transaction log, ``run-<id>.wandb``, without a server and without a CSV export.
 
-The log (:mod:`saturate.ingest.wandb_log`) holds the ``Record`` protobuf messages the wandb
+The log is a sequence of 32 KiB blocks holding the ``Record`` protobuf messages the wandb
 package writes (``wandb.proto.wandb_internal_pb2``, read with the package's own schema, so the
 ``wandb`` extra is needed: ``pip install 'saturate[wandb]'``). From them:
 
@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +38,94 @@ import pandas as pd
 
 from saturate.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
 from saturate.errors import PATH_LIMIT, InputError, shorten
-from saturate.ingest import wandb_log
 from saturate.run_table import RUNS_ATTR, RunTable, merge_facts
 
-__all__ = ["is_wandb_file", "is_run_folder", "WandbRun", "parse_run", "read_wandb_files",
-           "iter_wandb_runs", "run_table", "group_by_run_id"]
+BLOCK = 32 * 1024
+HEADER = 7
+_MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
+_VERSION = 0
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+_CHUNK = struct.Struct("<IHB")
+ENDS_INSIDE = "the file ends inside a record (still being written, or cut short)"
+# The CRC-32 of each chunk type's byte, the seed of its payload's checksum.
+_SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
+
+
+@dataclass(frozen=True)
+class LogScan:
+    """What :func:`scan` read: the records' payloads in order; ``end`` the offset after the last
+    whole record; ``problem`` why reading stopped before the end of the data (None: it did not)."""
+
+    records: tuple[bytes, ...]
+    end: int
+    problem: str | None = None
+
+
+def is_wandb_log(head: bytes) -> bool:
+    """Whether ``head`` (the first bytes of a file) starts like a W&B transaction log."""
+    return head[:6] == _MAGIC
+
+
+def header_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a W&B transaction log of the version read here (None: it is)."""
+    if len(data) < HEADER:
+        return "shorter than the W&B header"
+    if data[:6] != _MAGIC:
+        return "no W&B header (not a run-<id>.wandb transaction log)"
+    if data[6] != _VERSION:
+        return f"W&B log version {data[6]}, only version {_VERSION} is known"
+    return None
+
+
+def scan(data: bytes) -> LogScan:
+    """The records of a W&B transaction log (see the module docstring); ``data`` must start
+    with a valid header (:func:`header_problem`)."""
+    records: list[bytes] = []
+    pos = end = HEADER
+    parts: list[bytes] = []  # the chunks of a record spread over blocks, so far
+    size = len(data)
+    while True:
+        left = BLOCK - pos % BLOCK
+        if left < HEADER:  # the block's zero trailer
+            if data[pos:pos + left].strip(b"\0"):
+                return LogScan(tuple(records), end, f"bytes other than zeros at the end of "
+                                                    f"the block at {pos - pos % BLOCK}")
+            pos += left
+            continue
+        if pos >= size:
+            problem = None if not parts else ENDS_INSIDE
+            return LogScan(tuple(records), end, problem)
+        if pos + HEADER > size:
+            return LogScan(tuple(records), end, ENDS_INSIDE)
+        checksum, length, kind = _CHUNK.unpack_from(data, pos)
+        if checksum == 0 and length == 0 and kind == 0 and not parts:
+            if data[pos:].strip(b"\0"):
+                return LogScan(tuple(records), end, f"a zeroed chunk at byte {pos}")
+            return LogScan(tuple(records), end)  # space reserved but not written yet
+        start, stop = pos + HEADER, pos + HEADER + length
+        if length > left - HEADER:
+            return LogScan(tuple(records), end, f"a chunk longer than its block at byte {pos}")
+        if stop > size:
+            return LogScan(tuple(records), end, ENDS_INSIDE)
+        if kind not in _SEED:
+            return LogScan(tuple(records), end, f"an unknown chunk type {kind} at byte {pos}")
+        payload = data[start:stop]
+        if zlib.crc32(payload, _SEED[kind]) != checksum:
+            return LogScan(tuple(records), end, f"a checksum mismatch at byte {pos}")
+        if kind == _FULL and not parts:
+            records.append(payload)
+            end = stop
+        elif kind == _FIRST and not parts:
+            parts.append(payload)
+        elif kind in (_MIDDLE, _LAST) and parts:
+            parts.append(payload)
+            if kind == _LAST:
+                records.append(b"".join(parts))
+                parts, end = [], stop
+        else:
+            return LogScan(tuple(records), end, f"a chunk out of order at byte {pos}")
+        pos = stop
+
 
 _TAGS = f"{TAG_PREFIX}wandb.tags"
 _STATUS = {None: "RUNNING", 0: "FINISHED"}
@@ -52,7 +137,7 @@ def is_wandb_file(path: Path) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            return wandb_log.is_wandb_log(f.read(wandb_log.HEADER))
+            return is_wandb_log(f.read(HEADER))
     except OSError:
         return False
 
@@ -110,16 +195,16 @@ def _json(text: str) -> Any:
         return None
 
 
-def _flat(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
+def flat_items(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
     """``(key, leaf)`` pairs of a nested value; media and tables (dicts with ``_type``) whole."""
     if isinstance(value, dict) and "_type" not in value:
         for k, v in value.items():
-            yield from _flat(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
+            yield from flat_items(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
     else:
         yield prefix, value
 
 
-def _number(value: Any) -> float | None:
+def history_number(value: Any) -> float | None:
     """A history value as a point's value: numbers only (not booleans, text or media)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -133,15 +218,15 @@ def _item_key(item: Any) -> str:
 def _history(run: WandbRun, history: Any) -> None:
     values: dict[str, Any] = {}
     for item in history.item:
-        for key, leaf in _flat(_item_key(item), _json(item.value_json), "/"):
+        for key, leaf in flat_items(_item_key(item), _json(item.value_json), "/"):
             values[key] = leaf
     step = values.get("_step", history.step.num if history.HasField("step") else None)
-    if _number(step) is None:
+    if history_number(step) is None:
         return
-    stamp = _number(values.get("_timestamp"))
+    stamp = history_number(values.get("_timestamp"))
     when = math.nan if stamp is None else stamp
     for key, leaf in values.items():
-        value = _number(leaf)
+        value = history_number(leaf)
         if value is not None and not key.startswith("_"):
             run.rows.append((key, int(step), value, when))
 
@@ -155,7 +240,7 @@ def _config(run: WandbRun, config: Any) -> None:
         key = _item_key(item)
         if key.startswith("_wandb"):
             continue
-        for name, leaf in _flat(key, _json(item.value_json), "."):
+        for name, leaf in flat_items(key, _json(item.value_json), "."):
             if leaf is not None:
                 run.config[name] = _config_text(leaf)
     for item in config.remove:
@@ -178,12 +263,12 @@ def _run(run: WandbRun, rec: Any) -> None:
 def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
     """The run a transaction log's bytes describe (``into``: add to a run read before, the
     earlier part of a resumed run). Raises :class:`InputError` when the bytes are not a log."""
-    problem = wandb_log.header_problem(data)
+    problem = header_problem(data)
     if problem is not None:
         raise InputError(problem)
     run = into or WandbRun()
     record_class = _record_class()
-    log = wandb_log.scan(data)
+    log = scan(data)
     run.problem = log.problem
     for payload in log.records:
         rec = record_class()

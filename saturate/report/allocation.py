@@ -13,10 +13,8 @@ from rich.text import Text
 
 from saturate.diagnostics import Allocation
 from saturate.report.rows import prob
+from saturate.report.text import for_terminal
 from saturate.results import format_estimate
-from saturate.text import for_terminal
-
-__all__ = ["render_allocation", "allocation_text", "allocation_json"]
 
 
 def render_allocation(

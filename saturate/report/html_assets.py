@@ -11,10 +11,7 @@ import base64
 import hashlib
 from typing import Any
 
-from saturate.text import for_html
-
-__all__ = ["BADGE_COLORS", "SEVERITY_COLORS", "PAGE_CSS", "NOTEBOOK_CSS", "SORT_SCRIPT", "CSP",
-           "badge", "severity_badge", "esc", "breakable", "contrast"]
+from saturate.report.text import for_html
 
 BADGE_COLORS: dict[str, str] = {
     "scaling": "#1a7f37",

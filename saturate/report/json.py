@@ -8,8 +8,8 @@ from typing import Any
 from saturate.codec import jsonable
 from saturate.report.rows import curves_and_settings
 from saturate.report.schema import build_schema
+from saturate.report.text import for_json
 from saturate.results import verdict_counts
-from saturate.text import for_json
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
 

@@ -15,8 +15,6 @@ from saturate.report.html_assets import PAGE_CSS, badge, breakable, esc
 from saturate.report.rows import format_time, headline, interval, num, short_reason
 from saturate.results import CurveAnalysis
 
-__all__ = ["render_live_page", "LIVE_CSP"]
-
 LIVE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
             "form-action 'none'")
 _HEAD = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "last compute", "points",

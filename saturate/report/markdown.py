@@ -1,7 +1,7 @@
 """The Markdown report: the summary table, the diagnostics across metrics and runs, and each curve's
 reasons, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
 
-Text from the data goes through :func:`escape_md` (:func:`saturate.text.for_markdown`):
+Text from the data goes through :func:`escape_md` (:func:`saturate.report.text.for_markdown`):
 HTML-significant characters become entities (GitHub renders inline HTML), Markdown punctuation is
 backslash-escaped and ``@mentions`` are broken, so a run name can neither break the table, inject
 markup or links, nor ping anyone.
@@ -25,18 +25,15 @@ from saturate.report.rows import (
     settings_source,
     summary_row,
 )
+from saturate.report.text import for_markdown
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
-from saturate.text import for_markdown
-
-__all__ = ["render_markdown", "diagnostics_markdown", "diagnostic_metrics_markdown", "escape_md",
-           "VERDICT_ICONS", "SEVERITY_ICONS"]
 
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
 def escape_md(text: Any) -> str:
     """Text safe inside a Markdown table cell or paragraph: no markup, links, HTML, line breaks or
-    ``@mentions`` (the Markdown boundary, :func:`saturate.text.for_markdown`)."""
+    ``@mentions`` (the Markdown boundary, :func:`saturate.report.text.for_markdown`)."""
     return for_markdown(text)
 
 

@@ -5,7 +5,7 @@ stylesheet (scoped to ``.saturate-nb``, no colours but the badges', so they read
 dark themes) and inline SVG charts whose y range is the data's.
 
 Importing this module registers :func:`curve_html`, :func:`fit_html` and the suite's HTML and
-figure with :mod:`saturate.display`, which the result classes' ``_repr_html_`` and ``plot()`` ask.
+figure with :mod:`saturate.results`, which the result classes' ``_repr_html_`` and ``plot()`` ask.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.display import register_figure, register_html
 from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
 from saturate.report.rows import (
     curves_and_settings,
@@ -25,9 +24,7 @@ from saturate.report.rows import (
     prob,
     short_reason,
 )
-from saturate.results import CurveAnalysis
-
-__all__ = ["notebook_html", "curve_html", "fit_html", "overlay_view", "OverlayView"]
+from saturate.results import CurveAnalysis, register_figure, register_html
 
 
 def _wrap(body: str) -> str:

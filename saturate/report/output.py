@@ -26,8 +26,6 @@ from typing import BinaryIO
 
 from saturate.errors import InputError
 
-__all__ = ["write_atomic", "atomic_file", "save_with", "check_not_inputs"]
-
 # A temporary file of an older saturate (no process id in its name) is stale after this long.
 _STALE_SECONDS = 600.0
 

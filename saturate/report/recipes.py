@@ -1,7 +1,7 @@
 """``saturate compare`` faces: recipes side by side as terminal tables, Markdown, and JSON.
 
 Names from the data are made safe once per output kind: terminal text through
-:func:`saturate.text.for_terminal` (as :class:`rich.text.Text`, so ``[bold]x`` shows literally),
+:func:`saturate.report.text.for_terminal` (as :class:`rich.text.Text`, so ``[bold]x`` shows literally),
 Markdown cells through :func:`saturate.report.markdown.escape_md`.
 """
 
@@ -17,10 +17,8 @@ from rich.text import Text
 from saturate.diagnostics import RecipeComparison
 from saturate.report.markdown import escape_md
 from saturate.report.rows import prob
+from saturate.report.text import for_terminal
 from saturate.results import format_estimate
-from saturate.text import for_terminal
-
-__all__ = ["render_comparisons", "comparisons_markdown", "comparisons_json", "COMPARE_COLUMNS"]
 
 COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",
                    "P(pays)")

@@ -14,34 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from saturate.names import axis_label
 from saturate.results import CurveAnalysis, Estimate, format_estimate
-
-__all__ = [
-    "VERDICT_ICONS",
-    "VERDICT_STYLES",
-    "COLUMNS",
-    "DIAGNOSTIC_COLUMNS",
-    "SEVERITY_ORDER",
-    "summary_row",
-    "diagnostic_row",
-    "diagnostics_of",
-    "num",
-    "prob",
-    "interval",
-    "settings_items",
-    "curves_and_settings",
-    "DIAGNOSTIC_METRIC_COLUMNS",
-    "diagnostic_metric_row",
-    "diagnostic_rows",
-    "axis_text",
-    "headline",
-    "short_reason",
-    "forecast_cell",
-    "shorten_middle",
-    "unique_labels",
-    "common_prefix",
-]
+from saturate.vocabulary.names import axis_label
 
 VERDICT_ICONS: dict[str, str] = {
     "scaling": "🟢",

@@ -17,21 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from saturate.codec import schema_of
 from saturate.report.rows import VERDICT_ICONS, interval, num
+from saturate.report.text import for_markdown as escape_md
 from saturate.results import Estimate
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
-from saturate.text import for_markdown as escape_md
-
-__all__ = [
-    "SUITE_COLUMNS",
-    "suite_group_row",
-    "task_grid",
-    "suite_markdown",
-    "suite_json",
-    "suite_schema",
-    "level_at_last",
-    "comparison_text",
-    "suite_notes",
-]
 
 # (key, header) of a group's row, in display order.
 SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -147,11 +135,6 @@ def suite_markdown(suite: SuiteAnalysis, *, reasons: bool = True) -> list[str]:
     out += [f"- note: {escape_md(n)}" for n in suite_notes(suite)]
     out.append("")
     return out
-
-
-def suite_json(suite: SuiteAnalysis) -> dict[str, Any]:
-    """The suite section of the JSON report (valid against :func:`suite_schema`)."""
-    return suite.to_dict()
 
 
 @cache

@@ -33,10 +33,7 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.svg import Chart, chart_svg
-from saturate.text import for_html
-
-__all__ = ["plot_suite", "suite_figure", "suite_chart", "suite_svg", "suite_html",
-           "suite_notebook_html"]
+from saturate.report.text import for_html
 
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
             "#8c8c8c", "#ccb974", "#64b5cd")
@@ -112,11 +109,6 @@ def plot_suite(suite: SuiteAnalysis, ax: Axes | None = None) -> Axes:
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="best", framealpha=0.8)
     return ax
-
-
-def suite_figure(suite: SuiteAnalysis) -> Figure:
-    """A new figure with :func:`plot_suite`."""
-    return plot_suite(suite).figure
 
 
 def suite_chart(suite: SuiteAnalysis, *, width: float = 720, height: float = 320) -> Chart:

@@ -11,7 +11,7 @@ curves (:mod:`saturate.report.table`), and printed before it: the suite is the a
   listing its tasks by verdict;
 * the comparisons between groups, how the aggregate was made, and the notes (lines that wrap).
 
-Every name from the data passes :func:`saturate.text.for_terminal` and goes in as
+Every name from the data passes :func:`saturate.report.text.for_terminal` and goes in as
 :class:`rich.text.Text`, so it shows literally and stays on its line.
 """
 
@@ -35,13 +35,11 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.table_layout import wrap_header
+from saturate.report.text import for_terminal
 from saturate.results import VERDICTS
-from saturate.text import for_terminal
 
 if TYPE_CHECKING:  # types only: suites.result renders itself through the report modules
     from saturate.suites.result import SuiteAnalysis
-
-__all__ = ["render_suite_table", "plan_suite_columns", "REQUIRED", "PRIORITY"]
 
 REQUIRED: tuple[str, ...] = ("group", "verdict", "gain")
 PRIORITY: tuple[str, ...] = ("p_pays", "paying", "level", "forecast", "first", "regressing",

@@ -37,11 +37,8 @@ from saturate.report.rows import (
     summary_row,
 )
 from saturate.report.table_layout import NAMES, Layout, plan_columns, wrap_header
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
-from saturate.text import for_terminal
-
-__all__ = ["render_table", "render_diagnostics", "table_cells", "VERDICT_STYLES",
-           "SEVERITY_STYLES", "TABLE_COLUMNS"]
 
 SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
@@ -70,7 +67,7 @@ INDENT = 2
 
 def _cell(text: Any, style: str = "") -> Text:
     """Text from data for the terminal: literal (never console markup) and one line, control
-    characters shown escaped (:func:`saturate.text.for_terminal`, the terminal boundary)."""
+    characters shown escaped (:func:`saturate.report.text.for_terminal`, the terminal boundary)."""
     return Text(for_terminal(str(text)), style=style)
 
 

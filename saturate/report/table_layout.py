@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 
 from saturate.report.rows import common_prefix, unique_labels
 
-__all__ = ["Layout", "plan_columns", "wrap_header", "PRIORITY", "NAMES"]
-
 NAMES: tuple[str, ...] = ("run", "metric")
 REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "p_pays", "gain")
 PRIORITY: tuple[str, ...] = ("forecast", "value_last", "asymptote", "roi", "stop", "knee",

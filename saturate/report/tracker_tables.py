@@ -1,7 +1,7 @@
 """Terminal tables of the tracker: the live ``saturate watch`` view and ``saturate history``.
 
 Names from the data go in as :class:`rich.text.Text` (so a run called ``[bold]x`` shows literally)
-made safe for a terminal by :func:`saturate.text.for_terminal` (control characters shown escaped).
+made safe for a terminal by :func:`saturate.report.text.for_terminal` (control characters shown escaped).
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from rich.text import Text
 
 from saturate.report.rows import interval, prob, unique_labels
 from saturate.report.table_layout import NAMES
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
-from saturate.text import for_terminal
-
-__all__ = ["watch_table", "render_history"]
 
 
 def _safe(text: str) -> Text:

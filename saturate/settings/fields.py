@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from saturate.constants import SUITE_N_BOOT, SUITE_STATISTICS
 from saturate.errors import SettingsError
 from saturate.settings import checks as c
 
@@ -29,6 +28,15 @@ __all__ = ["Option", "Ref", "Switch", "OPTIONS", "GROUPS", "REPORT_FORMATS", "cl
 
 REPORT_FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 """The report formats of ``analyze`` (``--format``; :func:`saturate.report.render`)."""
+
+
+SUITE_STATISTICS: tuple[str, ...] = ("iqm", "mean")
+"""The suite aggregates a group is judged on: the interquartile mean over tasks and seeds (robust to
+a few outlying tasks, rliable's choice) or the mean of task means."""
+
+SUITE_N_BOOT = 2000
+"""Bootstrap replicates of a suite aggregate by default: rliable's figures use 2000; the percentile
+interval's Monte Carlo error is then about 1% of its width."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +245,8 @@ OPTIONS: list[Option] = [
     Option("format", "str", REPORT_FORMATS[0], _bound(c.check_choice, REPORT_FORMATS),
            f"Report format: {' | '.join(REPORT_FORMATS)} (default {REPORT_FORMATS[0]}).",
            "format", "FORMAT", ("--format", "-f")),
-    Option("fail_on", "tuple[str, ...]", (), _among(Ref("saturate.gate.kinds", "fail_kinds")),
-           Ref("saturate.gate.kinds", "fail_on_help"), "fail_on", "KIND", many=True),
+    Option("fail_on", "tuple[str, ...]", (), _among(Ref("saturate.gate.decide", "fail_kinds")),
+           Ref("saturate.gate.decide", "fail_on_help"), "fail_on", "KIND", many=True),
     Option("compare_at", "tuple[str | float, ...]", _DEFAULT["compare_at"], c.check_forecast_points,
            "Compute at which to give P(one recipe beats another): Nx the largest observed "
            f"compute or a value; default {','.join(map(str, _DEFAULT['compare_at']))}. Comma lists "

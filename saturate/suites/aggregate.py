@@ -20,15 +20,11 @@ the ones it has. It is vectorised over grid points and replicates and draws from
 from __future__ import annotations
 
 import warnings
-from typing import Literal
 
 import numpy as np
 
-from saturate.constants import SUITE_N_BOOT, SUITE_STATISTICS
+from saturate.settings.fields import SUITE_N_BOOT, SUITE_STATISTICS
 
-__all__ = ["STATISTICS", "DEFAULT_N_BOOT", "Statistic", "iqm", "task_mean", "aggregate", "stratified_bootstrap"]
-
-Statistic = Literal["iqm", "mean"]
 STATISTICS: tuple[str, ...] = SUITE_STATISTICS
 DEFAULT_N_BOOT = SUITE_N_BOOT
 

@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis import AnalysisSettings
-from saturate.analysis.direction import metric_direction
 from saturate.errors import SettingsError
 from saturate.suites.aggregate import DEFAULT_N_BOOT, STATISTICS
 from saturate.suites.compare import compare_groups
@@ -26,9 +25,7 @@ from saturate.suites.grid import common_grid, run_points, score_tensor, task_spa
 from saturate.suites.group import analyze_group
 from saturate.suites.normalize import Normalization, NormalizeSpec, apply_bounds, task_bounds
 from saturate.suites.result import SuiteAnalysis, SuiteGroup
-
-__all__ = ["analyze_suite", "DEFAULT_N_BOOT"]
-
+from saturate.vocabulary.direction import metric_direction
 
 
 def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: object) -> None:

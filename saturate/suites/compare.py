@@ -23,8 +23,6 @@ from saturate.results import Estimate
 from saturate.suites.group import gain_se
 from saturate.suites.result import GroupComparison, SuiteGroup
 
-__all__ = ["compare_groups", "compare_pair", "p_ahead", "HORIZON"]
-
 #: How far beyond the last shared compute a crossing is looked for.
 HORIZON = 64.0
 

@@ -17,8 +17,6 @@ from saturate.curves import PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import InputError, SettingsError
 from saturate.run_table import with_run_facts
 
-__all__ = ["SuiteRows", "resolve_key", "suite_rows", "ALL_GROUP"]
-
 #: The group label when no ``group_by`` is given: the whole table is one agent.
 ALL_GROUP = "all"
 #: Columns that vary along a curve or identify a run: never a task or a group.

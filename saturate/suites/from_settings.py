@@ -19,8 +19,6 @@ from saturate.suites.result import SuiteAnalysis
 if TYPE_CHECKING:
     from saturate.settings import Settings
 
-__all__ = ["suite_from_settings"]
-
 
 def suite_from_settings(
     judged: pd.DataFrame, settings: Settings, progress: Callable[[int, int], None] | None

@@ -18,8 +18,6 @@ import pandas as pd
 
 from saturate.errors import InputError
 
-__all__ = ["ScoreTensor", "common_grid", "score_tensor", "run_points", "task_span"]
-
 
 @dataclass(frozen=True, eq=False)
 class ScoreTensor:

@@ -22,10 +22,6 @@ from saturate.suites.frame import SuiteRows
 from saturate.suites.grid import ScoreTensor
 from saturate.suites.result import AggregateCurve, SuiteGroup, TaskResult
 
-__all__ = [
-    "analyze_group", "aggregate_curve", "p_next_doubling_pays", "doubling_se", "gain_se",
-]
-
 _SEED_SPREAD = "spread across seeds adds"
 
 

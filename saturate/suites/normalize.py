@@ -29,15 +29,6 @@ from saturate.codec import jsonable, num
 from saturate.errors import InputError, SettingsError
 from saturate.results import Direction
 
-__all__ = [
-    "Normalization",
-    "NormalizeSpec",
-    "apply_bounds",
-    "parse_normalize",
-    "read_baselines",
-    "task_bounds",
-]
-
 Method = Literal["baselines", "min-max", "none"]
 #: What ``analyze_suite(normalize=...)`` accepts: None or "min-max", "none", a path to a baselines
 #: file, ``"random=R,human=H"``, ``{"random": R, "human": H}`` or ``{task: {"random": R, "human": H}}``.

@@ -3,7 +3,7 @@
 
 Formatting beyond the plain-text summary lives in :mod:`saturate.report.suite` and
 :mod:`saturate.report.suite_html`; the HTML and the figure are asked of the renderers the report
-registers with :mod:`saturate.display` (a result does not import the report).
+registers with :mod:`saturate.results` (a result does not import the report).
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ import numpy as np
 import pandas as pd
 
 from saturate.codec import from_dict, jsonable, meta, to_dict
-from saturate.display import figure_of, html_of
 from saturate.results import (
     PASSING_VERDICTS,
     CurveAnalysis,
     Estimate,
     Verdict,
+    figure_of,
     format_estimate,
+    html_of,
 )
 from saturate.suites.normalize import Normalization
 

@@ -1,11 +1,8 @@
 """The tracker: follow live runs (``watch``), keep every verdict (``history``), see how estimates
 evolved (``timeline``) and write results back to MLflow (``log_back``).
 
-Modules: :mod:`state` (the SQLite history; its file errors in :mod:`state_guard`) and
-:mod:`records` (what it stores, to and from rows); :mod:`poll` (picks a poller for a source) with
-:mod:`poll_base` (what every poller shares), :mod:`poll_mlflow_rest`, :mod:`poll_mlflow_sqlite`,
-:mod:`poll_mlflow_files` and :mod:`poll_files` (incremental fetching per kind of source);
-:mod:`events` (what changed between two analyses), :mod:`watch` (the loop), :mod:`timeline` and
+Modules: :mod:`state` (the SQLite history: what it stores, its marker, lock and file errors);
+:mod:`poll` (incremental fetching: a poller per kind of source); :mod:`events` (what changed between two analyses), :mod:`watch` (the loop), :mod:`timeline` and
 :mod:`writeback`.
 """
 

@@ -6,7 +6,7 @@ new one in, a tuple of :class:`Event` out. The event line is stable and parseabl
     2026-11-29T17:03:12Z EVENT verdict_changed run=ppo-1 metric=eval/reward from=scaling to=slowing compute=1234
 
 Values holding spaces, quotes, ``=`` or control characters are double-quoted with backslash
-escapes (a newline as ``\\n``, an escape character as ``\\x1b``: :func:`saturate.text.for_terminal`),
+escapes (a newline as ``\\n``, an escape character as ``\\x1b``: :func:`saturate.report.text.for_terminal`),
 so an event is always one line, whatever a run is called; :func:`parse_event_line` reads a line
 back.
 """
@@ -19,29 +19,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from saturate.analysis.constants import KNEE_ROI
 from saturate.codec import jsonable
-from saturate.constants import KNEE_ROI
 from saturate.report.rows import format_time
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
-from saturate.text import for_terminal
 
-__all__ = [
-    "EVENT_KINDS",
-    "FINISHED_STATUSES",
-    "STOP_MOVE_FRACTION",
-    "Event",
-    "detect_events",
-    "parse_event_line",
-]
-
-EVENT_KINDS: tuple[str, ...] = (
-    "verdict_changed",
-    "knee_crossed",
-    "collapse_detected",
-    "stop_point_reached",
-    "stop_point_moved",
-    "run_finished",
-)
 FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # A stop point without an interval "moved" when it shifts by more than this share of its value.
 STOP_MOVE_FRACTION = 0.25

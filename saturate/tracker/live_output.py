@@ -17,8 +17,6 @@ from saturate.errors import PATH_LIMIT, InputError, shorten
 from saturate.report.live_page import render_live_page
 from saturate.results import CurveAnalysis
 
-__all__ = ["LivePage", "write_atomic"]
-
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (a temporary file in the same folder, renamed)."""

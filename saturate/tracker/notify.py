@@ -11,7 +11,7 @@ Posting never holds the watch up for long: a pass hands its messages to a worker
 for it at most ``timeout`` seconds, all tries included; a webhook that hangs, refuses or answers
 5xx is tried again with a short backoff, at most ``retries`` more times, within that budget; what
 is not delivered then is dropped and counted. Nothing secret is posted or printed: the text goes
-through :func:`saturate.redaction.redact`, and the webhook is named by its host only (its path is
+through :func:`saturate.ingest.redaction.redact`, and the webhook is named by its host only (its path is
 the webhook's secret, remembered for redaction).
 """
 
@@ -28,12 +28,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from saturate.errors import SettingsError
-from saturate.redaction import redact, remember_secret
+from saturate.ingest.redaction import redact, remember_secret
 from saturate.report.rows import short_reason
 from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
-
-__all__ = ["NOTIFY_KINDS", "Delivery", "Webhook", "message", "notices"]
 
 #: The events posted: what the team needs to hear about.
 NOTIFY_KINDS: tuple[str, ...] = ("verdict_changed", "collapse_detected", "stop_point_reached")

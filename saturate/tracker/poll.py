@@ -1,6 +1,6 @@
 """Incremental fetching: only the points logged after the last seen step of each curve.
 
-Four pollers, one result (:class:`~saturate.tracker.poll_base.PollResult`), each reading a source
+Four pollers, one result (:class:`~saturate.tracker.poll.PollResult`), each reading a source
 the way ``analyze`` reads it:
 
 * :class:`RestPoller`, MLflow tracking servers: ``runs/search`` returns each run's latest metrics
@@ -12,7 +12,8 @@ the way ``analyze`` reads it:
   size or modification time changed are re-read.
 * :class:`FilesPoller`, files and folders: only files whose size or modification time changed
   are re-read, and only their rows after the cursor are kept; every MLflow store inside a folder
-  is polled by its own poller, as ``analyze`` reads it.
+  is polled by its own poller, as ``analyze`` reads it; W&B run folders' transaction logs are
+  read again when they change (a live run's log ending inside a record is its normal state).
 
 This module picks the poller for a source (:func:`make_poller`) and polls several as one
 (:class:`MultiPoller`). A source that cannot be reached raises
@@ -23,31 +24,552 @@ to a source or to the history store.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
-from saturate.errors import InputError, SettingsError
+import numpy as np
+import pandas as pd
+
+from saturate.curves import (
+    AXIS_METRICS,
+    PARAM_PREFIX,
+    TAG_PREFIX,
+    DataWarning,
+    concat,
+    empty_table,
+    tidy,
+)
+from saturate.errors import PATH_LIMIT, InputError, SettingsError, SourceError, shorten
 from saturate.ingest import walk
-from saturate.ingest.mlflow_http import resolve_timeout
-from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source
-from saturate.tracker.poll_base import CurveKey, Poller, PollResult, merge_results
-from saturate.tracker.poll_files import FilesPoller
-from saturate.tracker.poll_mlflow_files import FileStorePoller
-from saturate.tracker.poll_mlflow_rest import RestPoller
-from saturate.tracker.poll_mlflow_sqlite import DbPoller, SqlitePoller
+from saturate.ingest.files import read_table_file
+from saturate.ingest.mlflow_client import (
+    Histories,
+    RestReader,
+    gather,
+    resolve_timeout,
+    search_experiments,
+    search_runs,
+)
+from saturate.ingest.mlflow_common import (
+    Experiment,
+    MlflowSource,
+    RunMeta,
+    Selection,
+    check_filter,
+    empty_points,
+    filter_runs,
+    filter_uses_metrics,
+    is_mlflow_source,
+    kept_tags,
+    pick_experiments,
+    points_frame,
+    resolve_source,
+)
+from saturate.ingest.mlflow_filestore import (
+    experiments_in,
+    latest_values,
+    metric_files,
+    read_metric_file,
+    runs_in,
+)
+from saturate.ingest.stream import walk_all
+from saturate.ingest.tensorboard import is_event_file, read_event_files
+from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
+from saturate.run_table import with_run_facts
+from saturate.tracker.state import CurveKey, RunRecord
 
-__all__ = [
-    "PollResult",
-    "Poller",
-    "RestPoller",
-    "DbPoller",
-    "SqlitePoller",
-    "FileStorePoller",
-    "FilesPoller",
-    "MultiPoller",
-    "make_poller",
-]
+
+@dataclass(frozen=True)
+class PollResult:
+    """What one poll found: new points (tidy rows after the cursors), run facts, counters.
+
+    ``fetched`` counts the points received from the source (what a poll costs), ``points`` holds
+    only those after each curve's cursor. ``file_stamps`` are the (mtime_ns, size) of the files
+    read, to be stored once the points are; ``seen`` the last step received per curve (so
+    points dropped as NaN are not fetched again).
+    """
+
+    points: pd.DataFrame
+    runs: tuple[RunRecord, ...] = ()
+    fetched: int = 0
+    curves_checked: int = 0
+    file_stamps: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    seen: Mapping[CurveKey, int] = field(default_factory=dict)
+
+
+def merge_results(results: Sequence[PollResult]) -> PollResult:
+    """Several polls as one."""
+    return PollResult(
+        concat([r.points for r in results]) if results else empty_table(),
+        tuple(run for r in results for run in r.runs),
+        sum(r.fetched for r in results),
+        sum(r.curves_checked for r in results),
+        {k: v for r in results for k, v in r.file_stamps.items()},
+        {k: v for r in results for k, v in r.seen.items()},
+    )
+
+
+class Poller(Protocol):
+    """Anything with a ``label`` and ``poll(cursors, file_stamps) -> PollResult``."""
+
+    label: str
+
+    def poll(
+        self, cursors: Mapping[CurveKey, int], file_stamps: Mapping[str, tuple[int, int]]
+    ) -> PollResult: ...
+
+
+def globs_match(value: str, patterns: Sequence[str] | None) -> bool:
+    """True when no patterns are given or ``value`` matches one of them."""
+    return not patterns or any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+def _tuple(x: Sequence[str] | str | None) -> tuple[str, ...] | None:
+    if x is None:
+        return None
+    return (x,) if isinstance(x, str) else tuple(x) or None
+
+
+@dataclass(frozen=True)
+class PollSelection:
+    """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric."""
+
+    experiment: tuple[str, ...] | None = None
+    filter: str | None = None
+    metric: tuple[str, ...] | None = None
+    run: tuple[str, ...] | None = None
+    compute: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        experiment: Sequence[str] | str | None = None,
+        filter: str | None = None,  # noqa: A002 - the CLI's option name
+        metric: Sequence[str] | str | None = None,
+        run: Sequence[str] | str | None = None,
+        compute: str | None = None,
+    ) -> PollSelection:
+        """The selection from the CLI's options (a single string counts as one pattern)."""
+        return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute)
+
+    def wants_metric(self, key: str) -> bool:
+        """The selected metrics, the compute metric, and the axis metrics when none is named."""
+        return (key == self.compute or globs_match(key, self.metric)
+                or (self.compute is None and globs_match(key, AXIS_METRICS)))  # fmt: skip
+
+    def wants_run(self, name: str, run_id: str) -> bool:
+        return globs_match(name, self.run) or globs_match(run_id, self.run)
+
+    def mlflow_runs(self) -> Selection:
+        """The ingest selection of the runs (experiments and filter; metrics are chosen here)."""
+        return Selection(experiment=self.experiment, filter=self.filter)
+
+
+def run_record(label: str, run_id: str, name: str, experiment: str, status: str | None,
+               params: Mapping[str, str], tags: Mapping[str, str]) -> RunRecord:  # fmt: skip
+    """The facts kept about an MLflow run (bookkeeping tags dropped as the ingest does)."""
+    return RunRecord(source=label, run_id=run_id, run=name, experiment=experiment, status=status,
+                     params=tuple(sorted(params.items())),
+                     tags=tuple(sorted(kept_tags(tags).items())))  # fmt: skip
+
+
+def rows_table(rows: Mapping[str, Sequence]) -> pd.DataFrame:
+    """Columns of points (step as the x axis) as the tidy table; empty when there are none."""
+    if not len(rows["run_id"]):
+        return empty_table()
+    df = pd.DataFrame(rows)
+    df["compute"] = df["step"].astype(float)
+    return tidy(df, compute_name="step", allow_empty=True, origin=str(rows["source"][0]))
+
+
+def mlflow_result(
+    label: str,
+    exps: Sequence[Experiment],
+    runs: Sequence[RunMeta],
+    points: pd.DataFrame,
+    checked: int,
+    cursors: Mapping[CurveKey, int] | None = None,
+) -> PollResult:
+    """A poll of an MLflow store: its points (``mlflow_common.points_frame``, all received) as
+    tidy rows after each curve's cursor, with the runs' facts; ``seen`` from every point."""
+    names = {e.id: e.name for e in exps}
+    last_steps = points.groupby(["run_id", "metric"], sort=False)["step"].max()
+    seen = {(label, r, k): int(s) for (r, k), s in last_steps.items()}
+    fetched = len(points)
+    if cursors:
+        floor = [cursors.get((label, r, k)) for r, k in zip(points["run_id"], points["metric"],
+                                                          strict=True)]  # fmt: skip
+        keep = [f is None or s > f for f, s in zip(floor, points["step"], strict=True)]
+        points = points.loc[keep].reset_index(drop=True)
+    by_id = {r.run_id: r for r in runs}
+    exp_of = {i: names.get(r.experiment_id, r.experiment_id) for i, r in by_id.items()}
+    records = tuple(run_record(label, r.run_id, r.display_name, exp_of[r.run_id], r.status,
+                               r.params, r.tags) for r in runs)  # fmt: skip
+    run_ids = points["run_id"]
+    table = rows_table({
+        "source": [label] * len(points),
+        "experiment": run_ids.map(exp_of).to_numpy(),
+        "run_id": run_ids.to_numpy(),
+        "run": run_ids.map({i: r.display_name for i, r in by_id.items()}).to_numpy(),
+        "metric": points["metric"].to_numpy(),
+        "step": points["step"].to_numpy(),
+        "value": points["value"].to_numpy(),
+        "timestamp": points["timestamp"].to_numpy() / 1000.0,
+        "run_status": run_ids.map({i: r.status for i, r in by_id.items()}).to_numpy(),
+    })  # fmt: skip
+    return PollResult(table, records, fetched, checked, seen=seen)
+
+
+class RestPoller:
+    """Polls a tracking server (``http(s)://``); ``timeout`` bounds each request (default
+    ``$SATURATE_TIMEOUT``, else 120 s)."""
+
+    def __init__(self, source: MlflowSource, *, experiment=None, filter=None, metric=None,
+                 run=None, compute: str | None = None, timeout: float | None = None,
+                 max_workers: int = 4) -> None:  # fmt: skip
+        self.label = source.label
+        check_filter(filter)
+        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+        self.rest = RestReader(source, timeout)
+        self.max_workers = max_workers
+
+    def poll(self, cursors: Mapping[CurveKey, int],
+             file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
+        sel = self.selection
+        self.rest.server.reset()
+        exps = search_experiments(self.rest, sel.mlflow_runs())
+        runs: list[RunMeta] = []
+        wanted: dict[str, dict[str, tuple[int, int]]] = {}
+        checked = 0
+        for meta, latest in search_runs(self.rest, exps, sel.filter):
+            if not sel.wants_run(meta.display_name, meta.run_id):
+                continue
+            runs.append(meta)
+            for key, last in latest.items():
+                if not sel.wants_metric(key):
+                    continue
+                checked += 1
+                cursor = cursors.get((self.label, meta.run_id, key))
+                if cursor is None or last[0] > cursor:
+                    wanted.setdefault(key, {})[meta.run_id] = last
+        jobs = Histories(self.rest, bulk=True).jobs(wanted)
+        points = gather(jobs, self.max_workers, self.rest.server.stop)
+        return mlflow_result(self.label, exps, runs, points, checked, cursors)
+
+
+# {(run_id, metric): last stored step, None for a curve not seen yet}
+Since = dict[tuple[str, str], int | None]
+
+
+class DbPoller:
+    """Polls an MLflow backend database with read-only SQL; the store is never written.
+
+    ``source`` is a classified database source, or the path of an MLflow sqlite file.
+    """
+
+    def __init__(self, source: MlflowSource | str | Path, *, label: str | None = None,
+                 experiment=None, filter=None, metric=None, run=None,
+                 compute: str | None = None) -> None:  # fmt: skip
+        if not isinstance(source, MlflowSource):
+            path = Path(source)
+            source = MlflowSource("db", f"sqlite:///{path}", label or str(path), sqlite_path=path)
+        self.source = source
+        self.path = source.sqlite_path
+        self.label = label or source.label
+        check_filter(filter)
+        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+
+    def poll(self, cursors: Mapping[CurveKey, int],
+             file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
+        # The SQL readers load SQLAlchemy (about 0.2 s): imported by the first poll of a sqlite
+        # store rather than with the tracker package (``saturate history`` and ``timeline``).
+        from saturate.ingest.mlflow_db import (
+            UnsupportedSchema,
+            checked_connection,
+            points_after,
+            select_runs,
+        )
+
+        if self.path is not None and not Path(self.path).is_file():
+            raise SourceError(f"{self.label}: database file {self.path} is not there")
+        try:
+            with checked_connection(self.source) as (_engine, conn):
+                exps, runs, latest = select_runs(
+                    conn, self.selection.mlflow_runs(), self.label, with_latest=True
+                )
+                runs = [r for r in runs if self.selection.wants_run(r.display_name, r.run_id)]
+                since, checked = self._changed(runs, latest, cursors)
+                points = points_after(conn, since)
+        except UnsupportedSchema as why:
+            # Raised while MLflow is still creating its tables, too: the watcher retries.
+            raise SourceError(f"{self.label}: not an MLflow store saturate can read ({why})") from None
+        return mlflow_result(self.label, exps, runs, points, checked)
+
+    def _changed(
+        self,
+        runs: Sequence[RunMeta],
+        latest: Mapping[str, Mapping[str, tuple[int, float]]],
+        cursors: Mapping[CurveKey, int],
+    ) -> tuple[Since, int]:
+        """The selected curves whose latest step passed their cursor, and how many were checked."""
+        since: Since = {}
+        checked = 0
+        for meta in runs:
+            for key, (step, _value) in sorted(latest.get(meta.run_id, {}).items()):
+                if not self.selection.wants_metric(key):
+                    continue
+                checked += 1
+                last = cursors.get((self.label, meta.run_id, key))
+                if last is None or step > last:
+                    since[(meta.run_id, key)] = last
+        return since, checked
+
+
+
+
+def _points(run_id: str, key: str, path: Path) -> pd.DataFrame:
+    steps, values, stamps, _malformed = read_metric_file(path)  # a half-written line: next time
+    n = len(steps)
+    return points_frame([run_id] * n, [key] * n, steps, values, stamps)
+
+
+class FileStorePoller:
+    """Polls an ``mlruns/`` folder; re-reads only the metric files that changed."""
+
+    def __init__(self, root: str | Path, *, label: str, experiment=None, filter=None,
+                 metric=None, run=None, compute: str | None = None) -> None:  # fmt: skip
+        self.root = Path(root)
+        self.label = label
+        check_filter(filter)
+        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+
+    def _runs(self) -> tuple[list, list[tuple[RunMeta, Path]]]:
+        """The selected experiments and their selected runs (with folders)."""
+        sel = self.selection
+        found = experiments_in(self.root)
+        if not found:
+            return [], []
+        exps = pick_experiments([e for e, _ in found], sel.experiment, self.label)
+        folders = {e.id: f for e, f in found if e.active}
+        runs = [pair for e in exps for pair in runs_in(e, folders[e.id])]
+        runs = [(r, f) for r, f in runs if sel.wants_run(r.display_name, r.run_id)]
+        if sel.filter:
+            latest = None
+            if filter_uses_metrics(sel.filter):
+                parts = [_points(r.run_id, k, p)
+                         for r, f in runs for k, p in metric_files(f).items()]  # fmt: skip
+                latest = latest_values(pd.concat(parts, ignore_index=True) if parts else
+                                       empty_points())  # fmt: skip
+            kept = {r.run_id for r in filter_runs([r for r, _ in runs], sel.filter, latest)}
+            runs = [(r, f) for r, f in runs if r.run_id in kept]
+        return exps, runs
+
+    def poll(self, cursors: Mapping[CurveKey, int],
+             file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
+        file_stamps = file_stamps or {}
+        if not self.root.is_dir():
+            raise SourceError(f"{self.label}: the MLflow file store is not there (any more)")
+        exps, runs = self._runs()
+        if not exps:
+            return PollResult(empty_table())
+        parts: list[pd.DataFrame] = []
+        stamps: dict[str, tuple[int, int]] = {}
+        checked = 0
+        for meta, folder in runs:
+            for key, path in sorted(metric_files(folder).items()):
+                if not self.selection.wants_metric(key):
+                    continue
+                checked += 1
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                stamp, where = (int(st.st_mtime_ns), int(st.st_size)), str(path.resolve())
+                if file_stamps.get(where) == stamp:
+                    continue
+                parts.append(_points(meta.run_id, key, path))
+                stamps[where] = stamp
+        points = pd.concat(parts, ignore_index=True) if parts else empty_points()
+        result = mlflow_result(self.label, exps, [r for r, _ in runs], points, checked, cursors)
+        return dataclasses.replace(result, file_stamps=stamps)
+
+
+@dataclass(frozen=True)
+class ChangedRuns:
+    """The runs whose logs changed: their points (run facts on every row), the stamps of the
+    files read, and the points read (what the poll cost)."""
+
+    parts: tuple[pd.DataFrame, ...]
+    stamps: Mapping[str, tuple[int, int]]
+    fetched: int
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return int(st.st_mtime_ns), int(st.st_size)
+
+
+def _read(path: Path, into: WandbRun | None) -> WandbRun:
+    try:
+        data = path.read_bytes()
+        run = parse_run(data, into)
+    except OSError:
+        return into or WandbRun()  # gone between the walk and the read: next pass
+    except InputError as exc:
+        if len(data) < 8:  # created, header not written yet
+            return into or WandbRun()
+        raise InputError(f"{shorten(path, PATH_LIMIT)}: {exc}") from None
+    if run.problem is not None and run.problem != ENDS_INSIDE:
+        warnings.warn(f"{shorten(path, PATH_LIMIT)}: {run.problem}; kept the {run.records} "
+                      "record(s) before it", DataWarning, stacklevel=3)
+    if not run.run_id:
+        run.run_id = path.stem.removeprefix("run-")
+    return run
+
+
+def read_changed_runs(files: Iterable[Path], label: str,
+                      file_stamps: Mapping[str, tuple[int, int]]) -> ChangedRuns:  # fmt: skip
+    """Read the runs of ``files`` any of whose logs changed since ``file_stamps`` (every log of
+    such a run: a resumed run's earlier folders too), as points from ``label``."""
+    parts: list[pd.DataFrame] = []
+    stamps: dict[str, tuple[int, int]] = {}
+    fetched = 0
+    for run_files in group_by_run_id(files).values():
+        now = {str(f.resolve()): _stamp(f) for f in run_files}
+        if all(s is None or file_stamps.get(k) == s for k, s in now.items()):
+            continue
+        run: WandbRun | None = None
+        for f in run_files:
+            run = _read(f, run)
+        stamps.update({k: s for k, s in now.items() if s is not None})
+        if run is None or not run.rows:
+            continue
+        fetched += len(run.rows)
+        parts.append(with_run_facts(run_table(run, label)))
+    return ChangedRuns(tuple(parts), stamps, fetched)
+
+
+class FilesPoller:
+    """Polls files and folders: re-reads only files whose (mtime, size) changed."""
+
+    def __init__(self, source: str | os.PathLike, *, experiment=None, metric=None, run=None,
+                 compute: str | None = None,
+                 stores: Callable[[Path], Any] | None = None) -> None:  # fmt: skip
+        self.label = os.fspath(source)
+        self.root = Path(self.label).expanduser()
+        self.selection = PollSelection.of(experiment, None, metric, run, compute)
+        self._make_store = stores
+        self._stores: dict[Path, Any] = {}
+
+    def _files(self) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
+        """Table files, event files, MLflow stores and W&B run logs (see ``walk_all``)."""
+        if not self.root.exists():
+            raise SourceError(f"{self.label}: no such file or folder (any more)")
+        if self.root.is_file():
+            if self.root.suffix == ".wandb":
+                return [], [], [], [self.root]
+            return ([], [self.root], [], []) if is_event_file(self.root) else ([self.root], [], [], [])
+        return walk_all(self.root)
+
+    def poll(self, cursors: Mapping[CurveKey, int],
+             file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
+        file_stamps = file_stamps or {}
+        tables, events, stores, runs = self._files()
+        own = self._poll_files(tables, events, cursors, file_stamps, runs)
+        if not stores or self._make_store is None:
+            return own
+        for store in stores:
+            if store not in self._stores:
+                self._stores[store] = self._make_store(store)
+        found = [self._stores[s].poll(cursors, file_stamps) for s in stores]
+        return merge_results([own, *found])
+
+    def _poll_files(
+        self,
+        tables: list[Path],
+        events: list[Path],
+        cursors: Mapping[CurveKey, int],
+        file_stamps: Mapping[str, tuple[int, int]],
+        runs: list[Path] | None = None,
+    ) -> PollResult:
+        changed = read_changed_runs(runs or [], self.label, file_stamps)
+        stamps: dict[str, tuple[int, int]] = dict(changed.stamps)
+        parts: list[pd.DataFrame] = list(changed.parts)
+        fetched = changed.fetched
+        for group, is_events in ((tables, False), (events, True)):
+            for path in group:
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                stamp = (int(st.st_mtime_ns), int(st.st_size))
+                key = str(path.resolve())
+                if file_stamps.get(key) == stamp:
+                    continue
+                try:
+                    if is_events:
+                        df = read_event_files([path], self.root if self.root.is_dir()
+                                              else path.parent, source=self.label)  # fmt: skip
+                    else:
+                        source = self.label if self.root.is_file() else str(path)
+                        df = read_table_file(path, source=source)
+                except InputError:
+                    if path.stat().st_size == 0 or _growing(path, st):
+                        continue  # being written; read it next time
+                    raise
+                stamps[key] = stamp
+                fetched += len(df)
+                parts.append(df)
+        if not parts:
+            return PollResult(empty_table(), (), 0, 0, stamps)
+        df = concat(parts)
+        df = self._select(df)
+        keys = list(zip(df["source"], df["run_id"], df["metric"], strict=True))
+        last = np.array([cursors.get(k, np.iinfo(np.int64).min) for k in keys], dtype=np.int64)
+        new = df.loc[df["step"].to_numpy() > last].reset_index(drop=True)
+        new.attrs = dict(df.attrs)
+        runs = tuple(_file_runs(df))
+        return PollResult(new, runs, fetched, len(set(keys)), stamps)
+
+    def _select(self, df: pd.DataFrame) -> pd.DataFrame:
+        sel = self.selection
+        mask = np.array([sel.wants_metric(m) for m in df["metric"]], dtype=bool)
+        mask &= np.array([sel.wants_run(r, i) for r, i in zip(df["run"], df["run_id"], strict=True)],
+                         dtype=bool)  # fmt: skip
+        if sel.experiment:
+            mask &= np.array([globs_match(e, sel.experiment) for e in df["experiment"]], dtype=bool)
+        out = df.loc[mask].reset_index(drop=True)
+        out.attrs = dict(df.attrs)
+        return out
+
+
+def _growing(path: Path, before: os.stat_result) -> bool:
+    try:
+        return path.stat().st_size != before.st_size
+    except OSError:
+        return True
+
+
+def _file_runs(df: pd.DataFrame) -> Iterable[RunRecord]:
+    cols = [c for c in df.columns if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    has_status = "run_status" in df.columns
+    for (source, run_id), g in df.groupby(["source", "run_id"], sort=True):
+        first = g.iloc[0]
+        params = {c[len(PARAM_PREFIX):]: str(first[c]) for c in cols
+                  if c.startswith(PARAM_PREFIX) and pd.notna(first[c])}  # fmt: skip
+        tags = {c[len(TAG_PREFIX):]: str(first[c]) for c in cols
+                if c.startswith(TAG_PREFIX) and pd.notna(first[c])}  # fmt: skip
+        status = str(first["run_status"]) if has_status and pd.notna(first["run_status"]) else None
+        yield RunRecord(str(source), str(run_id), str(first["run"]), str(first["experiment"]),
+                        status, tuple(sorted(params.items())), tuple(sorted(tags.items())))
 
 
 class MultiPoller:

@@ -10,48 +10,292 @@ A watch pass writes inside one :meth:`HistoryStore.transaction`: its points, cur
 events and poll record are committed together or not at all (Ctrl-C, a kill, a full disk), so an
 interrupted pass is simply read again next time. Any failure of the file itself (a read-only
 folder, a full disk, a corrupt or foreign file) is one :class:`~saturate.errors.InputError` line.
+The file carries saturate's marker and one writer's lock: a ``--state`` that is not saturate's is
+refused unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
+import os
+import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import pandas as pd
 
-from saturate.constants import DEFAULT_STATE
+from saturate.codec import jsonable
+from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
 from saturate.tracker.events import Event
-from saturate.tracker.records import (
-    ANALYSIS_COLUMNS,
-    SCHEMA,
-    SCHEMA_VERSION,
-    CurveKey,
-    PollRecord,
-    RunRecord,
-    analysis_row,
-    curve_from_dict,
-    finite_or_none,
-    points_table,
-)
-from saturate.tracker.state_file import WriterLock, check_owner, mark
-from saturate.tracker.state_guard import guarded as _guarded
-from saturate.tracker.state_guard import translated as _translated
 
-__all__ = [
-    "DEFAULT_STATE",
-    "SCHEMA_VERSION",
-    "HistoryStore",
-    "RunRecord",
-    "PollRecord",
-    "curve_from_dict",
-]
+CurveKey = tuple[str, str, str]
+#: The columns of the ``analyses`` table :func:`analysis_row` fills, in its order.
+ANALYSIS_COLUMNS: tuple[str, ...] = (
+    "time", "source", "run_id", "run", "metric", "compute_name", "compute_last", "n_points",
+    "verdict", "gain", "gain_lo", "gain_hi", "asymptote", "asymptote_lo", "asymptote_hi",
+    "asymptote_identified", "knee", "stop_point", "stop_lo", "stop_hi", "collapse", "run_status",
+    "payload",
+)  # fmt: skip
+
+
+#: The layout of the history file, kept in ``PRAGMA user_version``.
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, run TEXT NOT NULL, experiment TEXT NOT NULL,
+    status TEXT, params TEXT NOT NULL DEFAULT '{}', tags TEXT NOT NULL DEFAULT '{}',
+    updated REAL NOT NULL, PRIMARY KEY (source, run_id));
+CREATE TABLE IF NOT EXISTS cursors (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
+    last_step INTEGER NOT NULL, n_points INTEGER NOT NULL, updated REAL NOT NULL,
+    PRIMARY KEY (source, run_id, metric));
+CREATE TABLE IF NOT EXISTS points (
+    source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL, step INTEGER NOT NULL,
+    compute REAL NOT NULL, value REAL NOT NULL, timestamp REAL,
+    PRIMARY KEY (source, run_id, metric, step)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS polls (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, fetched INTEGER NOT NULL,
+    new_points INTEGER NOT NULL, curves_changed INTEGER NOT NULL, analysed INTEGER NOT NULL,
+    events INTEGER NOT NULL, error TEXT);
+CREATE TABLE IF NOT EXISTS analyses (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, compute_name TEXT NOT NULL, compute_last REAL,
+    n_points INTEGER NOT NULL, verdict TEXT NOT NULL, gain REAL, gain_lo REAL, gain_hi REAL,
+    asymptote REAL, asymptote_lo REAL, asymptote_hi REAL, asymptote_identified INTEGER,
+    knee REAL, stop_point REAL, stop_lo REAL, stop_hi REAL, collapse REAL, run_status TEXT,
+    payload TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS analyses_curve ON analyses (source, run_id, metric, id);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, source TEXT NOT NULL, run_id TEXT NOT NULL,
+    run TEXT NOT NULL, metric TEXT NOT NULL, kind TEXT NOT NULL, before TEXT, after TEXT,
+    compute REAL, detail TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
+"""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Run-level facts kept between polls: name, experiment, status, params and tags."""
+
+    source: str
+    run_id: str
+    run: str
+    experiment: str
+    status: str | None = None
+    params: tuple[tuple[str, str], ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
+
+
+@dataclass(frozen=True)
+class PollRecord:
+    """One pass of the watcher: points received, points new, curves changed and re-analysed."""
+
+    time: float
+    source: str
+    fetched: int
+    new_points: int
+    curves_changed: int
+    analysed: int
+    events: int
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+    def summary(self) -> str:
+        text = (
+            f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
+            f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)"
+        )
+        return f"{text}; error: {self.error}" if self.error else text
+
+
+def finite_or_none(x: Any) -> float | None:
+    """A number for a REAL column: None for missing or non-finite values."""
+    if x is None:
+        return None
+    f = float(x)
+    return f if math.isfinite(f) else None
+
+
+def analysis_row(curve: CurveAnalysis, at: float) -> tuple:
+    """One ``analyses`` row (see :data:`ANALYSIS_COLUMNS`): headline numbers and the JSON entry."""
+    num = finite_or_none
+    stop, gain, asym = curve.stop_point, curve.gain_per_doubling, curve.asymptote
+    return (
+        at, curve.source, curve.run_id, curve.run, curve.metric, curve.compute_name,
+        num(curve.compute_last), int(curve.n_points), curve.verdict,
+        num(gain.value), num(gain.lo), num(gain.hi),
+        num(asym.value), num(asym.lo), num(asym.hi), int(bool(asym.identified)),
+        num(curve.knee), None if stop is None else num(stop.value),
+        None if stop is None else num(stop.lo), None if stop is None else num(stop.hi),
+        None if curve.collapse is None else num(curve.collapse.compute), curve.run_status,
+        json.dumps(curve.to_dict(), allow_nan=False),
+    )  # fmt: skip
+
+
+def points_table(rows: pd.DataFrame, compute_name: str, origin: str) -> pd.DataFrame:
+    """Stored point rows joined with their run (params and tags as JSON) as the tidy table."""
+    if rows.empty:
+        out = empty_table()
+        out.attrs["compute_name"] = compute_name
+        return out
+    extra: dict[str, list[Any]] = {}
+    for col, prefix in (("params", PARAM_PREFIX), ("tags", TAG_PREFIX)):
+        decoded = [json.loads(x) if isinstance(x, str) else {} for x in rows[col]]
+        for i, d in enumerate(decoded):
+            for k, v in d.items():
+                extra.setdefault(prefix + k, [None] * len(rows))[i] = v
+    df = rows.drop(columns=["params", "tags"])
+    for col, values in sorted(extra.items()):
+        df[col] = pd.Series(values, dtype=object)
+    if df["run_status"].isna().all():
+        df = df.drop(columns=["run_status"])
+    return tidy(df, compute_name=compute_name, origin=origin)
+
+
+def curve_from_dict(d: dict[str, Any]) -> CurveAnalysis:
+    """Rebuild a :class:`CurveAnalysis` from its ``to_dict()`` entry (fit and points are gone)."""
+    return CurveAnalysis.from_dict(d)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+# What SQLite says -> what the user reads.
+_CAUSES = (
+    ("full", "the disk is full"),
+    ("no space left", "the disk is full"),
+    ("permission denied", "no permission to write there"),
+    ("readonly", "the file or its folder is read-only"),
+    ("unable to open", "cannot create or open it (is the folder writable?)"),
+    ("not a database", "not a saturate history file (or it is corrupt)"),
+    ("malformed", "the file is corrupt"),
+    ("locked", "another process holds it locked"),
+    ("disk i/o", "a disk error"),
+)
+
+
+def state_error(path: Path, exc: BaseException) -> InputError:
+    """A failure of the history file as one line naming the file and the cause."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        text = exc.strerror
+    low = text.lower().replace(" ", "")
+    cause = next((why for key, why in _CAUSES if key.replace(" ", "") in low), text)
+    return InputError(f"--state {path}: {cause} ({text})" if cause != text else
+                      f"--state {path}: {cause}")  # fmt: skip
+
+
+@contextmanager
+def translated(path: Path) -> Iterator[None]:
+    """Inside the block, SQLite, pandas-SQL and file errors become :func:`state_error`."""
+    try:
+        yield
+    except (sqlite3.Error, OSError, pd.errors.DatabaseError) as exc:
+        raise state_error(path, exc) from None
+
+
+def guarded(method: F) -> F:
+    """Turn SQLite and file errors of a HistoryStore method into one-line InputErrors."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with translated(self.path):
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+#: ``PRAGMA application_id`` of a saturate history file: the bytes "SATu".
+APPLICATION_ID = 0x53415475
+# The tables a history file written before the marker holds (all of them).
+_OWN_TABLES = frozenset({"meta", "runs", "cursors", "points", "files", "polls", "analyses",
+                         "events"})  # fmt: skip
+
+
+def check_owner(db: sqlite3.Connection, path: Path, schema_version: int) -> bool:
+    """Raise :class:`InputError` unless ``db`` is empty or a saturate history file; nothing is
+    written. Returns True when the file still needs the marker (new, or written before it)."""
+    try:
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise InputError(f"--state {path}: not a saturate history file ({exc}); it was left "
+                         "unchanged") from None
+    if app_id == APPLICATION_ID:
+        return False
+    if app_id == 0 and not tables and version == 0:
+        return True
+    if app_id == 0 and 0 < version <= schema_version and tables >= _OWN_TABLES:
+        return True
+    what = f"application id {app_id:#x}" if app_id else (
+        f"tables {', '.join(sorted(tables)[:5])}" if tables else f"schema version {version}")
+    raise InputError(f"--state {path}: not a saturate history file (an SQLite database with "
+                     f"{what}); it was left unchanged; pass --state with a new file path")
+
+
+def mark(db: sqlite3.Connection) -> None:
+    """Write the marker (inside the caller's transaction)."""
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+class WriterLock:
+    """An exclusive lock on ``<state>.lock`` for one writing process, naming its holder."""
+
+    def __init__(self, state: Path) -> None:
+        import fcntl
+
+        self.path = state.with_name(state.name + ".lock")
+        self._fh: IO[str] | None = None
+        try:
+            fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
+        except OSError as exc:
+            raise InputError(f"--state {state}: cannot create its lock file {self.path} "
+                             f"({exc.strerror or exc})") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip().splitlines()[:1]
+            fh.close()
+            who = holder[0] if holder else "another process"
+            raise InputError(f"--state {state}: another saturate watch writes it ({who}); stop "
+                             "it first, or pass a different --state") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()} since "
+                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime())}\n")
+        fh.flush()
+        self._fh = fh
+
+    def release(self) -> None:
+        """Drop the lock (the file stays: removing it could let two writers hold two files)."""
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+            self._fh = None
+
+
+DEFAULT_STATE = Path(".saturate") / "history.db"
+"""The watch history file, relative to the folder saturate runs in (one history per project)."""
+
 
 class HistoryStore:
     """The watch state and history in one SQLite file; use as a context manager or ``close()``.
@@ -66,7 +310,7 @@ class HistoryStore:
         self._db: sqlite3.Connection | None = None
         self._lock: WriterLock | None = None
         try:
-            with _translated(self.path):
+            with translated(self.path):
                 self._open(readonly)
         except BaseException:
             self.close()
@@ -124,12 +368,12 @@ class HistoryStore:
             return
         self._depth += 1
         try:
-            with _translated(self.path), self._db:
+            with translated(self.path), self._db:
                 yield
         finally:
             self._depth -= 1
 
-    @_guarded
+    @guarded
     def has_analyses(self) -> bool:
         """True once any analysis is recorded (the first pass of a new history has none)."""
         return self._db.execute("SELECT 1 FROM analyses LIMIT 1").fetchone() is not None
@@ -142,23 +386,14 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ meta
 
-    @_guarded
+    @guarded
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    @_guarded
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
     # ------------------------------------------------------------------ cursors and points
 
-    @_guarded
+    @guarded
     def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
         """The last seen step per (source, run_id, metric)."""
         sql = "SELECT source, run_id, metric, last_step FROM cursors"
@@ -166,7 +401,7 @@ class HistoryStore:
                                 (source,) if source else ())
         return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
-    @_guarded
+    @guarded
     def add_points(self, points: pd.DataFrame) -> dict[CurveKey, int]:
         """Store new points (tidy rows) and move the cursors; returns new points per curve.
 
@@ -211,7 +446,7 @@ class HistoryStore:
                 )
         return added
 
-    @_guarded
+    @guarded
     def advance(self, seen: dict[CurveKey, int]) -> None:
         """Move cursors to the last step received even when its points were dropped (NaN)."""
         if not seen:
@@ -225,7 +460,7 @@ class HistoryStore:
                 [(*k, int(step), now) for k, step in seen.items()],
             )
 
-    @_guarded
+    @guarded
     def points(
         self, runs: Iterable[tuple[str, str]] | None = None, compute_name: str = "step"
     ) -> pd.DataFrame:
@@ -249,7 +484,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ runs
 
-    @_guarded
+    @guarded
     def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
         sql = "SELECT * FROM runs" + (" WHERE source = ?" if source else "")
         out = {}
@@ -261,7 +496,7 @@ class HistoryStore:
             )  # fmt: skip
         return out
 
-    @_guarded
+    @guarded
     def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
         """Store run facts; returns the runs whose status changed from a known earlier one."""
         known = self.runs()
@@ -284,12 +519,12 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ files
 
-    @_guarded
+    @guarded
     def file_stamps(self) -> dict[str, tuple[int, int]]:
         return {r[0]: (int(r[1]), int(r[2]))
                 for r in self._db.execute("SELECT path, mtime_ns, size FROM files")}
 
-    @_guarded
+    @guarded
     def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
         with self.transaction():
             self._db.executemany(
@@ -299,7 +534,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ analyses
 
-    @_guarded
+    @guarded
     def record_analysis(self, curve: CurveAnalysis, at: float | None = None) -> int:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
@@ -311,7 +546,7 @@ class HistoryStore:
             )
         return int(cur.lastrowid)
 
-    @_guarded
+    @guarded
     def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
         """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
         row = self._db.execute(
@@ -321,7 +556,7 @@ class HistoryStore:
         ).fetchone()
         return None if row is None else curve_from_dict(json.loads(row[0]))
 
-    @_guarded
+    @guarded
     def latest_analyses(self) -> list[CurveAnalysis]:
         """The latest analysis of every curve the watcher analysed."""
         rows = self._db.execute(
@@ -330,7 +565,7 @@ class HistoryStore:
         )
         return [curve_from_dict(json.loads(r[0])) for r in rows]
 
-    @_guarded
+    @guarded
     def analyses(
         self, run: str | None = None, metric: str | None = None, source: str | None = None
     ) -> pd.DataFrame:
@@ -347,7 +582,7 @@ class HistoryStore:
 
     # ------------------------------------------------------------------ events and polls
 
-    @_guarded
+    @guarded
     def record_events(self, events: Sequence[Event]) -> None:
         with self.transaction():
             self._db.executemany(
@@ -357,7 +592,7 @@ class HistoryStore:
                   finite_or_none(e.compute), e.detail) for e in events],
             )  # fmt: skip
 
-    @_guarded
+    @guarded
     def events(
         self,
         run: str | None = None,
@@ -378,14 +613,14 @@ class HistoryStore:
             for r in rows
         ]  # fmt: skip
 
-    @_guarded
+    @guarded
     def has_event(self, key: CurveKey, kind: str) -> bool:
         """True when an event of ``kind`` was recorded for the curve ``key``."""
         return self._db.execute(
             "SELECT 1 FROM events WHERE source = ? AND run_id = ? AND metric = ? AND kind = ? "
             "LIMIT 1", (*key, kind)).fetchone() is not None
 
-    @_guarded
+    @guarded
     def record_poll(self, poll: PollRecord) -> None:
         with self.transaction():
             self._db.execute(
@@ -395,7 +630,7 @@ class HistoryStore:
                  poll.analysed, poll.events, poll.error),
             )  # fmt: skip
 
-    @_guarded
+    @guarded
     def polls(self) -> list[PollRecord]:
         rows = self._db.execute(
             "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "

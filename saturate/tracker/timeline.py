@@ -20,19 +20,8 @@ import pandas as pd
 
 from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
+from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
-from saturate.text import for_terminal
-
-__all__ = [
-    "TimelinePoint",
-    "Timeline",
-    "cutoffs",
-    "refit_timeline",
-    "history_timeline",
-    "plot_timeline",
-    "curve_timeline",
-    "ORIGINS",
-]
 
 
 @dataclass(frozen=True)
@@ -388,7 +377,7 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
     and re-fit it along its history."""
     from saturate.analysis.settings import AnalysisSettings
     from saturate.analysis.table import sibling_runs
-    from saturate.reading import read_tables
+    from saturate.ingest.reading import read_tables
     from saturate.run_table import concat_tables
 
     sel = dataclasses.replace(settings, metric=(metric,), run=())

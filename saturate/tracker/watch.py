@@ -32,13 +32,11 @@ from saturate import axis_join, curves
 from saturate.codec import jsonable
 from saturate.curves import PARAM_PREFIX
 from saturate.errors import SaturateError, SettingsError, SourceError
-from saturate.redaction import redact
+from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
 from saturate.tracker.state import HistoryStore, PollRecord
-
-__all__ = ["Backoff", "PassResult", "PassInterrupted", "Watcher", "run_watch", "PAUSE_ENV"]
 
 PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
 
@@ -132,7 +130,7 @@ class Watcher:
             raise SettingsError("watch analyses runs one by one; --group-by is not supported here")
         if self.settings.suite is not None:  # a suite key of the settings file: runs one by one
             self.settings = dataclasses.replace(self.settings, suite=None)
-        from saturate.reading import check_gpus_axis
+        from saturate.ingest.reading import check_gpus_axis
 
         self._on_steps = check_gpus_axis(self.settings)  # GPU-hours from wall time, from steps
 

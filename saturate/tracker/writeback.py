@@ -24,12 +24,9 @@ from typing import Any
 from saturate.api import Analysis
 from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.ingest.mlflow_sources import is_mlflow_source, resolve_source, source_uri
-from saturate.redaction import redact
+from saturate.ingest.mlflow_common import is_mlflow_source, resolve_source, source_uri
+from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis
-
-__all__ = ["TAG_PREFIX", "ARTIFACT_DIR", "WritebackResult", "tags_for", "tag_name", "figure_name",
-           "log_back"]
 
 TAG_PREFIX = "saturate."
 ARTIFACT_DIR = "saturate"

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from saturate.errors import InputError
-from saturate.names import axis_label
 from saturate.report.plots.style import (
     BAND,
     FIT,
@@ -39,6 +38,7 @@ from saturate.report.plots.style import (
     short,
 )
 from saturate.results import CurveAnalysis
+from saturate.vocabulary.names import axis_label
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG reports read this too
     from matplotlib.axes import Axes

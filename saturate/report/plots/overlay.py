@@ -21,7 +21,6 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from saturate.errors import InputError
-from saturate.names import axis_label
 from saturate.report.plots.files import _check_formats, _make_folder, _save, _slug, _unique
 from saturate.report.plots.style import (
     confidence_of,
@@ -33,9 +32,7 @@ from saturate.report.plots.style import (
     short,
 )
 from saturate.results import CurveAnalysis
-
-__all__ = ["overlay_groups", "overlay_figure", "pooled_curve", "recipe_of", "recipes", "fit_line",
-           "PALETTE", "save_overlay_figures", "MAX_RUNS_PER_OVERLAY"]
+from saturate.vocabulary.names import axis_label
 
 #: More runs than this on one chart cannot be told apart: the first ones by name are drawn.
 MAX_RUNS_PER_OVERLAY = 12

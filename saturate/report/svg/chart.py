@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saturate.text import for_html
-
-__all__ = ["Chart", "log_ticks", "linear_ticks", "tick_label"]
+from saturate.report.text import for_html
 
 FONT = 11.0
 CHAR = 6.1  # average advance of a character at FONT px, for laying out legends and labels

@@ -30,10 +30,6 @@ from saturate.report.svg.chart import Chart
 from saturate.report.svg.draw import chart_svg
 from saturate.results import CurveAnalysis
 
-__all__ = ["curve_chart", "gain_chart", "curve_svg", "thumbnail_chart", "thumbnail_svg",
-           "sparkline_svg",
-           "seed_curves", "x_label"]
-
 POINTS = "#4c72b0"
 BAND = "#4c72b0"
 SEEDS = "#8172b3"

@@ -23,8 +23,6 @@ from saturate.report.svg.chart import Chart
 from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import chart_svg
 
-__all__ = ["diagnostic_svg"]
-
 _REWARD = "#c44e52"
 _BENCH = "#4c72b0"
 _SINCE = "#8250df"

@@ -20,8 +20,6 @@ from saturate.report.svg.chart import (
     tick_label,
 )
 
-__all__ = ["chart_svg", "polyline"]
-
 Scale = Callable[[np.ndarray], np.ndarray]
 _ROW = 15.0  # height of a legend row
 

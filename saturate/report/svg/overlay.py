@@ -24,8 +24,6 @@ from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import _axes, _f, _layer, _x_scale, _y_scale
 from saturate.results import CurveAnalysis
 
-__all__ = ["overlay_svg", "run_color"]
-
 #: Points on each fitted line and band: enough for a smooth curve 700 px wide.
 LINE_POINTS = 48
 

@@ -1,24 +1,21 @@
 """What a command reads: the sources as its :class:`~saturate.settings.Settings` select them.
 
 :func:`read_tables` gives the parts that :func:`saturate.api.analyze_read` (the one verdict
-path) takes; ``watch`` reads its stored points on the same x axis (:func:`check_gpus_axis`), and
-:func:`check_rates` checks the GPU-hours options against the x axis before any curve is fitted.
+path) takes; ``watch`` reads its stored points on the same x axis (:func:`check_gpus_axis`).
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from saturate.errors import SettingsError
 from saturate.ingest import Tables
 from saturate.ingest.stream import ReadProgress
-from saturate.settings import Settings
 
-__all__ = ["read_tables", "check_gpus_axis", "check_rates"]
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 
 def check_gpus_axis(settings: Settings) -> bool:
@@ -48,13 +45,3 @@ def read_tables(source: Any, settings: Settings, *, fast: bool = True,
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], apart = [*metric, hours], hours
     return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
-
-
-def check_rates(df: pd.DataFrame, settings: Settings) -> None:
-    """GPU-hours options checked against the x axis before any curve is fitted."""
-    for key in ("budget", "gpu_hour_cost"):
-        if getattr(settings, key) is not None:
-            from saturate.diagnostics.cost import gpu_hour_rates
-
-            gpu_hour_rates(df, settings.gpu_hours, need=settings.option(key))
-            break

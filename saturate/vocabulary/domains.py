@@ -5,15 +5,15 @@ Rates, accuracies, pass@k, success and win rates live in ``[0, 1]``; their perce
 
 1. **setting**: a ``domains`` glob (``--domain 'eval/*=0,1'``, settings file
    ``[tool.saturate.domains]``); ``none`` removes the domain a name would give;
-2. **name**: a word of the metric's name (split by :func:`saturate.names.metric_tokens`) says it
+2. **name**: a word of the metric's name (split by :func:`saturate.vocabulary.names.metric_tokens`) says it
    is a share (:data:`SHARE_WORDS`, ``pass@k``, ``*_rate`` of an outcome) -> ``[0, 1]``, or a
    percentage (``pct``, ``percent``, or a share whose values run above 1) -> ``[0, 100]``.
 
 A domain is only kept when the data confirm it: a curve with a finite value outside it does not
 measure what the name says (a "rate" of tokens per second), and gets no domain (the reason says
 so when a setting asked for one). The fit keeps its laws' levels inside the domain
-(:class:`saturate.fit.FitSettings` ``domain``), so the asymptote, the forecasts and their bands
-stay in it without any clipping.
+(:class:`saturate.fit.FitSettings` ``domain``), and the forecasts' bands are widened within it
+(:func:`saturate.analysis.quantities.widen_within`).
 """
 
 from __future__ import annotations
@@ -22,31 +22,22 @@ import fnmatch
 import itertools
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
-from scipy.special import expit
 
-from saturate.names import metric_tokens
-
-if TYPE_CHECKING:
-    from saturate.fit import CurveFit
-
-__all__ = [
-    "Domain", "SHARE_WORDS", "PERCENT_WORDS", "metric_domain", "domain_from_name", "widen_within",
-    "domain_reasons",
-]
+from saturate.vocabulary.names import metric_tokens
+from saturate.vocabulary.roles import RATE_OF
 
 SHARE_WORDS = frozenset({"accuracy", "acc", "pass", "passk", "maj", "success", "solved",
                          "winrate", "em", "exact", "f1", "precision", "recall", "auc", "auroc"})
 """Words that make a metric a share in ``[0, 1]`` (``eval/math/acc``, ``pass@8``, ``f1``)."""
 PERCENT_WORDS = frozenset({"pct", "percent", "percentage"})
 """Words that make a share a percentage in ``[0, 100]``."""
-_RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
-                      "completion", "acceptance", "accept", "error", "failure", "fail",
-                      "correct", "refusal", "agreement"})
+_RATE_OF = RATE_OF | {"error", "failure", "fail", "correct", "refusal", "agreement"}
+"""Outcomes whose ``*_rate`` is a share (an error rate too, unlike the objectives' rule)."""
 _PASS_AT = re.compile(r"(pass|maj|acc|avg|best_of|cons)@\d+", re.IGNORECASE)
 _PASS_K = re.compile(r"(pass|maj)\d+")  # one word: eval_gsm8k_pass1
 
@@ -135,68 +126,3 @@ def metric_domain(
     if dom is None or not dom.holds(values):
         return None, ""
     return dom, ""
-
-
-def widen_within(
-    value: float, lo: float, hi: float, extra: float, domain: tuple[float, float] | None = None
-) -> tuple[float, float]:
-    """The interval ``[lo, hi]`` around ``value`` widened in quadrature by ``extra`` (a normal
-    half-width), inside the domain: the widening is made on the scale where the domain is the
-    whole line (logit of the position in a bounded domain, log of the distance to a single
-    bound), with ``extra`` carried there by the derivative at ``value`` (the delta method). So
-    a forecast near a bound gets an asymmetric band that approaches the bound but never
-    crosses it; without a domain the widening is the plain one."""
-    if domain is None or not (extra > 0) or not math.isfinite(value):
-        return value - math.hypot(value - lo, extra), value + math.hypot(hi - value, extra)
-    to, back, slope = _unbounded_scale(domain)
-    t, e = to(value), extra * slope(value)
-    lo_t = t - math.hypot(t - to(lo), e)
-    hi_t = t + math.hypot(to(hi) - t, e)
-    return min(back(lo_t), value), max(back(hi_t), value)
-
-
-def _unbounded_scale(
-    domain: tuple[float, float],
-) -> tuple[Callable[[float], float], Callable[[float], float], Callable[[float], float]]:
-    """The map from the domain to the whole line, its inverse and its derivative. Points at a
-    bound are taken a hair inside it (1e-12 of the domain's width, or of the value's size)."""
-    a, b = float(domain[0]), float(domain[1])
-    if math.isfinite(a) and math.isfinite(b):
-        w = b - a
-
-        def p(v: float) -> float:
-            return min(max((v - a) / w, 1e-12), 1.0 - 1e-12)
-
-        return (lambda v: math.log(p(v) / (1.0 - p(v))),
-                lambda t: a + w * float(expit(t)),
-                lambda v: 1.0 / (w * p(v) * (1.0 - p(v))))
-    if math.isfinite(a) or math.isfinite(b):
-        s, edge = (1.0, a) if math.isfinite(a) else (-1.0, b)
-
-        def d(v: float) -> float:
-            return max(s * (v - edge), 1e-12 * max(abs(v), abs(edge), 1e-300))
-
-        return (lambda v: math.log(d(v)),
-                lambda t: edge + s * math.exp(min(t, 709.0)),
-                lambda v: 1.0 / d(v))
-    return (lambda v: v), (lambda t: t), (lambda v: 1.0)
-
-
-def domain_reasons(domain: Domain | None, note: str, fit: CurveFit | None) -> tuple[str, ...]:
-    """What the reader should know where the domain binds: a domain asked for but refused by the
-    data, laws given no weight because they leave it, an asymptote held at one of its ends."""
-    out = [note] if note else []
-    if domain is None or fit is None:
-        return tuple(out)
-    gone = [lf.name for lf in fit.laws if any(f.startswith("outside_domain") for f in lf.flags)]
-    if gone:
-        out.append(f"{', '.join(gone)} left the metric's domain {domain.text} within the forecast "
-                   f"horizon and got no weight")
-    a = fit.asymptote.value
-    width = domain.hi - domain.lo
-    tol = 1e-6 * (width if math.isfinite(width) else max(abs(a), 1.0))
-    for end in (domain.lo, domain.hi):
-        if math.isfinite(end) and math.isfinite(a) and abs(a - end) <= tol:
-            out.append(f"the asymptote is held at the end {end:g} of the metric's domain "
-                       f"{domain.text}: the fit would go beyond it")
-    return tuple(out)

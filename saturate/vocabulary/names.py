@@ -1,18 +1,11 @@
 """Metric and column names read as words: the one tokenizer, and the names that measure compute.
 
-Every rule of saturate that reads a name (which way is better, a metric's role, the compute axis,
-the naming conventions of the diagnostics) splits it with :func:`metric_tokens`. The compute
-quantities are here, below the tidy table, because the table picks its x axis from them
-(:func:`saturate.axis_join.auto_compute`).
-
-A name measures compute when its last path segment, less counting words (``total``, ``num``,
-``n``, ``cumulative``, ``consumed``, ``seen``, ``training``...), is one of :data:`QUANTITIES`:
-``gpu_hours``/``gpu_h``, ``flops``, ``pf_days``, ``tokens``, ``samples``, ``examples``/
-``dataset_size`` (a data-scaling axis), ``env_steps``/
-``timesteps``, ``frames``, ``wall_time``/``time_elapsed``/``runtime``; or when it is ``compute``
-or under ``compute/`` (``compute/gpu_hours``). Progress counters (``step``, ``epoch``,
-``iteration``, ``updates``, ``episodes``) are axes too, but no better an x axis than the step,
-so they are never picked automatically.
+Every rule that reads a name (which way is better, a metric's role, the compute axis, the
+diagnostics' conventions) splits it with :func:`metric_tokens`. A name measures compute when its
+last path segment, less counting words (``total``, ``num``, ``cumulative``...), is one of
+:data:`QUANTITIES` (GPU-hours, FLOPs, tokens, samples, environment steps, frames, wall time...),
+or when it is ``compute`` or under ``compute/``. Progress counters (``step``, ``epoch``,
+``updates``...) are axes too, but never picked as the x axis automatically.
 
 >>> axis_unit("compute/gpu_hours"), axis_unit("total_flops"), axis_unit("train/loss")
 ('GPU-hours', 'FLOPs', None)
@@ -20,25 +13,11 @@ so they are never picked automatically.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-__all__ = [
-    "metric_tokens",
-    "LOSS_WORDS",
-    "Quantity",
-    "QUANTITIES",
-    "GPU_HOURS",
-    "STEPS",
-    "axis_quantity",
-    "axis_unit",
-    "axis_label",
-    "is_axis_name",
-    "is_compute_name",
-    "is_replicate_name",
-    "AXIS_GLOBS",
-]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -67,6 +46,11 @@ def metric_tokens(name: str, keep: str = "") -> list[str]:
         if (words[i], words[i + 1]) in _PHRASES:
             words[i:i + 2] = [f"{words[i]}_{words[i + 1]}"]
     return words
+
+
+def matches_any(name: str, patterns: Sequence[str]) -> bool:
+    """Whether ``name`` matches one of the glob ``patterns`` (case-sensitive)."""
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 _PHRASES = frozenset({("cross", "entropy")})

@@ -25,10 +25,7 @@ import html
 import re
 from typing import Any
 
-from saturate.redaction import redact
-
-__all__ = ["for_terminal", "for_annotation", "for_markdown", "for_message", "no_command", "for_html",
-           "for_json", "for_document", "ZWSP"]
+from saturate.ingest.redaction import redact
 
 ZWSP = "\u200b"
 # C0 and C1 controls, DEL, line/paragraph separators, bidirectional marks, embeddings, overrides

@@ -15,8 +15,6 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["pow2_scale", "SAFE_MAGNITUDE"]
-
 #: Largest finite magnitudes left unscaled: their squares and sums of squares stay far from the
 #: limits of a float (about 1e-308 to 1e308).
 SAFE_MAGNITUDE: tuple[float, float] = (2.0**-60, 2.0**60)

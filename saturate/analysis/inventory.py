@@ -10,20 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from saturate.analysis.direction import metric_direction
-from saturate.analysis.domains import metric_domain
 from saturate.analysis.parts import PreparedParts
 from saturate.analysis.settings import AnalysisSettings
 from saturate.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.ingest import Tables
 from saturate.run_table import concat_tables
-from saturate.settings import Settings
+from saturate.vocabulary.direction import metric_direction
+from saturate.vocabulary.domains import metric_domain
 
-__all__ = ["Inventory", "MetricLine", "inventory"]
+if TYPE_CHECKING:
+    from saturate.settings import Settings
 
 _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status"}
 

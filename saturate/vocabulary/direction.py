@@ -6,16 +6,13 @@ a loss, and calling it "lower is better" would turn a collapse into progress.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 
 import numpy as np
 
 from saturate.errors import SettingsError
-from saturate.names import LOSS_WORDS, metric_tokens
 from saturate.results import Direction
-
-__all__ = ["LOWER_IS_BETTER_WORDS", "metric_tokens", "metric_direction", "signed", "unsigned"]
+from saturate.vocabulary.names import LOSS_WORDS, matches_any, metric_tokens
 
 # Words that make a metric lower-is-better when they appear as a whole token of its name
 # (tokens are split on anything that is not a letter or digit, and on camelCase boundaries).
@@ -47,10 +44,6 @@ _HIGHER_OVERRIDES: frozenset[str] = frozenset(
 )
 
 
-def _matches(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 def metric_direction(
     metric: str,
     lower_is_better: Sequence[str] = (),
@@ -68,8 +61,8 @@ def metric_direction(
         lower_is_better = (lower_is_better,)
     if isinstance(higher_is_better, str):
         higher_is_better = (higher_is_better,)
-    low = _matches(metric, lower_is_better)
-    high = _matches(metric, higher_is_better)
+    low = matches_any(metric, lower_is_better)
+    high = matches_any(metric, higher_is_better)
     if low and high:
         raise SettingsError(
             f"metric {metric!r} matches both --lower-is-better {list(lower_is_better)} and "

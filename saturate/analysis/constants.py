@@ -1,14 +1,8 @@
-"""Named constants of the analysis and the fit, in one place, each with what it means and why.
-
-Settings a user may change live in :class:`saturate.analysis.AnalysisSettings` and
-:class:`saturate.fit.FitSettings`; these are the fixed choices behind them. Changing one moves the
-numbers the analysis reports (and the accuracy benchmarks), so each says why it has its value.
-This module imports nothing from saturate, so any layer may use it.
-"""
+"""Named constants of the analysis, each with what it means and why: the fixed choices behind
+:class:`saturate.analysis.AnalysisSettings`. Changing one moves the numbers the analysis reports
+(and the accuracy benchmarks). The fit's own live in :mod:`saturate.fit`."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 # ---- ROI stages (analysis.quantities.roi_stage) -------------------------------------------------
 # ROI is the elasticity d ln(f(C) - R0) / d ln C: one doubling of compute multiplies the gain above
@@ -24,10 +18,6 @@ ROI_SATURATION = 0.3
 """Below this ROI a curve is saturating: a doubling adds under a quarter of the gain so far."""
 
 # ---- horizons -----------------------------------------------------------------------------------
-
-FORECAST_HORIZON = 64.0
-"""How far ahead, as a multiple of the last compute, the stop point and the recipes' forecast
-crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
 
 TARGET_HORIZON = 1000.0
 """How far ahead, as a multiple of the last compute, compute-to-target looks (about ten doublings):
@@ -60,7 +50,7 @@ COLLAPSE_SEGMENT_DIVISOR = 25
 
 COLLAPSE_JUMP_DIVISOR = 200
 """Where the plain Python PELT runs (a curve whose range is millions of times its noise, see
-:mod:`saturate.analysis.changepoints`), it considers a change point every ``n // 200`` points: at
+:mod:`saturate.analysis.evidence`), it considers a change point every ``n // 200`` points: at
 most ~200 candidate positions, which bounds its cost on long curves. The compiled PELT considers
 every point."""
 
@@ -84,22 +74,11 @@ trend, i.e. a standard error three times smaller than the other's, decides alone
 COIN_FLIP = 0.1
 """A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
 
-# ---- stalled bootstrap (fit.estimates.build_law_fit) --------------------------------------------
-
-STALL_RATIO = 0.5
-"""Bootstrap refits have stalled when their spread is below this share of the linearised standard
-error (typical of BNSL's flat directions); the parameter's interval then takes in the Wald one."""
-
-SPREAD_TAIL = 0.05
-"""The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
-over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
-not follow the confidence setting."""
-
-# ---- long curves (analysis.thinning, analysis.quantities.noise_range) ---------------------------
+# ---- long curves (analysis.evidence.thin, analysis.quantities.noise_range) ---------------------------
 
 MAX_ANALYSED_POINTS = 16_384
 """Curves with more points are thinned before the trend test, collapse detection and the fit (see
-:mod:`saturate.analysis.thinning`), so memory and time stop growing with length. Far above the
+:mod:`saturate.analysis.evidence`), so memory and time stop growing with length. Far above the
 longest real curve we test on (about 8,700 points), so no measured accuracy depends on it."""
 
 NOISE_RANGE_SIM_POINTS = 16_384
@@ -108,16 +87,3 @@ curves scale the simulated range by ``sqrt(window ratio)`` (the smoothing averag
 points; the range of the smoothed noise is in its limit a fixed multiple of ``sigma / sqrt(w)``)."""
 
 # ---- suites (suites.aggregate, suites.analysis) -------------------------------------------------
-
-SUITE_STATISTICS: tuple[str, ...] = ("iqm", "mean")
-"""The suite aggregates a group is judged on: the interquartile mean over tasks and seeds (robust to
-a few outlying tasks, rliable's choice) or the mean of task means."""
-
-SUITE_N_BOOT = 2000
-"""Bootstrap replicates of a suite aggregate by default: rliable's figures use 2000; the percentile
-interval's Monte Carlo error is then about 1% of its width."""
-
-# ---- the tracker (tracker.state; the CLI's --state) ---------------------------------------------
-
-DEFAULT_STATE = Path(".saturate") / "history.db"
-"""The watch history file, relative to the folder saturate runs in (one history per project)."""

@@ -2,7 +2,7 @@
 *diagnostic* (a health signal of the training: no verdict, read by the diagnostics) or an *axis*
 (a measure of compute or progress: never a curve to judge).
 
-Roles come from the name, split into words by :func:`saturate.names.metric_tokens`, by the first
+Roles come from the name, split into words by :func:`saturate.vocabulary.names.metric_tokens`, by the first
 of these rules that applies (:func:`classify` says which one did):
 
 1. **override**: a ``--objective`` / ``--diagnostic`` glob (settings file: ``objective = [...]``,
@@ -13,7 +13,7 @@ of these rules that applies (:func:`classify` says which one did):
 3. **system namespace**: the first path segment is a namespace of system or optimiser logs
    (``timing/``, ``timing_s/``, ``perf/``, ``system/``, ``throughput/``, ``memory/``,
    ``losses/`` of CleanRL, ``optim/``). Diagnostic.
-4. **axis**: the name measures compute or progress (:func:`saturate.names.is_axis_name`:
+4. **axis**: the name measures compute or progress (:func:`saturate.vocabulary.names.is_axis_name`:
    ``gpu_hours``, ``compute/*``, ``total_flops``, ``num_tokens``, ``env_steps``, ``wall_time``,
    ``epoch``...). Axis.
 5. **health word**: a word of :data:`HEALTH_WORDS` (KL, entropy, lengths, gradient norms, clip
@@ -26,7 +26,7 @@ of these rules that applies (:func:`classify` says which one did):
    return (SB3's ``train/loss`` next to ``rollout/ep_rew_mean``). Diagnostic.
 7. **objective**: everything else: rewards, returns, scores, accuracies, pass@k, win and success
    rates, and the losses and perplexities of supervised runs (``train/loss`` of a scaling study,
-   ``eval/loss``; lower is better, see :mod:`saturate.analysis.direction`).
+   ``eval/loss``; lower is better, see :mod:`saturate.vocabulary.direction`).
 
 >>> metric_role("critic/kl"), metric_role("val/test_score/openai/gsm8k"), metric_role("gpu_hours")
 ('diagnostic', 'objective', 'axis')
@@ -36,7 +36,7 @@ of these rules that applies (:func:`classify` says which one did):
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -44,22 +44,7 @@ from typing import Literal
 import pandas as pd
 
 from saturate.errors import SettingsError
-from saturate.names import LOSS_WORDS, is_axis_name, metric_tokens
-
-__all__ = [
-    "Role",
-    "ROLES",
-    "RoleCall",
-    "HEALTH_WORDS",
-    "RL_LOSS_WORDS",
-    "REWARD_WORDS",
-    "BENCHMARK_PREFIXES",
-    "MEASURE_WORDS",
-    "classify",
-    "metric_role",
-    "curve_roles",
-    "split_by_role",
-]
+from saturate.vocabulary.names import LOSS_WORDS, is_axis_name, matches_any, metric_tokens
 
 Role = Literal["objective", "diagnostic", "axis"]
 ROLES: tuple[str, ...] = ("objective", "diagnostic", "axis")
@@ -70,8 +55,8 @@ BENCHMARK_PREFIXES = frozenset(
 )
 """First path segments of held-out evaluations."""
 REWARD_WORDS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores"})
-"""Words of a training reward (see :func:`saturate.diagnostics.naming.is_reward`)."""
-_RL_REWARD = frozenset({"reward", "rewards", "rew", "return", "returns"})
+"""Words of a training reward (see :func:`is_reward`)."""
+_RL_REWARD = REWARD_WORDS - {"score", "scores"}
 _SPREAD = frozenset({"std", "stddev", "stdev", "sd", "var", "variance", "min", "max", "minimum",
                      "maximum", "range", "iqr"})
 """Words of a spread or an extreme of a batch (rule 2); ``range`` only as the last word."""
@@ -95,17 +80,17 @@ RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q"
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
 """Words that say a loss trains a part of an RL learner (rule 6)."""
-_LOSS = LOSS_WORDS
-_OBJECTIVE_HEADS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores",
-                              "accuracy", "acc", "success", "solved", "em", "f1", "bleu", "rouge"})
-_RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
+_OBJECTIVE_HEADS = REWARD_WORDS | {"accuracy", "acc", "success", "solved", "em", "f1", "bleu",
+                                   "rouge"}
+RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
                       "completion", "acceptance", "accept"})
+"""Outcomes whose ``*_rate`` names an objective (``win_rate``, ``success_rate``)."""
 MEASURE_WORDS = frozenset(
-    HEALTH_WORDS | RL_LOSS_WORDS | _LOSS | _OBJECTIVE_HEADS | _SPREAD | _STATS | REWARD_WORDS
-    | {"rate", "ratio", "fraction", "frac", "pass", "accuracy", "error", "perplexity", "ppl", "nll"}
+    HEALTH_WORDS | RL_LOSS_WORDS | LOSS_WORDS | _OBJECTIVE_HEADS | _SPREAD | _STATS
+    | {"rate", "ratio", "fraction", "frac", "pass", "error", "perplexity", "ppl"}
 )
 """Words that say *what* a metric measures; a path segment holding none names a data subset
-(``eval/<slice>/score``), see :func:`saturate.diagnostics.naming.slice_families`."""
+(``eval/<slice>/score``), see :func:`slice_families`."""
 
 
 @dataclass(frozen=True)
@@ -114,10 +99,6 @@ class RoleCall:
 
     role: Role
     rule: str
-
-
-def _matches(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 def _head(words: list[str]) -> tuple[str, str]:
@@ -131,7 +112,7 @@ def _head(words: list[str]) -> tuple[str, str]:
 def _names_objective(words: list[str]) -> bool:
     head, before = _head(words)
     return (head in _OBJECTIVE_HEADS or head.startswith("pass@")
-            or (head == "rate" and before in _RATE_OF))
+            or (head == "rate" and before in RATE_OF))
 
 
 def _logs_reward(run_metrics: Iterable[str]) -> bool:
@@ -150,13 +131,13 @@ def classify(
     ``objective`` / ``diagnostic`` are glob patterns that override the name rules;
     ``run_metrics`` the other metrics of its run (rule 6 asks whether the run logs a reward).
     """
-    if _matches(metric, objective) and _matches(metric, diagnostic):
+    if matches_any(metric, objective) and matches_any(metric, diagnostic):
         raise SettingsError(
             f"metric {metric!r} matches both objective {list(objective)} and diagnostic "
             f"{list(diagnostic)}; make the patterns exclusive")
-    if _matches(metric, objective):
+    if matches_any(metric, objective):
         return RoleCall("objective", "--objective")
-    if _matches(metric, diagnostic):
+    if matches_any(metric, diagnostic):
         return RoleCall("diagnostic", "--diagnostic")
     words = metric_tokens(metric, keep="@")
     if not words:
@@ -176,7 +157,7 @@ def classify(
         return RoleCall("diagnostic", f"health word {health[0]!r}")
     if "per" in words and {"second", "seconds", "sec", "s", "ms"} & set(words):
         return RoleCall("diagnostic", "a rate per unit of time (throughput)")
-    if _LOSS & set(words):
+    if LOSS_WORDS & set(words):
         qualifier = [w for w in words if w in RL_LOSS_WORDS]
         if qualifier:
             return RoleCall("diagnostic", f"optimiser loss ({qualifier[0]})")
@@ -230,3 +211,124 @@ def split_by_role(
     for part in out:
         part.attrs = dict(df.attrs)
     return out[0], out[1], roles
+
+
+# ---- naming conventions the diagnostics read ---------------------------------------------------
+# Which objective is the training reward and which a held-out benchmark, which diagnostic is an
+# entropy, a KL or a length, and which metrics are slices of one another.
+_PASS = re.compile(r"^(?P<head>.*?)pass@(?P<k>\d+)(?P<tail>.*)$", re.IGNORECASE)
+
+
+def tokens(metric: str) -> list[str]:
+    """Lower-case word tokens of a metric name (:func:`metric_tokens`, ``pass@k`` kept whole)."""
+    return metric_tokens(metric, keep="@")
+
+
+def _first(metric: str) -> str:
+    return metric.split("/", 1)[0].lower() if "/" in metric else ""
+
+
+def is_benchmark(metric: str) -> bool:
+    """Held-out evaluations: under ``eval/``, ``bench/``, ``val/``, ``test/`` (or a pass@k)."""
+    return _first(metric) in BENCHMARK_PREFIXES or (
+        pass_at_k(metric) is not None and not is_reward(metric)
+    )
+
+
+def is_reward(metric: str) -> bool:
+    """The training reward: an objective (by the name rules) with a reward/return/score word,
+    outside the held-out prefixes (``critic/score/std`` and ``reward_std`` are diagnostics)."""
+    if _first(metric) in BENCHMARK_PREFIXES:
+        return False
+    return (any(t in REWARD_WORDS for t in tokens(metric)) and not is_instability(metric)
+            and metric_role(metric) == "objective")
+
+
+def reward_rank(metric: str) -> tuple[int, int, int, int]:
+    """Sort key: the most reward-like name first (``train/reward`` before ``critic/score/mean``)."""
+    t = tokens(metric)
+    return (
+        0 if metric.lower() in ("train/reward", "reward", "train/rewards") else 1,
+        0 if any(w in t for w in ("reward", "rewards")) else 1,
+        0 if "train" in t or "rollout" in t else 1,
+        len(metric),
+    )
+
+
+def is_entropy(metric: str) -> bool:
+    return "entropy" in tokens(metric)
+
+
+def is_kl(metric: str) -> bool:
+    t = tokens(metric)
+    return "kl" in t or any(w.startswith("kl") and w[2:] in ("div", "divergence", "loss", "penalty")
+                            for w in t)
+
+
+def is_length(metric: str) -> bool:
+    t = tokens(metric)
+    lengthy = any(w in ("length", "len", "lengths", "tokens", "ntokens") for w in t)
+    whose = any(w in ("response", "completion", "generation", "output", "resp", "gen", "seq")
+                for w in t) or any(w.startswith(("response", "completion")) for w in t)
+    return lengthy and whose
+
+
+def is_instability(metric: str) -> bool:
+    """Health signals (entropy, KL, length) rather than task scores."""
+    return is_entropy(metric) or is_kl(metric) or is_length(metric)
+
+
+def pass_at_k(metric: str) -> tuple[str, int] | None:
+    """``("eval/math/pass@{k}", 8)`` for ``eval/math/pass@8``; ``None`` for other names."""
+    m = _PASS.match(metric)
+    if not m:
+        return None
+    return f"{m.group('head')}pass@{{k}}{m.group('tail')}", int(m.group("k"))
+
+
+def names_subset(segment: str) -> bool:
+    """Whether a path segment names a data subset (``math500``, ``easy``, ``openai``) rather than
+    what is measured: none of its words is in :data:`MEASURE_WORDS`."""
+    words = tokens(segment)
+    return bool(words) and not any(w in MEASURE_WORDS or w.startswith("pass@") for w in words)
+
+
+def slice_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Objectives that measure the same thing on different data: they differ in ONE middle path
+    segment, and that segment names a data subset (:func:`names_subset`): ``eval/<slice>/score``.
+
+    Returns ``{"eval/*/score": [(slice, metric), ...]}`` for families of two or more. The last
+    segment never varies here (``eval/math`` vs ``eval/code`` are benchmarks, not slices), and
+    ``critic/rewards/mean`` vs ``critic/score/mean`` are two measures, not two slices.
+    """
+    fams: dict[str, list[tuple[str, str]]] = {}
+    for m in metrics:
+        if metric_role(m) != "objective":
+            continue
+        parts = m.split("/")
+        for i in range(1, len(parts) - 1):
+            if not names_subset(parts[i]):
+                continue
+            key = "/".join([*parts[:i], "*", *parts[i + 1:]])
+            fams.setdefault(key, []).append((parts[i], m))
+    return {k: v for k, v in fams.items() if len(v) >= 2}
+
+
+def subtask_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Groups of task scores that should move together: slice families, and objectives that share
+    a reward or benchmark prefix and differ in a last segment naming a task (``train/reward/<task>``,
+    ``eval/<task>``; not ``critic/rewards/max`` vs ``critic/rewards/mean``). Health signals and
+    pass@k metrics are left out."""
+    names = [m for m in metrics if not is_instability(m) and pass_at_k(m) is None
+             and metric_role(m) == "objective"]
+    fams = slice_families(names)
+    last: dict[str, list[tuple[str, str]]] = {}
+    for m in names:
+        parts = m.split("/")
+        if len(parts) < 2 or not names_subset(parts[-1]):
+            continue
+        head = parts[:-1]
+        if _first(m) in BENCHMARK_PREFIXES or any(t in REWARD_WORDS for t in tokens("/".join(head))):
+            last.setdefault("/".join([*head, "*"]), []).append((parts[-1], m))
+    fams.update({k: v for k, v in last.items() if len(v) >= 2})
+    return fams

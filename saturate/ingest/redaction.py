@@ -21,8 +21,6 @@ import re
 import threading
 import urllib.parse
 
-__all__ = ["MASK", "redact", "redact_uri", "remember_secret", "remember_uri", "userinfo_split"]
-
 MASK = "***"
 # Environment variables whose values are credentials (MLflow, Databricks, cloud SDKs, libpq, W&B).
 SECRET_ENV = (
