@@ -122,7 +122,7 @@ def dump(names: list[str], out: str) -> None:
 
     def loaded(path: str) -> object:
         df = saturate.load(path)
-        return {"table": df, "facts": saturate.run_facts(df), "x": df.attrs.get("compute_name")}
+        return {"table": df.points, "facts": df.runs, "x": df.axis.name}
 
     results = {}
     for name in names:

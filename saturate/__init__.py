@@ -1,8 +1,8 @@
 """saturate: is RL still scaling, or has it saturated?
 
 >>> import saturate
->>> df = saturate.load("sample_runs/")          # doctest: +SKIP
->>> analysis = saturate.analyze(df)             # doctest: +SKIP
+>>> table = saturate.load("sample_runs/")       # doctest: +SKIP
+>>> analysis = saturate.analyze(table)          # doctest: +SKIP
 >>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
 
 The names below are loaded on first use (:mod:`saturate.lazy`): ``import saturate`` and the
@@ -17,8 +17,8 @@ from saturate.lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Analysis": "api", "analyze": "api", "load": "ingest", "run_facts": "run_table",
-    "with_run_facts": "run_table", "Settings": "settings",
+    "Analysis": "api", "analyze": "api", "load": "ingest", "Table": "table",
+    "Settings": "settings",
 }  # fmt: skip
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
@@ -29,10 +29,9 @@ __all__ = [
     "SaturateError",
     "Settings",
     "SettingsError",
+    "Table",
     "SourceError",
     "__version__",
     "analyze",
     "load",
-    "run_facts",
-    "with_run_facts",
 ]

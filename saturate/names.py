@@ -3,7 +3,7 @@
 Every rule of saturate that reads a name (which way is better, a metric's role, the compute axis,
 the naming conventions of the diagnostics) splits it with :func:`metric_tokens`. The compute
 quantities are here, below the tidy table, because the table picks its x axis from them
-(:func:`saturate.axis_join.auto_compute`).
+(:func:`saturate.ingest.axis_join.auto_compute`).
 
 A name measures compute when its last path segment, less counting words (``total``, ``num``,
 ``n``, ``cumulative``, ``consumed``, ``seen``, ``training``...), is one of :data:`QUANTITIES`:

@@ -1,8 +1,9 @@
 """What a command reads: the sources as its :class:`~saturate.settings.Settings` select them.
 
 :func:`read_tables` gives the parts that :func:`saturate.api.analyze_read` (the one verdict
-path) takes; ``watch`` reads its stored points on the same x axis (:func:`check_gpus_axis`), and
-:func:`check_rates` checks the GPU-hours options against the x axis before any curve is fitted.
+path) takes, on the x axis ingest decides (``--gpus`` included); ``watch`` puts its stored points
+on the same x axis (:func:`check_gpus_axis`), and :func:`check_rates` checks the GPU-hours
+options against the x axis before any curve is fitted.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ import fnmatch
 from collections.abc import Callable
 from typing import Any
 
-import pandas as pd
-
 from saturate.errors import SettingsError
 from saturate.ingest import Tables
 from saturate.ingest.stream import ReadProgress
 from saturate.settings import Settings
+from saturate.table.table import Table
 
 __all__ = ["read_tables", "check_gpus_axis", "check_rates"]
 
@@ -34,23 +34,23 @@ def check_gpus_axis(settings: Settings) -> bool:
 
 def read_tables(source: Any, settings: Settings, *, fast: bool = True,
                 on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
-    """The sources' tables as ``settings`` selects them, read part by part (what
-    :func:`saturate.api.analyze_read` takes).
+    """The sources' tables as ``settings`` selects them, read part by part on their x axis
+    (GPU-hours from wall time with ``gpus``; what :func:`saturate.api.analyze_read` takes).
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
     allocation diagnostics without it, so it is read too, and kept apart from the analysed
     curves. A DataFrame that is already the tidy table is only selected from.
     """
     selection = settings.selection()
-    if check_gpus_axis(settings):
-        selection["compute"] = "step"
+    check_gpus_axis(settings)
     metric, hours, apart = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], apart = [*metric, hours], hours
-    return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
+    return Tables(source, **selection, gpus=settings.gpus, fast=fast, as_given=True, apart=apart,
+                  on_part=on_read)
 
 
-def check_rates(df: pd.DataFrame, settings: Settings) -> None:
+def check_rates(df: Table, settings: Settings) -> None:
     """GPU-hours options checked against the x axis before any curve is fitted."""
     for key in ("budget", "gpu_hour_cost"):
         if getattr(settings, key) is not None:

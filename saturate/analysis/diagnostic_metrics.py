@@ -20,8 +20,8 @@ import pandas as pd
 
 from saturate.analysis.evidence import trend_test
 from saturate.analysis.roles import Role
-from saturate.curves import iter_curves
 from saturate.results import Trend, format_estimate, jsonable
+from saturate.table.curves import iter_curves
 
 __all__ = ["DiagnosticMetric", "summarize_metrics"]
 

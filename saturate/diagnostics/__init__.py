@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from saturate.diagnostics import registry
 from saturate.diagnostics.allocate import Allocation, allocate
 from saturate.diagnostics.base import (
@@ -27,6 +25,7 @@ from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.diagnostics.target import TargetResult, compute_to_target
 from saturate.errors import step
 from saturate.results import CurveAnalysis
+from saturate.table.table import Table
 
 __all__ = [
     "KINDS",
@@ -53,12 +52,13 @@ _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 def run_diagnostics(
     analysis_or_curves: Any,
-    data: pd.DataFrame | None = None,
+    data: Table | None = None,
     settings: DiagnosticSettings | None = None,
     **options: Any,
 ) -> tuple[Diagnostic, ...]:
     """Every diagnostic of an analysis: ``run_diagnostics(analysis)`` or
-    ``run_diagnostics(curves, data, settings)``.
+    ``run_diagnostics(curves, data, settings)`` (``data``: the
+    :class:`~saturate.table.table.Table` read).
 
     ``analysis_or_curves``: a :class:`saturate.api.Analysis` (its curves and data are used), or a
     sequence of :class:`~saturate.results.CurveAnalysis`. ``options`` are

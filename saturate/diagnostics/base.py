@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from saturate.analysis.direction import metric_direction, signed
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.roles import Role, classify
 from saturate.analysis.settings import AnalysisSettings
-from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend, jsonable
+from saturate.table.curves import iter_curves
+from saturate.table.table import Table
 from saturate.validation import (
     check_confidence,
     check_forecast_points,
@@ -182,19 +182,20 @@ class CurveRef:
 
 def collect_curves(
     curves: Sequence[CurveAnalysis] = (),
-    data: pd.DataFrame | None = None,
+    data: Table | None = None,
     settings: DiagnosticSettings | None = None,
 ) -> list[CurveRef]:
-    """Every curve once: from the analyses (their points, objectives) and any curve of ``data``
-    they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
+    """Every curve once: from the analyses (their points, objectives) and any curve of the Table
+    ``data`` they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
     settings = settings or DiagnosticSettings()
     grouped = any(ca.group and ca.group.get("by") for ca in curves)
-    use_data = data is not None and not data.empty and not grouped
+    points = None if data is None else data.points
+    use_data = points is not None and not points.empty and not grouped
     run_names: dict[tuple[str, str], set[str]] = {}
     for ca in curves:
         run_names.setdefault((ca.source, ca.run_id), set()).add(ca.metric)
     if use_data:
-        for key, names in data.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
+        for key, names in points.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
             run_names.setdefault(key, set()).update(map(str, names))
     out: list[CurveRef] = []
     seen: set[tuple[str, str, str]] = set()
@@ -211,7 +212,7 @@ def collect_curves(
                      settings.role(ca.metric, sorted(run_names[key[:2]])))
         )
         seen.add(key)
-    for key, pts in iter_curves(data) if use_data else ():
+    for key, pts in iter_curves(points) if use_data else ():
         if key in seen:
             continue
         out.append(

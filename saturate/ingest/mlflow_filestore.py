@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.ingest.mlflow_common import (
     Experiment,
@@ -31,6 +30,7 @@ from saturate.ingest.mlflow_common import (
     pick_experiments,
     points_frame,
 )
+from saturate.table.curves import DataWarning
 
 __all__ = [
     "read_filestore", "read_metric_file", "experiments_in", "runs_in", "metric_files", "latest_values",

@@ -34,12 +34,11 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import pandas as pd
-
 from saturate.errors import InputError, SettingsError, SourceError, shorten
 from saturate.ingest.mlflow_http import resolve_timeout
 from saturate.ingest.wandb_files import WandbRun, run_table
 from saturate.redaction import redact, remember_secret
+from saturate.table.table import Table
 
 __all__ = ["SCHEME", "RETRIES", "is_wandb_uri", "parse_wandb_uri", "iter_wandb_api"]
 
@@ -204,7 +203,7 @@ def _filters(text: str | None) -> dict[str, Any]:
 def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the CLI's option
                    run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
                    timeout: float | None = None, per_page: int = 50,
-                   page_size: int = 1000) -> Iterator[pd.DataFrame]:  # fmt: skip
+                   page_size: int = 1000) -> Iterator[Table]:  # fmt: skip
     """The tidy table of each run of a W&B project, one run at a time (see the module docstring)."""
     entity, project = parse_wandb_uri(uri)
     filters = _filters(filter)

@@ -1,79 +1,54 @@
 """Run-level facts (status, parameters, tags) kept beside the points, one row per run.
 
-The tidy table (:mod:`saturate.curves`) holds one row per logged point. What belongs to a whole
-run, ``run_status``, ``params.<name>`` and ``tags.<name>``, is not repeated on every point: it
-lives in a side table keyed by ``(source, run_id)``, carried in ``df.attrs["runs"]`` (a
-:class:`RunTable`), so that a sweep of thousands of runs costs memory for its points only.
+The tidy points (:mod:`saturate.table.curves`) hold one row per logged point. What belongs to a
+whole run, ``run_status``, ``params.<name>`` and ``tags.<name>``, is not repeated on every point:
+it lives in a frame of its own keyed by ``(source, run_id)``, the ``runs`` of a
+:class:`~saturate.table.table.Table`, so that a sweep of thousands of runs costs memory for its
+points only.
 
-* :func:`run_facts`: the side table of a tidy table (one row per run);
-* :func:`with_run_facts`: the points with the run facts joined onto every row (the wide form
-  ``saturate.load(..., with_runs=True)`` returns, and that seed pooling reads);
-* :func:`split_run_facts`: the other way: run columns of a wide table moved into the side table;
-* :func:`concat_tables`: tidy tables of several sources as one, their side tables merged.
+* :func:`run_facts`: one row per run of the points (from the run frame, or from the run columns
+  of a wide frame);
+* :func:`with_facts`: the points with the run facts joined onto every row (the wide form
+  :meth:`Table.to_frame <saturate.table.table.Table.to_frame>` gives, and that seed pooling reads);
+* :func:`split_facts`: the other way: the run columns of a wide frame moved into a run frame;
+* :func:`merge_facts`: run frames of several parts as one.
 
-A wide table (run facts on every row, as a user may build it) is accepted everywhere.
+A wide frame (run facts on every row, as a user may build it) is accepted everywhere.
 
 >>> import pandas as pd
 >>> wide = pd.DataFrame({"source": "s", "run_id": ["a", "a", "b"], "metric": "m",
 ...                      "step": [1, 2, 1], "params.lr": ["1e-3", "1e-3", "1e-4"]})
->>> df = split_run_facts(wide)
->>> list(df.columns), run_facts(df)["params.lr"].tolist()
+>>> points, runs = split_facts(wide)
+>>> list(points.columns), run_facts(points, runs)["params.lr"].tolist()
 (['source', 'run_id', 'metric', 'step'], ['1e-3', '1e-4'])
->>> with_run_facts(df)["params.lr"].tolist()
+>>> with_facts(points, runs)["params.lr"].tolist()
 ['1e-3', '1e-3', '1e-4']
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from saturate.cells import differs
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, concat
+from saturate.table.cells import differs
+from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX
 
 __all__ = [
-    "RUNS_ATTR",
     "RUN_KEY",
-    "RunTable",
+    "empty_facts",
     "run_fact_columns",
     "run_facts",
-    "with_run_facts",
-    "split_run_facts",
-    "concat_tables",
+    "with_facts",
+    "split_facts",
     "merge_facts",
     "run_count",
     "status_of",
 ]
 
-RUNS_ATTR = "runs"
 RUN_KEY: tuple[str, str] = ("source", "run_id")
 _STATUS = "run_status"
-
-
-@dataclass(frozen=True, eq=False)
-class RunTable:
-    """The side table in ``df.attrs``: one row per ``(source, run_id)``, sorted by them.
-
-    Immutable, and compared by identity: pandas deep-copies and compares ``attrs`` on most
-    operations, which for a frame would cost a copy each time (and fail to compare).
-    ``merged``: the frame is as :func:`merge_facts` leaves it (then not merged again).
-    """
-
-    frame: pd.DataFrame
-    merged: bool = False
-
-    def __deepcopy__(self, memo: dict) -> RunTable:
-        return self
-
-    def __len__(self) -> int:
-        return len(self.frame)
-
-    def __repr__(self) -> str:
-        facts = [c for c in self.frame.columns if c not in RUN_KEY]
-        return f"<RunTable: {len(self.frame)} runs; {', '.join(map(str, facts)) or 'no facts'}>"
 
 
 def run_fact_columns(df: pd.DataFrame) -> list[str]:
@@ -82,38 +57,31 @@ def run_fact_columns(df: pd.DataFrame) -> list[str]:
             if c == _STATUS or str(c).startswith((PARAM_PREFIX, TAG_PREFIX))]  # fmt: skip
 
 
-def _empty_facts() -> pd.DataFrame:
+def empty_facts() -> pd.DataFrame:
+    """A run frame with no runs (and no facts)."""
     return pd.DataFrame({c: pd.Series(dtype=object) for c in RUN_KEY})
 
 
-def _stored(df: pd.DataFrame) -> pd.DataFrame | None:
-    table = df.attrs.get(RUNS_ATTR)
-    return table.frame if isinstance(table, RunTable) else None
-
-
-def run_facts(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per run of ``df`` (``source``, ``run_id``, ``run_status``, ``params.*``,
-    ``tags.*``): the side table, or the run columns of a wide table; runs without points left
-    out."""
-    keys = df[list(RUN_KEY)].drop_duplicates() if len(df) else _empty_facts()
-    stored = _stored(df)
-    if stored is None:
-        cols = run_fact_columns(df)
-        facts = df.drop_duplicates(list(RUN_KEY))[[*RUN_KEY, *cols]] if cols else keys
+def run_facts(points: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per run of ``points`` (``source``, ``run_id``, ``run_status``, ``params.*``,
+    ``tags.*``): the rows of ``runs``, or (``runs=None``) the run columns of a wide frame; runs
+    without points left out."""
+    keys = points[list(RUN_KEY)].drop_duplicates() if len(points) else empty_facts()
+    if runs is None:
+        cols = run_fact_columns(points)
+        facts = points.drop_duplicates(list(RUN_KEY))[[*RUN_KEY, *cols]] if cols else keys
         return facts.sort_values(list(RUN_KEY), kind="stable").reset_index(drop=True)
-    out = stored.merge(keys, on=list(RUN_KEY), how="inner")
+    out = runs.merge(keys, on=list(RUN_KEY), how="inner")
     return out.reset_index(drop=True)
 
 
-def with_run_facts(df: pd.DataFrame) -> pd.DataFrame:
-    """The points with their run's facts on every row (a new frame; ``df`` is not changed)."""
-    stored = _stored(df)
-    if stored is None or stored.shape[1] <= len(RUN_KEY):
-        return df
-    facts = stored.drop(columns=[c for c in stored.columns if c in df.columns and c not in RUN_KEY])
-    out = df.merge(facts, on=list(RUN_KEY), how="left", sort=False)
-    out.index = df.index
-    out.attrs = {k: v for k, v in df.attrs.items() if k != RUNS_ATTR}
+def with_facts(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The points with their run's facts on every row (a new frame; ``points`` is not changed)."""
+    if runs.shape[1] <= len(RUN_KEY):
+        return points
+    facts = runs.drop(columns=[c for c in runs.columns if c in points.columns and c not in RUN_KEY])
+    out = points.merge(facts, on=list(RUN_KEY), how="left", sort=False)
+    out.index = points.index
     return out
 
 
@@ -121,7 +89,7 @@ def merge_facts(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """Side tables stacked, one row per run (the last one met wins), sorted by run."""
     frames = [f for f in frames if f is not None and len(f.columns)]
     if not frames:
-        return _empty_facts()
+        return empty_facts()
     out = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
     out = out.copy(deep=False)
     for col in out.columns:
@@ -145,17 +113,14 @@ def _increasing(src: np.ndarray, run: np.ndarray) -> bool:
         return False
 
 
-def split_run_facts(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` without its run columns, which go (merged with any side table it has) into
-    ``attrs["runs"]``. A table without run facts gets an empty side table."""
+def split_facts(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(points, runs)``: ``df`` without its run columns, and those columns one row per run
+    (no rows when ``df`` has no run facts)."""
     cols = run_fact_columns(df)
-    mine = _first_of_each_run(df)[[*RUN_KEY, *cols]] if cols else None
-    out = df.drop(columns=cols) if cols else df.copy(deep=False)
-    table = df.attrs.get(RUNS_ATTR)
-    if not (mine is None and isinstance(table, RunTable) and table.merged):  # else: as it is
-        table = RunTable(merge_facts([_stored(df), mine]), merged=True)
-    out.attrs = {**df.attrs, RUNS_ATTR: table}
-    return out
+    if not cols:
+        return df.copy(deep=False), empty_facts()
+    mine = _first_of_each_run(df)[[*RUN_KEY, *cols]]
+    return df.drop(columns=cols), merge_facts([mine])
 
 
 def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
@@ -193,22 +158,10 @@ def run_count(df: pd.DataFrame) -> int:
     return len(df[list(RUN_KEY)].drop_duplicates()) if starts is None else len(starts)
 
 
-def concat_tables(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Tidy tables (each split, or wide) as one split table: points concatenated by
-    :func:`saturate.curves.concat`, side tables merged."""
-    parts = [split_run_facts(t) for t in tables]
-    if len(parts) == 1:
-        return parts[0]
-    out = concat(parts)
-    out.attrs[RUNS_ATTR] = RunTable(merge_facts(_stored(p) for p in parts if not p.empty), merged=True)
-    return out
-
-
-def status_of(df: pd.DataFrame) -> dict[tuple[str, str], str]:
+def status_of(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
     """``{(source, run_id): run_status}`` of the runs whose status is known."""
-    stored = _stored(df)
-    if stored is None or _STATUS not in stored.columns:
+    if _STATUS not in runs.columns:
         return {}
-    known = stored[stored[_STATUS].notna()]
+    known = runs[runs[_STATUS].notna()]
     return dict(zip(zip(known["source"], known["run_id"], strict=True), known[_STATUS],
                     strict=True))

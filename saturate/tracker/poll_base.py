@@ -13,8 +13,8 @@ from typing import Protocol
 
 import pandas as pd
 
-from saturate.curves import AXIS_METRICS, concat, empty_table, tidy
 from saturate.ingest.mlflow_common import Experiment, RunMeta, Selection, kept_tags
+from saturate.table.curves import AXIS_METRICS, concat, empty_table, tidy
 from saturate.tracker.records import CurveKey, RunRecord
 
 __all__ = [

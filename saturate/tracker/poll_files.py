@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, concat, empty_table
 from saturate.errors import InputError, SourceError
 from saturate.ingest.files import read_table_file
 from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
+from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, concat, empty_table
 from saturate.tracker.poll_base import (
     CurveKey,
     PollResult,
@@ -93,10 +93,10 @@ class FilesPoller:
                 try:
                     if is_events:
                         df = read_event_files([path], self.root if self.root.is_dir()
-                                              else path.parent, source=self.label)  # fmt: skip
+                                              else path.parent, source=self.label).to_frame()  # fmt: skip
                     else:
                         source = self.label if self.root.is_file() else str(path)
-                        df = read_table_file(path, source=source)
+                        df = read_table_file(path, source=source).to_frame()
                 except InputError:
                     if path.stat().st_size == 0 or _growing(path, st):
                         continue  # being written; read it next time
@@ -111,7 +111,6 @@ class FilesPoller:
         keys = list(zip(df["source"], df["run_id"], df["metric"], strict=True))
         last = np.array([cursors.get(k, np.iinfo(np.int64).min) for k in keys], dtype=np.int64)
         new = df.loc[df["step"].to_numpy() > last].reset_index(drop=True)
-        new.attrs = dict(df.attrs)
         runs = tuple(_file_runs(df))
         return PollResult(new, runs, fetched, len(set(keys)), stamps)
 
@@ -122,9 +121,7 @@ class FilesPoller:
                          dtype=bool)  # fmt: skip
         if sel.experiment:
             mask &= np.array([globs_match(e, sel.experiment) for e in df["experiment"]], dtype=bool)
-        out = df.loc[mask].reset_index(drop=True)
-        out.attrs = dict(df.attrs)
-        return out
+        return df.loc[mask].reset_index(drop=True)
 
 
 def _growing(path: Path, before: os.stat_result) -> bool:

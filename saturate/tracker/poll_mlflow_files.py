@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from saturate.curves import empty_table
 from saturate.errors import SourceError
 from saturate.ingest.mlflow_common import (
     RunMeta,
@@ -33,6 +32,7 @@ from saturate.ingest.mlflow_filestore import (
     read_metric_file,
     runs_in,
 )
+from saturate.table.curves import empty_table
 from saturate.tracker.poll_base import CurveKey, PollResult, PollSelection, mlflow_result
 
 __all__ = ["FileStorePoller"]

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from saturate.curves import DataWarning
 from saturate.errors import PATH_LIMIT, InputError, shorten
 from saturate.ingest.wandb_files import WandbRun, group_by_run_id, parse_run, run_table
 from saturate.ingest.wandb_log import ENDS_INSIDE
-from saturate.run_table import with_run_facts
+from saturate.table.curves import DataWarning
 
 __all__ = ["ChangedRuns", "read_changed_runs"]
 
@@ -80,5 +79,5 @@ def read_changed_runs(files: Iterable[Path], label: str,
         if run is None or not run.rows:
             continue
         fetched += len(run.rows)
-        parts.append(with_run_facts(run_table(run, label)))
+        parts.append(run_table(run, label).to_frame())
     return ChangedRuns(tuple(parts), stamps, fetched)
