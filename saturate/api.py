@@ -445,7 +445,9 @@ def _analyze_tables(
                     extra=(*apart, *parts.others), runs=parts.runs(), suite=suite)
 
 
-def _with_axis(parts: Table | Tables, explicit: bool) -> tuple[Iterable[Table], Callable[[], ComputeAxis]]:
+def _with_axis(
+    parts: Table | Tables, explicit: bool
+) -> tuple[Iterable[Table], Callable[[], ComputeAxis]]:
     """The parts of a read, and how to know its x axis once they are read: what
     :class:`~saturate.ingest.Tables` decided, or the axis of one Table with the runs left on their
     step (``explicit``: the user named the axis)."""

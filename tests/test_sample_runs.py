@@ -191,8 +191,8 @@ def test_small_enough_to_commit():
 
 def test_every_curve_is_documented_once(tables):
     seen_runs: dict[str, str] = {}
-    for file, df in tables.items():
-        for (run, metric), _ in df.groupby(["run", "metric"]):
+    for file, table in tables.items():
+        for (run, metric), _ in table.points.groupby(["run", "metric"]):
             rows = _row_for(run, metric, file)
             assert len(rows) == 1, f"{file}: {run} / {metric} is documented {len(rows)} times"
             assert seen_runs.setdefault(run, file) == file, f"run name {run} is used twice"

@@ -101,10 +101,9 @@ def named_axis(name: str, unit: str | None = None, note: str | None = None) -> C
 def joined_axis(axes: Sequence[ComputeAxis]) -> ComputeAxis:
     """The axis of parts read together: their name when they share it, else ``compute``; their
     unit when they share name and unit; the first note."""
-    names = {a.name for a in axes}
-    name = names.pop() if len(names) == 1 else ("step" if not names else "compute")
-    units = {a.unit for a in axes}
-    unit = units.pop() if len({a.name for a in axes}) == 1 and len(units) == 1 else axis_unit(name)
+    names, units = {a.name for a in axes}, {a.unit for a in axes}
+    name = next(iter(names)) if len(names) == 1 else ("step" if not names else "compute")
+    unit = next(iter(units)) if len(names) == 1 and len(units) == 1 else axis_unit(name)
     return ComputeAxis(name, unit, next((a.note for a in axes if a.note is not None), None))
 
 
