@@ -64,11 +64,6 @@ class Table:
     def empty(self) -> bool:
         return self.points.empty
 
-    @property
-    def compute_name(self) -> str:
-        """The name of the x axis (a column or metric, ``step``, or ``compute``)."""
-        return self.axis.name
-
     def to_frame(self) -> pd.DataFrame:
         """The points with their run's facts on every row (a new frame)."""
         return with_facts(self.points, self.runs)
