@@ -82,7 +82,7 @@ def suite_rows(
     if isinstance(table, Table):
         table = table.to_frame()  # the suite and group keys are often run parameters or tags
     elif not isinstance(table, pd.DataFrame):
-        raise InputError(f"analyze_suite: expected a Table or a tidy DataFrame, got "
+        raise InputError(f"analyze_suite: expected a tidy DataFrame or a Table, got "
                          f"{type(table).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:

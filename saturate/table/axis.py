@@ -26,6 +26,7 @@ import pandas as pd
 from saturate.errors import InputError, SettingsError
 from saturate.names import GPU_HOURS, STEPS, axis_label, axis_unit
 from saturate.table.curves import PARAM_PREFIX
+from saturate.table.run_table import run_starts
 
 __all__ = ["AxisWarning", "ComputeAxis", "named_axis", "joined_axis", "describe_axis", "axis_from",
            "gpu_hours_from_time", "GPUS_AXIS"]
@@ -153,6 +154,11 @@ def run_step_flags(df: pd.DataFrame) -> list[tuple[str, bool]]:
     if df.empty:
         return []
     same = (df["compute"].to_numpy(float) == df["step"].to_numpy(float))
+    starts = run_starts(df)
+    if starts is not None:  # rows sorted by run, as tidy leaves them: no grouping of text
+        names = df["run"].to_numpy()[starts]
+        return [(str(n), bool(f)) for n, f in zip(names, np.logical_and.reduceat(same, starts),
+                                                   strict=True)]
     flags = pd.Series(same, index=df.index).groupby([df["source"], df["run_id"]], sort=False).all()
     runs = df.drop_duplicates(["source", "run_id"]).set_index(["source", "run_id"])["run"]
     return [(str(runs[k]), bool(v)) for k, v in flags.items()]

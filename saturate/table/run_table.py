@@ -44,6 +44,7 @@ __all__ = [
     "split_facts",
     "merge_facts",
     "run_count",
+    "run_starts",
     "status_of",
 ]
 
@@ -66,7 +67,7 @@ def run_facts(points: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Data
     """One row per run of ``points`` (``source``, ``run_id``, ``run_status``, ``params.*``,
     ``tags.*``): the rows of ``runs``, or (``runs=None``) the run columns of a wide frame; runs
     without points left out."""
-    keys = points[list(RUN_KEY)].drop_duplicates() if len(points) else empty_facts()
+    keys = _first_of_each_run(points)[list(RUN_KEY)] if len(points) else empty_facts()
     if runs is None:
         cols = run_fact_columns(points)
         facts = points.drop_duplicates(list(RUN_KEY))[[*RUN_KEY, *cols]] if cols else keys
@@ -126,11 +127,11 @@ def split_facts(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
     """``df.drop_duplicates(RUN_KEY)``; when the rows are sorted by run, as tidy leaves them,
     found by comparing neighbours (several times faster than hashing every row's text)."""
-    starts = _run_starts(df)
+    starts = run_starts(df)
     return df.drop_duplicates(list(RUN_KEY)) if starts is None else df.iloc[starts]
 
 
-def _run_starts(df: pd.DataFrame) -> np.ndarray | None:
+def run_starts(df: pd.DataFrame) -> np.ndarray | None:
     """The first row of each run when the rows are sorted by run with each run's rows together
     (``None`` when they are not, or cannot be told so): neighbours are compared, and the order
     is checked only where a row's run differs from the one before."""
@@ -154,7 +155,7 @@ def run_count(df: pd.DataFrame) -> int:
     """The number of runs, ``(source, run_id)``, with points in ``df``."""
     if not len(df):
         return 0
-    starts = _run_starts(df)
+    starts = run_starts(df)
     return len(df[list(RUN_KEY)].drop_duplicates()) if starts is None else len(starts)
 
 
