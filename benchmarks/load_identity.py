@@ -121,14 +121,21 @@ def dump(names: list[str], out: str) -> None:
         return got, [(w.category.__name__, str(w.message)) for w in caught]
 
     def loaded(path: str) -> object:
-        df = saturate.load(path)
-        return {"table": df, "facts": saturate.run_facts(df), "x": df.attrs.get("compute_name")}
+        got = saturate.load(path)
+        if hasattr(got, "points"):  # a saturate.Table
+            return {"table": got.points, "facts": got.runs, "x": got.axis.name}
+        # a version before the Table: the frame, its run facts and axis in DataFrame.attrs
+        return {"table": got, "facts": saturate.run_facts(got), "x": got.attrs.get("compute_name")}
+
+    def read_file(path: str) -> object:
+        got = read_table_file(path)
+        return got.to_frame() if hasattr(got, "to_frame") else got
 
     results = {}
     for name in names:
         results[("load", name)] = run(lambda name=name: loaded(name))
         if Path(name).is_file():
-            results[("file", name)] = run(lambda name=name: read_table_file(name))
+            results[("file", name)] = run(lambda name=name: read_file(name))
     with open(out, "wb") as fh:
         pickle.dump(results, fh)
 

@@ -1,8 +1,8 @@
 """saturate: is RL still scaling, or has it saturated?
 
 >>> import saturate
->>> df = saturate.load("sample_runs/")          # doctest: +SKIP
->>> analysis = saturate.analyze(df)             # doctest: +SKIP
+>>> table = saturate.load("sample_runs/")       # doctest: +SKIP
+>>> analysis = saturate.analyze(table)          # doctest: +SKIP
 >>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
 
 The names below are loaded on first use (:mod:`saturate.lazy`): ``import saturate`` and the
@@ -22,8 +22,8 @@ if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
     from saturate.api import Analysis, analyze
     from saturate.fit.model import Model
     from saturate.ingest import load
-    from saturate.run_table import run_facts, with_run_facts
     from saturate.settings import Settings
+    from saturate.table import Table
 
 __getattr__, __dir__ = lazy_exports(__name__, globals())
 
@@ -34,10 +34,9 @@ __all__ = [
     "SaturateError",
     "Settings",
     "SettingsError",
+    "Table",
     "SourceError",
     "__version__",
     "analyze",
     "load",
-    "run_facts",
-    "with_run_facts",
 ]

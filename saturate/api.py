@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from saturate.analysis.settings import AnalysisSettings, settings_used
-from saturate.axis import AxisWarning, ComputeAxis
 from saturate.codec import jsonable
 from saturate.diagnostics.cost import check_rates
 from saturate.errors import SettingsError
-from saturate.ingest import Source
+from saturate.ingest import Source, Tables
 from saturate.ingest.reading import read_tables
 from saturate.ingest.stream import ReadProgress
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
-from saturate.run_table import concat_tables
 from saturate.settings import OPTIONS, Settings
 from saturate.settings.fields import on_declare, option_doc
+from saturate.table.axis import AxisWarning, ComputeAxis, describe_axis, named_axis
+from saturate.table.table import Table, concat_tables
 
 if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
@@ -57,40 +57,36 @@ class Analysis:
     same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
     ``to_dict()`` is the JSON document itself.
 
-    ``table`` is the tidy table read when it was kept whole (seeds pooled); otherwise the points
-    live only in the curves, and :attr:`data` rebuilds the table from them on first use, with
-    ``extra`` (rows read for the diagnostics only) and ``runs`` (the run facts).
+    ``table`` is the :class:`~saturate.table.table.Table` read when it was kept whole (seeds
+    pooled); otherwise the points live only in the curves, and :attr:`data` rebuilds the table
+    from them on first use, with ``extra`` (points read for the diagnostics only) and ``runs``
+    (the run facts).
     """
 
     curves: tuple[CurveAnalysis, ...]
     settings: dict[str, Any]
     diagnostics: tuple[Any, ...] = ()
-    table: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    table: Table | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
     suite: SuiteAnalysis | None = None
-    extra: tuple[pd.DataFrame, ...] = field(default=(), repr=False, compare=False)
+    extra: tuple[Table, ...] = field(default=(), repr=False, compare=False)
     runs: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @cached_property
-    def data(self) -> pd.DataFrame | None:
-        """The tidy table read: one row per point (the metrics without a verdict and the
-        GPU-hours metric read for the diagnostics too), run facts beside it
-        (:func:`saturate.run_facts`, :func:`saturate.with_run_facts`). Rebuilt from the curves,
-        it lacks the points' wall-clock ``timestamp`` (which :func:`saturate.load` keeps)."""
+    def data(self) -> Table | None:
+        """The :class:`~saturate.table.table.Table` read: one row per point (the metrics without
+        a verdict and the GPU-hours metric read for the diagnostics too), the run facts and the
+        x axis. Rebuilt from the curves, it lacks the points' wall-clock ``timestamp`` (which
+        :func:`saturate.load` keeps)."""
         if self.table is not None:
             return self.table
         if not self.curves and not self.extra:
             return None
         from saturate.analysis.table import table_of
 
-        out = table_of(self.curves, str(self.settings.get("compute", "step")), self.runs,
-                       self.extra)
-        if self.axis is not None:
-            out.attrs["compute_name"] = self.axis.name
-            if self.axis.unit is not None:
-                out.attrs["compute_unit"] = self.axis.unit
-        return out
+        axis = self.axis or named_axis(str(self.settings.get("compute", "step")))
+        return table_of(self.curves, axis, self.runs, self.extra)
 
     def __len__(self) -> int:
         return len(self.curves)
@@ -215,7 +211,7 @@ class Analysis:
 
 
 def analyze(
-    source: Source | Sequence[Source] | pd.DataFrame | None = None,
+    source: Source | Sequence[Source] | Table | pd.DataFrame | None = None,
     settings: Settings | None = None,
     *,
     config: str | os.PathLike | bool | None = None,
@@ -230,7 +226,7 @@ def analyze(
 
     Args:
         source: anything :func:`saturate.load` reads (a path, a URI, a DataFrame, a list of these),
-            or the tidy DataFrame it returned.
+            or the :class:`~saturate.table.table.Table` it returned (or a tidy DataFrame built by hand).
         settings: a :class:`~saturate.settings.Settings` built beforehand (instead of ``config``);
             the ``overrides`` are laid over it.
         config: a ``pyproject.toml``/``saturate.toml`` path to read ``[tool.saturate]`` settings from,
@@ -302,28 +298,27 @@ on_declare(_with_options)
 
 
 def analyze_read(
-    parts: pd.DataFrame | Iterable[pd.DataFrame],
+    parts: Table | Tables,
     settings: Settings,
     *,
     diagnostics: bool = True,
     engine: Any = None,
     progress: Callable[[int, int], None] | None = None,
-    apart: Sequence[pd.DataFrame] = (),
+    apart: Sequence[Table] = (),
 ) -> Analysis:
     """The one verdict path: the curves of a read turned into an :class:`Analysis` with
-    ``settings``: the x axis (GPU-hours from wall time with ``gpus``), the metric roles, seeds
-    pooled (``group_by``) or sibling runs pooled, the suite, every objective analysed on
-    ``engine`` (default :func:`~saturate.analysis.work.engine_for` the settings), the metrics without a verdict and, with
-    ``diagnostics``, the diagnostics across metrics and runs.
+    ``settings``: the metric roles, seeds pooled (``group_by``) or sibling runs pooled, the
+    suite, every objective analysed on ``engine`` (default
+    :func:`~saturate.analysis.work.engine_for` the settings), the metrics without a verdict and,
+    with ``diagnostics``, the diagnostics across metrics and runs.
 
-    ``parts`` are tidy tables already on their x axis and selected (what
-    :class:`saturate.ingest.Tables` yields, or one such table); ``apart`` holds the points read
-    for the diagnostics only (read once the parts are). :func:`analyze` and every command
+    ``parts`` is a read already selected and on its x axis, as ingest decided it (GPU-hours
+    from wall time with ``gpus`` included): a :class:`saturate.ingest.Tables` (its parts, and
+    its :attr:`~saturate.ingest.Tables.axis` once read) or one :class:`Table`; ``apart`` holds
+    the points read for the diagnostics only (read once the parts are). :func:`analyze` and every command
     (``analyze``, ``gate``, ``compare``, ``allocate``, ``watch``, ``timeline``) go through it,
     so one curve gets the same verdict, gain and P(pays) whichever command asks.
     """
-    if isinstance(parts, pd.DataFrame):
-        parts = [parts]
     if engine is None:
         from saturate.analysis.work import engine_for
 
@@ -338,7 +333,7 @@ def analyze_read(
     return analysis
 
 
-def _beside_the_curves(a: Analysis) -> pd.DataFrame | None:
+def _beside_the_curves(a: Analysis) -> Table | None:
     """The points the diagnostics need besides the curves' own (not :attr:`Analysis.data`: the
     whole sweep again)."""
     return a.table if a.table is not None else concat_tables(list(a.extra)) if a.extra else None
@@ -367,7 +362,7 @@ def _stages(
 
 
 def _analyze_tables(
-    tables: Iterable[pd.DataFrame], apart: Sequence[pd.DataFrame], settings: Settings,
+    tables: Table | Tables, apart: Sequence[Table], settings: Settings,
     engine: Any, progress: Callable[[int, int], None] | None
 ) -> Analysis:
     """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
@@ -376,20 +371,19 @@ def _analyze_tables(
     must be checked against the x axis before any fit."""
     from saturate.analysis.diagnostic_metrics import summarize_metrics
     from saturate.analysis.parts import PreparedParts
-    from saturate.analysis.table import analyze_parts, analyze_table
+    from saturate.analysis.table import analyze_parts, analyze_table, on_axis
     from saturate.suites.from_settings import suite_from_settings
 
     how = AnalysisSettings.from_settings(settings)
-    parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
-                          diagnostic=settings.diagnostic,
-                          explicit_axis=settings.compute is not None)
+    parts = PreparedParts(*_with_axis(tables, settings.compute is not None),
+                          objective=settings.objective, diagnostic=settings.diagnostic)
     whole = settings.group_by or settings.budget is not None or settings.gpu_hour_cost is not None
     table, suite, stage = None, None, _stages(progress)
     if whole or settings.suite is not None:
         df = concat_tables(list(parts))
-        df.attrs.update(parts.attrs())
+        df = df.with_points(df.points, parts.axis())
         table = concat_tables([df, *apart, *parts.others])
-        table.attrs.update(parts.attrs())
+        table = table.with_points(table.points, parts.axis())
         check_rates(table, settings)
         if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
             how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
@@ -398,12 +392,21 @@ def _analyze_tables(
     else:
         results = analyze_parts(parts, how, progress=progress, engine=engine)
     axis = parts.axis()
-    # The x axis is named once for the whole read, as when the table was read in one piece.
-    results = [r if r.compute_name == axis.name else dataclasses.replace(r, compute_name=axis.name)
-               for r in results]
+    results = on_axis(results, axis)  # the x axis of the whole read, as ingest decided it
     others = parts.other_points()
-    unjudged = () if others is None else summarize_metrics(others, parts.roles(),
+    unjudged = () if others is None else summarize_metrics(others.points, parts.roles(),
                                                            confidence=settings.confidence)
     return Analysis(curves=tuple(results), settings=jsonable(settings_used(settings, axis.name)),
                     table=table, diagnostic_metrics=unjudged, axis=axis,
                     extra=(*apart, *parts.others), runs=parts.runs(), suite=suite)
+
+
+def _with_axis(
+    parts: Table | Tables, explicit: bool
+) -> tuple[Iterable[Table], Callable[[], ComputeAxis]]:
+    """The parts of a read, and how to know its x axis once they are read: what
+    :class:`~saturate.ingest.Tables` decided, or the axis of one Table with the runs left on their
+    step (``explicit``: the user named the axis)."""
+    if isinstance(parts, Table):
+        return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
+    return parts, lambda: parts.axis

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 from hypothesis import HealthCheck, settings
 
-from saturate.curves import REQUIRED_COLUMNS
 from saturate.errors import SaturateError
+from saturate.table.curves import REQUIRED_COLUMNS
 
 FUZZ_TOTAL = 10_000
 LONG = os.environ.get("SATURATE_FUZZ") == "long"
@@ -98,7 +98,7 @@ def case(kind: str) -> Iterator[None]:
 
 
 def check_tidy(df: pd.DataFrame) -> None:
-    """The contract of the tidy table (see :mod:`saturate.curves`)."""
+    """The contract of the tidy table (see :mod:`saturate.table.curves`)."""
     assert isinstance(df, pd.DataFrame)
     assert list(df.columns[: len(REQUIRED_COLUMNS)]) == list(REQUIRED_COLUMNS)
     assert not df.columns.duplicated().any()

@@ -32,9 +32,9 @@ from saturate.analysis import (
     smoothed_range,
     threshold_for,
 )
-from saturate.curves import tidy
 from saturate.errors import SettingsError
 from saturate.results import Collapse, Estimate, ForecastPoint, Trend
+from saturate.table.curves import tidy
 
 FAST = AnalysisSettings(n_boot=60, seed=0)
 

@@ -31,8 +31,8 @@ ONLY_IN = {  # third-party package -> the folders of saturate that may import it
 
 # The flow, bottom to top: a part may import the parts of its own layer and of the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "results", "lazy", "codec", "settings", "vocabulary", "cells", "row_order"),
-    ("curves", "run_table", "axis", "axis_join"),  # the tidy table
+    ("errors", "results", "lazy", "codec", "settings", "vocabulary"),
+    ("table",),  # the tidy table
     ("ingest",),
     ("fit",),
     ("analysis",),
@@ -259,12 +259,12 @@ def test_the_graph_sees_lazy_relative_and_from_imports(tmp_path):
         "from saturate.fit import fit_curve\n"
         "from . import rows\n"
         "from .json import render_json\n"
-        "def f():\n    from saturate.curves import tidy\n"
+        "def f():\n    from saturate.table.curves import tidy\n"
     )
     names = imported_names(Module("saturate.report.html", PACKAGE / "report" / "html.py", tree))
     assert {_own_module(n) for n in names if n.startswith("saturate")} == {
         "saturate.results", "saturate.fit.laws", "saturate.fit", "saturate.report.rows",
-        "saturate.report.json", "saturate.curves"}
+        "saturate.report.json", "saturate.table.curves"}
 
 
 def test_the_graph_sees_a_packages_lazy_exports_and_not_other_type_checking_imports():
@@ -309,7 +309,7 @@ def test_no_new_import_cycle():
 
 
 def test_no_new_cycle_between_packages():
-    """The flow between the parts (ingest -> curves -> fit -> analysis -> ...) goes one way."""
+    """The flow between the parts (ingest -> table -> fit -> analysis -> ...) goes one way."""
     found, graph = package_cycles(), package_graph()
     new = [c for c in found if not any(set(c) <= allowed for allowed in ALLOWED_PACKAGE_CYCLES)]
     assert not new, f"import cycles between parts of saturate:\n{_show(new, graph)}"
@@ -336,6 +336,21 @@ def test_no_part_imports_a_part_after_it():
     wrong = [f"{a} imports {b}" for a, targets in sorted(package_graph().items())
              for b in sorted(targets) if rank[b] > rank[a]]
     assert not wrong, "imports against the flow (LAYERS):\n" + "\n".join(wrong)
+
+
+# The table sits right after ingest: ingest makes a Table, every later stage takes one; the table
+# itself knows nothing of the stages that read it (only the shared row: errors, metric names).
+AFTER_THE_TABLE = ("saturate.ingest", "saturate.fit", "saturate.analysis", "saturate.diagnostics",
+                   "saturate.report", "saturate.gate", "saturate.suites", "saturate.tracker",
+                   "saturate.cli", "saturate.api")
+
+
+def test_the_table_imports_no_stage_after_it():
+    wrong = sorted(f"{m} imports {t}" for m, targets in import_graph().items()
+                   if m == "saturate.table" or m.startswith("saturate.table.")
+                   for t in targets if t.startswith(AFTER_THE_TABLE))
+    assert not wrong, "\n".join(wrong)
+    assert any(t.startswith("saturate.table") for t in import_graph()["saturate.ingest.stream"])
 
 
 def test_typer_and_rich_stay_in_the_interface_layers():

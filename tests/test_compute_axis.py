@@ -15,12 +15,13 @@ from cli_run import run_cli
 from typer.testing import CliRunner
 
 import saturate
-from saturate import axis_join, curves
-from saturate.axis import AxisWarning, describe_axis, gpu_hours_from_time
 from saturate.cli.app import app
 from saturate.errors import SettingsError
+from saturate.ingest import axis_join
 from saturate.report import render
 from saturate.report.plots import curve_figure
+from saturate.table import Table, curves
+from saturate.table.axis import AxisWarning, describe_axis, gpu_hours_from_time
 from saturate.vocabulary.names import AXIS_GLOBS, axis_label, axis_unit, is_compute_name
 
 N_BOOT = 20
@@ -96,12 +97,12 @@ def test_a_compute_column_by_name_and_the_ranking_of_candidates() -> None:
     hours = df[df["metric"] == "gpu_hours"].set_index("step")["value"]
     rows = df[df["metric"] != "gpu_hours"].assign(
         total_flops=lambda d: d["step"].map(hours) * 3e15, gpu_hours=lambda d: d["step"].map(hours))
-    table = axis_join.auto_compute(curves.tidy(rows))
-    assert table.attrs["compute_name"] == "gpu_hours"  # GPU-hours rank before FLOPs
-    assert table.attrs["compute_unit"] == "GPU-hours"
-    only_flops = axis_join.auto_compute(curves.tidy(rows.drop(columns="gpu_hours")))
-    assert only_flops.attrs["compute_name"] == "total_flops"
-    assert describe_axis(only_flops).label == "FLOPs (total_flops)"
+    table = axis_join.auto_compute(Table.of(curves.tidy(rows)))
+    assert table.axis.name == "gpu_hours"  # GPU-hours rank before FLOPs
+    assert table.axis.unit == "GPU-hours"
+    only_flops = axis_join.auto_compute(Table.of(curves.tidy(rows.drop(columns="gpu_hours"))))
+    assert only_flops.axis.name == "total_flops"
+    assert describe_axis(only_flops.points, only_flops.axis).label == "FLOPs (total_flops)"
     # a logged tokens metric the axis does not use stays, as an axis: no verdict
     extra = pd.concat([df, df[df["metric"] == "gpu_hours"].assign(
         metric="num_tokens", value=lambda d: d["value"] * 1e6)])
@@ -115,7 +116,7 @@ def test_a_measure_that_does_not_grow_is_not_an_axis() -> None:
     df = _runs(runs=("a",))
     df.loc[df["metric"] == "gpu_hours", "value"] = np.tile([3.0, 1.0], 20)  # per step, not total
     table = saturate.load(df)
-    assert table.attrs["compute_name"] == "step"
+    assert table.axis.name == "step"
 
 
 def test_falling_back_to_steps_is_said_once(tmp_path: Path) -> None:
@@ -161,12 +162,13 @@ def _timed(ms: bool = False) -> pd.DataFrame:
 
 @pytest.mark.parametrize("ms", [False, True])
 def test_gpus_derive_gpu_hours_from_wall_time(ms: bool) -> None:
-    table = gpu_hours_from_time(saturate.load(_timed(ms), compute="step"), 8)
-    a = table[(table["run"] == "a") & (table["metric"] == "train/reward")]
+    table = saturate.load(_timed(ms), gpus=8)
+    points = table.points
+    a = points[(points["run"] == "a") & (points["metric"] == "train/reward")]
     assert a["compute"].to_numpy() == pytest.approx(0.5 * 8 * a["step"].to_numpy())
-    assert table.attrs["compute_name"] == "gpu_hours"
-    assert describe_axis(table).note.startswith("GPU-hours from wall time")
-    per_run = gpu_hours_from_time(saturate.load(_timed(ms), compute="step"), "n_gpus")
+    assert table.axis.name == "gpu_hours" and table.axis.unit == "GPU-hours"
+    assert table.axis.note.startswith("GPU-hours from wall time")
+    per_run, _ = gpu_hours_from_time(saturate.load(_timed(ms), compute="step").to_frame(), "n_gpus")
     b = per_run[(per_run["run"] == "b") & (per_run["metric"] == "train/reward")]
     assert b["compute"].max() == pytest.approx(0.5 * 4 * 39)
 
@@ -227,9 +229,9 @@ def test_a_table_of_compute_and_score_pairs_needs_no_step_column(tmp_path: Path)
     path = tmp_path / "scaling.csv"
     df.to_csv(path, index=False)
     table = saturate.load(path)
-    assert table.attrs["compute_name"] == "Training FLOP"
-    assert set(table["metric"]) == {"test_cross_entropy"}
-    assert np.allclose(np.sort(table["compute"].unique()), c)
+    assert table.axis.name == "Training FLOP"
+    assert set(table.points["metric"]) == {"test_cross_entropy"}
+    assert np.allclose(np.sort(table.points["compute"].unique()), c)
     a = saturate.analyze(table, n_boot=N_BOOT)
     assert a.axis.unit == "FLOPs" and not a.axis.is_steps
     assert {cv.direction for cv in a.curves} == {"lower"} and len(a.curves) == 2

@@ -45,7 +45,7 @@ def test_a_verl_console_log_gives_the_points_of_its_parsed_table(tmp_path: Path,
                                                                   verl_points) -> None:
     path = tmp_path / "gemma-2-2b-it-ppo-bsz512_4-prompt1024-resp-512-0.640.log"
     path.write_text("\n".join(_verl_lines(verl_points)) + "\n")
-    df = saturate.load(path)
+    df = saturate.load(path).points
     assert set(df["run"]) == {"gemma-2-2b-it-ppo-bsz512_4-prompt1024-resp-512-0.640"}
     got = df[df["metric"] != "actor/lr(1e-4)"][["metric", "step", "value"]]
     merged = got.merge(verl_points, on=["metric", "step"], how="outer", suffixes=("_log", "_csv"),
@@ -61,7 +61,7 @@ def test_a_metric_printed_once_under_a_shorter_name_joins_the_longer_one(tmp_pat
               f"{0.5 + 0.01 * s}" for s in range(1, 12)]
     path = tmp_path / "run.log"
     path.write_text("\n".join(lines))
-    df = saturate.load(path)
+    df = saturate.load(path).points
     assert set(df["metric"]) == {"critic/score/mean", "val/test_score/openai/gsm8k"}
     val = df[df["metric"] == "val/test_score/openai/gsm8k"]
     assert val["step"].tolist() == list(range(12)) and val["value"].iloc[0] == 0.521
@@ -73,7 +73,7 @@ def test_a_folder_reads_console_logs_and_leaves_other_logs_alone(tmp_path: Path,
     (tmp_path / "server.log").write_text("INFO starting\nWARNING step: unknown - retrying\n")
     with gzip.open(tmp_path / "grpo.log.gz", "wt") as fh:
         fh.write("\n".join(_verl_lines(verl_points, pid=7)))
-    df = saturate.load(tmp_path)
+    df = saturate.load(tmp_path).points
     assert set(df["run"]) == {"ppo", "grpo"}
     assert len(df) == 2 * (len(verl_points) + verl_points["step"].nunique())  # + actor/lr
 

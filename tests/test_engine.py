@@ -21,10 +21,11 @@ import saturate
 from saturate.analysis import AnalysisSettings
 from saturate.analysis.engine import Engine, run_curves
 from saturate.analysis.work import BATCH_CURVES, BATCH_POINTS, batches, engine_for
-from saturate.curves import tidy
 from saturate.errors import SettingsError
 from saturate.report import render
 from saturate.settings import Settings
+from saturate.table.curves import tidy
+from saturate.table.run_table import run_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
@@ -45,7 +46,6 @@ def _curve(i: int, n: int = 12) -> pd.DataFrame:
     rng = np.random.default_rng(i)
     df = tidy(pd.DataFrame({"run": f"r{i:03d}", "metric": "m", "step": c.astype(int),
                             "value": 1 - c ** -0.5 + rng.normal(0, 0.01, n)}), origin="t")
-    df.attrs = {"compute_name": "step"}
     return df
 
 
@@ -90,11 +90,13 @@ def test_results_keep_compact_points_and_the_table_comes_back(
         dropped = {"source", "run_id", "run", "metric", "run_status", "timestamp"}
         assert not dropped & set(curve.points.columns)
         assert not any(c.startswith("params.") for c in curve.points.columns)
-    loaded = saturate.load(SAMPLES).drop(columns="timestamp")
+    loaded = saturate.load(SAMPLES)
     data = sequential.data
-    assert list(data.columns) == list(loaded.columns)
-    pd.testing.assert_frame_equal(data, loaded, check_dtype=False)
-    assert saturate.run_facts(data).equals(saturate.run_facts(loaded))
+    points = loaded.points.drop(columns="timestamp")
+    assert list(data.points.columns) == list(points.columns)
+    pd.testing.assert_frame_equal(data.points, points, check_dtype=False)
+    assert run_facts(data.points, data.runs).equals(loaded.runs)
+    assert data.axis == sequential.axis and data.axis.name == loaded.axis.name
 
 
 # ---- streaming: curves are read as the workers take them -----------------------------------------

@@ -58,7 +58,7 @@ def test_an_event_file_cut_short_is_read_with_a_warning_that_counts(tmp_path: Pa
     whole = _event_file(30)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        df = saturate.load(_logdir(tmp_path, whole[: len(whole) - 20]))
+        df = saturate.load(_logdir(tmp_path, whole[: len(whole) - 20])).points
     notes = [str(w.message) for w in caught if "cut short" in str(w.message)]
     assert len(notes) == 1 and f"{len(df)} point(s) read before it" in notes[0], notes
     assert 0 < len(df) < 30
@@ -66,10 +66,10 @@ def test_an_event_file_cut_short_is_read_with_a_warning_that_counts(tmp_path: Pa
 
 def test_the_same_source_given_three_ways_is_read_once(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(DATA.parent)
-    once = saturate.load(DATA.name)
+    once = saturate.load(DATA.name).points
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        thrice = saturate.load([DATA.name, str(DATA), f"./{DATA.name}"])
+        thrice = saturate.load([DATA.name, str(DATA), f"./{DATA.name}"]).points
     assert len(thrice) == len(once)
     assert thrice["run"].nunique() == once["run"].nunique()
     assert any("given more than once" in str(w.message) for w in caught)
@@ -156,7 +156,7 @@ def _curve(metric: str):
     import numpy as np
 
     from saturate.analysis import AnalysisSettings, analyze_curve
-    from saturate.curves import tidy
+    from saturate.table.curves import tidy
 
     c = np.geomspace(1, 100, 20)
     df = tidy(pd.DataFrame({"run": "r", "metric": metric, "step": range(20), "compute": c,

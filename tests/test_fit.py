@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from realdata import realcurves_path
 
-from saturate.curves import DataWarning
 from saturate.errors import InputError, SettingsError
 from saturate.fit import CurveFit, FitSettings, fit_curve
+from saturate.table.curves import DataWarning
 
 FAST = FitSettings(n_boot=60)
 

@@ -20,10 +20,10 @@ import saturate
 from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
 from saturate.analysis.quantities import honest_forecast, smoothed_range
 from saturate.cli import app
-from saturate.curves import DataWarning
 from saturate.errors import InputError, names_text, shorten
 from saturate.fit.scaling import pow2_scale
 from saturate.results import ForecastPoint
+from saturate.table.curves import DataWarning
 
 runner = CliRunner()
 STEPS = np.arange(1, 41) * 100
@@ -124,7 +124,7 @@ def test_columns_that_collide_after_case_folding_or_trimming_are_refused_by_name
 def test_a_column_name_with_spaces_around_is_read(tmp_path: Path) -> None:
     path = tmp_path / "runs.csv"
     path.write_text(" step ,reward\n" + "".join(f"{s},{v}\n" for s, v in zip(STEPS, VALUES, strict=True)))
-    assert saturate.load(path)["step"].tolist() == STEPS.tolist()
+    assert saturate.load(path).points["step"].tolist() == STEPS.tolist()
 
 
 def test_an_error_echoing_a_5000_character_name_is_one_short_line(tmp_path: Path) -> None:
@@ -152,7 +152,7 @@ def test_list_or_dict_valued_json_fields_are_read_as_text(tmp_path: Path, extra:
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     (tmp_path / "b.json").write_text(json.dumps(recs))
     for name in ("a.jsonl", "b.json"):
-        df = saturate.load(tmp_path / name, with_runs=True)
+        df = saturate.load(tmp_path / name).to_frame()
         assert len(df) == 40 and set(df["params.extra"]) == {json.dumps(extra)}
 
 
@@ -160,7 +160,7 @@ def test_parquet_list_and_binary_columns_are_read_as_text(tmp_path: Path) -> Non
     table = pa.table({"step": STEPS, "metric": ["r"] * 40, "value": VALUES,
                       "tags": [[1, 2]] * 40, "blob": [b"\xff\xfeok"] * 40})
     pq.write_table(table, tmp_path / "runs.parquet")
-    df = saturate.load(tmp_path / "runs.parquet", with_runs=True)
+    df = saturate.load(tmp_path / "runs.parquet").to_frame()
     assert len(df) == 40
     assert set(df["params.tags"]) == {"[1, 2]"} and set(df["params.blob"]) == {"\\xff\\xfeok"}
 
@@ -176,7 +176,7 @@ def test_odd_run_cells_in_a_tsv_are_run_names(tmp_path: Path, cell: str) -> None
     runs = [cell if i < 20 else "1" for i in range(40)]
     body = "".join(f"{r}\t{s}\tr\t{v}\n" for r, s, v in zip(runs, STEPS, VALUES, strict=True))
     (tmp_path / "runs.tsv").write_text("run\tstep\tmetric\tvalue\n" + body)
-    df = saturate.load(tmp_path / "runs.tsv")
+    df = saturate.load(tmp_path / "runs.tsv").points
     assert len(df) == 40 and df["run"].nunique() == 2
 
 
@@ -186,7 +186,7 @@ def test_a_step_out_of_int64_is_dropped_with_a_warning(tmp_path: Path, cell: str
                    for i, (s, v) in enumerate(zip(STEPS, VALUES, strict=True)))
     (tmp_path / "runs.tsv").write_text("step\tcompute\tmetric\tvalue\n" + body)
     with pytest.warns(DataWarning, match=r"dropped 1 point\(s\) whose step is infinite or beyond"):
-        df = saturate.load(tmp_path / "runs.tsv")
+        df = saturate.load(tmp_path / "runs.tsv").points
     assert len(df) == 39
 
 
@@ -206,5 +206,5 @@ def test_a_byte_order_mark_is_accepted_in_every_text_format(
     }[kind]
     path = tmp_path / f"runs.{kind}"
     path.write_bytes(text.encode(encoding))
-    got = saturate.load(path)
+    got = saturate.load(path).points
     assert got["value"].tolist() == pytest.approx(VALUES.tolist())

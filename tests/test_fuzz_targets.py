@@ -140,7 +140,7 @@ def test_sqlite_stores_cut_and_garbled_at_random(store_bytes: bytes, data: st.Da
         db.write_bytes(blob)
         with case("sqlite store"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            check_tidy(saturate.load(f"sqlite:///{db}", fast=fast, timeout=20))
+            check_tidy(saturate.load(f"sqlite:///{db}", fast=fast, timeout=20).points)
         assert db.read_bytes() == blob  # read, never written
         shutil.rmtree(Path(tmp) / "artifacts", ignore_errors=True)
 

@@ -47,10 +47,10 @@ def test_a_plural_and_a_correct_header_are_read(tmp_path: Path) -> None:
     from saturate import load
 
     ok = load(_table(tmp_path / "ok.csv", "run,metric,step,compute,value"))
-    assert set(ok["metric"]) == {"eval/acc"}
+    assert set(ok.points["metric"]) == {"eval/acc"}
     wide = tmp_path / "wide.csv"
     wide.write_text("step,values\n1,0.1\n2,0.2\n", encoding="utf-8")
-    assert set(load(wide)["metric"]) == {"values"}
+    assert set(load(wide).points["metric"]) == {"values"}
 
 
 def test_min_gain_beyond_an_accuracy_domain_suggests_the_percentage() -> None:

@@ -143,6 +143,6 @@ def test_watch_and_history_lines_stay_one_per_event(tmp_path: Path, monkeypatch)
 def test_hostile_names_survive_loading(data: Path) -> None:
     import saturate
 
-    df = saturate.load(str(data))
+    df = saturate.load(str(data)).points
     assert set(df["run"]) == set(HOSTILE) and METRIC in set(df["metric"])
     assert isinstance(df, pd.DataFrame)

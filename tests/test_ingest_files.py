@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 import saturate
-from saturate import curves
-from saturate.curves import REQUIRED_COLUMNS, DataWarning
 from saturate.errors import InputError, SettingsError
+from saturate.table import curves
+from saturate.table.curves import REQUIRED_COLUMNS, DataWarning
 
 
 def _long_frame() -> pd.DataFrame:
@@ -56,18 +56,18 @@ def test_long_format_every_file_kind(tmp_path: Path, name: str, writer) -> None:
     path = tmp_path / name
     writer(src, path)
     df = saturate.load(path)
-    _check_tidy(df)
-    assert set(df["run"]) == {"ppo-a", "ppo-b"}
-    assert set(df["metric"]) == {"train/reward", "eval/acc"}
+    _check_tidy(df.points)
+    assert set(df.points["run"]) == {"ppo-a", "ppo-b"}
+    assert set(df.points["metric"]) == {"train/reward", "eval/acc"}
     assert len(df) == len(src)
-    assert df.attrs["compute_name"] == "compute"
-    assert df["compute"].max() == pytest.approx(22.5)
-    assert "params.seed" not in df.columns  # a run fact: once per run, beside the points
-    assert saturate.run_facts(df).set_index("run_id")["params.seed"].astype(int).to_dict() == {
+    assert df.axis.name == "compute"
+    assert df.points["compute"].max() == pytest.approx(22.5)
+    assert "params.seed" not in df.points.columns  # a run fact: once per run, beside the points
+    assert df.runs.set_index("run_id")["params.seed"].astype(int).to_dict() == {
         "ppo-a": 1, "ppo-b": 2}
-    wide = saturate.load(path, with_runs=True)
+    wide = saturate.load(path).to_frame()
     assert wide.loc[wide["run"] == "ppo-b", "params.seed"].astype(int).eq(2).all()
-    last = df[(df["run"] == "ppo-a") & (df["metric"] == "train/reward")]["value"].iloc[-1]
+    last = df.points[(df.points["run"] == "ppo-a") & (df.points["metric"] == "train/reward")]["value"].iloc[-1]
     assert last == pytest.approx(1 - np.exp(-45 / 20))
 
 
@@ -76,12 +76,12 @@ def test_wide_format_run_from_file_stem(tmp_path: Path) -> None:
     pd.DataFrame({"step": steps, "reward": steps / 100.0, "eval/acc": 0.5 + steps / 1000,
                   "recipe": "grpo"}).to_csv(tmp_path / "qwen-run7.csv", index=False)
     df = saturate.load(tmp_path / "qwen-run7.csv")
-    _check_tidy(df)
-    assert set(df["run"]) == {"qwen-run7"}
-    assert set(df["metric"]) == {"reward", "eval/acc"}
-    assert (saturate.with_run_facts(df)["params.recipe"] == "grpo").all()
-    assert df.attrs["compute_name"] == "step"
-    assert np.array_equal(np.sort(df["compute"].unique()), steps.astype(float))
+    _check_tidy(df.points)
+    assert set(df.points["run"]) == {"qwen-run7"}
+    assert set(df.points["metric"]) == {"reward", "eval/acc"}
+    assert (df.to_frame()["params.recipe"] == "grpo").all()
+    assert df.axis.name == "step"
+    assert np.array_equal(np.sort(df.points["compute"].unique()), steps.astype(float))
 
 
 def test_wide_format_with_run_column_and_sparse_eval(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_wide_format_with_run_column_and_sparse_eval(tmp_path: Path) -> None:
     pd.DataFrame(rows).to_csv(tmp_path / "wide.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataWarning)  # empty cells are "not logged", not NaN values
-        df = saturate.load(tmp_path / "wide.csv")
+        df = saturate.load(tmp_path / "wide.csv").points
     counts = df.groupby(["run", "metric"]).size()
     assert counts[("a", "reward")] == 20 and counts[("a", "eval")] == 4
 
@@ -102,7 +102,7 @@ def test_repeated_run_names_are_told_apart_by_params(tmp_path: Path) -> None:
     rows = [{"algo": algo, "env": "Hopper", "run": 1, "timestep": t, "mean_return": t * k}
             for algo, k in (("ppo", 1), ("sac", 2)) for t in range(0, 50, 10)]
     pd.DataFrame(rows).to_csv(tmp_path / "evals.csv", index=False)
-    df = saturate.load(tmp_path / "evals.csv")
+    df = saturate.load(tmp_path / "evals.csv").points
     assert df["run"].nunique() == 2
     assert all("algo=" in r for r in df["run"].unique())
 
@@ -117,7 +117,7 @@ def test_wandb_export(tmp_path: Path) -> None:
         "run-beta - train/reward": np.where(steps % 2 == 0, steps * 0.2, np.nan),
     })
     frame.to_csv(tmp_path / "wandb_export_2026.csv", index=False)
-    df = saturate.load(tmp_path / "wandb_export_2026.csv")
+    df = saturate.load(tmp_path / "wandb_export_2026.csv").points
     assert set(df["run"]) == {"run-alpha", "run-beta"}
     assert set(df["metric"]) == {"train/reward"}
     assert (df["run"] == "run-alpha").sum() == 30
@@ -130,10 +130,10 @@ def test_sb3_monitor_file(tmp_path: Path) -> None:
     lines += [f"{i * 1.5},{100 + i},{i * 0.1}" for i in range(20)]
     p.write_text("\n".join(lines) + "\n")
     df = saturate.load(p)
-    ret = df[df["metric"] == "episode_return"]
+    ret = df.points[df.points["metric"] == "episode_return"]
     assert len(ret) == 20
     assert ret["compute"].iloc[-1] == sum(100 + i for i in range(20))
-    assert df.attrs["compute_name"] == "env_steps"
+    assert df.axis.name == "env_steps"
 
 
 def test_json_series_records(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_json_series_records(tmp_path: Path) -> None:
             for s in range(2)]
     (tmp_path / "scores.json").write_text(json.dumps(recs))
     with pytest.warns(DataWarning, match="2 non-finite"):
-        df = saturate.load(tmp_path / "scores.json")
+        df = saturate.load(tmp_path / "scores.json").points
     assert df["run"].nunique() == 2 and (df.groupby("run").size() == 2).all()
 
 
@@ -160,7 +160,7 @@ def test_tensorboard_every_point_no_sampling(tmp_path: Path) -> None:
     n = 2500  # above TensorBoard's default reservoir of 1,000 scalars
     _write_events(tmp_path / "runs" / "exp1", "train/reward", [i / n for i in range(n)])
     _write_events(tmp_path / "runs" / "exp2", "train/reward", [0.5] * 10)
-    df = saturate.load(tmp_path / "runs")
+    df = saturate.load(tmp_path / "runs").points
     counts = df.groupby("run").size()
     assert counts["exp1"] == n and counts["exp2"] == 10
     assert df[df["run"] == "exp1"]["step"].max() == (n - 1) * 10
@@ -173,7 +173,7 @@ def test_directory_walk_mixes_formats_and_ignores_others(tmp_path: Path) -> None
     _long_frame().assign(run=lambda d: d["run"] + "-x").to_json(sub / "b.jsonl", orient="records", lines=True)
     (tmp_path / "README.md").write_text("# not data\n")
     (tmp_path / "generate.py").write_text("print('hi')\n")
-    df = saturate.load(tmp_path)
+    df = saturate.load(tmp_path).points
     assert df["run"].nunique() == 4
     assert df["source"].nunique() == 2
 
@@ -181,7 +181,7 @@ def test_directory_walk_mixes_formats_and_ignores_others(tmp_path: Path) -> None
 def test_duplicates_keep_last_logged(tmp_path: Path) -> None:
     pd.DataFrame({"run": "a", "metric": "m", "step": [0, 1, 1, 2], "value": [0.0, 1.0, 5.0, 2.0]}).to_csv(
         tmp_path / "d.csv", index=False)
-    df = saturate.load(tmp_path / "d.csv")
+    df = saturate.load(tmp_path / "d.csv").points
     assert df["value"].tolist() == [0.0, 5.0, 2.0]
 
 
@@ -189,7 +189,7 @@ def test_nan_and_inf_dropped_with_a_count(tmp_path: Path) -> None:
     p = tmp_path / "n.csv"
     p.write_text("run,metric,step,value\na,m,0,1\na,m,1,nan\na,m,2,inf\na,m,3,-inf\na,m,4,2\n")
     with pytest.warns(DataWarning, match=r"dropped 3 non-finite value\(s\) \(1 NaN, 2 infinite\)"):
-        df = saturate.load(p)
+        df = saturate.load(p).points
     assert df["value"].tolist() == [1.0, 2.0]
 
 
@@ -201,10 +201,10 @@ def test_compute_from_column_and_from_metric(tmp_path: Path) -> None:
     p = tmp_path / "c.csv"
     pd.DataFrame(rows).to_csv(p, index=False)
     by_col = saturate.load(p, compute="gpu_hours", metric="reward")
-    assert by_col.attrs["compute_name"] == "gpu_hours"
-    assert by_col["compute"].tolist() == [s * 3.0 for s in range(10)]
+    assert by_col.axis.name == "gpu_hours"
+    assert by_col.points["compute"].tolist() == [s * 3.0 for s in range(10)]
     with pytest.warns(DataWarning, match="dropped 1 point"):
-        by_metric = saturate.load(p, compute="compute/gpu_hours")
+        by_metric = saturate.load(p, compute="compute/gpu_hours").points
     assert set(by_metric["metric"]) == {"reward"}
     # interpolated on step inside the logged range; step 9 is past the last logged compute (step 8)
     assert by_metric["compute"].tolist() == [s * 2.0 for s in range(9)]
@@ -214,14 +214,14 @@ def test_compute_from_column_and_from_metric(tmp_path: Path) -> None:
 
 def test_selection_by_metric_and_run_globs(tmp_path: Path) -> None:
     _long_frame().to_csv(tmp_path / "a.csv", index=False)
-    df = saturate.load(tmp_path / "a.csv", metric="eval/*", run=["*-b"])
+    df = saturate.load(tmp_path / "a.csv", metric="eval/*", run=["*-b"]).points
     assert set(df["metric"]) == {"eval/acc"} and set(df["run"]) == {"ppo-b"}
     with pytest.raises(InputError, match="no curves matching metric nothing/"):
         saturate.load(tmp_path / "a.csv", metric="nothing/*")
 
 
 def test_dataframe_source_and_curve_table() -> None:
-    df = saturate.load(_long_frame())
+    df = saturate.load(_long_frame()).points
     table = curves.curve_table(df)
     assert len(table) == 4
     row = table[(table["run"] == "ppo-a") & (table["metric"] == "eval/acc")].iloc[0]
@@ -301,13 +301,13 @@ def test_logged_compute_metric_becomes_the_axis(tmp_path: Path) -> None:
              for s in range(5)]
     pd.DataFrame(other).to_csv(tmp_path / "native.csv", index=False)
     one = saturate.load(tmp_path / "with_axis.csv", metric="eval/*")
-    assert one.attrs["compute_name"] == "compute/gpu_hours"
-    assert set(one["metric"]) == {"eval/acc"}
-    assert one["compute"].tolist() == [4.0 * s for s in range(0, 100, 10)]
+    assert one.axis.name == "compute/gpu_hours"
+    assert set(one.points["metric"]) == {"eval/acc"}
+    assert one.points["compute"].tolist() == [4.0 * s for s in range(0, 100, 10)]
     both = saturate.load(tmp_path)
-    assert both.attrs["compute_name"] == "compute"
-    assert both.loc[both["run"] == "b", "compute"].tolist() == [s * 7.0 for s in range(5)]
-    assert "compute/gpu_hours" not in set(both["metric"])
+    assert both.axis.name == "compute"
+    assert both.points.loc[both.points["run"] == "b", "compute"].tolist() == [s * 7.0 for s in range(5)]
+    assert "compute/gpu_hours" not in set(both.points["metric"])
 
 
 @pytest.mark.parametrize(
@@ -336,8 +336,8 @@ def test_a_seed_column_tells_runs_apart_in_long_and_wide_files(tmp_path) -> None
     wide.to_csv(tmp_path / "wide.csv", index=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        a = saturate.load(tmp_path / "long.csv", with_runs=True)
-        b = saturate.load(tmp_path / "wide.csv", with_runs=True)
+        a = saturate.load(tmp_path / "long.csv").to_frame()
+        b = saturate.load(tmp_path / "wide.csv").to_frame()
     assert len(a) == 6 and a["run"].nunique() == 2 and set(a["params.seed"].astype(int)) == {0, 1}
     assert len(b) == 4 and set(b["metric"]) == {"reward"} and b["run"].nunique() == 2
 
@@ -347,5 +347,5 @@ def test_points_that_repeat_a_step_without_a_timestamp_are_dropped_with_a_warnin
                        "worker": [0, 0, 1, 1]})
     df.to_csv(tmp_path / "w.csv", index=False)
     with pytest.warns(DataWarning, match=r"dropped 4 point\(s\) that repeat the run, metric and step"):
-        t = saturate.load(tmp_path / "w.csv")
+        t = saturate.load(tmp_path / "w.csv").points
     assert list(t.loc[t["metric"] == "reward", "value"]) == [3.0, 4.0]

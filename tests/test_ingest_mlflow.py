@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 from mlflow_server import MlflowServer, free_port, unique_name
 
-import saturate
-from saturate.curves import DataWarning
 from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow import Selection, load_mlflow, resolve_source
 from saturate.ingest.mlflow_common import is_mlflow_source
 from saturate.ingest.mlflow_db import read_database, schema_problem
+from saturate.table import Table
+from saturate.table.curves import DataWarning
 
 BASE_TS = 1_700_000_000_000
 RUNS = [
@@ -108,10 +108,14 @@ def _sources(stores: dict) -> dict[str, str]:
     }
 
 
-def _load(source: str, **kw: object) -> pd.DataFrame:
+def _read(source: str, **kw: object) -> Table:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         return load_mlflow(source, **kw)
+
+
+def _load(source: str, **kw: object) -> pd.DataFrame:
+    return _read(source, **kw).points
 
 
 def _comparable(df: pd.DataFrame) -> pd.DataFrame:
@@ -121,11 +125,12 @@ def _comparable(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_every_source_kind_gives_the_same_table(stores: dict) -> None:
-    tables = {kind: _load(src, experiment=[stores["rl"]]) for kind, src in _sources(stores).items()}
-    ref = tables["server"]
+    tables = {kind: _read(src, experiment=[stores["rl"]]) for kind, src in _sources(stores).items()}
+    ref = tables["server"].points
     assert set(ref["run"]) == {"ppo-s0", "cispo-s0", "cispo-s1", "crashed"}
-    for kind, df in tables.items():
-        assert df.attrs["compute_name"] == "step", kind
+    for kind, table in tables.items():
+        df = table.points
+        assert table.axis.name == "step", kind
         assert (df["source"] == _sources(stores)[kind]).all()
         if kind in ("sqlite_uri", "db_path", "folder"):  # same database: same run ids
             pd.testing.assert_frame_equal(
@@ -135,7 +140,7 @@ def test_every_source_kind_gives_the_same_table(stores: dict) -> None:
 
 
 def test_table_content_matches_what_was_logged(stores: dict) -> None:
-    df = saturate.with_run_facts(_load(stores["server"].url, experiment=[stores["rl"]]))
+    df = _read(stores["server"].url, experiment=[stores["rl"]]).to_frame()
     runs = df.groupby("run")
     assert dict(runs["run_status"].first()) == {
         "ppo-s0": "FINISHED", "cispo-s0": "FINISHED", "cispo-s1": "RUNNING", "crashed": "FAILED",
@@ -200,7 +205,7 @@ def test_legacy_metric_lines_with_extra_fields_or_garbage(stores: dict, tmp_path
         fh.write(f"{BASE_TS + 60} 6.5\n")  # no step: MLflow reads step 0 (replaces step 0 here)
         fh.write("not a metric line\n")
     with pytest.warns(DataWarning, match="skipped 1 malformed metric line"):
-        df = load_mlflow(mlruns, experiment=[stores["other"]])
+        df = load_mlflow(mlruns, experiment=[stores["other"]]).points
     got = dict(zip(df["step"], df["value"], strict=True))
     assert got[50] == 5.5 and got[0] == 6.5 and got[9] == 0.9 and len(got) == 11
 

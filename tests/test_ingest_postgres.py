@@ -25,11 +25,11 @@ from mlflow_server import free_port, new_store
 from test_ingest_mlflow import log_runs
 
 import saturate
-from saturate.curves import DataWarning
 from saturate.errors import SourceError
 from saturate.ingest import mlflow_db
 from saturate.ingest.mlflow import load_mlflow, resolve_source
 from saturate.ingest.mlflow_db import client_uri, database_url
+from saturate.table.curves import DataWarning
 
 DRIVERS = [d for d in ("psycopg", "psycopg2") if importlib.util.find_spec(d)]
 _PG_PROGRAMS = ("initdb", "pg_ctl", "postgres")
@@ -225,10 +225,12 @@ def _wait_until_closed(pg: PgCluster, app_like: str) -> None:
     pytest.fail(f"sessions {app_like!r} are still open")
 
 
-def _load(source: str, **kw: object) -> pd.DataFrame:
+def _load(source: str, *, wide: bool = False, **kw: object) -> pd.DataFrame:
+    """The points read (``wide``: with the run facts on every point)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        return saturate.load(source, **kw)
+        table = saturate.load(source, **kw)
+    return table.to_frame() if wide else table.points
 
 
 def _comparable(df: pd.DataFrame) -> pd.DataFrame:
@@ -282,19 +284,19 @@ def test_postgres_fast_path_equals_client_route_and_sqlite(stores: dict) -> None
             for flag in (True, False):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", DataWarning)
-                    got = load_mlflow(uri, fast=flag)
+                    got = load_mlflow(uri, fast=flag).points
                 pd.testing.assert_frame_equal(got.drop(columns="source"), fast.drop(columns="source"))
 
 
 def test_postgres_content_and_non_finite_values(stores: dict) -> None:
     uri = stores["pg"].uri()
     with pytest.warns(DataWarning, match=r"dropped 3 non-finite value\(s\) \(1 NaN, 2 infinite\)"):
-        ev = saturate.load(uri, experiment="rl", metric="eval/*")
+        ev = saturate.load(uri, experiment="rl", metric="eval/*").points
     ppo = ev[ev["run"] == "ppo-s0"]
     assert ppo.loc[ppo["step"] == 230, "value"].tolist() == [1e300]
     assert not {200, 210, 220} & set(ppo["step"])
     df = _load(uri, experiment="rl", filter="params.recipe = 'cispo'", metric="reward",
-               with_runs=True)
+               wide=True)
     assert dict(df.groupby("run")["run_status"].first()) == {"cispo-s0": "FINISHED", "cispo-s1": "RUNNING"}
     relogged = _load(uri, experiment="rl", run="ppo-s0", metric="reward")
     assert relogged.loc[relogged["step"] == 100, "value"].tolist() == [7.0]  # the later value wins

@@ -13,10 +13,9 @@ from typer.testing import CliRunner
 
 import saturate
 from saturate.cli import app
-from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.ingest import wandb_files
-from saturate.run_table import run_facts
+from saturate.table.curves import DataWarning
 
 pytest.importorskip("wandb")
 
@@ -32,8 +31,8 @@ EXTRA = {"qwen3-8b-grpo-longcot-seed0": {"group": "grpo-longcot", "tags": ["base
 
 
 def _sample_points() -> pd.DataFrame:
-    parts = [saturate.load(SAMPLES / "01_still_scaling.csv"), saturate.load(SAMPLES / "03_saturated.csv"),
-             saturate.load(SAMPLES / "04_collapse_mlflow" / "mlruns")]
+    parts = [saturate.load(SAMPLES / name).points for name in (
+        "01_still_scaling.csv", "03_saturated.csv", "04_collapse_mlflow/mlruns")]
     df = pd.concat(parts, ignore_index=True)
     return df[df["run"].isin(KINDS) & (df["metric"] == "train/reward")]
 
@@ -64,11 +63,11 @@ def test_three_runs_get_the_verdicts_of_the_same_points_read_from_csv(written):
 def test_run_facts_history_keys_and_state(written):
     folder, _ = written
     df = saturate.load(folder)
-    assert set(df["experiment"]) == {"saturate-tests"}
-    assert set(df["metric"]) == {"train/reward"}  # compute/gpu_hours became the x axis
-    assert df.attrs["compute_name"] == "compute/gpu_hours"
-    facts = run_facts(df).set_index(run_facts(df)["run_id"].map(
-        dict(zip(df["run_id"], df["run"], strict=True))))
+    assert set(df.points["experiment"]) == {"saturate-tests"}
+    assert set(df.points["metric"]) == {"train/reward"}  # compute/gpu_hours became the x axis
+    assert df.axis.name == "compute/gpu_hours"
+    facts = df.runs.set_index(df.runs["run_id"].map(
+        dict(zip(df.points["run_id"], df.points["run"], strict=True))))
     scaling = facts.loc["qwen3-8b-grpo-longcot-seed0"]
     assert (scaling["params.group"], scaling["params.lr"], scaling["params.actor.clip"]) == (
         "grpo-longcot", "1e-06", "0.2")
@@ -77,7 +76,7 @@ def test_run_facts_history_keys_and_state(written):
         "qwen3-8b-grpo-longcot-seed0": "FINISHED", "llama3.1-8b-ppo-gsm8k-seed0": "FINISHED",
         "qwen2.5-3b-grpo-lr3e-6-collapse": "FAILED"}
     one = next(folder.glob("*/run-*.wandb"))  # a single run folder, and the file itself
-    assert saturate.load(one.parent)["run_id"].nunique() == 1
+    assert saturate.load(one.parent).points["run_id"].nunique() == 1
     assert len(saturate.load(one)) == len(saturate.load(one.parent))
 
 
@@ -92,18 +91,19 @@ def _cut_copy(folder: Path, dest: Path, fraction: float) -> Path:
 
 def test_a_run_folder_cut_mid_file_keeps_what_was_read_with_one_warning(written, tmp_path):
     folder, _ = written
-    whole = saturate.load(sorted(folder.glob("*/run-*.wandb"))[0].parent, metric="train/reward")
+    whole = saturate.load(sorted(folder.glob("*/run-*.wandb"))[0].parent, metric="train/reward").points
     cut = _cut_copy(folder, tmp_path, 0.6)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        part = saturate.load(cut, metric="train/reward")
+        read = saturate.load(cut, metric="train/reward")
+    part = read.points
     cut_short = [w for w in caught if "ends inside a record" in str(w.message)]
     assert len(cut_short) == 1 and issubclass(cut_short[0].category, DataWarning)
     assert 0 < len(part) < len(whole)
     # what was kept is the start of the run, point for point
     head = whole.iloc[: len(part)].reset_index(drop=True)
     pd.testing.assert_series_equal(part["value"], head["value"])
-    assert run_facts(part)["run_status"].tolist() == ["RUNNING"]  # no exit record read
+    assert read.runs["run_status"].tolist() == ["RUNNING"]  # no exit record read
     result = CliRunner().invoke(app, ["analyze", str(cut), "--metric", "train/reward"])
     assert result.exit_code == 0, result.output
     assert result.output.count("ends inside a record") == 1
@@ -129,8 +129,8 @@ def test_a_record_spread_over_blocks_is_joined(tmp_path):
     log = next(folder.glob("*/run-*.wandb"))
     assert log.stat().st_size > 2 * wandb_files.BLOCK
     df = saturate.load(folder)
-    assert run_facts(df)["params.notes"].tolist() == [notes]
-    assert df["value"].tolist() == [s / 10 for s in range(1, 30)]
+    assert df.runs["params.notes"].tolist() == [notes]
+    assert df.points["value"].tolist() == [s / 10 for s in range(1, 30)]
 
 
 def test_not_a_wandb_log_is_one_clear_error(tmp_path):

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.curves import tidy
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
 from saturate.fit.priors import prior_penalty
+from saturate.table.curves import tidy
 
 
 def test_prior_penalty_is_minus_two_log_odds() -> None:

@@ -1,9 +1,9 @@
 """The fast paths of loading give what the plain ones give.
 
 Files are read with their run facts kept apart (``read_table_file(split=True)``, the path
-``saturate.load`` takes) or on every point (the path the tracker takes, split afterwards by
-:func:`saturate.run_table.split_run_facts`): both must give the same points and the same side
-table, whatever the order, duplicates and gaps of the rows. The helpers that replaced pandas
+``saturate.load`` takes) or on every point first (``split=False``, moved apart afterwards by
+:meth:`saturate.Table.of`): both must give the same points and the same run facts,
+whatever the order, duplicates and gaps of the rows. The helpers that replaced pandas
 calls (``distinct``, the sorted fast path of ``merge_facts``, the first-rows shortcut of
 ``is_numeric``) are checked against the calls they replaced.
 """
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from saturate.cells import distinct
-from saturate.curves import tidy
 from saturate.ingest.files import read_table_file
 from saturate.ingest.layouts import is_numeric
-from saturate.run_table import RUNS_ATTR, merge_facts, run_count, split_run_facts
+from saturate.table.cells import distinct
+from saturate.table.curves import tidy
+from saturate.table.run_table import merge_facts, run_count
 
 
 def _table(layout: str, seed: int) -> pd.DataFrame:
@@ -47,7 +47,7 @@ def _table(layout: str, seed: int) -> pd.DataFrame:
     return df
 
 
-@pytest.mark.filterwarnings("ignore::saturate.curves.DataWarning")
+@pytest.mark.filterwarnings("ignore::saturate.table.curves.DataWarning")
 @pytest.mark.parametrize("layout", ["wide", "long"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
@@ -61,11 +61,10 @@ def test_facts_kept_apart_are_those_split_from_every_point(
     else:
         df.to_json(path, orient="records", lines=True)
     apart = read_table_file(path, split=True)
-    split = split_run_facts(read_table_file(path))
-    pd.testing.assert_frame_equal(apart, split, check_exact=True)
-    pd.testing.assert_frame_equal(apart.attrs[RUNS_ATTR].frame, split.attrs[RUNS_ATTR].frame,
-                                  check_exact=True)
-    assert len(apart.attrs[RUNS_ATTR].frame) == run_count(apart) > 2
+    split = read_table_file(path, split=False)
+    pd.testing.assert_frame_equal(apart.points, split.points, check_exact=True)
+    pd.testing.assert_frame_equal(apart.runs, split.runs, check_exact=True)
+    assert len(apart.runs) == run_count(apart.points) > 2
 
 
 def test_tidy_reads_categorical_names_as_their_text() -> None:

@@ -67,11 +67,11 @@ def eval_curves(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_generated_file_has_the_shape_of_the_real_one(eval_curves: Path) -> None:
     df = saturate.load(eval_curves)
-    facts = saturate.run_facts(df)
+    facts = df.runs
     assert len(df) == 4 * len(pd.read_csv(eval_curves)) > 150_000
-    assert df.groupby(["run_id", "metric"]).ngroups == 192 * 4
+    assert df.points.groupby(["run_id", "metric"]).ngroups == 192 * 4
     assert len(facts) == 192 and {"params.algo", "params.env"} <= set(facts.columns)
-    assert "1 (algo=a2c, env=Env0-v1)" in set(df["run"])
+    assert "1 (algo=a2c, env=Env0-v1)" in set(df.points["run"])
 
 
 def test_loading_a_long_table_costs_a_few_read_csv(eval_curves: Path) -> None:
@@ -101,7 +101,7 @@ def test_run_names_are_those_the_row_wise_labels_gave(tmp_path: Path, layout: st
     src.to_csv(path, index=False)
     raw = pd.read_csv(path).rename(columns={"algo": "params.algo", "lr_text": "params.lr_text"})
     expected = sorted(set(_row_wise_labels(raw, ["params.algo", "params.lr_text"])))
-    df = saturate.load(path)
+    df = saturate.load(path).points
     assert sorted(df["run"].unique()) == expected
     assert "1 (algo=nan, lr_text=lr0.0003)" in expected  # a missing parameter reads "nan"
     assert df.groupby("run")["step"].size().tolist() == [2, 2, 2, 2]

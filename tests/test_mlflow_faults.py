@@ -16,10 +16,10 @@ from mlflow_server import MlflowServer, free_port, unique_name
 from typer.testing import CliRunner
 
 from saturate.cli import app
-from saturate.curves import DataWarning
 from saturate.errors import SettingsError, SourceError
 from saturate.ingest.mlflow import load_mlflow
 from saturate.ingest.mlflow_client import resolve_timeout
+from saturate.table.curves import DataWarning
 
 N_STEPS = 40
 
@@ -50,7 +50,7 @@ def proxy(logged: dict):
 def _load(url: str, logged: dict, **kw: object) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        return load_mlflow(url, experiment=[logged["experiment"]], **kw)
+        return load_mlflow(url, experiment=[logged["experiment"]], **kw).points
 
 
 def _fails(url: str, logged: dict, **kw: object) -> str:

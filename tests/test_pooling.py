@@ -23,8 +23,8 @@ from saturate.analysis.decision import (
 from saturate.analysis.outlook import Outlook, combine
 from saturate.analysis.pooling import group_prior, leave_one_out_priors, posterior
 from saturate.analysis.refine import refine, sibling_key
-from saturate.curves import tidy
 from saturate.errors import SettingsError
+from saturate.table.curves import tidy
 
 FAST = AnalysisSettings(n_boot=40)
 

@@ -13,8 +13,8 @@ from saturate.analysis import AnalysisSettings, analyze_curve
 from saturate.analysis.decision import DecisionSettings, decide, innovation_sd
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.projection import accumulation, project
-from saturate.curves import tidy
 from saturate.results import ForecastPoint
+from saturate.table.curves import tidy
 
 FAST = AnalysisSettings(n_boot=40)
 

@@ -45,7 +45,7 @@ def test_on_part_counts_files_runs_and_points(tmp_path: Path) -> None:
 def test_counts_are_of_what_was_read_before_selection(tmp_path: Path) -> None:
     root = _runs_folder(tmp_path / "runs", files=2)
     seen: list[ReadProgress] = []
-    kept = pd.concat(Tables(root, run="f0*", on_part=seen.append))
+    kept = pd.concat([part.points for part in Tables(root, run="f0*", on_part=seen.append)])
     assert set(kept["run"]) == {"f0r0", "f0r1"}
     assert (seen[-1].done, seen[-1].runs, seen[-1].points) == (2, 4, 80)
 

@@ -65,9 +65,9 @@ def test_mlflow_logging_example_runs_and_its_axis_is_found(mlflow_server, monkey
     finally:
         mlflow.set_tracking_uri(None)
     df = saturate.load(mlflow_server.url, experiment=experiment)
-    assert df.attrs["compute_name"] == "compute/gpu_hours"
-    assert set(df["metric"]) == {"train/reward", "eval/math500/accuracy"}
-    assert set(saturate.run_facts(df)["params.recipe"]) == {"grpo"}
+    assert df.axis.name == "compute/gpu_hours"
+    assert set(df.points["metric"]) == {"train/reward", "eval/math500/accuracy"}
+    assert set(df.runs["params.recipe"]) == {"grpo"}
 
 
 @pytest.mark.parametrize("command", _commands())

@@ -40,6 +40,6 @@ def write_runs(path: Path, seed: int = 0, names: tuple[str, ...] = ("grow", "fla
 def test_written_file_reads_back(tmp_path: Path) -> None:
     import saturate
 
-    df = saturate.load(write_runs(tmp_path / "runs.csv"))
+    df = saturate.load(write_runs(tmp_path / "runs.csv")).points
     assert set(df["run"]) == {"grow", "flat", HOSTILE, "short"}
     assert df.groupby("run").size()["short"] == 4

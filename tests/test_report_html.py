@@ -104,9 +104,9 @@ def test_forecast_markers_sit_on_the_forecast_line(analysis) -> None:
 
 def test_pooled_curves_draw_their_seeds_and_spread(pooled) -> None:
     (curve, *_) = [c for c in pooled.curves if c.group and c.group.get("n_seeds", 0) > 1]
-    seeds = seed_curves(curve, pooled.data)
+    seeds = seed_curves(curve, pooled.data.points)
     assert len(seeds) == curve.group["n_seeds"] == 3
-    chart = curve_chart(curve, data=pooled.data)
+    chart = curve_chart(curve, data=pooled.data.points)
     labels = [i.label for i in chart.items]
     assert labels.count("the 3 seeds") == 3 and "±1 sd across seeds" in labels
     assert "seed mean" in labels

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.curves import tidy
 from saturate.errors import InputError
 from saturate.fit import FitSettings, fit_curve
 from saturate.report.rows import interval
@@ -24,6 +23,7 @@ from saturate.results import (
     Trend,
     format_estimate,
 )
+from saturate.table.curves import tidy
 
 
 def _through_json(d: dict) -> dict:

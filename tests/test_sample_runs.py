@@ -146,8 +146,8 @@ def _row_for(run: str, metric: str, file: str | None = None) -> list[dict[str, s
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, object]:
-    """Each scenario's file (or folder) loaded on its own: {README file name: tidy table}."""
-    return {name: saturate.load(SAMPLES / name, with_runs=True)
+    """Each scenario's file (or folder) loaded on its own: {README file name: Table}."""
+    return {name: saturate.load(SAMPLES / name)
             for name in sorted({r["file"] for r in DOCUMENTED})}
 
 
@@ -191,13 +191,13 @@ def test_small_enough_to_commit():
 
 def test_every_curve_is_documented_once(tables):
     seen_runs: dict[str, str] = {}
-    for file, df in tables.items():
-        for (run, metric), _ in df.groupby(["run", "metric"]):
+    for file, table in tables.items():
+        for (run, metric), _ in table.points.groupby(["run", "metric"]):
             rows = _row_for(run, metric, file)
             assert len(rows) == 1, f"{file}: {run} / {metric} is documented {len(rows)} times"
             assert seen_runs.setdefault(run, file) == file, f"run name {run} is used twice"
     for r in DOCUMENTED:
-        df = tables[r["file"]]
+        df = tables[r["file"]].points
         hits = df[(df["metric"] == r["metric"]) & df["run"].map(
             lambda x, pat=r["run"]: fnmatch.fnmatchcase(x, pat))]
         assert not hits.empty, f"README row matches no curve: {r}"
@@ -205,14 +205,15 @@ def test_every_curve_is_documented_once(tables):
 
 def test_curves_look_like_rl_logs(tables):
     """GPU-hours axis, realistic cadence, sane values, seeds and run parameters for grouping."""
-    for file, df in tables.items():
+    for file, table in tables.items():
+        df = table.to_frame()
         assert {"params.seed", "params.recipe", "params.base_model"} <= set(df.columns), file
         if "mlruns" in file or "mlflow" in file:
             # the logged compute/gpu_hours metric becomes the axis, not a curve
-            assert df.attrs["compute_name"] == "compute/gpu_hours", file
+            assert table.axis.name == "compute/gpu_hours", file
             assert "compute/gpu_hours" not in set(df["metric"]), file
         else:
-            assert df.attrs["compute_name"] == "compute", file
+            assert table.axis.name == "compute", file
         for (run, metric), g in df.groupby(["run", "metric"]):
             g = g.sort_values("step")
             assert 4 <= len(g) <= 400, (run, metric, len(g))
@@ -221,7 +222,7 @@ def test_curves_look_like_rl_logs(tables):
             if metric.startswith("eval/"):
                 assert g["value"].between(0.0, 1.0).all(), (run, metric)
     # Seeds where a team would run them: the scale-up and its baseline have three each.
-    scale = tables["02_scaleup_20x.csv"]
+    scale = tables["02_scaleup_20x.csv"].to_frame()
     runs = scale.groupby("params.budget")["run"].nunique()
     assert runs.to_dict() == {"1x": 3, "20x": 3}
     last = scale.groupby("params.budget")["compute"].max()

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from saturate.analysis.seeds import pool_seeds
-from saturate.curves import DataWarning, tidy
 from saturate.errors import SettingsError
+from saturate.table.curves import DataWarning, tidy
 
 
 def _runs(
@@ -61,7 +61,6 @@ def test_pools_runs_sharing_a_value_into_a_mean_curve() -> None:
     b = out[out["run_id"] == "b1"]
     assert (b["n_seeds"] == 1).all() and b["value_se"].isna().all()
     assert len(b) == 100
-    assert out.attrs["group_by"] == "params.lr"
 
 
 def test_doubling_spread_reflects_seeds_that_gain_differently() -> None:

@@ -14,10 +14,11 @@ import pytest
 from synthetic_store import synthetic_runs, write_store
 
 import saturate
-from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.ingest import Tables, mlflow_db
-from saturate.run_table import RUNS_ATTR, concat_tables, run_fact_columns
+from saturate.table import Table, concat_tables
+from saturate.table.curves import DataWarning
+from saturate.table.run_table import run_fact_columns, run_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
@@ -42,7 +43,7 @@ def _write_events(logdir: Path, tag: str, values: list[float]) -> None:
     writer.close()
 
 
-def _parts(source, **kw) -> list[pd.DataFrame]:
+def _parts(source, **kw) -> list[Table]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
         return list(Tables(source, **kw))
@@ -52,16 +53,16 @@ def _runs_of(part: pd.DataFrame) -> set[tuple[str, str]]:
     return set(map(tuple, part[["source", "run_id"]].drop_duplicates().to_numpy().tolist()))
 
 
-def _whole_runs_adding_up(parts: list[pd.DataFrame], whole: pd.DataFrame) -> None:
+def _whole_runs_adding_up(parts: list[Table], whole: Table) -> None:
     """No run is split between parts, and the parts together are the table read in one piece."""
     seen: set[tuple[str, str]] = set()
     for part in parts:
-        assert not _runs_of(part) & seen
-        seen |= _runs_of(part)
-        assert not run_fact_columns(part)
-    pd.testing.assert_frame_equal(concat_tables(parts), whole)
-    pd.testing.assert_frame_equal(saturate.run_facts(concat_tables(parts)),
-                                  saturate.run_facts(whole))
+        assert not _runs_of(part.points) & seen
+        seen |= _runs_of(part.points)
+        assert not run_fact_columns(part.points)
+    joined = concat_tables(parts)
+    pd.testing.assert_frame_equal(joined.points, whole.points)
+    pd.testing.assert_frame_equal(run_facts(joined.points, joined.runs), whole.runs)
 
 
 # ---- every reader ------------------------------------------------------------------------------
@@ -75,7 +76,7 @@ def test_sqlite_store_is_read_a_few_runs_at_a_time(store: Path,
     assert len(parts) == 6 + 1  # runs 10 + 10 + 4, four at most a time
     assert max(len(p) for p in parts) <= 4 * METRICS * STEPS
     _whole_runs_adding_up(parts, saturate.load(store))
-    facts = saturate.run_facts(saturate.load(store))
+    facts = saturate.load(store).runs
     assert len(facts) == RUNS and set(facts["run_status"]) == {"FINISHED"}
     assert set(facts["params.recipe"]) == {"ppo", "grpo", "cispo"}
 
@@ -88,7 +89,7 @@ def test_csv_folder_is_read_a_file_at_a_time(tmp_path: Path) -> None:
     parts = _parts(tmp_path)
     assert len(parts) == 3
     _whole_runs_adding_up(parts, saturate.load(tmp_path))
-    assert saturate.run_facts(saturate.load(tmp_path))["params.recipe"].tolist() == [
+    assert saturate.load(tmp_path).runs["params.recipe"].tolist() == [
         "rec0", "rec1", "rec0"]
 
 
@@ -96,24 +97,24 @@ def test_tensorboard_logs_are_read_a_run_at_a_time(tmp_path: Path) -> None:
     _write_events(tmp_path / "logs" / "a", "train/reward", [i / 30 for i in range(30)])
     _write_events(tmp_path / "logs" / "b", "train/reward", [0.5] * 12)
     parts = _parts(tmp_path / "logs")
-    assert [set(p["run"]) for p in parts] == [{"a"}, {"b"}]
+    assert [set(p.points["run"]) for p in parts] == [{"a"}, {"b"}]
     _whole_runs_adding_up(parts, saturate.load(tmp_path / "logs"))
 
 
 def test_mlflow_file_store_facts_in_the_side_table() -> None:
     store = SAMPLES / "04_collapse_mlflow" / "mlruns"
     (part,) = _parts(store)
-    facts = saturate.run_facts(part)
+    facts = run_facts(part.points, part.runs)
     assert len(facts) == 1 and facts["run_status"].tolist() == ["FINISHED"]
-    assert "params.recipe" in facts.columns and "params.recipe" not in part.columns
+    assert "params.recipe" in facts.columns and "params.recipe" not in part.points.columns
 
 
 def test_a_dataframe_given_keeps_its_run_columns_beside_the_points() -> None:
-    wide = saturate.load(SAMPLES / "08_recipe_comparison.csv", with_runs=True)
-    assert "params.recipe" in wide.columns and RUNS_ATTR not in wide.attrs
+    wide = saturate.load(SAMPLES / "08_recipe_comparison.csv").to_frame()
+    assert "params.recipe" in wide.columns
     df = saturate.load(wide)
-    assert "params.recipe" not in df.columns
-    pd.testing.assert_frame_equal(saturate.with_run_facts(df)[wide.columns], wide)
+    assert "params.recipe" not in df.points.columns
+    pd.testing.assert_frame_equal(df.to_frame()[wide.columns], wide)
 
 
 # ---- the table no longer repeats run facts on every point ----------------------------------------
@@ -121,13 +122,13 @@ def test_a_dataframe_given_keeps_its_run_columns_beside_the_points() -> None:
 
 def test_run_facts_are_not_repeated_per_point(store: Path) -> None:
     df = saturate.load(store)
-    wide = saturate.with_run_facts(df)
-    facts = saturate.run_facts(df)
-    per_point = [c for c in wide.columns if c not in df.columns]
+    wide = df.to_frame()
+    facts = df.runs
+    per_point = [c for c in wide.columns if c not in df.points.columns]
     assert sorted(per_point) == ["params.recipe", "params.seed", "run_status",
                                  "tags.mlflow.runName"]
     assert len(facts) == RUNS and len(wide) == RUNS * METRICS * STEPS
-    assert df.memory_usage(deep=True).sum() < 0.75 * wide.memory_usage(deep=True).sum()
+    assert df.points.memory_usage(deep=True).sum() < 0.75 * wide.memory_usage(deep=True).sum()
 
 
 # ---- what needs every part is settled at the end ------------------------------------------------
@@ -142,8 +143,8 @@ def test_compute_axis_missing_from_some_files_warns_once(tmp_path: Path) -> None
         pd.DataFrame({"run": name, "metric": "reward", "step": steps, "value": steps / 60}).to_csv(
             tmp_path / f"{name}.csv", index=False)
     with pytest.warns(DataWarning) as caught:
-        df = saturate.load(tmp_path, compute="compute/gpu_hours")
-    assert set(df["run"]) == {"a"} and df.attrs["compute_name"] == "compute/gpu_hours"
+        table = saturate.load(tmp_path, compute="compute/gpu_hours")
+    assert set(table.points["run"]) == {"a"} and table.axis.name == "compute/gpu_hours"
     dropped = [str(w.message) for w in caught if "'compute/gpu_hours'" in str(w.message)]
     assert dropped == ["dropped 20 point(s) with no 'compute/gpu_hours' value at their step"]
     with pytest.raises(InputError, match="neither a column nor a metric of the data"):

@@ -15,8 +15,8 @@ from scipy.stats import trim_mean
 
 import saturate
 from saturate.analysis import AnalysisSettings
-from saturate.curves import tidy
 from saturate.suites import SuiteAnalysis, analyze_suite, iqm, task_mean
+from saturate.table.curves import tidy
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_runs" / "11_agent_suite.csv"

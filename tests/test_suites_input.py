@@ -12,12 +12,12 @@ import pytest
 from rich.console import Console
 
 from saturate.analysis import AnalysisSettings
-from saturate.curves import tidy
 from saturate.errors import InputError, SettingsError
 from saturate.report.suite import suite_markdown
 from saturate.report.suite_html import plot_suite, suite_html
 from saturate.report.suite_table import render_suite_table
 from saturate.suites import analyze_suite, parse_normalize, read_baselines
+from saturate.table.curves import tidy
 
 FAST = {"n_boot": 200, "settings": AnalysisSettings(n_boot=50), "per_task": False}
 C = np.geomspace(1.0, 256.0, 24)

@@ -35,8 +35,8 @@ import pandas as pd
 import pytest
 
 from saturate.analysis import AnalysisSettings
-from saturate.curves import tidy
 from saturate.suites import analyze_suite
+from saturate.table.curves import tidy
 
 _INSTALL = "pip install 'arch>=8' absl-py && pip install --no-deps rliable==1.2.0 (make setup does)"
 rliable_metrics = pytest.importorskip("rliable.metrics", reason=f"rliable is missing: {_INSTALL}")

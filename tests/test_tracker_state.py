@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.curves import tidy
 from saturate.errors import InputError
+from saturate.table.curves import tidy
 from saturate.tracker.events import Event
 from saturate.tracker.state import SCHEMA_VERSION, HistoryStore, RunRecord, curve_from_dict
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.run_table import run_facts
+from saturate.table.run_table import run_facts
 
 wandb = pytest.importorskip("wandb")
 
@@ -60,10 +60,10 @@ def test_every_point_of_every_run_read_page_by_page(api_env):
     assert server.filters == [{"group": "g0"}] * 3  # sent to the server as given
     assert server.keys == {KEY}
     assert [len(p) for p in parts] == [2 * len(STEPS)] * 5  # reward and eval/acc, every step
-    first = parts[0]
+    first = parts[0].points
     assert sorted(set(first["metric"])) == ["eval/acc", "reward"]
     assert first["step"].tolist()[: len(STEPS)] == list(STEPS)
-    facts = run_facts(parts[4]).iloc[0]
+    facts = run_facts(parts[4].points, parts[4].runs).iloc[0]
     assert (facts["run_status"], facts["params.lr"], facts["params.actor.clip"],
             facts["params.group"], facts["tags.wandb.tags"]) == ("RUNNING", "5e-06", "0.2", "g0",
                                                                 "rl, ppo")
@@ -74,8 +74,8 @@ def test_run_and_metric_globs(api_env):
         api_env(server)
         parts = list(iter_wandb_api("wandb://team/rl", run=["ppo-1", "id2"], metric=["eval/*"],
                                     timeout=30))
-    assert [p["run"].iloc[0] for p in parts] == ["ppo-1", "ppo-2"]
-    assert all(set(p["metric"]) == {"eval/acc"} for p in parts)
+    assert [p.points["run"].iloc[0] for p in parts] == ["ppo-1", "ppo-2"]
+    assert all(set(p.points["metric"]) == {"eval/acc"} for p in parts)
 
 
 def test_a_server_that_fails_a_few_times_is_retried(api_env):

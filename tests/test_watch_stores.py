@@ -81,7 +81,7 @@ def test_a_legacy_store_is_read_directly_and_never_written(tmp_path: Path, monke
     assert _digest(mlruns) == before and not (mlruns / ".trash").exists()
     with HistoryStore("h.db", readonly=True) as st:
         stored = st.points()
-    direct = saturate.load("mlruns")
+    direct = saturate.load("mlruns").points
     assert len(stored) == len(direct) == 40
     # more points: only they are stored, and the files that did not change are not read again
     _log_file_store(mlruns, range(20, 60), ids)
@@ -110,7 +110,7 @@ def test_every_store_inside_a_folder_is_watched(tmp_path: Path, mlflow_store: Pa
     with HistoryStore(tmp_path / "h.db") as st:
         result = Watcher(make_poller(str(folder)), st).poll_once()
     keys = {(c.source, c.run, c.metric) for c in result.analyses}
-    read = saturate.load(str(folder))  # what analyze reads: the same curves, the same labels
+    read = saturate.load(str(folder)).points  # what analyze reads: the same curves, the same labels
     assert keys == set(zip(read["source"], read["run"], read["metric"], strict=True))
     assert "in-db" in {k[1] for k in keys} and result.baseline
     assert any("collapse" in k[0] for k in keys) and any("mlflow.db" in k[0] for k in keys)
@@ -124,7 +124,7 @@ def test_the_first_pass_over_sample_runs_is_one_baseline_line(tmp_path: Path) ->
     assert res.exit_code == 0, res.output
     assert res.stdout == ""  # no event per curve (it used to be 132 lines)
     passes = [ln for ln in res.stderr.splitlines() if "pass 1:" in ln]
-    judged, _, _ = split_by_role(saturate.load(str(tmp_path / "sample_runs")))
+    judged, _, _ = split_by_role(saturate.load(str(tmp_path / "sample_runs")).points)
     # every objective curve analyze judges, the mlruns store's too
     n = len(judged[["source", "run_id", "metric"]].drop_duplicates())
     assert len(passes) == 1 and f"baseline of {n} curves" in passes[0]

@@ -52,7 +52,6 @@ from saturate.analysis.quantities import (
 from saturate.analysis.refine import refine
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
-from saturate.curves import is_compute_sorted
 from saturate.errors import SaturateError, SettingsError
 from saturate.fit import CurveFit, fit_curve
 from saturate.fit.domain import FORECAST_HORIZON
@@ -65,6 +64,7 @@ from saturate.results import (
     LawSummary,
     Trend,
 )
+from saturate.table.curves import PARAM_PREFIX, is_compute_sorted
 from saturate.vocabulary.direction import metric_direction, signed
 from saturate.vocabulary.domains import Domain, metric_domain
 
@@ -84,7 +84,7 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     if points.empty:
         raise SettingsError("analyze_curve: got an empty curve")
     obs = _observe(points, settings)
-    base = _base_fields(obs, points.attrs)
+    base = _base_fields(obs, settings.group_by)
     degenerate = _degenerate(obs, settings)
     if degenerate is not None:
         why, flag = degenerate
@@ -168,8 +168,9 @@ def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
     )
 
 
-def _base_fields(obs: _Observed, attrs: dict[str, Any]) -> dict[str, Any]:
-    """The fields of the result every curve has, whatever the analysis finds."""
+def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
+    """The fields of the result every curve has, whatever the analysis finds (the x axis is
+    named by the caller, who knows the table: :func:`saturate.analysis.table.on_axis`)."""
     pts, c = obs.points, obs.compute
     first = pts.iloc[0]
     return {
@@ -185,18 +186,19 @@ def _base_fields(obs: _Observed, attrs: dict[str, Any]) -> dict[str, Any]:
         "value_last": float(obs.value[-1]),
         "threshold": obs.threshold,
         "run_status": obs.run_status,
-        "group": _group_info(pts),
-        "compute_name": str(attrs.get("compute_name", "step")),
+        "group": _group_info(pts, group_by),
         "points": pts,
         "domain": None if obs.domain is None else (obs.domain.lo, obs.domain.hi),
     }
 
 
-def _group_info(points: pd.DataFrame) -> dict[str, Any] | None:
-    """The seeds pooled into this curve (see :func:`saturate.analysis.seeds.pool_seeds`)."""
+def _group_info(points: pd.DataFrame, group_by: str | None) -> dict[str, Any] | None:
+    """The seeds pooled into this curve (see :func:`saturate.analysis.seeds.pool_seeds`) by the
+    column or run parameter ``group_by``."""
     if "n_seeds" not in points.columns:
         return None
-    by = points.attrs.get("group_by")
+    by = None if not group_by else next(
+        (c for c in (group_by, PARAM_PREFIX + group_by) if c in points.columns), None)
     n = int(points["n_seeds"].iloc[0])
     runs = str(points["group_runs"].iloc[0]) if "group_runs" in points.columns else ""
     info: dict[str, Any] = {"n_seeds": n, "runs": runs.split("; ") if runs else []}

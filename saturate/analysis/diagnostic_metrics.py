@@ -20,8 +20,8 @@ import pandas as pd
 
 from saturate.analysis.evidence import trend_test
 from saturate.codec import derived, from_dict, meta, to_dict
-from saturate.curves import iter_curves
 from saturate.results import Trend, format_estimate
+from saturate.table.curves import iter_curves
 from saturate.vocabulary.roles import Role
 
 _NAN = math.nan

@@ -16,9 +16,10 @@ import pandas as pd
 
 from saturate.analysis.parts import PreparedParts
 from saturate.analysis.settings import AnalysisSettings
-from saturate.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.ingest import Tables
-from saturate.run_table import concat_tables
+from saturate.settings import Settings
+from saturate.table.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
+from saturate.table.table import concat_tables
 from saturate.vocabulary.direction import metric_direction
 from saturate.vocabulary.domains import metric_domain
 
@@ -102,12 +103,13 @@ def inventory(source: Any, settings: Settings, *, fast: bool = True,
               on_read: Callable[[Any], None] | None = None) -> Inventory:
     """Read ``source`` as :func:`saturate.analyze` would with ``settings`` and say what it holds
     (see the module docstring); nothing is fitted."""
-    tables = Tables(source, **settings.selection(), fast=fast, as_given=True, on_part=on_read)
-    parts = PreparedParts(tables, gpus=settings.gpus, objective=settings.objective,
-                          diagnostic=settings.diagnostic, explicit_axis=settings.compute is not None)
+    tables = Tables(source, **settings.selection(), gpus=settings.gpus, fast=fast, as_given=True,
+                    on_part=on_read)
+    parts = PreparedParts(tables, lambda: tables.axis, objective=settings.objective,
+                          diagnostic=settings.diagnostic)
     frames = [*parts]
     frames += parts.others
-    table = concat_tables(frames) if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
+    table = concat_tables(frames).points if frames else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
     roles = parts.roles()
     how = AnalysisSettings.from_settings(settings)
     metrics = []

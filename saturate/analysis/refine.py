@@ -349,7 +349,7 @@ def sibling_key(points: pd.DataFrame, params: Mapping[str, Any] | None = None) -
     their name); without a seed parameter, the run's name must carry a seed (``...-seed3``) and
     the names must agree once it is removed. None (the curve stays alone) when nothing says the
     run is one seed of several: runs of one experiment may be different recipes. ``params``: the
-    run's facts (a row of :func:`saturate.run_table.run_facts`); default: the ``params.*``
+    run's facts (a row of :func:`saturate.table.run_table.run_facts`); default: the ``params.*``
     columns of ``points``."""
     first = points.iloc[0]
     facts = params if params is not None else {c: first[c] for c in points.columns}

@@ -18,8 +18,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, DataWarning, run_columns
 from saturate.errors import SettingsError
+from saturate.table.curves import PARAM_PREFIX, DataWarning, run_columns
 
 
 def group_column(df: pd.DataFrame, group_by: str) -> str:
@@ -85,9 +85,7 @@ def pool_seeds(df: pd.DataFrame, group_by: str) -> pd.DataFrame:
     result["step"] = result["step"].astype("int64")
     result["n_seeds"] = result["n_seeds"].astype("int64")
     result = result.sort_values(["source", "run_id", "metric", "step"], kind="stable")
-    result = result.reset_index(drop=True)
-    result.attrs = {**df.attrs, "group_by": col}
-    return result
+    return result.reset_index(drop=True)
 
 
 def _as_single(g: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,5 @@
-"""Every curve of a tidy table (or of a stream of its parts) analysed on an engine, and the
-table rebuilt from the results.
+"""Every curve of a :class:`~saturate.table.table.Table` (or of a stream of its parts) analysed
+on an engine, and the table rebuilt from the results.
 
 :func:`analyze_table` pools seeds first when ``settings.group_by`` asks (which needs every run of
 a recipe together); :func:`analyze_parts` hands each part's curves to the engine as the part
@@ -17,6 +17,7 @@ already averaged over seeds (``group_by``) are not pooled again.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
 import pandas as pd
@@ -24,57 +25,71 @@ import pandas as pd
 from saturate.analysis.engine import Engine, run_curves
 from saturate.analysis.refine import pool_analyses, sibling_key
 from saturate.analysis.settings import AnalysisSettings
-from saturate.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
 from saturate.results import CurveAnalysis
-from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, run_facts, status_of, with_run_facts
+from saturate.table.axis import ComputeAxis
+from saturate.table.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
+from saturate.table.run_table import RUN_KEY, empty_facts, run_facts, status_of
+from saturate.table.table import Table, as_table
 
-__all__ = ["analyze_table", "analyze_parts", "table_curves", "table_of", "sibling_runs"]
+__all__ = ["analyze_table", "analyze_parts", "on_axis", "table_curves", "table_of", "sibling_runs"]
 
 Progress = Callable[[int, int], None]
 
 
-def table_curves(df: pd.DataFrame) -> Iterator[pd.DataFrame]:
-    """Each curve of ``df`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: its
-    points sorted by compute, its run's status as a column, the table's ``attrs`` less the side
-    table (which would travel with every curve)."""
-    status = status_of(df)
-    attrs = {k: v for k, v in df.attrs.items() if k != RUNS_ATTR}
-    for key, pts in iter_curves(df):  # each a new frame: adding a column leaves df alone
+def table_curves(table: Table | pd.DataFrame) -> Iterator[pd.DataFrame]:
+    """Each curve of ``table`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: its
+    points sorted by compute, its run's status as a column (a plain frame's own columns as they
+    are)."""
+    if isinstance(table, Table):
+        points, status = table.points, status_of(table.runs)
+    else:
+        points, status = table, {}
+    for key, pts in iter_curves(points):  # each a new frame: adding a column leaves df alone
         if status and "run_status" not in pts.columns and key[:2] in status:
             pts["run_status"] = status[key[:2]]
-        pts.attrs = dict(attrs)
         yield pts
 
 
 def analyze_table(
-    df: pd.DataFrame,
+    data: Table | pd.DataFrame,
     settings: AnalysisSettings,
     progress: Progress | None = None,
     engine: Engine | None = None,
 ) -> list[CurveAnalysis]:
-    """Analyse every curve of a tidy table (pooling seeds first when ``settings.group_by``) on
-    ``engine`` (default: a local pool, see :class:`~saturate.analysis.engine.Engine`)."""
-    table = df
+    """Analyse every curve of a Table (or a tidy frame, see
+    :func:`~saturate.table.table.as_table`), pooling seeds first when ``settings.group_by``, on
+    ``engine`` (default: a local pool, see :class:`~saturate.analysis.engine.Engine`); each
+    result names the table's x axis."""
+    table = as_table(data)
     if settings.group_by:
         from saturate.analysis.seeds import pool_seeds
 
-        table = pool_seeds(with_run_facts(df), settings.group_by)
-        return run_curves(_checked(table_curves(table), settings), settings, engine, progress)
-    keys: list[Hashable] = []
-    results = run_curves(_checked(_keyed(table, keys), settings), settings, engine, progress)
-    return _pooled(results, keys, settings)
+        pooled = pool_seeds(table.to_frame(), settings.group_by)
+        results = run_curves(_checked(table_curves(pooled), settings), settings, engine, progress)
+    else:
+        keys: list[Hashable] = []
+        results = run_curves(_checked(_keyed(table, keys), settings), settings, engine, progress)
+        results = _pooled(results, keys, settings)
+    return on_axis(results, table.axis)
+
+
+def on_axis(results: list[CurveAnalysis], axis: ComputeAxis) -> list[CurveAnalysis]:
+    """``results`` naming the x axis ``axis`` (a curve is analysed without knowing its name)."""
+    return [r if r.compute_name == axis.name else dataclasses.replace(r, compute_name=axis.name)
+            for r in results]
 
 
 def analyze_parts(
-    parts: Iterable[pd.DataFrame],
+    parts: Iterable[Table | pd.DataFrame],
     settings: AnalysisSettings,
     progress: Progress | None = None,
     engine: Engine | None = None,
 ) -> list[CurveAnalysis]:
     """Analyse the curves of each part (whole runs, see :class:`saturate.ingest.Tables`) as the
-    part arrives; no seed pooling (it needs every part: use :func:`analyze_table`)."""
+    part arrives; no seed pooling (it needs every part: use :func:`analyze_table`). The caller
+    names the x axis of the whole read (:func:`on_axis`)."""
     keys: list[Hashable] = []
-    curves = (pts for part in parts for pts in _keyed(part, keys))
+    curves = (pts for part in parts for pts in _keyed(as_table(part), keys))
     results = _pooled(run_curves(_checked(curves, settings), settings, engine, progress), keys,
                       settings)
     return sorted(results, key=lambda r: (r.source, r.run_id, r.metric))
@@ -91,10 +106,10 @@ def _checked(curves: Iterable[pd.DataFrame], settings: AnalysisSettings) -> Iter
         yield pts
 
 
-def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
+def _keyed(table: Table, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
     """:func:`table_curves` of ``table``, noting each curve's sibling key in ``keys`` as it is
     handed out (in the same order as the results come back)."""
-    facts = run_facts(table)
+    facts = run_facts(table.points, table.runs)
     params = [c for c in facts.columns if str(c).startswith("params.")]
     by_run = {
         (str(row[RUN_KEY[0]]), str(row[RUN_KEY[1]])): {c: row[c] for c in params}
@@ -106,14 +121,15 @@ def _keyed(table: pd.DataFrame, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
         yield pts
 
 
-def sibling_runs(df: pd.DataFrame, runs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+def sibling_runs(df: Table | pd.DataFrame, runs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
     """``runs`` (``(source, run_id)``) and the runs of ``df`` whose curves pool with theirs (their
     seeds, see :func:`~saturate.analysis.refine.sibling_key`), as :func:`analyze_table` groups
     them. A command that re-analyses a few runs (``watch``, ``timeline``) reads these with them,
     so each curve gets the call it gets from the whole read. ``df`` needs one row per curve."""
     out = set(runs)
     keys: list[Hashable] = []
-    found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0])) for p in _keyed(df, keys)]
+    found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0]))
+             for p in _keyed(as_table(df), keys)]
     groups = {k for run, k in zip(found, keys, strict=True) if run in out and k is not None}
     return out | {run for run, k in zip(found, keys, strict=True) if k in groups}
 
@@ -128,17 +144,17 @@ def _pooled(
 
 
 def table_of(
-    curves: Sequence[CurveAnalysis], compute_name: str, runs: pd.DataFrame | None = None,
-    extra: Sequence[pd.DataFrame] = (),
-) -> pd.DataFrame:
-    """The tidy table back from the results' points (and ``extra`` tidy rows): one row per
-    point, sorted by curve and step, ``runs`` as its side table."""
+    curves: Sequence[CurveAnalysis], axis: ComputeAxis, runs: pd.DataFrame | None = None,
+    extra: Sequence[Table] = (),
+) -> Table:
+    """The Table back from the results' points (and the points of ``extra``): one row per point,
+    sorted by curve and step, on ``axis``, with the run facts ``runs``."""
     parts = [
         c.points.assign(source=c.source, experiment=c.experiment, run_id=c.run_id, run=c.run,
                         metric=c.metric)
         for c in curves if c.points is not None
     ]
-    parts += [e for e in extra if not e.empty]
+    parts += [e.points for e in extra if not e.empty]
     if not parts:
         out = pd.DataFrame({c: pd.Series(dtype=object) for c in REQUIRED_COLUMNS})
     else:
@@ -147,7 +163,4 @@ def table_of(
     order = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in rest]]
     order += sorted(c for c in rest if c not in OPTIONAL_COLUMNS)
     out = out[order].sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
-    out.attrs = {"compute_name": compute_name}
-    if runs is not None:
-        out.attrs[RUNS_ATTR] = RunTable(runs)
-    return out
+    return Table(out, empty_facts() if runs is None else runs, axis)

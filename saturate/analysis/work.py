@@ -21,7 +21,7 @@ from saturate.analysis.curve import analyze_curve
 from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import shorten, step
 from saturate.results import CurveAnalysis
-from saturate.run_table import run_fact_columns
+from saturate.table.run_table import run_fact_columns
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
@@ -95,9 +95,7 @@ def compact(result: CurveAnalysis) -> CurveAnalysis:
     if pts is None:
         return result
     drop = [c for c in (*_DROPPED, *run_fact_columns(pts)) if c in pts.columns]
-    slim = pts.drop(columns=drop).reset_index(drop=True)
-    slim.attrs = {}
-    return dataclasses.replace(result, points=slim)
+    return dataclasses.replace(result, points=pts.drop(columns=drop).reset_index(drop=True))
 
 
 def analyze_batch(batch: list[pd.DataFrame], settings: AnalysisSettings) -> list[CurveAnalysis]:

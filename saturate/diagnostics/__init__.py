@@ -27,6 +27,7 @@ from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.diagnostics.target import TargetResult, compute_to_target
 from saturate.errors import step
 from saturate.results import CurveAnalysis
+from saturate.table.table import Table, as_table
 
 __all__ = [
     "KINDS",
@@ -53,12 +54,13 @@ _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 def run_diagnostics(
     analysis_or_curves: Any,
-    data: pd.DataFrame | None = None,
+    data: Table | pd.DataFrame | None = None,
     settings: DiagnosticSettings | None = None,
     **options: Any,
 ) -> tuple[Diagnostic, ...]:
     """Every diagnostic of an analysis: ``run_diagnostics(analysis)`` or
-    ``run_diagnostics(curves, data, settings)``.
+    ``run_diagnostics(curves, data, settings)`` (``data``: the
+    :class:`~saturate.table.table.Table` read).
 
     ``analysis_or_curves``: a :class:`saturate.api.Analysis` (its curves and data are used), or a
     sequence of :class:`~saturate.results.CurveAnalysis`. ``options`` are
@@ -73,6 +75,7 @@ def run_diagnostics(
             data = getattr(analysis_or_curves, "data", None)
     else:
         curves = tuple(analysis_or_curves or ())
+    data = None if data is None else as_table(data)  # a tidy frame given by hand: on its step
     # The GPU-hours metric is a second x axis, not a curve to judge.
     refs = [r for r in collect_curves(curves, data, settings) if r.metric != settings.gpu_hours]
     rates = {}

@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.settings import AnalysisSettings
 from saturate.codec import jsonable
-from saturate.curves import iter_curves
 from saturate.results import CurveAnalysis, Direction, Trend
 from saturate.settings.checks import (
     check_number,
     check_pairs,
 )
 from saturate.settings.fields import OPTIONS_BY_NAME
+from saturate.table.curves import iter_curves
+from saturate.table.table import Table
 from saturate.vocabulary.direction import metric_direction, signed
 from saturate.vocabulary.roles import Role, classify
 
@@ -179,19 +179,20 @@ class CurveRef:
 
 def collect_curves(
     curves: Sequence[CurveAnalysis] = (),
-    data: pd.DataFrame | None = None,
+    data: Table | None = None,
     settings: DiagnosticSettings | None = None,
 ) -> list[CurveRef]:
-    """Every curve once: from the analyses (their points, objectives) and any curve of ``data``
-    they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
+    """Every curve once: from the analyses (their points, objectives) and any curve of the Table
+    ``data`` they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
     settings = settings or DiagnosticSettings()
     grouped = any(ca.group and ca.group.get("by") for ca in curves)
-    use_data = data is not None and not data.empty and not grouped
+    points = None if data is None else data.points
+    use_data = points is not None and not points.empty and not grouped
     run_names: dict[tuple[str, str], set[str]] = {}
     for ca in curves:
         run_names.setdefault((ca.source, ca.run_id), set()).add(ca.metric)
     if use_data:
-        for key, names in data.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
+        for key, names in points.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
             run_names.setdefault(key, set()).update(map(str, names))
     out: list[CurveRef] = []
     seen: set[tuple[str, str, str]] = set()
@@ -208,7 +209,7 @@ def collect_curves(
                      settings.role(ca.metric, sorted(run_names[key[:2]])))
         )
         seen.add(key)
-    for key, pts in iter_curves(data) if use_data else ():
+    for key, pts in iter_curves(points) if use_data else ():
         if key in seen:
             continue
         out.append(

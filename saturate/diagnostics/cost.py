@@ -26,7 +26,7 @@ from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, register
 from saturate.errors import SettingsError
 from saturate.results import Estimate
-from saturate.vocabulary.names import GPU_HOURS, axis_label, axis_unit
+from saturate.vocabulary.names import GPU_HOURS, axis_unit
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
@@ -128,11 +128,9 @@ class SameRate(Mapping):
 
 
 def axis_is_gpu_hours(data, gpu_hours: str | None = None) -> bool:
-    """Whether the x axis of the tidy table ``data`` is GPU-hours: its unit says so
+    """Whether the x axis of the Table ``data`` is GPU-hours: its unit says so
     (``compute/gpu_hours``, ``gpu_hours``, ``--gpus``), or ``gpu_hours`` names the axis itself."""
-    name = data.attrs.get("compute_name", "step")
-    unit = data.attrs.get("compute_unit") or axis_unit(name)
-    return unit == GPU_HOURS or (gpu_hours is not None and gpu_hours == name)
+    return data.axis.unit == GPU_HOURS or (gpu_hours is not None and gpu_hours == data.axis.name)
 
 
 def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
@@ -144,7 +142,7 @@ def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
     :class:`SettingsError` that says what ``need`` (the option asking) requires. Without ``data``
     the analysed ``curves`` say what their x axis is.
     """
-    if data is None or data.empty:
+    if data is None or data.points.empty:
         names = sorted({c.compute_name for c in curves})
         if all(axis_unit(n) == GPU_HOURS for n in names):
             return SameRate(1.0)
@@ -152,7 +150,7 @@ def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
     elif axis_is_gpu_hours(data, gpu_hours):
         return SameRate(1.0)
     else:
-        label = axis_label(data.attrs.get("compute_name", "step"), data.attrs.get("compute_unit"))
+        label = data.axis.label
     if gpu_hours is None:
         raise SettingsError(
             f"{need} is in GPU-hours, and the x axis is {label}, not GPU-hours: give --gpu-hours "
@@ -168,9 +166,10 @@ def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], floa
     Empty when ``gpu_hours`` is not given or is the x axis itself (see :func:`gpu_hour_rates`,
     which says so instead of leaving the caller to guess).
     """
-    if data is None or gpu_hours is None or data.attrs.get("compute_name") == gpu_hours:
+    if data is None or gpu_hours is None or data.axis.name == gpu_hours:
         return {}
     out: dict[tuple[str, str], float] = {}
+    data = data.points
     is_metric = (data["metric"] == gpu_hours).any()
     if not is_metric and gpu_hours not in data.columns:
         raise SettingsError(f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pandas as pd
-
 from saturate.diagnostics.allocate import Allocation, allocate, choose_objective
 from saturate.diagnostics.base import DiagnosticSettings, collect_curves, curves_by_metric
 from saturate.diagnostics.cost import gpu_hour_rates
 from saturate.diagnostics.recipes import RecipeComparison, compare_recipes
 from saturate.errors import SettingsError
 from saturate.results import CurveAnalysis
+from saturate.table.table import Table
 
 
 def compare_by_metric(
@@ -38,7 +37,7 @@ def compare_by_metric(
 
 
 def plan_allocation(
-    curves: Sequence[CurveAnalysis], data: pd.DataFrame | None, settings: DiagnosticSettings,
+    curves: Sequence[CurveAnalysis], data: Table | None, settings: DiagnosticSettings,
     named: Sequence[str] | None = None,
 ) -> Allocation:
     """One plan for ``settings.budget`` GPU-hours on one objective (see

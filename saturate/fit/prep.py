@@ -19,9 +19,9 @@ try:  # the Levinson recursion scipy.linalg.solve_toeplitz runs, without its arg
 except ImportError:  # pragma: no cover - a scipy without it: the public function
     levinson = None
 
-from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.fit.scaling import pow2_scale
+from saturate.table.curves import DataWarning
 
 Array = NDArray[np.float64]
 _X_MIN = 1e-12

@@ -1,4 +1,5 @@
-"""Turn any source the user names into the tidy curve table (see :mod:`saturate.curves`).
+"""Turn any source the user names into a :class:`~saturate.table.table.Table`: the tidy points
+(see :mod:`saturate.table.curves`), the run facts and the x axis, decided here.
 
 A source is a file, a folder (walked recursively), an MLflow tracking URI or store, a W&B run
 folder or project (``wandb://ENTITY/PROJECT``), a DataFrame, or a list of these. Each source kind has its own module; :mod:`.stream` plans the reads and
@@ -10,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from saturate.errors import SettingsError, names_text
 from saturate.ingest.stream import Source, Tables, walk
-from saturate.run_table import concat_tables, with_run_facts
+from saturate.table.run_table import run_facts
+from saturate.table.table import Table, concat_tables
 
 __all__ = ["load", "walk", "Source", "Tables"]
 
@@ -27,12 +27,12 @@ def load(
     metric: Sequence[str] | str | None = None,
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
+    gpus: float | str | None = None,
     fast: bool = True,
     timeout: float | None = None,
-    with_runs: bool = False,
     **unknown: Any,
-) -> pd.DataFrame:
-    """Read curves from files, folders, TensorBoard logs or MLflow into the tidy table.
+) -> Table:
+    """Read curves from files, folders, TensorBoard logs or MLflow into a :class:`Table`.
 
     Args:
         source: a path (file or folder, walked recursively; W&B run folders read from their
@@ -46,26 +46,27 @@ def load(
         metric: glob patterns of the metrics to keep, e.g. ``"eval/*"``.
         run: glob patterns on run names or ids.
         compute: the x axis: a column, or a metric such as ``"compute/gpu_hours"`` joined on step.
-            Default: a ``compute`` column when there is one, else ``step``.
+            Default: a ``compute`` column when there is one, else the first logged measure of
+            compute that grows (``compute/gpu_hours``, FLOPs, tokens...), else ``step``.
+        gpus: the number of GPUs of every run (or the run parameter holding it): the x axis is
+            then GPU-hours from the logged timestamps (see :mod:`saturate.table.axis`).
         fast: use MLflow's read-only database fast path where possible.
         timeout: seconds one request to an MLflow tracking server may take, retries included
             (default ``$SATURATE_TIMEOUT``, else 120).
-        with_runs: put each run's status, parameters and tags (``run_status``, ``params.*``,
-            ``tags.*``) on every one of its points, as columns.
 
     Returns:
-        The tidy long table: one row per point (see :mod:`saturate.curves`). Run-level facts
-        are kept once per run beside it (``saturate.run_facts(df)``), unless ``with_runs``.
+        A :class:`Table`: ``.points`` the tidy long table, one row per point (see
+        :mod:`saturate.table.curves`); ``.runs`` one row per run (``run_status``, ``params.*``,
+        ``tags.*``); ``.axis`` the x axis (name, unit, notes). ``.to_frame()`` puts the run
+        facts on every point.
 
     Example:
-        >>> df = saturate.load("sample_runs/", metric="eval/*")  # doctest: +SKIP
-        >>> df.groupby(["run", "metric"]).size()  # doctest: +SKIP
+        >>> table = saturate.load("sample_runs/", metric="eval/*")  # doctest: +SKIP
+        >>> table.points.groupby(["run", "metric"]).size()  # doctest: +SKIP
     """
     if unknown:
         raise SettingsError(f"load() got unknown option(s): {names_text(sorted(unknown))}")
     tables = Tables(source, experiment=experiment, filter=filter, metric=metric, run=run,
-                    compute=compute, fast=fast, stream=False,
-                    timeout=timeout)
-    df = concat_tables(tables)
-    df.attrs["compute_name"] = tables.compute_name
-    return with_run_facts(df) if with_runs else df
+                    compute=compute, gpus=gpus, fast=fast, stream=False, timeout=timeout)
+    table = concat_tables(tables)
+    return Table(table.points, run_facts(table.points, table.runs), tables.axis)

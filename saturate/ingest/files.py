@@ -17,7 +17,7 @@ Text files may start with a byte-order mark (UTF-8, or UTF-16 as spreadsheet pro
 Column names are matched ignoring case and surrounding spaces; two columns that then name the same
 thing (``value`` and ``Value``, ``step`` and `` step ``) are refused with a message naming both,
 rather than one being picked silently. Cells holding lists, dicts or bytes are read as text
-(:func:`saturate.cells.plain_cells`).
+(:func:`saturate.table.cells.plain_cells`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.cells import plain_cells
-from saturate.curves import tidy_points
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.arrow_csv import read_plain_csv
 from saturate.ingest.console_log import LOG_SUFFIXES, looks_like_console_log, read_console_log
@@ -48,6 +46,9 @@ from saturate.ingest.layouts import (
     wide_points,
     with_facts,
 )
+from saturate.table.cells import plain_cells
+from saturate.table.curves import tidy_points
+from saturate.table.table import Table
 from saturate.vocabulary.names import axis_quantity
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
@@ -226,7 +227,6 @@ def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
         out.append(pd.DataFrame({"metric": metric, "step": step, "compute": env_steps,
                                  "value": df[col], "timestamp": df.get("t")}))
     res = pd.concat(out, ignore_index=True)
-    res.attrs["compute_name"] = "env_steps"
     if meta.get("env_id"):
         res["env_id"] = meta["env_id"]
     return res
@@ -311,7 +311,7 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
     _check_near_misses(cols, names, path)
     if names != list(df.columns):
         df = df.set_axis(names, axis=1)
-    name = df.attrs.get("compute_name") or axis or ("compute" if "compute" in df.columns else None)
+    name = axis or ("compute" if "compute" in df.columns else None)
     return df, name
 
 
@@ -366,12 +366,13 @@ def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str |
     return None
 
 
-def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False
-                    ) -> pd.DataFrame:
-    """Read one file into the tidy table (see module docstring for the layouts).
+def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False) -> Table:
+    """Read one file into a :class:`~saturate.table.table.Table` (see module docstring for the
+    layouts).
 
-    ``split``: the run-level columns (``run_status``, ``params.*``, ``tags.*``) go into the side
-    table (:func:`saturate.run_table.split_run_facts`) rather than on every point."""
+    ``split``: the run-level columns (``run_status``, ``params.*``, ``tags.*``) are taken once per
+    run as the points are tidied; ``False`` puts them on every point first and moves them apart
+    after (the plain path, which gives the same table)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{_where(path)}: no such file or directory")
@@ -389,12 +390,10 @@ def _points(path: Path) -> tuple[Points, str | None, str | None]:
     columns are not kept while the tidy table is built."""
     kind = sniff(path)
     raw = _read_raw(path, kind)
-    attrs = dict(raw.attrs)
     if raw.empty or len(raw.columns) == 0:
         raise InputError(f"{_where(path)}: holds no rows")
     named = [not str(c).startswith("Unnamed: ") for c in raw.columns]
     raw = plain_cells(raw if all(named) else raw.loc[:, named])
-    raw.attrs = attrs
     _check_names(raw, path)
     if _is_wandb(raw, path):
         points = split_facts(_from_wandb(raw, path))
@@ -414,4 +413,4 @@ def _points(path: Path) -> tuple[Points, str | None, str | None]:
                     f"found {names_text(frame.columns)}"
                 )
             points = wide_points(frame, path)
-    return points, name, attrs.get("compute_name")
+    return points, name, "env_steps" if kind == "monitor" else None

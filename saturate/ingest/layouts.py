@@ -1,10 +1,10 @@
 """A long or wide table (its columns already given their tidy names) as the points
-:func:`saturate.curves.tidy` takes, with the run-level columns kept apart.
+:func:`saturate.table.curves.tidy` takes, with the run-level columns kept apart.
 
 Run parameters (``params.*``, ``tags.*``) belong to a run, not to a point: they are kept once per
 row of the table read (:class:`Points`), never spread over the melted points, and put beside the
-tidy table at the end (:func:`with_facts`): on every point, or once per run in the side table of
-:mod:`saturate.run_table`. Run and metric names travel as categorical columns (one code a point),
+tidy table at the end (:func:`with_facts`), once per run in the run frame of its
+:class:`~saturate.table.table.Table`. Run and metric names travel as categorical columns (one code a point),
 so the text is made once per distinct name; rows are put in the order tidy sorts to, so that it
 finds them sorted.
 """
@@ -17,17 +17,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.cells import grouped_codes, grouped_factorize
-from saturate.curves import (
+from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.ingest.melt import melt
+from saturate.table.axis import named_axis
+from saturate.table.cells import grouped_codes, grouped_factorize
+from saturate.table.curves import (
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
     REQUIRED_COLUMNS,
     TAG_PREFIX,
     TidyPoints,
 )
-from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
-from saturate.ingest.melt import melt
-from saturate.run_table import RUN_KEY, RUNS_ATTR, RunTable, merge_facts
+from saturate.table.run_table import RUN_KEY, merge_facts
+from saturate.table.table import Table
 from saturate.vocabulary.names import is_replicate_name
 
 _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "timestamp",
@@ -36,7 +38,7 @@ _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "t
 
 @dataclass(frozen=True)
 class Points:
-    """A table's points as :func:`saturate.curves.tidy` takes them, without their run-level
+    """A table's points as :func:`saturate.table.curves.tidy` takes them, without their run-level
     columns: those (``params.*``, ``tags.*``) are kept apart in ``facts`` (name -> column), whose
     row ``row[i]`` belongs to point ``i`` (``row`` is ``None`` when the rows are the points)."""
 
@@ -120,7 +122,6 @@ def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
     frame = df.drop(columns=facts) if facts else df.copy(deep=False)
     if run is not None:
         frame["run"] = run
-    frame.attrs = dict(df.attrs)
     return Points(frame, {c: df[c] for c in facts})
 
 
@@ -332,16 +333,16 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     long["metric"] = pd.Categorical.from_codes(which, categories=metrics, validate=False)
     long["value"] = cells.value
     frame = pd.DataFrame(long, index=pd.RangeIndex(len(rows)), copy=False)  # new columns already
-    frame.attrs = dict(df.attrs)
     return Points(frame, facts, rows)
 
 
-def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
-    """The tidy table with its run-level columns: on every point (``split=False``, the columns
-    sorted in as :func:`saturate.curves.tidy` sorts extra columns) or in the side table of
-    :mod:`saturate.run_table` (``split=True``, as :func:`~saturate.run_table.split_run_facts`
-    puts them: the first point of each run gives its facts)."""
+def with_facts(points: Points, tidied: TidyPoints, split: bool) -> Table:
+    """The :class:`~saturate.table.table.Table` of the tidied points, its run facts taken once
+    per run (``split=True``: the first point of each run gives its facts) or put on every point
+    first and moved apart by :meth:`Table.of <saturate.table.table.Table.of>` (``split=False``:
+    the plain path)."""
     table = tidied.table
+    axis = named_axis(tidied.compute_name)
 
     def row(at: np.ndarray | None = None) -> np.ndarray:
         """The input rows of the points ``at`` (all), for the facts."""
@@ -352,11 +353,11 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
 
     if not split:
         if not points.facts:
-            return table
+            return Table.of(table, axis)
         every = row()
         out = table.assign(**{c: col.take(every).set_axis(table.index) for c, col in points.facts.items()})
         lead = [*REQUIRED_COLUMNS, *[c for c in OPTIONAL_COLUMNS if c in out.columns]]
-        return out[[*lead, *sorted(c for c in out.columns if c not in lead)]]
+        return Table.of(out[[*lead, *sorted(c for c in out.columns if c not in lead)]], axis)
     starts = tidied.run_starts
     keys = [c for c in (*RUN_KEY, "run_status") if c in table.columns]
     first = row(starts)
@@ -364,13 +365,12 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> pd.DataFrame:
     facts.update({c: _cells_at(points.facts[c], first) for c in sorted(points.facts)})
     frames = [pd.DataFrame(facts, copy=False)] if len(facts) > len(RUN_KEY) else []
     out = table.drop(columns=["run_status"]) if "run_status" in table.columns else table
-    out.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts(frames), merged=True)}
-    return out
+    return Table(out, merge_facts(frames), axis)
 
 
 def _cells_at(col: pd.Series, rows: np.ndarray) -> pd.Series:
     """``col`` at ``rows``, as the side table keeps it (text and objects as Python objects:
-    :func:`~saturate.run_table.merge_facts` makes them so); read at the rows only."""
+    :func:`~saturate.table.run_table.merge_facts` makes them so); read at the rows only."""
     dtype = col.dtype
     if pd.api.types.is_object_dtype(dtype):
         return pd.Series(col.to_numpy()[rows], dtype=object, copy=False)

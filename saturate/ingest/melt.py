@@ -1,5 +1,5 @@
 """The melt of a wide table's metric columns: one point per logged cell, in the order the tidy
-table sorts to (by run, metric, then step), so that :func:`saturate.curves.tidy` finds its rows
+table sorts to (by run, metric, then step), so that :func:`saturate.table.curves.tidy` finds its rows
 sorted and leaves them in place.
 
 Runs whose rows come in long stretches (the usual file: one run after another, each in step
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from saturate.cells import text_codes
+from saturate.table.cells import text_codes
 
 _F8, _I8 = np.dtype("float64"), np.dtype("int64")
 

@@ -26,7 +26,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.mlflow_common import (
@@ -40,7 +39,9 @@ from saturate.ingest.mlflow_common import (
 )
 from saturate.ingest.mlflow_filestore import read_filestore
 from saturate.ingest.redaction import redact
-from saturate.run_table import RUNS_ATTR, RunTable, concat_tables
+from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, tidy
+from saturate.table.run_table import merge_facts
+from saturate.table.table import Table, concat_tables
 
 
 def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
@@ -84,7 +85,7 @@ def run_facts_frame(
     label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(names, facts)`` sorted by run_id: each run's experiment and display name (which go on
-    its points), and its status, params and tags (the side table, :mod:`saturate.run_table`)."""
+    its points), and its status, params and tags (the side table, :mod:`saturate.table.run_table`)."""
     runs = list({r.run_id: r for r in runs}.values())  # a run met twice (paging) counts once
     exp_names = {e.id: e.name for e in experiments}
     names = pd.DataFrame({
@@ -113,8 +114,9 @@ def run_facts_frame(
 
 def points_table(
     label: str, names: pd.DataFrame, facts: pd.DataFrame, points: pd.DataFrame
-) -> pd.DataFrame:
-    """The tidy table of ``points`` (of the runs in ``names``), the run facts in its side table."""
+) -> Table:
+    """The :class:`~saturate.table.table.Table` of ``points`` (of the runs in ``names``) and
+    their run facts."""
     where = pd.Index(names["run_id"]).get_indexer(points["run_id"])
     pts = points.loc[where >= 0].reset_index(drop=True)
     run_code = where[where >= 0]
@@ -128,8 +130,7 @@ def points_table(
     df["compute"] = df["step"].to_numpy(dtype=float)
     df["source"] = label
     out = tidy(df, origin=label, compute_name="step")
-    out.attrs[RUNS_ATTR] = RunTable(facts.take(np.unique(run_code)).reset_index(drop=True))
-    return out
+    return Table(out, merge_facts([facts.take(np.unique(run_code)).reset_index(drop=True)]))
 
 
 def assemble(
@@ -138,9 +139,9 @@ def assemble(
     runs: Sequence[RunMeta],
     points: pd.DataFrame,
     selection: Selection,
-) -> pd.DataFrame:
-    """Join points with run facts and hand the long table to :func:`saturate.curves.tidy`; the
-    run facts go to its side table (:mod:`saturate.run_table`), not on every point."""
+) -> Table:
+    """Join points with run facts and hand the long table to :func:`saturate.table.curves.tidy`; the
+    run facts stay one row per run (:mod:`saturate.table.run_table`), not on every point."""
     _check_found(label, experiments, runs, selection, len(points))
     names, facts = run_facts_frame(label, experiments, runs)
     return points_table(label, names, facts, points)
@@ -158,8 +159,8 @@ def load_mlflow(
     fast: bool = True,
     max_workers: int = 8,
     timeout: float | None = None,
-) -> pd.DataFrame:
-    """Full metric histories of the selected MLflow runs as the tidy curve table.
+) -> Table:
+    """Full metric histories of the selected MLflow runs as a :class:`~saturate.table.table.Table`.
 
     ``experiment``: names or ids (default: every active experiment); ``filter``: an MLflow search
     filter such as ``params.recipe = 'cispo'``; ``metric``: glob patterns on metric keys;
@@ -185,8 +186,8 @@ def iter_mlflow(
     max_workers: int = 8,
     stream: bool = True,
     timeout: float | None = None,
-) -> Iterator[pd.DataFrame]:
-    """:func:`load_mlflow` in parts, each the tidy table of whole runs (facts in its side table).
+) -> Iterator[Table]:
+    """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs.
 
     ``stream``: database backends are read a few runs at a time
     (:func:`~saturate.ingest.mlflow_db.iter_database`), so memory follows the largest run, not
@@ -237,7 +238,7 @@ def _selection(
 
 def _iter_database(
     src: MlflowSource, selection: Selection, fast: bool, max_workers: int
-) -> Iterator[pd.DataFrame]:
+) -> Iterator[Table]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
     from saturate.ingest.mlflow_db import iter_database
 

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from saturate.curves import DataWarning
 from saturate.errors import InputError
 from saturate.ingest.mlflow_common import (
     Experiment,
@@ -31,6 +30,7 @@ from saturate.ingest.mlflow_common import (
     pick_experiments,
     points_frame,
 )
+from saturate.table.curves import DataWarning
 
 _TRASH = ".trash"
 _META = "meta.yaml"

@@ -1,7 +1,9 @@
 """What a command reads: the sources as its :class:`~saturate.settings.Settings` select them.
 
 :func:`read_tables` gives the parts that :func:`saturate.api.analyze_read` (the one verdict
-path) takes; ``watch`` reads its stored points on the same x axis (:func:`check_gpus_axis`).
+path) takes, on the x axis ingest decides (``--gpus`` included); ``watch`` puts its stored points
+on the same x axis (:func:`check_gpus_axis`), and :func:`check_rates` checks the GPU-hours
+options against the x axis before any curve is fitted.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from saturate.errors import SettingsError
 from saturate.ingest import Tables
 from saturate.ingest.stream import ReadProgress
+from saturate.settings import Settings
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
@@ -31,17 +34,17 @@ def check_gpus_axis(settings: Settings) -> bool:
 
 def read_tables(source: Any, settings: Settings, *, fast: bool = True,
                 on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
-    """The sources' tables as ``settings`` selects them, read part by part (what
-    :func:`saturate.api.analyze_read` takes).
+    """The sources' tables as ``settings`` selects them, read part by part on their x axis
+    (GPU-hours from wall time with ``gpus``; what :func:`saturate.api.analyze_read` takes).
 
     A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
     allocation diagnostics without it, so it is read too, and kept apart from the analysed
     curves. A DataFrame that is already the tidy table is only selected from.
     """
     selection = settings.selection()
-    if check_gpus_axis(settings):
-        selection["compute"] = "step"
+    check_gpus_axis(settings)
     metric, hours, apart = selection["metric"], settings.gpu_hours, None
     if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
         selection["metric"], apart = [*metric, hours], hours
-    return Tables(source, **selection, fast=fast, as_given=True, apart=apart, on_part=on_read)
+    return Tables(source, **selection, gpus=settings.gpus, fast=fast, as_given=True, apart=apart,
+                  on_part=on_read)

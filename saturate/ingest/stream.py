@@ -1,5 +1,5 @@
-"""Read the sources part by part: each part the tidy table of whole runs, selected and on its x
-axis, its run facts in the side table (:mod:`saturate.run_table`).
+"""Read the sources part by part: each part a :class:`~saturate.table.table.Table` of whole runs
+(points, run facts, x axis), selected and on its x axis.
 
 :class:`Tables` is what :func:`saturate.load` gathers into one table and what
 :func:`saturate.analyze` hands to the engine curve by curve as parts arrive: files one at a time,
@@ -10,7 +10,9 @@ part, not the sweep; ``stream=False`` reads each source whole (one part per sour
 Everything done to a part (the compute axis, the selection) works run by run, so parts give the
 same points as the whole table would. What needs all of them is settled at the end: the errors
 for a selection that kept nothing, the warnings (one per kind, their counts added up) and the
-name of the x axis.
+x axis of the whole read (:attr:`Tables.axis`: its name, unit and note, and the runs left on their
+step), decided here once for every later stage; ``gpus`` puts each part on GPU-hours from wall
+time.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from saturate import axis_join, curves
-from saturate.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
+from saturate.ingest import axis_join
 from saturate.ingest.files import is_log_file, is_table_file, read_table_file
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite, redact
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
@@ -37,11 +38,22 @@ from saturate.ingest.wandb_files import (
     iter_wandb_runs,
     read_wandb_files,
 )
-from saturate.run_table import run_count, split_run_facts, with_run_facts
+from saturate.table import curves
+from saturate.table.axis import (
+    ComputeAxis,
+    axis_from,
+    given_note,
+    joined_axis,
+    named_axis,
+    run_step_flags,
+)
+from saturate.table.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
+from saturate.table.run_table import run_count
+from saturate.table.table import Table
 
 __all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source"]
 
-Source = str | os.PathLike | pd.DataFrame
+Source = str | os.PathLike | pd.DataFrame | Table
 _SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
 _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
                 "postgres+", "mysql://", "mysql+", "mssql", "file:", "databricks")
@@ -123,7 +135,7 @@ class _Read:
     """One read planned: its parts, whether it is an MLflow source (for ``--filter``), and
     whether it is a table file (for the progress counts)."""
 
-    parts: Callable[[], Iterator[pd.DataFrame]]
+    parts: Callable[[], Iterator[Table]]
     mlflow: bool = False
     as_given: bool = False
     file: bool = False
@@ -143,7 +155,7 @@ class _Options:
 
 
 def _wandb_api(uri: str, opt: _Options) -> _Read:
-    def parts() -> Iterator[pd.DataFrame]:
+    def parts() -> Iterator[Table]:
         from saturate.ingest.wandb_api import iter_wandb_api
 
         yield from iter_wandb_api(uri, filter=opt.filter, run=opt.run, metric=opt.metric,
@@ -180,7 +192,7 @@ def _once(reads: list[_Read]) -> list[_Read]:
 
 
 def _mlflow(source: str | Path, opt: _Options) -> _Read:
-    def parts() -> Iterator[pd.DataFrame]:
+    def parts() -> Iterator[Table]:
         # Imported on first use: the MLflow readers load SQLAlchemy, which files do not need.
         from saturate.ingest.mlflow import iter_mlflow
 
@@ -192,16 +204,28 @@ def _mlflow(source: str | Path, opt: _Options) -> _Read:
     return _Read(parts, mlflow=True, key=None if "://" in local else _identity(local))
 
 
-def _one(value: Callable[[], pd.DataFrame]) -> Callable[[], Iterator[pd.DataFrame]]:
+def _one(value: Callable[[], Table]) -> Callable[[], Iterator[Table]]:
     return lambda: iter([value()])
+
+
+def _given(source: Table | pd.DataFrame, as_given: bool) -> Table:
+    """A Table, or a DataFrame that is already the tidy table (``as_given``), as it is (its x
+    axis kept, less the note on runs left on their step, said again for the points read); any
+    other DataFrame tidied."""
+    if isinstance(source, Table):
+        axis = source.axis
+        return source.with_points(source.points, ComputeAxis(axis.name, axis.unit, given_note(axis)))
+    if as_given and set(REQUIRED_COLUMNS) <= set(source.columns):
+        return Table.of(source)
+    tidied = curves.tidy_points(source, origin="DataFrame")
+    return Table.of(tidied.table, named_axis(tidied.compute_name))
 
 
 def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
     """The reads of one source; a missing path or an unknown source is an error at once."""
-    if isinstance(source, pd.DataFrame):
-        if as_given and set(REQUIRED_COLUMNS) <= set(source.columns):
-            return [_Read(lambda: iter([source]), as_given=True)]
-        return [_Read(_one(lambda: curves.tidy(source, origin="DataFrame")))]
+    if isinstance(source, (pd.DataFrame, Table)):
+        given = isinstance(source, Table) or (as_given and set(REQUIRED_COLUMNS) <= set(source.columns))
+        return [_Read(_one(lambda: _given(source, as_given)), as_given=given)]
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
@@ -274,14 +298,15 @@ class _Notes:
 
 
 class Tables:
-    """The sources' tidy tables, part by part (iterate once); after the last part,
-    :attr:`compute_name` names the x axis and :attr:`apart` holds the points of the metric set
-    apart (read for the diagnostics, not analysed).
+    """The sources' :class:`~saturate.table.table.Table` s, part by part (iterate once); after the
+    last part, :attr:`axis` is the x axis of the whole read and :attr:`apart` holds the points of
+    the metric set apart (read for the diagnostics, not analysed).
 
     Arguments as :func:`saturate.load`; ``as_given``: a DataFrame that is already the tidy
-    table is only selected from (not tidied again, its x axis kept); ``apart``: a metric whose
-    points are kept out of the parts; ``on_part``: called with a :class:`ReadProgress` after each
-    part is read and when each read ends (a progress display; the library prints nothing).
+    table is only selected from (not tidied again); a Table is always taken as given (its x axis
+    kept); ``apart``: a metric whose points are kept out of the parts; ``on_part``: called with a
+    :class:`ReadProgress` after each part is read and when each read ends (a progress display;
+    the library prints nothing).
     """
 
     def __init__(
@@ -293,6 +318,7 @@ class Tables:
         metric: Sequence[str] | str | None = None,
         run: Sequence[str] | str | None = None,
         compute: str | None = None,
+        gpus: float | str | None = None,
         fast: bool = True,
         stream: bool = True,
         as_given: bool = False,
@@ -307,6 +333,11 @@ class Tables:
         self.sources = list(source) if isinstance(source, (list, tuple)) else [source]
         if not self.sources:
             raise InputError("no source given")
+        if gpus is not None and compute is not None:
+            raise SettingsError("--gpus makes the x axis GPU-hours from wall time; give it or "
+                                "--compute, not both")
+        self.explicit, self.gpus = compute is not None, gpus
+        compute = "step" if gpus is not None else compute  # GPU-hours are made from the steps
         self.experiment, self.metric = _as_list(experiment), _as_list(metric)
         self.run, self.compute, self.apart_metric = _as_list(run), compute, apart
         # The compute axis may be a metric: fetch it along with the selected metrics.
@@ -320,15 +351,15 @@ class Tables:
         if filter and not any(r.mlflow or r.wandb for r in self.reads):
             raise SettingsError("--filter is an MLflow search filter (or W&B's JSON run filter "
                                 "for wandb://); none of the sources is MLflow or W&B")
-        self.compute_name: str | None = None
-        self.apart: list[pd.DataFrame] = []
+        self.axis: ComputeAxis | None = None
+        self.apart: list[Table] = []
         self._axis_error: InputError | None = None
         self._has_axis = False
         self._metrics: set[str] = set()
         self.on_part = on_part
 
-    def __iter__(self) -> Iterator[pd.DataFrame]:
-        notes, names, kept = _Notes(), set(), 0
+    def __iter__(self) -> Iterator[Table]:
+        notes, axes, flags, kept = _Notes(), [], [], 0
         where = f"reading {names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)}"
         kind = "files" if all(r.file for r in self.reads) else "sources"
         runs = points = 0
@@ -336,63 +367,66 @@ class Tables:
             for raw in _named(read.parts, where):
                 with warnings.catch_warnings(record=True) as caught, step(where):
                     warnings.simplefilter("always")
-                    split = split_run_facts(raw)
-                    part = self._prepare(split, read.as_given, notes)
+                    part = self._prepare(raw, read.as_given, notes)
                 notes.add(caught)
-                runs += run_count(raw)
+                runs += run_count(raw.points)
                 points += len(raw)
                 self._report(ReadProgress(done, len(self.reads), runs, points, kind))
                 if part.empty:
                     continue
-                names.add(part.attrs.get("compute_name", "step"))
+                axes.append(part.axis)
+                flags += run_step_flags(part.points)
                 kept += len(part)
                 yield part
             self._report(ReadProgress(done + 1, len(self.reads), runs, points, kind))
         if not kept:
             self._nothing_kept()  # the error says why; what was dropped on the way is moot
         notes.emit()
-        self.compute_name = names.pop() if len(names) == 1 else "compute"
+        axis = joined_axis(axes)
+        self.axis = axis_from(axis.name, axis.unit, axis.note, flags, explicit=self.explicit)
 
     def _report(self, progress: ReadProgress) -> None:
         if self.on_part is not None:
             self.on_part(progress)
 
-    def _prepare(self, part: pd.DataFrame, as_given: bool, notes: _Notes) -> pd.DataFrame:
+    def _prepare(self, part: Table, as_given: bool, notes: _Notes) -> Table:
+        """``part`` selected, on its x axis (``compute``, or one found; GPU-hours with ``gpus``),
+        the points of the metric set apart taken out."""
         if self.experiment and not self.any_mlflow:
-            part = curves.select(part, experiment=self.experiment)
+            part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:
             part = self._on_axis(part, notes)
         elif not as_given:
             part = axis_join.auto_compute(part)
-        part = curves.select(part, metric=self.metric, run=self.run)
+        part = part.with_points(curves.select(part.points, metric=self.metric, run=self.run))
         if self.apart_metric is not None and not part.empty:
-            is_apart = (part["metric"] == self.apart_metric).to_numpy()
+            is_apart = (part.points["metric"] == self.apart_metric).to_numpy()
             if is_apart.any():
-                self.apart.append(part.loc[is_apart])
-                rest = part.loc[~is_apart].reset_index(drop=True)
-                rest.attrs = part.attrs
-                part = rest
+                self.apart.append(part.with_points(part.points.loc[is_apart]))
+                part = part.with_points(part.points.loc[~is_apart].reset_index(drop=True))
+        if self.gpus is not None and not part.empty:
+            part = axis_join.gpu_hours(part, self.gpus)
         return part
 
-    def _on_axis(self, part: pd.DataFrame, notes: _Notes) -> pd.DataFrame:
+    def _on_axis(self, part: Table, notes: _Notes) -> Table:
         """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted as
-        :func:`saturate.axis_join.set_compute` counts them), and errors wait for the end."""
-        name = self.compute
-        self._metrics.update(map(str, part["metric"].unique()))
-        if name not in part.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
-            self._has_axis = True  # a run fact as the x axis: on every row for set_compute
-            return split_run_facts(axis_join.set_compute(with_run_facts(part), name))
-        has = (name == "step" or (name in part.columns and name not in REQUIRED_COLUMNS)
-               or bool((part["metric"] == name).any()))
+        :func:`saturate.ingest.axis_join.set_compute` counts them), and errors wait for the end."""
+        name, points = self.compute, part.points
+        self._metrics.update(map(str, points["metric"].unique()))
+        if name not in points.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
+            self._has_axis = True  # a run fact as the x axis
+            return axis_join.set_compute(part, name)
+        has = (name == "step" or (name in points.columns and name not in REQUIRED_COLUMNS)
+               or bool((points["metric"] == name).any()))
         if not has:
-            notes.count(curves.DataWarning, "dropped ", len(part),
+            notes.count(curves.DataWarning, "dropped ", len(points),
                         f" point(s) with no {name!r} value at their step")
-            return part.iloc[0:0]
+            return part.with_points(points.iloc[0:0])
         try:
             out = axis_join.set_compute(part, name)
         except InputError as exc:
             self._axis_error = exc
-            return part.iloc[0:0]
+            return part.with_points(points.iloc[0:0])
         self._has_axis = True
         return out
 
@@ -415,7 +449,7 @@ class Tables:
         raise InputError(f"{names}: no curves{detail}")
 
 
-def _named(read: Callable[[], Iterator[pd.DataFrame]], where: str) -> Iterator[pd.DataFrame]:
+def _named(read: Callable[[], Iterator[Table]], where: str) -> Iterator[Table]:
     """The parts ``read()`` gives, an unexpected error while reading them named as happening
     ``where``."""
     with step(where):

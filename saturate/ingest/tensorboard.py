@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.curves import tidy
 from saturate.errors import PATH_LIMIT, InputError, shorten
+from saturate.table.curves import tidy
+from saturate.table.table import Table
 
 
 def is_event_file(path: Path) -> bool:
@@ -104,8 +105,9 @@ def _run_name(f: Path, root: Path) -> str:
     return str(rel) if rel is not None and str(rel) != "." else (root.name if root.is_dir() else f.parent.name)
 
 
-def read_event_files(files: list[Path], root: Path, *, source: str | None = None) -> pd.DataFrame:
-    """Read event files under ``root`` into the tidy table, one run per folder."""
+def read_event_files(files: list[Path], root: Path, *, source: str | None = None) -> Table:
+    """Read event files under ``root`` into a :class:`~saturate.table.table.Table`, one run per
+    folder (on their step)."""
     frames = []
     for f in sorted(files):
         rows = _scalars(f)
@@ -119,12 +121,12 @@ def read_event_files(files: list[Path], root: Path, *, source: str | None = None
             f"{shorten(root, PATH_LIMIT)}: TensorBoard event files hold no scalar summaries"
         )
     df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
-    return tidy(df, origin=str(root))
+    return Table.of(tidy(df, origin=str(root)))
 
 
 def iter_event_runs(
     files: list[Path], root: Path, *, source: str | None = None
-) -> Iterator[pd.DataFrame]:
+) -> Iterator[Table]:
     """:func:`read_event_files` one run (folder) at a time, for bounded memory; the same error
     when no file holds a scalar."""
     by_run: dict[str, list[Path]] = {}
@@ -141,6 +143,6 @@ def iter_event_runs(
         if frames:
             found = True
             df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
-            yield tidy(df, origin=str(root))
+            yield Table.of(tidy(df, origin=str(root)))
     if not found:
         raise InputError(f"{root}: TensorBoard event files hold no scalar summaries")

@@ -34,12 +34,11 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import pandas as pd
-
 from saturate.errors import InputError, SettingsError, SourceError, shorten
 from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
+from saturate.table.table import Table
 
 SCHEME = "wandb://"
 RETRIES = 3
@@ -184,7 +183,7 @@ def _filters(text: str | None) -> dict[str, Any]:
 def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the CLI's option
                    run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
                    timeout: float | None = None, per_page: int = 50,
-                   page_size: int = 1000) -> Iterator[pd.DataFrame]:  # fmt: skip
+                   page_size: int = 1000) -> Iterator[Table]:  # fmt: skip
     """The tidy table of each run of a W&B project, one run at a time (see the module docstring)."""
     entity, project = parse_wandb_uri(uri)
     filters = _filters(filter)

@@ -18,7 +18,7 @@ package writes (``wandb.proto.wandb_internal_pb2``, read with the package's own 
   run still being written, or one that crashed).
 
 A file cut short (a crash, a copy not finished, a run still being written) or damaged (a bad
-checksum) is read up to that point, and one :class:`~saturate.curves.DataWarning` says so. The
+checksum) is read up to that point, and one :class:`~saturate.table.curves.DataWarning` says so. The
 runs of a folder are read one run id at a time (a resumed run's folders as one run).
 """
 
@@ -36,9 +36,10 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
 from saturate.errors import PATH_LIMIT, InputError, shorten
-from saturate.run_table import RUNS_ATTR, RunTable, merge_facts
+from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
+from saturate.table.run_table import merge_facts
+from saturate.table.table import Table, concat_tables
 
 BLOCK = 32 * 1024
 HEADER = 7
@@ -307,17 +308,15 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
     return run
 
 
-def run_table(run: WandbRun, source: str) -> pd.DataFrame:
-    """The tidy table of one run's points, its facts in the side table (empty: no points)."""
+def run_table(run: WandbRun, source: str) -> Table:
+    """The :class:`~saturate.table.table.Table` of one run's points and facts (empty: no
+    points)."""
     frame = pd.DataFrame(run.rows, columns=["metric", "step", "value", "timestamp"])
     frame = frame.assign(source=source, experiment=run.project or "wandb", run_id=run.run_id,
                          run=run.name or run.run_id, run_status=run.status)
     table = tidy(frame, allow_empty=True, origin=source)
     facts = {"source": source, "run_id": run.run_id, "run_status": run.status, **run.facts()}
-    table = table.drop(columns=["run_status"])
-    table.attrs = {**table.attrs, RUNS_ATTR: RunTable(merge_facts([pd.DataFrame([facts])]),
-                                                     merged=True)}
-    return table
+    return Table(table.drop(columns=["run_status"]), merge_facts([pd.DataFrame([facts])]))
 
 
 def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
@@ -330,8 +329,8 @@ def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
 
 
 def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None
-                    ) -> Iterator[pd.DataFrame]:  # fmt: skip
-    """The tidy table of each run of ``files`` (W&B transaction logs below ``root``), one run at
+                    ) -> Iterator[Table]:  # fmt: skip
+    """The :class:`~saturate.table.table.Table` of each run of ``files`` (W&B transaction logs below ``root``), one run at
     a time; an error when none holds a point."""
     label = source or str(root)
     found = False
@@ -347,8 +346,6 @@ def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = N
 
 
 def read_wandb_files(files: Iterable[Path], root: Path, *, source: str | None = None
-                     ) -> pd.DataFrame:  # fmt: skip
+                     ) -> Table:  # fmt: skip
     """:func:`iter_wandb_runs` as one table."""
-    from saturate.run_table import concat_tables
-
     return concat_tables(iter_wandb_runs(files, root, source=source))

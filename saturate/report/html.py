@@ -167,8 +167,8 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
     """
     curves, settings = curves_and_settings(analysis)
     confidence = _confidence(settings)
-    data = getattr(analysis, "data", None)
-    built = render_sections(curves, data, confidence, plots=plots, progress=progress,
+    table = getattr(analysis, "data", None)
+    built = render_sections(curves, None if table is None else table.points, confidence, plots=plots, progress=progress,
                             workers=workers)
     items = settings_items(settings)
     settings_html = (

@@ -25,6 +25,7 @@ from saturate.suites.grid import common_grid, run_points, score_tensor, task_spa
 from saturate.suites.group import analyze_group
 from saturate.suites.normalize import Normalization, NormalizeSpec, apply_bounds, task_bounds
 from saturate.suites.result import SuiteAnalysis, SuiteGroup
+from saturate.table.table import Table
 from saturate.vocabulary.direction import metric_direction
 
 
@@ -42,7 +43,7 @@ def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: o
 
 
 def analyze_suite(
-    table: pd.DataFrame,
+    table: Table | pd.DataFrame,
     *,
     suite: str,
     group_by: str | None = None,
@@ -60,7 +61,7 @@ def analyze_suite(
     """Analyse a suite: one aggregate verdict per group, per-task verdicts, group comparisons.
 
     Args:
-        table: the tidy table (``saturate.load(...)``).
+        table: the Table ``saturate.load(...)`` gives (or a tidy DataFrame, on its step).
         suite: the column, parameter or tag naming the task (``game``, ``env``, ``task``), or
             ``"metric"`` when the tasks are metrics of the same runs (eval sets).
         group_by: the column, parameter or tag naming the agent or recipe; None: one group.
@@ -108,7 +109,7 @@ def analyze_suite(
         if progress is not None:
             progress(done[0], total)
 
-    compute_name = str(table.attrs.get("compute_name", "step"))
+    compute_name = table.axis.name if isinstance(table, Table) else "step"
     groups = []
     for name, g_rows in groups_data.items():
         tensor = score_tensor(g_rows, points, grid, str(name))

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.errors import InputError, SettingsError
-from saturate.run_table import with_run_facts
+from saturate.table.curves import PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
+from saturate.table.table import Table
 
 #: The group label when no ``group_by`` is given: the whole table is one agent.
 ALL_GROUP = "all"
@@ -67,7 +67,7 @@ def _one_metric(df: pd.DataFrame, metric: str | None) -> str:
 
 
 def suite_rows(
-    table: pd.DataFrame,
+    table: Table | pd.DataFrame,
     suite: str,
     group_by: str | None = None,
     metric: str | None = None,
@@ -77,13 +77,15 @@ def suite_rows(
     Runs without a task (or, with ``group_by``, without a group) are left out and counted in the
     notes; a run that names two tasks or two groups is an input error.
     """
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"analyze_suite: expected a tidy DataFrame, got {type(table).__name__}")
+    if isinstance(table, Table):
+        table = table.to_frame()  # the suite and group keys are often run parameters or tags
+    elif not isinstance(table, pd.DataFrame):
+        raise InputError(f"analyze_suite: expected a tidy DataFrame or a Table, got "
+                         f"{type(table).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
     if missing:
         raise InputError(f"analyze_suite: the table lacks column(s) {', '.join(missing)}; "
                          "pass saturate.load(...) output")
-    table = with_run_facts(table)  # the suite and group keys are often run parameters or tags
     task_col = resolve_key(table, suite, "suite")
     group_col = resolve_key(table, group_by, "group_by") if group_by is not None else None
     if group_col == task_col:

@@ -10,24 +10,26 @@ import pandas as pd
 
 from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SaturateError
-from saturate.run_table import run_facts
 from saturate.suites.analysis import analyze_suite
 from saturate.suites.frame import resolve_key
 from saturate.suites.normalize import read_baselines
 from saturate.suites.result import SuiteAnalysis
+from saturate.table.run_table import run_facts
+from saturate.table.table import Table
 
 if TYPE_CHECKING:
     from saturate.settings import Settings
 
 
 def suite_from_settings(
-    judged: pd.DataFrame, settings: Settings, progress: Callable[[int, int], None] | None
+    judged: Table, settings: Settings, progress: Callable[[int, int], None] | None
 ) -> SuiteAnalysis:
     """The suite analysis of the judged curves as ``settings`` ask for it
     (:meth:`Settings.suite_options`), the keys and the baselines file checked first, with
     errors named as the caller spells the options (``--suite`` on the command line)."""
     options = settings.suite_options() or {}
-    keys = pd.DataFrame(columns=[*judged.columns, *run_facts(judged).columns])
+    keys = pd.DataFrame(columns=[*judged.points.columns,
+                                 *run_facts(judged.points, judged.runs).columns])
     resolve_key(keys, options["suite"], settings.option("suite"))
     if options["group_by"] is not None:
         resolve_key(keys, options["group_by"], settings.option("group_by"))

@@ -177,8 +177,8 @@ def _aggregate_analysis(
         "value_se": np.asarray(curve.value_se[start:stop]),
         "doubling_se": np.asarray(curve.doubling_se[start:stop]),
     })
-    pts.attrs = {"compute_name": compute_name}
     result = analyze_curve(pts, _normalised_settings(settings, metric))
+    result = dataclasses.replace(result, compute_name=compute_name)
     reasons = tuple(
         r.replace(_SEED_SPREAD, "spread across tasks and seeds (stratified bootstrap) adds")
         if r.startswith(_SEED_SPREAD) else r
@@ -266,9 +266,9 @@ def _task_results(
             pooled = pool_seeds(tidy, "_task")
         label = f"{task} | {name}"
         pooled = pooled.assign(run=label, run_id=label)
-        pooled.attrs = {"compute_name": compute_name}
         curve = analyze_curve(pooled, _normalised_settings(settings, metric))
-        curve = dataclasses.replace(curve, group={"task": task, "group": name, "n_seeds": int(n)})
+        curve = dataclasses.replace(curve, group={"task": task, "group": name, "n_seeds": int(n)},
+                                    compute_name=compute_name)
         out.append(TaskResult.from_curve(task, int(n), curve))
         tick()
     return tuple(out)

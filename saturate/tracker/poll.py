@@ -35,15 +35,6 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from saturate.curves import (
-    AXIS_METRICS,
-    PARAM_PREFIX,
-    TAG_PREFIX,
-    DataWarning,
-    concat,
-    empty_table,
-    tidy,
-)
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, SourceError, shorten
 from saturate.ingest import walk
 from saturate.ingest.files import read_table_file
@@ -80,7 +71,15 @@ from saturate.ingest.mlflow_filestore import (
 from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
-from saturate.run_table import with_run_facts
+from saturate.table.curves import (
+    AXIS_METRICS,
+    PARAM_PREFIX,
+    TAG_PREFIX,
+    DataWarning,
+    concat,
+    empty_table,
+    tidy,
+)
 from saturate.tracker.state import CurveKey, RunRecord
 
 
@@ -453,7 +452,7 @@ def read_changed_runs(files: Iterable[Path], label: str,
         if run is None or not run.rows:
             continue
         fetched += len(run.rows)
-        parts.append(with_run_facts(run_table(run, label)))
+        parts.append(run_table(run, label).to_frame())
     return ChangedRuns(tuple(parts), stamps, fetched)
 
 
@@ -517,10 +516,10 @@ class FilesPoller:
                 try:
                     if is_events:
                         df = read_event_files([path], self.root if self.root.is_dir()
-                                              else path.parent, source=self.label)  # fmt: skip
+                                              else path.parent, source=self.label).to_frame()  # fmt: skip
                     else:
                         source = self.label if self.root.is_file() else str(path)
-                        df = read_table_file(path, source=source)
+                        df = read_table_file(path, source=source).to_frame()
                 except InputError:
                     if path.stat().st_size == 0 or _growing(path, st):
                         continue  # being written; read it next time
@@ -535,7 +534,6 @@ class FilesPoller:
         keys = list(zip(df["source"], df["run_id"], df["metric"], strict=True))
         last = np.array([cursors.get(k, np.iinfo(np.int64).min) for k in keys], dtype=np.int64)
         new = df.loc[df["step"].to_numpy() > last].reset_index(drop=True)
-        new.attrs = dict(df.attrs)
         runs = tuple(_file_runs(df))
         return PollResult(new, runs, fetched, len(set(keys)), stamps)
 
@@ -546,9 +544,7 @@ class FilesPoller:
                          dtype=bool)  # fmt: skip
         if sel.experiment:
             mask &= np.array([globs_match(e, sel.experiment) for e in df["experiment"]], dtype=bool)
-        out = df.loc[mask].reset_index(drop=True)
-        out.attrs = dict(df.attrs)
-        return out
+        return df.loc[mask].reset_index(drop=True)
 
 
 def _growing(path: Path, before: os.stat_result) -> bool:

@@ -33,9 +33,9 @@ from typing import IO, Any, TypeVar
 import pandas as pd
 
 from saturate.codec import jsonable
-from saturate.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
+from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.tracker.events import Event
 
 CurveKey = tuple[str, str, str]
@@ -154,9 +154,7 @@ def analysis_row(curve: CurveAnalysis, at: float) -> tuple:
 def points_table(rows: pd.DataFrame, compute_name: str, origin: str) -> pd.DataFrame:
     """Stored point rows joined with their run (params and tags as JSON) as the tidy table."""
     if rows.empty:
-        out = empty_table()
-        out.attrs["compute_name"] = compute_name
-        return out
+        return empty_table()
     extra: dict[str, list[Any]] = {}
     for col, prefix in (("params", PARAM_PREFIX), ("tags", TAG_PREFIX)):
         decoded = [json.loads(x) if isinstance(x, str) else {} for x in rows[col]]

@@ -22,6 +22,7 @@ from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
+from saturate.table.table import Table
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def cutoffs(compute: np.ndarray, n: int, min_points: int) -> list[int]:
 
 
 def refit_timeline(
-    table: pd.DataFrame,
+    table: Table,
     key: tuple[str, str, str],
     settings: Any = None,
     *,
@@ -196,7 +197,8 @@ def refit_timeline(
     """Re-analyse the curve ``key`` (``(source, run_id, metric)``) of ``table`` truncated at
     ``n`` log-spaced points of its history.
 
-    ``table`` is a read on its x axis (as :func:`saturate.load` gives it) holding the curve and
+    ``table`` is a :class:`~saturate.table.table.Table` on its x axis (as :func:`saturate.load`
+    gives it) holding the curve and
     the runs it pools with (:func:`saturate.analysis.table.sibling_runs`); each truncation cuts
     every curve of it at the same compute and goes through :func:`saturate.api.analyze_read`
     with ``settings`` (a :class:`~saturate.settings.Settings`), the verdict path of
@@ -211,21 +213,11 @@ def refit_timeline(
     settings = dataclasses.replace(settings, suite=None)  # one curve: never a suite's groups
     if n < 2:
         raise SettingsError(f"--points must be >= 2, got {n}")
-    mine = table.loc[(table["source"] == key[0]).to_numpy() & (table["run_id"] == key[1]).to_numpy()
-                     & (table["metric"] == key[2]).to_numpy()]
+    mine = _curve_points(table.points, key)
     if mine.empty:
         raise InputError("timeline: the curve has no points")
     if target is not None and (not math.isfinite(target) or target <= 0):
         raise SettingsError(f"--at must be a positive compute, got {target!r}")
-    if settings.gpus is not None:  # the x axis becomes GPU-hours once, before any cut
-        from saturate.axis import gpu_hours_from_time
-        from saturate.run_table import split_run_facts, with_run_facts
-
-        table = split_run_facts(gpu_hours_from_time(with_run_facts(table), settings.gpus))
-        settings = dataclasses.replace(settings, gpus=None)
-        mine = table.loc[(table["source"] == key[0]).to_numpy()
-                         & (table["run_id"] == key[1]).to_numpy()
-                         & (table["metric"] == key[2]).to_numpy()]
     compute = np.sort(mine["compute"].to_numpy(float))
     counts = cutoffs(compute, n, int(AnalysisSettings.from_settings(settings).min_points))
     if target is None:
@@ -234,18 +226,24 @@ def refit_timeline(
         settings = dataclasses.replace(settings, forecast_at=(float(target),))
     out = [_point(_analysed(table, key, settings, compute[k - 1] if k < len(compute) else None),
                   target) for k in counts]
-    return Timeline(key[0], key[1], str(mine["run"].iloc[0]), key[2],
-                    str(table.attrs.get("compute_name", "step")), "refit", target, tuple(out))
+    return Timeline(key[0], key[1], str(mine["run"].iloc[0]), key[2], table.axis.name, "refit",
+                    target, tuple(out))
 
 
-def _analysed(table: pd.DataFrame, key: tuple[str, str, str], settings: Any,
+def _curve_points(points: pd.DataFrame, key: tuple[str, str, str]) -> pd.DataFrame:
+    return points.loc[(points["source"] == key[0]).to_numpy()
+                      & (points["run_id"] == key[1]).to_numpy()
+                      & (points["metric"] == key[2]).to_numpy()]
+
+
+def _analysed(table: Table, key: tuple[str, str, str], settings: Any,
               cut: float | None) -> CurveAnalysis:
     """The analysis of curve ``key`` with every curve of ``table`` cut at compute ``cut``
     (None: whole), through the one verdict path."""
     from saturate.api import analyze_read
 
-    part = table if cut is None else table.loc[(table["compute"] <= cut).to_numpy()]
-    part.attrs = dict(table.attrs)
+    points = table.points
+    part = table if cut is None else table.with_points(points.loc[(points["compute"] <= cut).to_numpy()])
     found = analyze_read(part, settings, diagnostics=False)
     for c in found.curves:
         if (c.source, c.run_id, c.metric) == key:
@@ -378,12 +376,13 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
     from saturate.analysis.settings import AnalysisSettings
     from saturate.analysis.table import sibling_runs
     from saturate.ingest.reading import read_tables
-    from saturate.run_table import concat_tables
+    from saturate.table.table import concat_tables
 
     sel = dataclasses.replace(settings, metric=(metric,), run=())
-    tables = read_tables(source, sel, fast=fast)
-    df = concat_tables(list(tables))
-    df.attrs["compute_name"] = tables.compute_name
+    tables = read_tables(source, sel, fast=fast)  # on GPU-hours from wall time with --gpus
+    settings = dataclasses.replace(settings, gpus=None)
+    read = concat_tables(list(tables))
+    df = read.points
     named = (df["run"] == run).to_numpy() | (df["run_id"] == run).to_numpy()
     keys = df.loc[named & (df["metric"] == metric).to_numpy(), ["source", "run_id"]]
     keys = keys.drop_duplicates()
@@ -393,10 +392,9 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
         names = ", ".join(sorted(set(df.loc[named, "run"]) | set(df.loc[named, "run_id"]))[:6])
         raise InputError(f"run {run!r} matches {len(keys)} runs ({names}); name one run id")
     key = (str(keys["source"].iloc[0]), str(keys["run_id"].iloc[0]), metric)
-    one = df.loc[(df["metric"] == metric).to_numpy()]
-    one.attrs = dict(df.attrs)
-    runs = sibling_runs(one, [key[:2]]) if AnalysisSettings.from_settings(settings).decision.pool else {key[:2]}
+    one = read.with_points(df.loc[(df["metric"] == metric).to_numpy()])
+    runs = (sibling_runs(one, [key[:2]]) if AnalysisSettings.from_settings(settings).decision.pool
+            else {key[:2]})
     pick = pd.Series(list(zip(df["source"], df["run_id"], strict=True))).isin(runs).to_numpy()
-    table = df.loc[pick].reset_index(drop=True)
-    table.attrs = dict(df.attrs)
+    table = read.with_points(df.loc[pick].reset_index(drop=True), tables.axis)
     return refit_timeline(table, key, settings, n=points, target=at)

@@ -28,12 +28,14 @@ from typing import Any
 
 import pandas as pd
 
-from saturate import axis_join, curves
 from saturate.codec import jsonable
-from saturate.curves import PARAM_PREFIX
 from saturate.errors import SaturateError, SettingsError, SourceError
+from saturate.ingest import axis_join
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, verdict_counts
+from saturate.table import curves
+from saturate.table.curves import PARAM_PREFIX
+from saturate.table.table import Table
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller
 from saturate.tracker.state import HistoryStore, PollRecord
@@ -212,13 +214,16 @@ class Watcher:
         ]  # one row per stored curve: what its sibling key reads
         return sibling_runs(pd.DataFrame(rows), runs) if len(rows) > 1 else runs
 
-    def _judged(self, table: pd.DataFrame) -> tuple[CurveAnalysis, ...]:
-        """The objectives of ``table`` through the one verdict path (no diagnostics)."""
+    def _judged(self, table: Table) -> tuple[CurveAnalysis, ...]:
+        """The objectives of ``table`` through the one verdict path (no diagnostics), on
+        GPU-hours from wall time with ``--gpus``."""
         if table.empty:
             return ()
         from saturate.api import analyze_read
 
         try:
+            if self._on_steps:
+                table = axis_join.gpu_hours(table, self.settings.gpus)
             return analyze_read(table, self.settings, diagnostics=False).curves
         except SaturateError as exc:
             warnings.warn(f"not analysed ({exc})", stacklevel=2)
@@ -230,8 +235,10 @@ class Watcher:
             return metric == self.compute
         return any(fnmatch.fnmatchcase(metric, p) for p in curves.AXIS_METRICS)
 
-    def _prepare(self, table: pd.DataFrame) -> pd.DataFrame:
-        """The stored points on the x axis and selected, as ``saturate analyze`` reads them."""
+    def _prepare(self, points: pd.DataFrame) -> Table:
+        """The stored points on the x axis and selected, as ``saturate analyze`` reads them
+        (GPU-hours from wall time are made from the steps in :meth:`_judged`)."""
+        table = Table.of(points)
         if table.empty:
             return table
         with warnings.catch_warnings():
@@ -245,11 +252,12 @@ class Watcher:
                 else:
                     table = axis_join.auto_compute(table)
             except SaturateError:
-                if self.compute and not (table["metric"] == self.compute).any():
-                    return table.iloc[0:0]
+                if self.compute and not (points["metric"] == self.compute).any():
+                    return table.with_points(table.points.iloc[0:0])
                 raise
         selection = self.settings.selection()
-        return curves.select(table, metric=selection["metric"], run=selection["run"])
+        return table.with_points(curves.select(table.points, metric=selection["metric"],
+                                               run=selection["run"]))
 
 
 def _differs(prev: CurveAnalysis | None, new: CurveAnalysis) -> bool:

@@ -199,7 +199,7 @@ def split_by_role(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(objective points, other points, roles)``: the tidy table cut by :func:`curve_roles`.
 
-    Both tables keep the input's ``attrs`` (the x axis); the roles frame has one row per curve.
+    The roles frame has one row per curve.
     """
     roles = curve_roles(df, objective, diagnostic)
     if df.empty:
@@ -207,10 +207,7 @@ def split_by_role(
     judged = roles.loc[roles["role"] == "objective", ["source", "run_id", "metric"]]
     index = pd.MultiIndex.from_frame(df[["source", "run_id", "metric"]])
     mask = index.isin(pd.MultiIndex.from_frame(judged))
-    out = df.loc[mask].reset_index(drop=True), df.loc[~mask].reset_index(drop=True)
-    for part in out:
-        part.attrs = dict(df.attrs)
-    return out[0], out[1], roles
+    return df.loc[mask].reset_index(drop=True), df.loc[~mask].reset_index(drop=True), roles
 
 
 # ---- naming conventions the diagnostics read ---------------------------------------------------

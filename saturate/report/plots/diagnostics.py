@@ -41,7 +41,8 @@ def curve_points(analysis: Any, source: str, run_id: str,
     for c in curves_of(analysis):
         if c.run_id == run_id and c.metric == metric and (not source or c.source == source):
             return observed(c)
-    data = getattr(analysis, "data", None)
+    table = getattr(analysis, "data", None)
+    data = None if table is None else table.points
     if data is None or data.empty:
         return np.empty(0), np.empty(0)
     g = data[(data["run_id"] == run_id) & (data["metric"] == metric)]

@@ -1,8 +1,11 @@
-"""Choosing and joining a run's compute axis: ``--compute NAME`` (:func:`set_compute`) or the
-first logged measure of compute that grows with the step (:func:`auto_compute`).
+"""Choosing and joining a run's compute axis: ``--compute NAME`` (:func:`set_compute`), the
+first logged measure of compute that grows with the step (:func:`auto_compute`), or GPU-hours
+from wall time (``--gpus``, :func:`gpu_hours`). The x axis of a read is decided here, part by
+part, as the sources are read (:class:`saturate.ingest.Tables`); later stages read it from the
+:class:`~saturate.table.table.Table`.
 
 A metric such as ``compute/gpu_hours`` is interpolated on step within each run and its own rows
-leave the table; what the axis means (name, unit, label) is :mod:`saturate.axis`.
+leave the table; what the axis means (name, unit, label) is :mod:`saturate.table.axis`.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from saturate.cells import distinct
-from saturate.curves import (
+from saturate.errors import InputError, names_text, shorten
+from saturate.table.axis import gpu_hours_from_time, named_axis
+from saturate.table.cells import distinct
+from saturate.table.curves import (
     KEY_COLUMNS,
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
@@ -21,28 +26,29 @@ from saturate.curves import (
     TAG_PREFIX,
     DataWarning,
 )
-from saturate.errors import InputError, names_text, shorten
+from saturate.table.table import Table
 from saturate.vocabulary import names
 
-__all__ = ["set_compute", "auto_compute"]
+__all__ = ["set_compute", "auto_compute", "gpu_hours"]
 
 
-def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
-    """Use ``name`` as the compute axis: a ``params.``/extra column, or a metric joined on step.
+def set_compute(table: Table, name: str | None) -> Table:
+    """Use ``name`` as the compute axis: a column or run fact (``params.*``), or a metric joined
+    on step.
 
     A metric such as ``compute/gpu_hours`` is interpolated on step within each run (it is usually
     logged every step while evaluations come every few), and its own rows leave the table. Points
     outside the steps where it was logged are dropped with a warning.
     """
-    if name is None or name == df.attrs.get("compute_name"):
-        return df
+    if name is None or name == table.axis.name:
+        return table
+    df = table.points
     if name == "step":
-        out = df.assign(compute=df["step"].astype(float))
-        out.attrs = {**df.attrs, "compute_name": "step"}
-        return out
-    if name in df.columns and name not in REQUIRED_COLUMNS:
-        x = pd.to_numeric(df[name], errors="coerce")
-        out = df.assign(compute=x.astype(float))
+        return table.with_points(df.assign(compute=df["step"].astype(float)), named_axis("step"))
+    cells = df if name in df.columns or name not in table.runs.columns else table.to_frame()
+    if name in cells.columns and name not in REQUIRED_COLUMNS:
+        x = pd.to_numeric(cells[name], errors="coerce")
+        out = df.assign(compute=x.astype(float).to_numpy())
     elif (df["metric"] == name).any():
         out = _join_axis(df, name)
     else:
@@ -54,8 +60,7 @@ def set_compute(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
     if not np.isfinite(out["compute"].to_numpy(float)).any():
         raise InputError(f"--compute {shorten(repr(name))} gives no usable compute values")
     out = _drop_missing_compute(out, f"with no {shorten(repr(name))} value at their step")
-    out.attrs = {**df.attrs, "compute_name": name}
-    return out
+    return table.with_points(out, named_axis(name))
 
 
 def _drop_missing_compute(df: pd.DataFrame, why: str) -> pd.DataFrame:
@@ -89,7 +94,7 @@ def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.
     return pd.concat(parts, ignore_index=True) if parts else rest.iloc[0:0]
 
 
-def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
+def auto_compute(table: Table) -> Table:
     """Give each run still on its step a logged measure of compute as its x axis.
 
     Candidates: the run's metrics and the table's extra columns whose names measure compute
@@ -97,11 +102,12 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
     ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
     :attr:`~saturate.vocabulary.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
     (its rows leave the table; points past its last value are dropped with a warning).
-    ``attrs["compute_unit"]`` is set when every run got an axis of the same unit.
+    The axis has a unit when every run got an axis of the same unit.
     """
+    df = table.points
     chosen = _axis_choices(df)
     if not chosen:
-        return df
+        return table
     out = df
     for name in sorted(set(chosen.values())):
         runs = {k for k, v in chosen.items() if v == name}
@@ -114,10 +120,17 @@ def auto_compute(df: pd.DataFrame) -> pd.DataFrame:
     out = _drop_missing_compute(out, "logged after the last compute value of their run")
     every = set(chosen) == set(map(tuple, df[["source", "run_id"]].drop_duplicates().to_numpy()))
     used, units = set(chosen.values()), {names.axis_unit(n) for n in chosen.values()}
-    out.attrs = {**df.attrs, "compute_name": used.pop() if len(used) == 1 and every else "compute"}
-    if len(units) == 1 and every and None not in units:
-        out.attrs["compute_unit"] = units.pop()
-    return out
+    name = used.pop() if len(used) == 1 and every else "compute"
+    unit = units.pop() if len(units) == 1 and every and None not in units else None
+    return table.with_points(out, named_axis(name, unit))
+
+
+def gpu_hours(table: Table, gpus: float | str) -> Table:
+    """``table`` on GPU-hours from wall time (``--gpus``, see
+    :func:`saturate.table.axis.gpu_hours_from_time`), its run facts kept apart."""
+    points, axis = gpu_hours_from_time(table.to_frame(), gpus)
+    joined = [c for c in table.runs.columns if c not in table.points.columns]
+    return table.with_points(points.drop(columns=joined), axis)
 
 
 def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:

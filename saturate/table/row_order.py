@@ -3,7 +3,7 @@ without steps, finding the rows that are already sorted and unique, and otherwis
 that sort them keeping the last logged point of each (curve, step).
 
 The keys are integer codes of the identifying columns (text ranks, see
-:func:`saturate.cells.text_codes`) and the steps: sorting text per point costs several times
+:func:`saturate.table.cells.text_codes`) and the steps: sorting text per point costs several times
 more than sorting integers.
 """
 
@@ -18,7 +18,7 @@ __all__ = ["number_steps", "group_codes", "order", "starts", "last_of_each", "in
 def number_steps(step: np.ndarray, compute: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
     """Integer steps; points logged without a step (NaN) are numbered in compute order within
     their curve (``keys``), ties in logged order. Steps that are infinite or beyond int64 must
-    have been dropped before (:func:`saturate.curves.tidy` does)."""
+    have been dropped before (:func:`saturate.table.curves.tidy` does)."""
     missing = np.isnan(step)
     if missing.any():
         by_compute = np.argsort(compute, kind="stable")

@@ -8,7 +8,8 @@ One row per logged point::
 ``step`` is an integer, ``compute`` the x axis used for scaling (``step`` unless another axis is
 chosen), ``value`` a finite float. Run-level parameters and tags ride along as ``params.*`` and
 ``tags.*`` columns (the names MLflow's ``search_runs`` uses), so later stages can group seeds and
-recipes. ``df.attrs["compute_name"]`` names the x axis.
+recipes. The name of the x axis, the run facts and the points travel together in a
+:class:`~saturate.table.table.Table`.
 """
 
 from __future__ import annotations
@@ -21,9 +22,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from saturate import row_order
-from saturate.cells import TextCodes, as_numeric, distinct, plain_cells, spread_texts, text_codes
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.table import row_order
+from saturate.table.cells import (
+    TextCodes,
+    as_numeric,
+    distinct,
+    plain_cells,
+    spread_texts,
+    text_codes,
+)
 from saturate.vocabulary import names
 
 __all__ = [
@@ -102,12 +110,13 @@ def tidy(
 class TidyPoints:
     """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the position in the
     input of row ``i`` (``None``: every row in its place); ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
-    run are together). Readers use them to put run-level columns they kept apart (one row per
+    run are together); ``compute_name`` the name of the x axis. Readers use them to put run-level columns they kept apart (one row per
     run or per wide row, not per point) beside the points without a pass over text."""
 
     table: pd.DataFrame
     rows: np.ndarray | None
     run_starts: np.ndarray
+    compute_name: str = "step"
 
 
 def tidy_points(
@@ -165,9 +174,8 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
     out = _assemble(df, rows, spread_texts(texts, rows), values, timestamp)
     if out.empty and not allow_empty:
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: holds no curves (no finite points)")
-    out.attrs = dict(df.attrs)
-    out.attrs["compute_name"] = name
-    return TidyPoints(out, rows, row_order.starts(ranks[:run_keys] or [np.zeros(len(out), np.intp)]))
+    return TidyPoints(out, rows, row_order.starts(ranks[:run_keys] or [np.zeros(len(out), np.intp)]),
+                      name)
 
 
 def _warn_repeats(n: int, origin: str) -> None:
@@ -352,17 +360,13 @@ def select(
 ) -> pd.DataFrame:
     """Keep the curves whose metric / run name (or id) / experiment match the glob patterns."""
     if _match_all(metric) and run is None and experiment is None:
-        out = df.reset_index(drop=True)  # nothing to select: a new frame, not a copy
-        out.attrs = dict(df.attrs)
-        return out
+        return df.reset_index(drop=True)  # nothing to select: a new frame, not a copy
     mask = _match(df["metric"], metric)
     if run is not None:
         mask &= _match(df["run"], run) | _match(df["run_id"], run)
     if experiment is not None:
         mask &= _match(df["experiment"], experiment)
-    out = df.loc[mask].reset_index(drop=True)
-    out.attrs = dict(df.attrs)
-    return out
+    return df.loc[mask].reset_index(drop=True)
 
 
 def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
@@ -411,11 +415,10 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate tidy tables (from several files or sources) and re-tidy the result."""
+    """Concatenate tidy points (from several files or sources), sorted by curve and step."""
     tables = [t for t in tables if not t.empty]
     if not tables:
         return empty_table()
-    names = {t.attrs.get("compute_name", "step") for t in tables}
     if len(tables) == 1:  # nothing to join; a sorted table is not copied either
         out = tables[0].reset_index(drop=True)
     else:
@@ -424,5 +427,4 @@ def concat(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
         out[col] = out[col].astype(object)
     if not _strictly_increasing(out, [*KEY_COLUMNS, "step"]):
         out = out.sort_values([*KEY_COLUMNS, "step"], kind="stable").reset_index(drop=True)
-    out.attrs["compute_name"] = names.pop() if len(names) == 1 else "compute"
     return out

@@ -2,15 +2,15 @@
 and whether the runs fell back to their step because no measure of compute was found.
 
 Which names measure compute is in :mod:`saturate.vocabulary.names`; the automatic choice among them in
-:func:`saturate.axis_join.auto_compute`. Here:
+:func:`saturate.ingest.axis_join.auto_compute`; the x axis of a read is decided there, once. Here:
 
 * :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
   logged timestamp, ``(timestamp - the run's first timestamp) / 3600 * N``, N the number of GPUs
   given or read from the run parameter ``PARAM`` (``n_gpus``). Timestamps are epoch seconds (the
   loaders convert MLflow's milliseconds); a run whose timestamps exceed 1e11 is taken to be in
   milliseconds. It measures wall-clock time on N GPUs: idle time between logged points counts.
-* :func:`describe_axis`: the :class:`ComputeAxis` reports carry (name, unit, a note), and which
-  runs are on their step. Steps are never called GPU-hours: the cost and allocation diagnostics
+* :func:`describe_axis`: the :class:`ComputeAxis` a :class:`~saturate.table.table.Table` and the
+  reports carry (name, unit, a note), and which runs are on their step. Steps are never called GPU-hours: the cost and allocation diagnostics
   refuse to run on them (:func:`saturate.diagnostics.cost.gpu_hour_rates`).
 """
 
@@ -23,11 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.curves import PARAM_PREFIX
 from saturate.errors import InputError, SettingsError
+from saturate.table.curves import PARAM_PREFIX
+from saturate.table.run_table import run_starts
 from saturate.vocabulary.names import GPU_HOURS, STEPS, axis_label, axis_unit
 
-__all__ = ["AxisWarning", "ComputeAxis", "describe_axis", "gpu_hours_from_time", "GPUS_AXIS"]
+__all__ = ["AxisWarning", "ComputeAxis", "named_axis", "joined_axis", "describe_axis", "axis_from",
+           "gpu_hours_from_time", "GPUS_AXIS"]
 
 GPUS_AXIS = "gpu_hours"
 """The name of the x axis derived by :func:`gpu_hours_from_time`."""
@@ -91,12 +93,36 @@ class ComputeAxis:
         return None
 
 
-def describe_axis(df: pd.DataFrame, *, explicit: bool = False) -> ComputeAxis:
-    """The :class:`ComputeAxis` of a tidy table (``explicit``: the axis was named by the user, so
-    landing on steps is no fallback worth a warning)."""
-    name = str(df.attrs.get("compute_name", "step"))
-    unit = df.attrs.get("compute_unit") or axis_unit(name)
-    return axis_from(name, unit, df.attrs.get("axis_note"), run_step_flags(df), explicit=explicit)
+def named_axis(name: str, unit: str | None = None, note: str | None = None) -> ComputeAxis:
+    """The axis ``name`` in ``unit`` (default: the unit its name says, :func:`axis_unit`), as a
+    reader or a part of a read names it (no run on its step yet: :func:`axis_from` says that)."""
+    return ComputeAxis(name, unit or axis_unit(name), note)
+
+
+def joined_axis(axes: Sequence[ComputeAxis]) -> ComputeAxis:
+    """The axis of parts read together: their name when they share it, else ``compute``; their
+    unit when they share name and unit; the first note."""
+    names, units = {a.name for a in axes}, {a.unit for a in axes}
+    name = next(iter(names)) if len(names) == 1 else ("step" if not names else "compute")
+    unit = next(iter(units)) if len(names) == 1 and len(units) == 1 else axis_unit(name)
+    return ComputeAxis(name, unit, next((a.note for a in axes if a.note is not None), None))
+
+
+def describe_axis(points: pd.DataFrame, axis: ComputeAxis, *, explicit: bool = False) -> ComputeAxis:
+    """The :class:`ComputeAxis` of ``points`` on ``axis``, with the runs left on their step
+    (``explicit``: the axis was named by the user, so landing on steps is no fallback worth a
+    warning)."""
+    return axis_from(axis.name, axis.unit, given_note(axis), run_step_flags(points),
+                     explicit=explicit)
+
+
+def given_note(axis: ComputeAxis) -> str | None:
+    """The note of ``axis`` that says how it was made (GPU-hours from wall time), without the
+    one :func:`axis_from` adds on runs left on their step (said again for the points at hand)."""
+    if axis.note == _NO_AXIS or (axis.step_runs and axis.note == _steps_note(axis.step_runs,
+                                                                             axis.name)):
+        return None
+    return axis.note
 
 
 def axis_from(
@@ -113,10 +139,14 @@ def axis_from(
     if len(on_steps) == len(step_flags):
         on_steps = []  # every run on its step: that is the axis, not a fallback of some runs
     if on_steps and note is None:
-        shown = ", ".join(on_steps[:3]) + (", ..." if len(on_steps) > 3 else "")
-        note = (f"{len(on_steps)} run(s) log no compute axis and are analysed against their step "
-                f"({shown}); their numbers are not comparable with the others' on {name}")
+        note = _steps_note(on_steps, name)
     return ComputeAxis(name, unit, note, tuple(on_steps))
+
+
+def _steps_note(on_steps: Sequence[str], name: str) -> str:
+    shown = ", ".join(on_steps[:3]) + (", ..." if len(on_steps) > 3 else "")
+    return (f"{len(on_steps)} run(s) log no compute axis and are analysed against their step "
+            f"({shown}); their numbers are not comparable with the others' on {name}")
 
 
 def run_step_flags(df: pd.DataFrame) -> list[tuple[str, bool]]:
@@ -124,13 +154,19 @@ def run_step_flags(df: pd.DataFrame) -> list[tuple[str, bool]]:
     if df.empty:
         return []
     same = (df["compute"].to_numpy(float) == df["step"].to_numpy(float))
+    starts = run_starts(df)
+    if starts is not None:  # rows sorted by run, as tidy leaves them: no grouping of text
+        names = df["run"].to_numpy()[starts]
+        return [(str(n), bool(f)) for n, f in zip(names, np.logical_and.reduceat(same, starts),
+                                                   strict=True)]
     flags = pd.Series(same, index=df.index).groupby([df["source"], df["run_id"]], sort=False).all()
     runs = df.drop_duplicates(["source", "run_id"]).set_index(["source", "run_id"])["run"]
     return [(str(runs[k]), bool(v)) for k, v in flags.items()]
 
 
-def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> pd.DataFrame:
-    """The table with GPU-hours from wall time as its x axis (see module docstring).
+def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> tuple[pd.DataFrame, ComputeAxis]:
+    """The points with GPU-hours from wall time as their x axis, and that axis (see module
+    docstring); ``df`` has the run facts on every row.
 
     ``gpus`` is the number of GPUs of every run, or the name of the run parameter that holds it
     (``n_gpus`` or ``params.n_gpus``; a column of that name is read too). A run without timestamps, or without a positive GPU count,
@@ -157,9 +193,7 @@ def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> pd.DataFrame:
     note = f"GPU-hours from wall time: (timestamp - the run's first timestamp) / 3600 x {how}"
     if dropped:
         note += f"; {dropped} point(s) without a timestamp dropped"
-    out.attrs = {**df.attrs, "compute_name": GPUS_AXIS, "compute_unit": GPU_HOURS,
-                 "axis_note": note}
-    return out
+    return out, ComputeAxis(GPUS_AXIS, GPU_HOURS, note)
 
 
 def _gpu_counts(df: pd.DataFrame, gpus: float | str) -> tuple[np.ndarray, str]:
