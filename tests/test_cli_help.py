@@ -48,3 +48,14 @@ def test_the_help_examples_work_as_written(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert out.read_text().startswith("{")
     assert "--wide" in help_text
+
+
+@pytest.mark.parametrize("command", ["analyze", "gate", "plot", "compare"])
+def test_help_shows_the_common_options_first(command: str) -> None:
+    res = runner.invoke(app, [command, "--help"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    options = res.stdout.split("Options:", 1)[1]
+    flags = [m.group(1) for m in re.finditer(r"^\s+(?:-\w, )?(--[\w-]+)", options, re.M)]
+    common = ["--format", "--out", "--metric", "--run", "--min-gain", "--compute", "--group-by"]
+    shown = [f for f in common if f in flags]
+    assert len(shown) >= 4 and flags[: len(shown)] == shown, flags[:10]

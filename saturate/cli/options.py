@@ -99,10 +99,25 @@ _COMMANDS: list[tuple[Any, list[inspect.Parameter], tuple[str, ...], Collection[
 """Each command with its own parameters and the option groups it takes."""
 
 
+COMMON: tuple[str, ...] = ("format", "fmt", "out", "metric", "run", "min_gain", "compute", "group_by")
+"""The parameters ``--help`` shows first, where a command has them: the report's format and
+file, which curves, the threshold, the x axis, the seeds' grouping."""
+
+
+def _is_argument(p: inspect.Parameter) -> bool:
+    return any(isinstance(m, typer.models.ArgumentInfo)
+               for m in (*getattr(p.annotation, "__metadata__", ()), p.default))
+
+
 def _sign(command: Any, own: list[inspect.Parameter], groups: tuple[str, ...],
           exclude: Collection[str]) -> None:
-    """Write the command's signature: its own parameters, then its groups' options."""
-    params = [*own, *_parameters(_options(groups, exclude))]
+    """Write the command's signature: its arguments, the options most runs use
+    (:data:`COMMON`, so ``--help`` shows them first), then the rest: its own, its groups'."""
+    arguments = [p for p in own if _is_argument(p)]
+    options = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if not _is_argument(p)]
+    options += _parameters(_options(groups, exclude))
+    first = sorted((p for p in options if p.name in COMMON), key=lambda p: COMMON.index(p.name))
+    params = [*arguments, *first, *(p for p in options if p.name not in COMMON)]
     command.__signature__ = inspect.Signature(params)
     command.__annotations__ = {p.name: p.annotation for p in params}
 
