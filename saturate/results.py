@@ -10,6 +10,7 @@ named for type checkers only).
 from __future__ import annotations
 
 import html
+import importlib
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -32,6 +33,17 @@ _RENDERERS: dict[str, Callable[[Any], str]] = {}
 _FIGURES: dict[str, Callable[[Any], Any]] = {}
 
 
+_PROVIDER = "saturate.report.notebook"
+"""The module that registers the renderers and drawers when it is imported: loaded by name on
+first need (results sit below the reports, so they never import them), so that a suite analysed
+without ``saturate.analyze`` still draws itself."""
+
+
+def _provided(registry: Mapping[str, Any], kind: str) -> Any:
+    importlib.import_module(_PROVIDER)
+    return registry.get(kind)
+
+
 def register_html(kind: str, render: Callable[[Any], str]) -> None:
     """Make ``render(obj)`` the HTML of the objects of ``kind`` (``"curve"``, ``"fit"``)."""
     _RENDERERS[kind] = render
@@ -39,7 +51,7 @@ def register_html(kind: str, render: Callable[[Any], str]) -> None:
 
 def html_of(obj: Any, kind: str) -> str:
     """The HTML of ``obj`` by the renderer registered for ``kind``, else its summary as text."""
-    render = _RENDERERS.get(kind)
+    render = _RENDERERS.get(kind) or _provided(_RENDERERS, kind)
     if render is None:
         return f"<pre>{html.escape(obj.summary())}</pre>"
     return render(obj)
@@ -52,7 +64,7 @@ def register_figure(kind: str, draw: Callable[[Any], Any]) -> None:
 
 def figure_of(obj: Any, kind: str) -> Any:
     """The Figure of ``obj`` by the drawer registered for ``kind``."""
-    draw = _FIGURES.get(kind)
+    draw = _FIGURES.get(kind) or _provided(_FIGURES, kind)
     if draw is None:
         raise RuntimeError(f"no figure registered for {kind!r}: import saturate.report.notebook")
     return draw(obj)
