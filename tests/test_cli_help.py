@@ -59,3 +59,19 @@ def test_help_shows_the_common_options_first(command: str) -> None:
     common = ["--format", "--out", "--metric", "--run", "--min-gain", "--compute", "--group-by"]
     shown = [f for f in common if f in flags]
     assert len(shown) >= 4 and flags[: len(shown)] == shown, flags[:10]
+
+
+@pytest.mark.subprocess  # the subject: what a fresh interpreter imports
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["analyze", "--help"],
+                                  ["watch", "--help"], ["history", "--help"]])
+def test_help_and_version_import_no_heavy_library(argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "numba", "matplotlib", "mlflow", "sqlalchemy", "pyarrow")  # issue 31
+    code = ("import sys\nfrom saturate.cli import app\n"
+            f"try:\n    app({argv!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]", res.stdout[-300:]

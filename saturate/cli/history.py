@@ -12,7 +12,7 @@ from saturate.cli.app import app
 from saturate.cli.common import format_option, handle_errors
 from saturate.cli.watch import State
 from saturate.settings.checks import check_choice
-from saturate.tracker.state import DEFAULT_STATE
+from saturate.settings.fields import DEFAULT_STATE
 
 FORMATS = ("table", "lines", "json")
 

@@ -23,7 +23,7 @@ from saturate.cli.options import settings_options
 from saturate.report.text import for_message
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
-from saturate.tracker.state import DEFAULT_STATE
+from saturate.settings.fields import DEFAULT_STATE
 
 State = Annotated[
     Path,

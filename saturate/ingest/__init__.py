@@ -9,12 +9,18 @@ selects part by part; :func:`load` gathers the parts into one table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from saturate.errors import SettingsError, names_text
-from saturate.ingest.stream import Source, Tables, walk
-from saturate.table.run_table import run_facts
-from saturate.table.table import Table, concat_tables
+from saturate.lazy import lazy_exports
+
+# The readers pull in pandas and pyarrow: loaded on first use (saturate.lazy), so that a module
+# that needs one light part of ingest (its redaction of secrets, say) and ``--help`` do not pay.
+if TYPE_CHECKING:  # the exports, each imported on first use
+    from saturate.ingest.stream import Source, Tables, walk
+    from saturate.table.table import Table
+
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = ["load", "walk", "Source", "Tables"]
 
@@ -64,6 +70,10 @@ def load(
         >>> table = saturate.load("sample_runs/", metric="eval/*")  # doctest: +SKIP
         >>> table.points.groupby(["run", "metric"]).size()  # doctest: +SKIP
     """
+    from saturate.ingest.stream import Tables
+    from saturate.table.run_table import run_facts
+    from saturate.table.table import Table, concat_tables
+
     if unknown:
         raise SettingsError(f"load() got unknown option(s): {names_text(sorted(unknown))}")
     tables = Tables(source, experiment=experiment, filter=filter, metric=metric, run=run,

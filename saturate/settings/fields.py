@@ -18,6 +18,7 @@ import difflib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from saturate.errors import SettingsError
@@ -29,6 +30,10 @@ __all__ = ["Option", "Ref", "Switch", "OPTIONS", "GROUPS", "REPORT_FORMATS", "cl
 REPORT_FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 """The report formats of ``analyze`` (``--format``; :func:`saturate.report.render`)."""
 
+
+DEFAULT_STATE = Path(".saturate") / "history.db"
+"""The watch history file (``--state``), relative to the folder saturate runs in (one history
+per project)."""
 
 SUITE_STATISTICS: tuple[str, ...] = ("iqm", "mean")
 """The suite aggregates a group is judged on: the interquartile mean over tasks and seeds (robust to

@@ -8,10 +8,19 @@ Modules: :mod:`state` (the SQLite history: what it stores, its marker, lock and 
 
 from __future__ import annotations
 
-from saturate.tracker.events import Event, detect_events, parse_event_line
-from saturate.tracker.poll import PollResult, make_poller
-from saturate.tracker.state import DEFAULT_STATE, HistoryStore
-from saturate.tracker.watch import Backoff, PassResult, Watcher, run_watch
+from typing import TYPE_CHECKING
+
+from saturate.lazy import lazy_exports
+
+# Loaded on first use (saturate.lazy): the pollers pull in pandas and SQLAlchemy, which the
+# command line's ``--help`` (it reads the history's default path) need not pay.
+if TYPE_CHECKING:  # the exports, each imported on first use
+    from saturate.tracker.events import Event, detect_events, parse_event_line
+    from saturate.tracker.poll import PollResult, make_poller
+    from saturate.tracker.state import DEFAULT_STATE, HistoryStore
+    from saturate.tracker.watch import Backoff, PassResult, Watcher, run_watch
+
+__getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
     "DEFAULT_STATE",

@@ -35,6 +35,7 @@ import pandas as pd
 from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
+from saturate.settings.fields import DEFAULT_STATE
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.tracker.events import Event
 
@@ -291,8 +292,6 @@ class WriterLock:
             self._fh = None
 
 
-DEFAULT_STATE = Path(".saturate") / "history.db"
-"""The watch history file, relative to the folder saturate runs in (one history per project)."""
 
 
 class HistoryStore:
