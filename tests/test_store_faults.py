@@ -4,12 +4,14 @@ on a lock another process holds, never a hang. The store itself is never changed
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,13 +77,9 @@ def test_a_broken_store_is_one_error_line(good: Path, tmp_path: Path, fault: str
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db"]
 
 
-@pytest.mark.subprocess  # another process (a small Python program) holds the lock
-@pytest.mark.parametrize("command", [["analyze", "--fast"], ["analyze", "--no-fast"],
-                                     ["watch", "--once", "--retries", "0"]])
-def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path, tmp_path: Path,
-                                                                       command: list[str]) -> None:
-    db = tmp_path / "mlflow.db"
-    shutil.copyfile(good, db)
+@contextlib.contextmanager
+def _locked(db: Path) -> Iterator[None]:
+    """``db`` held under an exclusive lock by another process while the block runs."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sqlite3, sys, time\n"
          "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
@@ -89,14 +87,25 @@ def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+
+
+@pytest.mark.subprocess  # another process (a small Python program) holds the lock
+@pytest.mark.parametrize("command", [["analyze", "--fast"], ["analyze", "--no-fast"],
+                                     ["watch", "--once", "--retries", "0"]])
+def test_a_store_locked_by_another_writer_is_given_up_at_the_deadline(good: Path, tmp_path: Path,
+                                                                       command: list[str]) -> None:
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(good, db)
+    with _locked(db):
         started = time.monotonic()
         res = run_cli(command[0], f"sqlite:///{db}", *command[1:], "--timeout", "2",
                       "--n-boot", "10", *(["--state", str(tmp_path / "state.db")]
                                           if command[0] == "watch" else []))
         waited = time.monotonic() - started
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
     if command[0] == "watch":  # its own first line says what it follows, then the one error
         assert res.stderr.startswith("watch: watching "), res.stderr
         res.stderr = res.stderr.split("\n", 1)[1]
@@ -115,18 +124,9 @@ def test_watch_waits_on_a_locked_store_for_its_timeout_not_a_fixed_30_s(good: Pa
     db = tmp_path / "mlflow.db"
     shutil.copyfile(good, db)
     poller = make_poller(f"sqlite:///{db}", timeout=1.5)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sqlite3, sys, time\n"
-         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-         "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(600)", str(db)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with _locked(db):
         started = time.monotonic()
         with pytest.raises(SourceError, match="locked"):
             poller.poll({})
         waited = time.monotonic() - started
-    finally:
-        holder.kill()
-        holder.wait(timeout=30)
     assert waited < 25  # the 1.5 s asked for; the poller waited a fixed 30 s before
