@@ -372,7 +372,6 @@ def _analyze_tables(
     from saturate.analysis.diagnostic_metrics import summarize_metrics
     from saturate.analysis.parts import PreparedParts
     from saturate.analysis.table import analyze_parts, analyze_table, on_axis
-    from saturate.suites.from_settings import suite_from_settings
 
     how = AnalysisSettings.from_settings(settings)
     parts = PreparedParts(*_with_axis(tables, settings.compute is not None),
@@ -386,6 +385,8 @@ def _analyze_tables(
         table = table.with_points(table.points, parts.axis())
         check_rates(table, settings)
         if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
+            from saturate.suites.from_settings import suite_from_settings
+
             how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
             suite = suite_from_settings(df, settings, stage())
         results = analyze_table(df, how, progress=stage(), engine=engine)

@@ -73,6 +73,26 @@ def test_local_pool_gives_the_sequential_json(sequential: saturate.Analysis) -> 
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)  # progress only moves forward
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+def test_forked_workers_give_the_sequential_json(sequential: saturate.Analysis) -> None:
+    """A one-shot command's pool (workers forked from it, sample_runs' 99 curves taken by a
+    pool even with the workers left to saturate) gives the same numbers, and leaves no worker
+    behind."""
+    import multiprocessing
+
+    from saturate.analysis.pool import forked_workers, forking
+
+    before = {p.pid for p in multiprocessing.active_children()}  # a reused pool's, if any
+    forked_workers()
+    try:
+        assert forking()
+        forked = saturate.analyze(SAMPLES, n_boot=N_BOOT)
+    finally:
+        forked_workers(False)
+    assert _doc(forked) == _doc(sequential)
+    assert {p.pid for p in multiprocessing.active_children()} <= before
+
+
 def test_each_curve_is_judged_alone_whatever_came_before() -> None:
     curves = [_curve(i) for i in range(6)]
     settings = AnalysisSettings(n_boot=30)

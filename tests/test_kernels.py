@@ -1,15 +1,15 @@
-"""The compiled kernels: each law's values and Jacobian are the numpy formulas', and the polish
-of an unconverged whole-curve fit never leaves it worse."""
+"""The compiled kernels: each law's values and Jacobian are the numpy formulas', the bootstrap's
+AR filter is scipy's, and the polish of an unconverged whole-curve fit never leaves it worse."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from saturate.fit.kernels import LAW_IDS, LOSS_IDS, law_values
+from saturate.fit.kernels import LAW_IDS, LOSS_IDS, ar_filter, law_values
 from saturate.fit.laws import LAWS
 from saturate.fit.polish import polish
-from saturate.fit.prep import bin_points
+from saturate.fit.prep import _residual_filter, bin_points
 from saturate.fit.settings import FitSettings
 from saturate.fit.solver import LOSSES, robust_cost, solve_batch
 
@@ -53,6 +53,21 @@ def test_kernel_values_and_jacobian_are_the_numpy_formulas(name):
     values_only, none = law_values(LAW_IDS[name], X, u, th, False)
     np.testing.assert_array_equal(values_only, f)
     assert none.size == 0
+
+
+@pytest.mark.parametrize("order", range(6))
+def test_the_ar_filters_are_scipys_lfilter_bit_for_bit(order):
+    """The bootstrap's noise and the AR fit's innovations are what scipy.signal.lfilter gives
+    (the same sums in the same order), so leaving scipy.signal out of start-up moves no number."""
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(order)
+    for n in (1, max(order, 2), order + 1, 60, 700):
+        phi, r, drive = rng.normal(0, 0.4, order), rng.normal(size=n), rng.normal(size=(5, n))
+        np.testing.assert_array_equal(_residual_filter(phi, r),
+                                      lfilter(np.r_[1.0, -phi], [1.0], r))
+        np.testing.assert_array_equal(ar_filter(phi, drive),
+                                      lfilter([1.0], np.r_[1.0, -phi], drive, axis=1))
 
 
 def _hard_curve(seed):

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from saturate.cli import app
 from saturate.errors import SettingsError, SourceError
 from saturate.ingest.mlflow import load_mlflow
-from saturate.ingest.mlflow_client import resolve_timeout
+from saturate.ingest.mlflow_common import resolve_timeout
 from saturate.table.curves import DataWarning
 
 N_STEPS = 40

@@ -1,6 +1,9 @@
 """Run the per-curve analysis over many curves: in this process, on a local pool of processes,
 or on a Dask cluster (:mod:`.dask_engine`).
 
+The local pool is one of two kinds (:mod:`.pool`): fresh processes reused across calls, or, in a
+one-shot command, workers forked from it that start at once.
+
 Each curve's analysis (:func:`~saturate.analysis.curve.analyze_curve`) is a pure function of its
 points and the :class:`~saturate.analysis.AnalysisSettings`, so a curve can be analysed anywhere.
 Curves travel in batches (:func:`~saturate.analysis.work.batches`: a long curve alone, short ones
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 
 import pandas as pd
 
+from saturate.analysis.pool import forked_pool, forking, stop
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.work import (
     Engine,
@@ -26,6 +31,7 @@ from saturate.analysis.work import (
     analyze_one,
     batches,
     indexed_batch,
+    load_work,
     local_workers,
 )
 from saturate.results import CurveAnalysis
@@ -47,11 +53,13 @@ def run_curves(
 ) -> list[CurveAnalysis]:
     """Analyse every curve (each the tidy rows of one curve); results in the order given.
 
-    With the number of workers left to saturate (``workers=None``), a pool is started only for
-    work it shortens: curves are read ahead until they make :data:`POOL_MIN_WORK` (then a pool
-    of one worker per core takes them all), and fewer are analysed in this process, since a
-    worker's start (its imports, the compiled kernels) costs more than their whole analysis.
-    With ``workers`` given, the pool starts when there are at least two batches for it.
+    With the number of workers left to saturate (``workers=None``), a pool of fresh processes
+    is started only for work it shortens: curves are read ahead until they make
+    :data:`POOL_MIN_WORK` (then a pool of one worker per core takes them all), and fewer are
+    analysed in this process, since a fresh worker's start (its imports, the compiled kernels)
+    costs more than their whole analysis. Forked workers (:func:`~.pool.forked_workers`) start
+    at once, and like a pool with ``workers`` given, they take the curves when there are at least
+    two batches for them.
     """
     engine = engine or Engine()
     tally = Tally(progress)
@@ -61,7 +69,7 @@ def run_curves(
 
         return run_on_dask(stream, settings, engine, tally)
     workers = local_workers(engine.workers)
-    if workers > 1 and engine.workers is None:
+    if workers > 1 and engine.workers is None and not forking():
         head, enough = _read_ahead(stream, POOL_MIN_WORK)
         stream = itertools.chain(head, stream)
         if not enough:
@@ -120,14 +128,35 @@ def _in_process(
 def _on_pool(
     stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, workers: int, tally: Tally
 ) -> list[CurveAnalysis]:
-    """A pool of ``workers`` processes (joblib's loky executor: reused across calls, one BLAS
-    thread each). Batches are taken from ``stream`` here, in the calling thread (a reader's
-    connection stays in the thread that opened it), and at most two per worker wait."""
+    """A pool of ``workers`` processes (forked for this call, or joblib's loky executor reused
+    across calls; one BLAS thread each). Batches are taken from ``stream`` here, in the calling
+    thread (a reader's connection stays in the thread that opened it), and at most two per
+    worker wait."""
+    if not forking():
+        from joblib.externals.loky import get_reusable_executor
+
+        executor = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS,
+                                         env=_ONE_THREAD)
+        return _run_on(executor, stream, settings, workers, tally)
+    load_work()  # once here, not in each worker
+    forked = forked_pool(workers)
+    try:
+        out = _run_on(forked, stream, settings, workers, tally)
+    except BaseException:
+        stop(forked)
+        raise
+    forked.shutdown(wait=True)
+    return out
+
+
+def _run_on(
+    executor: Executor, stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings,
+    workers: int, tally: Tally
+) -> list[CurveAnalysis]:
+    """The batches of ``stream`` on ``executor``, at most two per worker waiting; results in
+    the order of the batches."""
     from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-    from joblib.externals.loky import get_reusable_executor
-
-    executor = get_reusable_executor(max_workers=workers, timeout=_IDLE_SECONDS, env=_ONE_THREAD)
     done: dict[int, list[CurveAnalysis]] = {}
     pending: set[Future] = set()
 

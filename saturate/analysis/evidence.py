@@ -72,7 +72,7 @@ def mean_changes(y: np.ndarray, sigma: float, penalty: float, min_size: int) -> 
 
 
 @functools.cache
-def _lean_cost_class() -> type:
+def lean_cost_class() -> type:
     """ruptures' least-squared-deviation cost, the same numbers bit for bit (numpy's ``var``
     spelled out: mean, squared deviations, pairwise sums), without ``np.var``'s Python overhead:
     PELT calls it thousands of times per curve. Built on first use so that ruptures is imported
@@ -99,7 +99,7 @@ def _lean_cost_class() -> type:
 
 def _lean_cost_l2() -> object:
     """A fresh lean L2 cost for one PELT run."""
-    return _lean_cost_class()()
+    return lean_cost_class()()
 
 
 def thin(compute: NDArray[np.float64], max_points: int = MAX_ANALYSED_POINTS) -> NDArray[np.intp]:

@@ -98,6 +98,20 @@ def compact(result: CurveAnalysis) -> CurveAnalysis:
     return dataclasses.replace(result, points=pts.drop(columns=drop).reset_index(drop=True))
 
 
+def load_work() -> None:
+    """Load now what a curve's analysis loads on its first use (the change-point search's
+    library, the compiled fit kernels, the BLAS thread limits): workers forked afterwards start
+    with it, instead of each paying two seconds for it."""
+    import ruptures  # noqa: F401 - imported for its side effect: loaded once, before the fork
+    import threadpoolctl  # noqa: F401
+
+    from saturate.analysis.evidence import lean_cost_class
+    from saturate.fit.kernels import warm
+
+    lean_cost_class()
+    warm()
+
+
 def analyze_batch(batch: list[pd.DataFrame], settings: AnalysisSettings) -> list[CurveAnalysis]:
     """Analyse a batch of curves (each the tidy rows of one curve), BLAS on one thread."""
     from threadpoolctl import threadpool_limits

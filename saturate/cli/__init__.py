@@ -23,11 +23,13 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Console-script entry point: SIGTERM unwinds like Ctrl-C (exit 143), and a closed stdout
-    is a reader that went away (a quiet exit 141 when something is written there)."""
+    """Console-script entry point: SIGTERM unwinds like Ctrl-C (exit 143), a closed stdout is a
+    reader that went away (a quiet exit 141 when something is written there), and a pool of
+    workers is forked from this process."""
     import signal
     import sys
 
+    from saturate.analysis.pool import forked_workers
     from saturate.cli.common import Terminated
 
     def terminate(signum: int, frame: object) -> None:
@@ -35,6 +37,7 @@ def main() -> None:
         raise Terminated
 
     signal.signal(signal.SIGTERM, terminate)
+    forked_workers()  # one command, then the process ends: workers forked from it start at once
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
     app()

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-__all__ = ["LAW_IDS", "LOSS_IDS", "KernelCacheWarning", "law_values", "lm_rows", "warm"]
+__all__ = ["LAW_IDS", "LOSS_IDS", "KernelCacheWarning", "ar_filter", "law_values", "lm_rows", "warm"]
 
 
 class KernelCacheWarning(UserWarning):
@@ -371,3 +371,23 @@ def warm() -> None:
     law_values(0, x, u, th[:, :4], True)
     lm_rows(0, x, u, np.zeros((1, 2)), np.ones((1, 2)), th[:, :4], np.full(4, -1.0),
             np.ones(4), 1, 1.0, 1, 1e-8, np.empty(1), np.empty(1, dtype=np.bool_))
+    ar_filter(np.zeros(1), np.zeros((1, 2)))
+
+
+# ---- the bootstrap's noise filter ---------------------------------------------------------------
+
+
+@_entry
+def ar_filter(phi: Array, drive: Array) -> Array:
+    """``drive`` (b, n) through the AR filter ``y[t] = drive[t] + sum_k phi[k] y[t-1-k]`` from
+    rest, row by row: scipy's ``lfilter([1], [1, -phi], drive, axis=1)``, summed in its order
+    (the farthest lag first), without importing scipy.signal (a second of start-up)."""
+    b, n, p = drive.shape[0], drive.shape[1], phi.shape[0]
+    out = np.empty((b, n))
+    for row in range(b):
+        for t in range(n):
+            acc = 0.0
+            for k in range(min(p, t) - 1, -1, -1):
+                acc = acc + out[row, t - 1 - k] * phi[k]
+            out[row, t] = drive[row, t] + acc
+    return out

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.linalg import solve_toeplitz
-from scipy.signal import lfilter
 
 try:  # the Levinson recursion scipy.linalg.solve_toeplitz runs, without its argument checks
     from scipy.linalg._solve_toeplitz import levinson
@@ -20,6 +19,7 @@ except ImportError:  # pragma: no cover - a scipy without it: the public functio
     levinson = None
 
 from saturate.errors import InputError
+from saturate.fit.kernels import ar_filter
 from saturate.fit.scaling import pow2_scale
 from saturate.table.curves import DataWarning
 
@@ -174,9 +174,15 @@ def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
         if aic < best[0]:
             best = (aic, phi, s2)
     _, phi, s2 = best
-    innov = lfilter(np.r_[1.0, -phi], [1.0], r)
+    innov = _residual_filter(phi, r)
     ratio = s2 / max(1.0 - float(phi.sum()), 1e-3) ** 2 / var
     return phi, innov, float(np.clip(ratio, 1.0, 100.0))
+
+
+def _residual_filter(phi: Array, r: Array) -> Array:
+    """The innovations ``r[t] - sum_k phi[k] r[t-1-k]`` from rest: what scipy's
+    ``lfilter(r_[1, -phi], [1], r)`` computes (a convolution), without importing scipy.signal."""
+    return np.convolve(np.r_[1.0, -phi], r)[: r.shape[0]]
 
 
 def _solve_toeplitz(c: Array, b: Array) -> Array:
@@ -197,7 +203,7 @@ def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) 
         return signs[:, burn.shape[1]:] * innov
     drive = np.concatenate([innov[burn], np.broadcast_to(innov, (signs.shape[0], innov.shape[0]))],
                            axis=1) * signs
-    return lfilter([1.0], np.r_[1.0, -phi], drive, axis=1)[:, burn.shape[1]:]
+    return ar_filter(np.ascontiguousarray(phi, dtype=float), drive)[:, burn.shape[1]:]
 
 
 def bootstrap_signs(n: int, n_boot: int, rng: np.random.Generator) -> tuple[Array, NDArray[np.intp]]:

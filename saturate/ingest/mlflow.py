@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError, SourceError
-from saturate.ingest.mlflow_client import resolve_timeout
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -36,6 +35,7 @@ from saturate.ingest.mlflow_common import (
     check_filter,
     kept_tags,
     resolve_source,
+    resolve_timeout,
 )
 from saturate.ingest.mlflow_filestore import read_filestore
 from saturate.ingest.redaction import redact

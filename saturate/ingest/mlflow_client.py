@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import socket
 import threading
 import time
@@ -35,8 +34,9 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
 
-from saturate.errors import InputError, SettingsError, SourceError
+from saturate.errors import InputError, SourceError
 from saturate.ingest.mlflow_common import (
+    TIMEOUT_ENV,
     Experiment,
     MlflowSource,
     RunMeta,
@@ -44,12 +44,11 @@ from saturate.ingest.mlflow_common import (
     empty_points,
     pick_experiments,
     points_frame,
+    resolve_timeout,
     restore_values,
 )
 from saturate.ingest.redaction import redact, remember_uri
 
-DEFAULT_TIMEOUT = 120.0
-TIMEOUT_ENV = "SATURATE_TIMEOUT"
 MAX_RETRY_AFTER = 60.0
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _CHUNK = 1 << 16
@@ -68,21 +67,6 @@ class RetryPolicy:
 # The first request of a source fails fast on a dead server; later ones retry a little longer.
 PROBE = RetryPolicy(max_retries=2, backoff=0.5, connect_timeout=4.0)
 READ = RetryPolicy(max_retries=4, backoff=0.5, connect_timeout=10.0)
-
-
-def resolve_timeout(timeout: float | str | None = None) -> float:
-    """``timeout`` seconds, else ``$SATURATE_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`; checked."""
-    name = "timeout"
-    if timeout is None:
-        timeout = os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT
-        name = f"${TIMEOUT_ENV}" if os.environ.get(TIMEOUT_ENV) else name
-    try:
-        value = float(timeout)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{name} must be a number of seconds, got {timeout!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise SettingsError(f"{name} must be a positive number of seconds, got {timeout!r}")
-    return value
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ pollers use the same types and selection rules.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import sqlite3
@@ -22,8 +23,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError
+from saturate.errors import InputError, SettingsError
 from saturate.ingest.redaction import redact_uri, remember_uri, userinfo_split
+
+#: Seconds a read of a store (a server, a locked database) may wait before it stops.
+DEFAULT_TIMEOUT = 120.0
+TIMEOUT_ENV = "SATURATE_TIMEOUT"
+
+
+def resolve_timeout(timeout: float | str | None = None) -> float:
+    """``timeout`` seconds, else ``$SATURATE_TIMEOUT``, else :data:`DEFAULT_TIMEOUT`; checked."""
+    name = "timeout"
+    if timeout is None:
+        timeout = os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT
+        name = f"${TIMEOUT_ENV}" if os.environ.get(TIMEOUT_ENV) else name
+    try:
+        value = float(timeout)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name} must be a number of seconds, got {timeout!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise SettingsError(f"{name} must be a positive number of seconds, got {timeout!r}")
+    return value
 
 # mlflow takes seconds to import, so the functions that use its search-filter parser import it
 # themselves: reading files never pays for it.

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
-from saturate.ingest.mlflow_client import resolve_timeout
+from saturate.ingest.mlflow_common import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
 from saturate.table.table import Table

@@ -42,7 +42,6 @@ from saturate.ingest.mlflow_client import (
     Histories,
     RestReader,
     gather,
-    resolve_timeout,
     search_experiments,
     search_runs,
 )
@@ -60,6 +59,7 @@ from saturate.ingest.mlflow_common import (
     pick_experiments,
     points_frame,
     resolve_source,
+    resolve_timeout,
 )
 from saturate.ingest.mlflow_filestore import (
     experiments_in,
