@@ -5,20 +5,74 @@
 >>> analysis = saturate.analyze(table)          # doctest: +SKIP
 >>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
 
-The names below are loaded on first use (:mod:`saturate.lazy`): ``import saturate`` and the
-command line's ``--help`` do not pay for pandas, scipy or numba before they are needed.
+The names below are loaded on first use: ``import saturate`` and the command line's ``--help``
+do not pay for pandas, scipy or numba before they are needed. Each package declares its exports
+as plain imports under ``if TYPE_CHECKING:``, which type checkers, editors and
+``tests/test_architecture.py`` read as they are, and :func:`lazy_exports` reads the same block
+(with :mod:`ast`, without running it) to give the package a module ``__getattr__`` and
+``__dir__`` that import each name on first use (PEP 562): the one declaration of what is
+exported, and from where.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
+import importlib
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
-from saturate.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+
+def declared_exports(path: str | Path, package: str) -> dict[str, tuple[str, str]]:
+    """Exported name -> (the module it is imported from, its name there), as the ``if TYPE_CHECKING:`` block of
+    the package's ``__init__`` at ``path`` declares it (``from .curve import analyze_curve`` and
+    ``from saturate.analysis.curve import analyze_curve`` both give ``saturate.analysis.curve``)."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    out: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"):
+            continue
+        for imp in node.body:
+            if isinstance(imp, ast.ImportFrom):
+                parts = package.split(".")
+                base = parts[: len(parts) - imp.level + 1] if imp.level else []
+                module = ".".join([*base, *([imp.module] if imp.module else [])])
+                out.update({a.asname or a.name: (module, a.name) for a in imp.names})
+    return out
+
+
+def lazy_exports(
+    package: str, namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``__getattr__`` and ``__dir__`` for ``package`` (``namespace``: its ``globals()``): each
+    name its ``TYPE_CHECKING`` block imports is imported on first use and kept in ``namespace``,
+    so the next use costs nothing. A submodule is imported on first use as well (``saturate.fit``
+    after ``import saturate``)."""
+    exports = declared_exports(namespace["__file__"], package)
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 - the module attribute hook
+        where = exports.get(name)
+        if where is not None:
+            value = getattr(importlib.import_module(where[0]), where[1])
+        elif not name.startswith("_") and importlib.util.find_spec(f"{package}.{name}") is not None:
+            value = importlib.import_module(f"{package}.{name}")  # a submodule: saturate.fit
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:  # noqa: N807
+        return sorted({*namespace, *exports})
+
+    return __getattr__, __dir__
+
+
+if TYPE_CHECKING:  # the exports, each imported on first use (lazy_exports)
     from saturate.api import Analysis, analyze
     from saturate.fit.model import Model
     from saturate.ingest import load

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from saturate.analysis.settings import AnalysisSettings, settings_used
-from saturate.codec import jsonable
 from saturate.diagnostics.cost import check_rates
 from saturate.errors import SettingsError
 from saturate.ingest import Source, Tables
@@ -23,6 +22,7 @@ from saturate.ingest.reading import read_tables
 from saturate.ingest.stream import ReadProgress
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
+from saturate.results.codec import jsonable
 from saturate.settings import OPTIONS, Settings
 from saturate.settings.fields import on_declare, option_doc
 from saturate.table.axis import AxisWarning, ComputeAxis, describe_axis, named_axis

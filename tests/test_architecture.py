@@ -31,7 +31,7 @@ ONLY_IN = {  # third-party package -> the folders of saturate that may import it
 
 # The flow, bottom to top: a part may import the parts of its own layer and of the layers below.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "results", "lazy", "codec", "settings", "vocabulary"),
+    ("errors", "results", "settings", "vocabulary"),
     ("table",),  # the tidy table
     ("ingest",),
     ("fit",),
@@ -87,7 +87,7 @@ MODULES = _modules()
 def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for type checkers
     only, never executed, so they cannot make an import cycle), unless the module hands that block
-    to ``saturate.lazy.lazy_exports``: then its imports run on first use, and count."""
+    to ``saturate.lazy_exports``: then its imports run on first use, and count."""
     if any(isinstance(n, ast.Name) and n.id == "lazy_exports" for n in ast.walk(tree)):
         return list(ast.walk(tree))
     out: list[ast.AST] = []
@@ -132,11 +132,26 @@ def _own_module(name: str) -> str | None:
     return name or None
 
 
+def _defined_in_root() -> set[str]:
+    """``saturate.<name>`` for each function, class and constant ``saturate/__init__.py`` defines
+    itself (``lazy_exports``): importing one runs nothing, since a package's ``__init__`` has run
+    before any of its modules, so it is no edge of the graph."""
+    out = set()
+    for node in MODULES["saturate"].tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(f"saturate.{node.name}")
+        elif isinstance(node, ast.Assign):
+            out.update(f"saturate.{t.id}" for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module -> the modules of saturate it imports (the deepest module each name names)."""
     graph: dict[str, set[str]] = {}
+    root = _defined_in_root()
     for name, module in MODULES.items():
-        targets = {_own_module(n) for n in imported_names(module) if n.split(".")[0] == "saturate"}
+        targets = {_own_module(n) for n in imported_names(module) - root
+                   if n.split(".")[0] == "saturate"}
         graph[name] = targets - {name, None}
     return graph
 
@@ -376,3 +391,18 @@ def test_no_new_long_function():
 def test_no_long_function_at_all():
     offenders = [f"{name}: {n} lines" for name, n in sorted(long_functions().items())]
     assert not offenders, "too long:\n" + "\n".join(offenders)
+
+
+def test_help_of_the_package_lists_its_public_parts_only():
+    """``help(saturate)`` lists the packages of the flow and the public modules (the API, the
+    errors), no internal helper: those live inside the package they serve."""
+    import pydoc
+
+    import saturate
+
+    text = pydoc.render_doc(saturate, renderer=pydoc.plaintext)
+    contents = text.split("PACKAGE CONTENTS", 1)[1].split("\n\n", 1)[0].split()
+    modules = {c for c in contents if c != "(package)"}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert modules - packages == {"__main__", "api", "errors"}
+    assert not [m for m in modules if m.startswith("_") and m != "__main__"]

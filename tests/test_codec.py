@@ -1,4 +1,4 @@
-"""The generic converter (``saturate.codec``): for any value of the result types, drawn from their
+"""The generic converter (``saturate.results.codec``): for any value of the result types, drawn from their
 own fields' type hints, ``from_dict(to_dict(x)) == x`` through real JSON, and ``to_dict(x)`` is
 valid under the report schema's part for its class."""
 
@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from saturate.analysis.diagnostic_metrics import DiagnosticMetric
-from saturate.codec import _fields, from_dict, meta, schema_of, to_dict
 from saturate.errors import InputError
 from saturate.report.schema import build_schema
 from saturate.results import Collapse, CurveAnalysis, Estimate, ForecastPoint, LawSummary, Trend
+from saturate.results.codec import _fields, from_dict, meta, schema_of, to_dict
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from saturate.lazy import lazy_exports
+from saturate import lazy_exports
 
 # Loaded on first use (PEP 562), so that importing the light
 # submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
     from saturate.analysis.curve import analyze_curve
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric, summarize_metrics
     from saturate.analysis.engine import Engine, run_curves

@@ -31,7 +31,7 @@ class GroupPrior:
     n: int
 
     def to_dict(self) -> dict[str, Any]:
-        from saturate.codec import jsonable  # numpy: not for the settings' import
+        from saturate.results.codec import jsonable  # numpy: not for the settings' import
 
         return jsonable(self.__dict__)
 

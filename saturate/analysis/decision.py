@@ -41,8 +41,8 @@ from scipy.special import ndtr, ndtri
 from saturate.analysis.call_settings import EVIDENCE_FEATURES, DecisionSettings, GroupPrior
 from saturate.analysis.outlook import Outlook
 from saturate.analysis.pooling import posterior
-from saturate.codec import jsonable
 from saturate.results import Estimate
+from saturate.results.codec import jsonable
 
 
 @dataclass(frozen=True)

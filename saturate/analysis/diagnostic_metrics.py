@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.evidence import trend_test
-from saturate.codec import derived, from_dict, meta, to_dict
 from saturate.results import Trend, format_estimate
+from saturate.results.codec import derived, from_dict, meta, to_dict
 from saturate.table.curves import iter_curves
 from saturate.vocabulary.roles import Role
 

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from saturate.codec import jsonable
 from saturate.fit.scaling import pow2_scale
 from saturate.results import CurveAnalysis, Direction, Estimate, Trend
+from saturate.results.codec import jsonable
 
 
 @dataclass(frozen=True)

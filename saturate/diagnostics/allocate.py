@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from saturate.codec import jsonable
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, curves_by_metric
 from saturate.diagnostics.cost import SameRate, cost_per_point, point_size
 from saturate.diagnostics.registry import EST, NUM, STR, array, fields, kind, nullable, register
 from saturate.errors import InputError, SettingsError
 from saturate.results import Estimate, format_estimate
+from saturate.results.codec import jsonable
 from saturate.vocabulary.direction import signed
 from saturate.vocabulary.names import GPU_HOURS, axis_unit
 from saturate.vocabulary.roles import is_benchmark

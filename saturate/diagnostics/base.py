@@ -16,8 +16,8 @@ import numpy as np
 
 from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.settings import AnalysisSettings
-from saturate.codec import jsonable
 from saturate.results import CurveAnalysis, Direction, Trend
+from saturate.results.codec import jsonable
 from saturate.settings.checks import (
     check_number,
     check_pairs,

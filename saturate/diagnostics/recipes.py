@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from saturate.codec import jsonable
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import (
     EST,
@@ -36,6 +35,7 @@ from saturate.diagnostics.registry import (
 )
 from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import VERDICTS, Estimate, format_estimate
+from saturate.results.codec import jsonable
 from saturate.settings.checks import resolve_at
 from saturate.vocabulary.direction import signed
 

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from saturate.analysis.constants import TARGET_HORIZON
-from saturate.codec import jsonable
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.results import Estimate
+from saturate.results.codec import jsonable
 from saturate.vocabulary.direction import signed
 
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from saturate.lazy import lazy_exports
+from saturate import lazy_exports
 
 # Loaded on first use (PEP 562): the laws and settings are light, the
 # engine pulls in scipy.optimize and scipy.signal, which the command line's start need not pay.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
     from saturate.fit.engine import fit_curve
     from saturate.fit.laws import LAWS, Law
     from saturate.fit.result import CurveFit, LawFit, parse_at

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from saturate.codec import jsonable
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
 from saturate.fit.prep import Normalisation
@@ -29,6 +28,7 @@ from saturate.results import (
     format_estimate,
     html_of,
 )
+from saturate.results.codec import jsonable
 from saturate.settings.checks import check_confidence, resolve_at
 
 Array = NDArray[np.float64]

@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from saturate.codec import jsonable
 from saturate.diagnostics.base import Diagnostic
 from saturate.diagnostics.registry import kind_specs
 from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
+from saturate.results.codec import jsonable
 from saturate.settings.checks import check_choices
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from saturate import lazy_exports
 from saturate.errors import SettingsError, names_text
-from saturate.lazy import lazy_exports
 
-# The readers pull in pandas and pyarrow: loaded on first use (saturate.lazy), so that a module
+# The readers pull in pandas and pyarrow: loaded on first use (saturate.lazy_exports), so that a module
 # that needs one light part of ingest (its redaction of secrets, say) and ``--help`` do not pay.
 if TYPE_CHECKING:  # the exports, each imported on first use
     from saturate.ingest.stream import Source, Tables, walk

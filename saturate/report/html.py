@@ -159,17 +159,24 @@ def _source(analysis: Any) -> str:
 
 
 def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
-                progress: Progress | None = None, workers: int = 1) -> str:
+                progress: Progress | None = None, workers: int | None = None) -> str:
     """The whole report as one self-contained HTML page.
 
     ``progress(done, total)`` is called as the curves' sections are drawn; ``workers > 1`` draws
-    them in that many processes.
+    them in that many processes (default: one per core in a one-shot command, whose workers
+    are forked and start at once; else this process only).
     """
     curves, settings = curves_and_settings(analysis)
     confidence = _confidence(settings)
-    table = getattr(analysis, "data", None)
-    built = render_sections(curves, None if table is None else table.points, confidence, plots=plots, progress=progress,
-                            workers=workers)
+    pooled = any(len((c.group or {}).get("runs") or []) > 1 for c in curves)
+    table = getattr(analysis, "data", None) if pooled else None  # rebuilt only to draw seeds
+    if workers is None:
+        from saturate.analysis.pool import forking
+        from saturate.analysis.work import local_workers
+
+        workers = local_workers() if forking() else 1
+    built = render_sections(curves, None if table is None else table.points, confidence,
+                            plots=plots, progress=progress, workers=workers)
     items = settings_items(settings)
     settings_html = (
         "<details><summary>Settings used</summary><table><tbody>"
@@ -306,7 +313,9 @@ def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
         return out
     size = max(1, min(8, total // (4 * workers)))
     chunks = [tasks[k:k + size] for k in range(0, total, size)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    from saturate.analysis.pool import forked_pool, forking
+
+    with forked_pool(workers) if forking() else ProcessPoolExecutor(max_workers=workers) as pool:
         for future in as_completed([pool.submit(_draw, chunk) for chunk in chunks]):
             for i, drawn in future.result():
                 out[i] = drawn

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from saturate.codec import jsonable
 from saturate.report.rows import curves_and_settings
 from saturate.report.schema import build_schema
 from saturate.report.text import for_json
 from saturate.results import verdict_counts
+from saturate.results.codec import jsonable
 
 __all__ = ["SCHEMA_VERSION", "document", "render_json", "schema"]
 

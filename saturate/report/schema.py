@@ -1,5 +1,5 @@
 """The JSON Schema of the report: ``schema.json`` beside this module, its ``estimate``, ``curve``
-and ``diagnostic_metric`` parts written from the result classes' fields (:func:`saturate.codec.schema_of`), its
+and ``diagnostic_metric`` parts written from the result classes' fields (:func:`saturate.results.codec.schema_of`), its
 diagnostics part (the kind enum, and per kind its severities and the schema of its ``details``)
 from the diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part
 (``suite`` and the ``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
@@ -38,9 +38,9 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
     """``base`` (default: the committed ``schema.json``) with its diagnostics part rebuilt from
     the registry; a fresh dict."""
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric  # scipy: on first use
-    from saturate.codec import schema_of
     from saturate.diagnostics.registry import kind_specs
     from saturate.results import CurveAnalysis, Estimate
+    from saturate.results.codec import schema_of
 
     doc = copy.deepcopy(base) if base is not None else json.loads(_committed_text())
     for cls in (Estimate, CurveAnalysis, DiagnosticMetric):

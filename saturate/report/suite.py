@@ -15,10 +15,10 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from saturate.codec import schema_of
 from saturate.report.rows import VERDICT_ICONS, interval, num
 from saturate.report.text import for_markdown as escape_md
 from saturate.results import Estimate
+from saturate.results.codec import schema_of
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
 
 # (key, header) of a group's row, in display order.
@@ -144,7 +144,7 @@ def _schema_text() -> str:
 
 def suite_schema() -> dict[str, Any]:
     """The JSON-schema fragment of the suite section: ``saturate/report/suite_schema.json`` with
-    the parts of the result classes written from their fields (:func:`saturate.codec.schema_of`)."""
+    the parts of the result classes written from their fields (:func:`saturate.results.codec.schema_of`)."""
     doc = json.loads(_schema_text())
     for cls in (Estimate, AggregateCurve, TaskResult, GroupComparison):
         doc["$defs"][cls._json_def] = schema_of(cls)

@@ -7,7 +7,7 @@ back?
 * :mod:`.aggregate`: IQM and mean across tasks and seeds, and their stratified bootstrap;
 * :mod:`.group`: one group's aggregate curve analysed, its tasks' verdicts;
 * :mod:`.compare`: two groups' aggregates compared now, at 2x, and where they cross;
-* :mod:`.result`: the result objects (JSON both ways by :mod:`saturate.codec`);
+* :mod:`.result`: the result objects (JSON both ways by :mod:`saturate.results.codec`);
 * :mod:`.analysis`: :func:`analyze_suite`, which runs the steps.
 """
 
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from saturate.lazy import lazy_exports
+from saturate import lazy_exports
 
-# Loaded on first use (:mod:`saturate.lazy`): the settings read the light constants of
+# Loaded on first use (:func:`saturate.lazy_exports`): the settings read the light constants of
 # :mod:`.aggregate` without the analysis (scipy.stats) being imported.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
     from saturate.suites.aggregate import (
         DEFAULT_N_BOOT,
         STATISTICS,

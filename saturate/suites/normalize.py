@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from saturate.codec import jsonable, num
 from saturate.errors import InputError, SettingsError
 from saturate.results import Direction
+from saturate.results.codec import jsonable, num
 
 Method = Literal["baselines", "min-max", "none"]
 #: What ``analyze_suite(normalize=...)`` accepts: None or "min-max", "none", a path to a baselines

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from saturate.codec import from_dict, jsonable, meta, to_dict
 from saturate.results import (
     PASSING_VERDICTS,
     CurveAnalysis,
@@ -26,6 +25,7 @@ from saturate.results import (
     format_estimate,
     html_of,
 )
+from saturate.results.codec import from_dict, jsonable, meta, to_dict
 from saturate.suites.normalize import Normalization
 
 __all__ = ["AggregateCurve", "TaskResult", "SuiteGroup", "GroupComparison", "SuiteAnalysis"]

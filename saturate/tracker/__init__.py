@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from saturate.lazy import lazy_exports
+from saturate import lazy_exports
 
-# Loaded on first use (saturate.lazy): the pollers pull in pandas and SQLAlchemy, which the
+# Loaded on first use (saturate.lazy_exports): the pollers pull in pandas and SQLAlchemy, which the
 # command line's ``--help`` (it reads the history's default path) need not pay.
 if TYPE_CHECKING:  # the exports, each imported on first use
     from saturate.tracker.events import Event, detect_events, parse_event_line

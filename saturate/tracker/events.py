@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from saturate.analysis.constants import KNEE_ROI
-from saturate.codec import jsonable
 from saturate.report.rows import format_time
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
+from saturate.results.codec import jsonable
 
 FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # A stop point without an interval "moved" when it shifts by more than this share of its value.

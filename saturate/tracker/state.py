@@ -32,9 +32,9 @@ from typing import IO, Any, TypeVar
 
 import pandas as pd
 
-from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
+from saturate.results.codec import jsonable
 from saturate.settings.fields import DEFAULT_STATE
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.tracker.events import Event

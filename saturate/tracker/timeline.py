@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
+from saturate.results.codec import jsonable
 from saturate.table.table import Table
 
 

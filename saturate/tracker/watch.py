@@ -28,11 +28,11 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.codec import jsonable
 from saturate.errors import SaturateError, SettingsError, SourceError
 from saturate.ingest import axis_join
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, verdict_counts
+from saturate.results.codec import jsonable
 from saturate.table import curves
 from saturate.table.curves import PARAM_PREFIX
 from saturate.table.table import Table

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from saturate.api import Analysis
-from saturate.codec import jsonable
 from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_common import is_mlflow_source, resolve_source, source_uri
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis
+from saturate.results.codec import jsonable
 
 TAG_PREFIX = "saturate."
 ARTIFACT_DIR = "saturate"

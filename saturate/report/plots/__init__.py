@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from saturate.lazy import lazy_exports
+from saturate import lazy_exports
 
-# Loaded on first use (:mod:`saturate.lazy`): the SVG reports read :mod:`.style` and
+# Loaded on first use (:func:`saturate.lazy_exports`): the SVG reports read :mod:`.style` and
 # :mod:`.curves`' numbers without importing matplotlib.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy)
+if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
     from saturate.report.plots.curves import (
         MAX_CURVES_PER_FIGURE,
         curve_figure,

@@ -7,15 +7,16 @@ import io
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from saturate.errors import InputError, SettingsError
 from saturate.report.output import save_with
 from saturate.report.plots.curves import curve_figure
 from saturate.report.plots.diagnostics import diagnostic_figure
 from saturate.report.plots.style import confidence_of, curves_of, select
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 FILE_FORMATS = ("png", "svg", "pdf")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from saturate.errors import InputError
 from saturate.report.plots.files import _check_formats, _make_folder, _save, _slug, _unique
@@ -33,6 +32,9 @@ from saturate.report.plots.style import (
 )
 from saturate.results import CurveAnalysis
 from saturate.vocabulary.names import axis_label
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
+    from matplotlib.figure import Figure
 
 #: More runs than this on one chart cannot be told apart: the first ones by name are drawn.
 MAX_RUNS_PER_OVERLAY = 12

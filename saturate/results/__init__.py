@@ -1,6 +1,6 @@
 """Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe),
 ``from_dict()`` (its inverse) and ``summary()``; both, and the report schema's ``estimate`` and
-``curve``, are made from the fields by :mod:`saturate.codec`.
+``curve``, are made from the fields by :mod:`saturate.results.codec`.
 
 Formatting lives in :mod:`saturate.report`; these classes only hold numbers and say what they mean.
 This module imports neither :mod:`saturate.analysis` nor :mod:`saturate.fit` (the fit's type is
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from saturate.codec import from_dict, meta, num, to_dict
+from saturate.results.codec import from_dict, meta, num, to_dict
 
 if TYPE_CHECKING:
     from saturate.fit.result import CurveFit
@@ -255,7 +255,7 @@ class CurveAnalysis:
     ``fit`` (the :class:`~saturate.fit.CurveFit` behind the numbers, None when no law could be
     fitted) and ``points`` (the curve's tidy rows) are kept for plots and diagnostics; they are
     not part of ``to_dict()`` and do not take part in comparisons. The fields are declared in
-    the order of the JSON entry (see :mod:`saturate.codec`); an entry stored before a key existed
+    the order of the JSON entry (see :mod:`saturate.results.codec`); an entry stored before a key existed
     reads as its default, an entry without one of the curve's identity is refused.
     """
 
