@@ -22,14 +22,17 @@ demo: setup ## analyse the sample runs
 
 # The lanes a test belongs to are markers (pyproject.toml; tests/conftest.py classes most of them
 # by the fixtures a test uses). PYTEST_ARGS adds options, e.g. PYTEST_ARGS=--durations=25 in CI.
+# The tests keep their compiled, assertion-rewritten modules between runs even where the
+# environment says PYTHONDONTWRITEBYTECODE (collecting them costs 30 s without, 13 s with).
 HEAVY_LANES := server or browser or cluster or notebook or subprocess or slow
 PYTEST_ARGS ?=
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 test: setup ## the whole test suite, every lane
-	$(BIN)/python -m pytest -n 2 -q $(PYTEST_ARGS)
+	$(PYTEST) -n 2 -q $(PYTEST_ARGS)
 
-test-fast: setup ## the tests that start no server, browser, cluster, kernel or process
-	SATURATE_FAST_LANE=1 $(BIN)/python -m pytest -n 2 -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
+test-fast: setup ## the unit tests: no server, browser, cluster, kernel, process or long run (2 min)
+	SATURATE_FAST_LANE=1 $(PYTEST) -n 2 -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
 
 lint: setup
 	$(BIN)/ruff check saturate tests benchmarks sample_runs docs

@@ -9,11 +9,15 @@ import sys
 import warnings
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from canonical_shapes import LENGTHS, LOGGED, NOISES, SHAPES, battery, judge  # noqa: E402
 
 import saturate  # noqa: E402
+
+pytestmark = pytest.mark.slow  # every canonical shape fitted
 
 
 def test_every_canonical_shape_is_called_right_or_left_open() -> None:

@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from saturate.cli import app
 
+pytestmark = pytest.mark.slow  # every command and format run on hostile names
+
 RUNS = ("::error::FORGED", "::stop-commands::tok3n", "  ::warning file=a.py::W",
         "\u202eevil.exe", "nul\x00byte")
 METRICS = ("::notice::metric", "\u7cbe\u5ea6", "\U0001f680", "--", "\t", "acc\u202e")

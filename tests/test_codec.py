@@ -79,6 +79,7 @@ def test_every_result_round_trips_through_json(cls: type, data: st.DataObject) -
 
 @pytest.mark.parametrize("cls", [Estimate, CurveAnalysis, DiagnosticMetric],
                          ids=lambda c: c.__name__)
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_report_schema_of_a_class_holds_its_entries(cls: type, data: st.DataObject) -> None:

@@ -63,6 +63,7 @@ def test_batches_group_short_curves_and_send_long_ones_alone() -> None:
 # ---- the same numbers everywhere -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_local_pool_gives_the_sequential_json(sequential: saturate.Analysis) -> None:
     seen: list[tuple[int, int]] = []
     pooled = saturate.analyze(SAMPLES, n_boot=N_BOOT, workers=2,
@@ -73,6 +74,7 @@ def test_local_pool_gives_the_sequential_json(sequential: saturate.Analysis) -> 
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)  # progress only moves forward
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
 def test_forked_workers_give_the_sequential_json(sequential: saturate.Analysis) -> None:
     """A one-shot command's pool (workers forked from it, sample_runs' 99 curves taken by a
@@ -101,6 +103,7 @@ def test_each_curve_is_judged_alone_whatever_came_before() -> None:
     assert [c.to_dict() for c in forward] == [c.to_dict() for c in backward[::-1]]
 
 
+@pytest.mark.slow
 def test_results_keep_compact_points_and_the_table_comes_back(
     sequential: saturate.Analysis,
 ) -> None:
@@ -134,6 +137,7 @@ class _Counted:
             yield _curve(i)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_curves_are_read_as_they_are_analysed(workers: int) -> None:
     curves = _Counted(80)

@@ -274,6 +274,7 @@ def _random_curve(kind, rng):
     return c, y, float(f(np.array([2000.0]))[0])
 
 
+@pytest.mark.slow
 def test_forecast_bands_cover_the_truth_at_2x():
     """90% bands at 2x the last compute, on curves from four laws fitted with all laws, and on
     sigmoid curves fitted WITHOUT the sigmoid (the generating law missing): together they hold

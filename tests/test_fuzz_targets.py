@@ -29,6 +29,8 @@ import saturate
 from saturate.errors import InputError
 from saturate.report.output import write_atomic
 
+pytestmark = pytest.mark.slow  # a fuzz budget
+
 # Any code point but lone surrogates (which no file, database or terminal can hold).
 unicode_names = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 RAW = ("\x00", "\x1b", "\u202e", "\r")

@@ -92,6 +92,7 @@ def test_gate_lines_annotations_and_summary(data: Path, tmp_path: Path, github: 
         assert not any(ln.startswith("::") for ln in res.stdout.splitlines())
 
 
+@pytest.mark.slow
 def test_analyze_table_markdown_and_html(data: Path, tmp_path: Path) -> None:
     res = runner.invoke(app, ["analyze", str(data), "--n-boot", "20", "--format", "table"],
                         env={"COLUMNS": "400"})

@@ -34,6 +34,8 @@ from hypothesis import strategies as st
 import saturate
 from saturate.results import CurveAnalysis
 
+pytestmark = pytest.mark.slow  # hundreds of generated curves fitted
+
 N_CURVES = 210
 N_BOOT = 50
 LAWS = ("sigmoid", "power", "loglinear", "weibull", "risefall", "flat")

@@ -70,6 +70,7 @@ def test_mlflow_logging_example_runs_and_its_axis_is_found(mlflow_server, monkey
     assert set(df.runs["params.recipe"]) == {"grpo"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _commands())
 def test_everyday_command_runs_on_the_samples(command: str, tmp_path: Path) -> None:
     if any(s in command for s in NO_SAMPLE):

@@ -186,6 +186,7 @@ def test_plot_without_fit_and_gain_plot(analysis) -> None:
     assert fitted.get_ydata().mean() == pytest.approx(0.1, abs=0.03)
 
 
+@pytest.mark.slow
 def test_plot_analysis_selects_and_save_writes(analysis, tmp_path: Path) -> None:
     fig = plot_analysis(analysis, metric="reward")
     assert isinstance(fig, Figure) and len(fig.axes) == 2 * 3

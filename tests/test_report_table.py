@@ -211,6 +211,7 @@ def test_names_shorten_in_the_middle_and_stay_distinct() -> None:
     assert common_prefix(["a-1", "b-2"]) == "" and common_prefix(["same", "same"]) == ""
 
 
+@pytest.mark.slow
 def test_cli_table_fits_columns_env_and_defaults_to_120(analysis, tmp_path: Path,
                                                          monkeypatch) -> None:
     path = _write(tmp_path / "runs.csv")

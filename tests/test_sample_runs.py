@@ -22,6 +22,8 @@ from coherence import CHECKS, broken
 import saturate
 from saturate.analysis import KNEE_ROI, AnalysisSettings, parse_min_gain
 
+pytestmark = pytest.mark.slow  # every sample story analysed
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"
 README = SAMPLES / "README.md"

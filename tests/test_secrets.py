@@ -65,6 +65,7 @@ def test_causes_from_foreign_exceptions_carry_no_credentials() -> None:
     assert "10.0.0.1:5000" in cause
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_with_credentials(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     url = _with_secret(f"http://127.0.0.1:{free_port()}")

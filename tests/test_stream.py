@@ -151,6 +151,7 @@ def test_compute_axis_missing_from_some_files_warns_once(tmp_path: Path) -> None
         saturate.load(tmp_path, compute="compute/tokens")
 
 
+@pytest.mark.slow
 def test_analysis_of_a_stream_equals_the_analysis_of_the_table(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 from saturate.cli import app
 from saturate.report.schema import build_schema
 
+pytestmark = pytest.mark.slow  # suites analysed through the command line
+
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_runs" / "11_agent_suite.csv"
 SUITE = ("--suite", "task", "--group-by", "recipe")
 FAST = ("--n-boot", "50", "--suite-boot", "200")

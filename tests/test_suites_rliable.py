@@ -38,6 +38,8 @@ from saturate.analysis import AnalysisSettings
 from saturate.suites import analyze_suite
 from saturate.table.curves import tidy
 
+pytestmark = pytest.mark.slow  # the rliable comparisons bootstrap whole suites
+
 _INSTALL = "pip install 'arch>=8' absl-py && pip install --no-deps rliable==1.2.0 (make setup does)"
 rliable_metrics = pytest.importorskip("rliable.metrics", reason=f"rliable is missing: {_INSTALL}")
 try:

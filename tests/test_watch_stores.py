@@ -117,6 +117,7 @@ def test_every_store_inside_a_folder_is_watched(tmp_path: Path, mlflow_store: Pa
     assert _digest(folder) == before
 
 
+@pytest.mark.slow
 def test_the_first_pass_over_sample_runs_is_one_baseline_line(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "sample_runs", tmp_path / "sample_runs")
     res = runner.invoke(app, ["watch", str(tmp_path / "sample_runs"), "--once", *OPTS,
