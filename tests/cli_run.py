@@ -101,3 +101,13 @@ def run_cli(
         stderr += "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         code = 1
     return subprocess.CompletedProcess(["saturate", *argv], code, result.stdout, stderr)
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """``preexec_fn`` of a command a test sends Ctrl-C (SIGINT): the signal at its default in
+    the child, as for a command in a terminal's foreground. A shell starts background jobs (CI
+    runners among them) with SIGINT ignored, Python keeps an ignored SIGINT ignored, and the
+    command would never hear the test's Ctrl-C."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import ctrl_c_as_in_a_terminal
 from mlflow_server import MlflowServer, _healthy, unique_name  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
@@ -150,6 +151,7 @@ def test_watch_follows_a_live_run_through_a_server_restart(fresh_mlflow_server, 
             watcher = subprocess.Popen(
                 [sys.executable, "-m", "saturate", *watch, "--interval", "0.3"],
                 stdout=subprocess.PIPE, stderr=err_sink, text=True, cwd=tmp_path,
+                preexec_fn=ctrl_c_as_in_a_terminal,
             )
         server.stop()
         # the server stays down until the watcher has seen it down (however slow its start)
@@ -165,9 +167,7 @@ def test_watch_follows_a_live_run_through_a_server_restart(fresh_mlflow_server, 
 
         _wait(caught_up, timeout=90, what="the watcher to see the run finish")
         watcher.send_signal(signal.SIGINT)
-        # a pass may be waiting on its history's sqlite lock (up to 30 s, deaf to signals until
-        # sqlite returns) when Ctrl-C comes; a watcher that never stops still fails here
-        out, _ = watcher.communicate(timeout=120)
+        out, _ = watcher.communicate(timeout=30)
         err = err_file.read_text()
         assert watcher.returncode == 0, err
         assert "source unreachable" in err and "reachable again" in err

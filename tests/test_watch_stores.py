@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import ctrl_c_as_in_a_terminal
 from typer.testing import CliRunner
 
 import saturate
@@ -166,7 +167,8 @@ def test_an_interrupted_pass_loses_nothing_and_exits_non_zero(tmp_path: Path) ->
 
     marker = tmp_path / "paused"
     proc = subprocess.Popen([*cmd, "--state", str(state)], env={**env, PAUSE_ENV: str(marker)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
