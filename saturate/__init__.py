@@ -16,22 +16,22 @@ exported, and from where.
 
 from __future__ import annotations
 
-import ast
-import importlib
-import importlib.util
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable as _Callable  # underscored: the namespace stays the API
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 
 __version__ = "0.1.0"
 
 
-def declared_exports(path: str | Path, package: str) -> dict[str, tuple[str, str]]:
+def _declared_exports(path: str, package: str) -> dict[str, tuple[str, str]]:
     """Exported name -> (the module it is imported from, its name there), as the ``if TYPE_CHECKING:`` block of
     the package's ``__init__`` at ``path`` declares it (``from .curve import analyze_curve`` and
     ``from saturate.analysis.curve import analyze_curve`` both give ``saturate.analysis.curve``)."""
+    import ast
+    from pathlib import Path
+
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     out: dict[str, tuple[str, str]] = {}
     for node in tree.body:
@@ -47,15 +47,18 @@ def declared_exports(path: str | Path, package: str) -> dict[str, tuple[str, str
 
 
 def lazy_exports(
-    package: str, namespace: dict[str, Any]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    package: str, namespace: dict[str, _Any]
+) -> tuple[_Callable[[str], _Any], _Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package`` (``namespace``: its ``globals()``): each
     name its ``TYPE_CHECKING`` block imports is imported on first use and kept in ``namespace``,
     so the next use costs nothing. A submodule is imported on first use as well (``saturate.fit``
     after ``import saturate``)."""
-    exports = declared_exports(namespace["__file__"], package)
+    import importlib
+    import importlib.util
 
-    def __getattr__(name: str) -> Any:  # noqa: N807 - the module attribute hook
+    exports = _declared_exports(namespace["__file__"], package)
+
+    def __getattr__(name: str) -> _Any:  # noqa: N807 - the module attribute hook
         where = exports.get(name)
         if where is not None:
             value = getattr(importlib.import_module(where[0]), where[1])
