@@ -81,6 +81,29 @@ def test_debug_keeps_the_exit_code_of_a_bad_input(tmp_path: Path) -> None:
     assert "Traceback" in res.stderr  # --debug shows it, and still means "bad input"
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["analyze", "--bogus"], "No such option: --bogus (Possible options: --gpus, --out) "
+                             "(see 'saturate analyze --help')"),
+    (["analyse", "runs/"], "No such command 'analyse'. Did you mean 'analyze'? "
+                           "(see 'saturate --help')"),
+    (["gate", "--format", "json"], "No such option: --format"),
+    (["watch", "--interval"], "Option '--interval' requires an argument. "
+                              "(see 'saturate watch --help')"),
+    (["--bogus"], "No such option: --bogus (see 'saturate --help')"),
+])
+def test_a_slip_on_the_command_line_is_one_error_line(args: list[str], said: str) -> None:
+    """A misspelt option or command, or an option without its value: one ``error:`` line that
+    says which help to read, exit 2, as every other bad input (not click's usage block)."""
+    res = run_cli(*args)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.startswith(f"error: {said}") and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_saturate_alone_still_shows_the_help() -> None:
+    res = run_cli()
+    assert res.returncode == 2 and "Commands:" in res.stderr and "error:" not in res.stderr
+
+
 @pytest.mark.subprocess  # the subject: a process started with file descriptor 1 closed
 def test_a_closed_stdout_is_a_quiet_exit(tmp_path: Path) -> None:
     def close_stdout() -> None:

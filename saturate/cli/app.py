@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import click
 import typer
-from typer.core import TyperArgument, TyperCommand, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from saturate import __version__
 from saturate.cli.common import STATE
@@ -47,9 +48,46 @@ class _LateHelpOption(TyperOption):
         return super().get_help_record(ctx)
 
 
+# The exceptions of the click that typer runs on (its own copy since typer 0.2x, click before):
+# found through typer's public BadParameter, whichever it is.
+_UsageError: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_ClickException: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class _UsageLine(_ClickException):  # type: ignore[misc]
+    """A slip on the command line (an unknown option or command, an option without its value)
+    said in one ``error:`` line with exit 2, as every other bad input is, instead of click's
+    block of usage, hint and error."""
+
+    exit_code = 2
+
+    def __init__(self, error: Any, where: str) -> None:
+        where = error.ctx.command_path if error.ctx is not None else where
+        super().__init__(f"{error.format_message()} (see '{where} --help')")
+
+    def show(self, file: Any = None) -> None:
+        print(f"error: {self.format_message()}", file=file or sys.stderr)
+
+
+def _one_line(parse: Callable[[], Any], where: str) -> Any:
+    """``parse()`` of the command ``where`` (its path, ``saturate analyze``), a usage error raised
+    as one line; ``saturate`` alone still shows the help (click's "no arguments is help")."""
+    try:
+        return parse()
+    except _UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        raise _UsageLine(exc, where) from None
+
+
+def _path(info_name: str | None, parent: Any) -> str:
+    """The command path a context made with ``info_name`` under ``parent`` will have."""
+    return " ".join(p for p in (parent.command_path if parent else "", info_name or "") if p)
+
+
 class PlainCommand(TyperCommand):
     """Every command's help in plain words: arguments without Python types; options whose help is
-    made late (:func:`late_help`) made when shown."""
+    made late (:func:`late_help`) made when shown; a slip in its options one line."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -58,6 +96,27 @@ class PlainCommand(TyperCommand):
                 param.__class__ = _PlainArgument
             elif type(param) is TyperOption and (param.help or "") in _LATE_HELP:
                 param.__class__ = _LateHelpOption
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        return _one_line(lambda: super(PlainCommand, self).make_context(info_name, args, parent,
+                                                                        **extra),
+                         _path(info_name, parent))
+
+
+class _PlainGroup(TyperGroup):
+    """The ``saturate`` group: an unknown command, or a slip in the group's own options, one
+    line."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        return _one_line(lambda: super(_PlainGroup, self).make_context(info_name, args, parent,
+                                                                       **extra),
+                         _path(info_name, parent))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        return _one_line(lambda: super(_PlainGroup, self).resolve_command(ctx, args),
+                         ctx.command_path)
 
 
 class _Typer(typer.Typer):
@@ -69,6 +128,7 @@ class _Typer(typer.Typer):
 
 app = _Typer(
     name="saturate",
+    cls=_PlainGroup,
     help="Is RL still scaling, or has it saturated? Fit scaling laws to RL curves and say so.",
     no_args_is_help=True,
     add_completion=False,
