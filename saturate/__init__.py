@@ -1,17 +1,8 @@
 """saturate: is RL still scaling, or has it saturated?
 
->>> import saturate
->>> table = saturate.load("sample_runs/")       # doctest: +SKIP
->>> analysis = saturate.analyze(table)          # doctest: +SKIP
->>> analysis.to_frame()[["run", "metric", "verdict"]]  # doctest: +SKIP
-
-The names below are loaded on first use: ``import saturate`` and the command line's ``--help``
-do not pay for pandas, scipy or numba before they are needed. Each package declares its exports
-as plain imports under ``if TYPE_CHECKING:``, which type checkers, editors and
-``tests/test_architecture.py`` read as they are, and :func:`lazy_exports` reads the same block
-(with :mod:`ast`, without running it) to give the package a module ``__getattr__`` and
-``__dir__`` that import each name on first use (PEP 562): the one declaration of what is
-exported, and from where.
+The exports are imported on first use, so ``import saturate`` and ``--help`` do not pay for
+pandas or scipy. Each package declares them as imports under ``if TYPE_CHECKING:``, which type
+checkers read as they are and :func:`lazy_exports` parses (PEP 562 ``__getattr__``).
 """
 
 from __future__ import annotations
@@ -26,9 +17,8 @@ __version__ = "0.1.0"
 
 
 def _declared_exports(path: str, package: str) -> dict[str, tuple[str, str]]:
-    """Exported name -> (the module it is imported from, its name there), as the ``if TYPE_CHECKING:`` block of
-    the package's ``__init__`` at ``path`` declares it (``from .curve import analyze_curve`` and
-    ``from saturate.analysis.curve import analyze_curve`` both give ``saturate.analysis.curve``)."""
+    """Exported name -> (module, name there), as the ``if TYPE_CHECKING:`` block of the package's
+    ``__init__`` at ``path`` declares it (relative imports resolved)."""
     import ast
     from pathlib import Path
 
@@ -49,10 +39,8 @@ def _declared_exports(path: str, package: str) -> dict[str, tuple[str, str]]:
 def lazy_exports(
     package: str, namespace: dict[str, _Any]
 ) -> tuple[_Callable[[str], _Any], _Callable[[], list[str]]]:
-    """``__getattr__`` and ``__dir__`` for ``package`` (``namespace``: its ``globals()``): each
-    name its ``TYPE_CHECKING`` block imports is imported on first use and kept in ``namespace``,
-    so the next use costs nothing. A submodule is imported on first use as well (``saturate.fit``
-    after ``import saturate``)."""
+    """``__getattr__`` and ``__dir__`` for ``package`` (``namespace``: its ``globals()``) that
+    import each declared export, or a submodule, on first use and keep it in ``namespace``."""
     import importlib
     import importlib.util
 
@@ -84,16 +72,5 @@ if TYPE_CHECKING:  # the exports, each imported on first use (lazy_exports)
 
 __getattr__, __dir__ = lazy_exports(__name__, globals())
 
-__all__ = [
-    "Analysis",
-    "InputError",
-    "Model",
-    "SaturateError",
-    "Settings",
-    "SettingsError",
-    "Table",
-    "SourceError",
-    "__version__",
-    "analyze",
-    "load",
-]
+__all__ = ["Analysis", "InputError", "Model", "SaturateError", "Settings", "SettingsError", "Table",
+           "SourceError", "__version__", "analyze", "load"]

@@ -46,21 +46,13 @@ _FRAME_FIELDS = (
 @dataclass(frozen=True)
 class Analysis:
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
-    curve, the :class:`~saturate.diagnostics.Diagnostic` findings across metrics and runs, the
-    metrics that get no verdict (``diagnostic_metrics``: KL, entropy, lengths, losses of the
-    optimiser, timing, unused compute measures; see :mod:`saturate.vocabulary.roles`), the x
-    ``axis`` with its unit, and, when a ``suite`` key was given, the
-    :class:`~saturate.suites.SuiteAnalysis` (one verdict per group on its aggregate over the
-    suite's tasks, and the per-task verdicts).
+    curve, the diagnostics across metrics and runs, the metrics without a verdict
+    (``diagnostic_metrics``), the x ``axis`` and, with a ``suite`` key, the
+    :class:`~saturate.suites.SuiteAnalysis`.
 
-    Displays as a table with small plots in Jupyter; ``to_frame()`` gives one row per curve with the
-    same fields as the JSON report (``diagnostics_frame()`` one row per diagnostic);
-    ``to_dict()`` is the JSON document itself.
-
-    ``table`` is the :class:`~saturate.table.table.Table` read when it was kept whole (seeds
-    pooled); otherwise the points live only in the curves, and :attr:`data` rebuilds the table
-    from them on first use, with ``extra`` (points read for the diagnostics only) and ``runs``
-    (the run facts).
+    ``to_dict()`` is the JSON report, ``to_frame()`` one row per curve with its fields.
+    ``table`` is the Table read when it was kept whole (seeds pooled); otherwise :attr:`data`
+    rebuilds it from the curves, ``extra`` (points read for the diagnostics only) and ``runs``.
     """
 
     curves: tuple[CurveAnalysis, ...]
@@ -75,10 +67,9 @@ class Analysis:
 
     @cached_property
     def data(self) -> Table | None:
-        """The :class:`~saturate.table.table.Table` read: one row per point (the metrics without
-        a verdict and the GPU-hours metric read for the diagnostics too), the run facts and the
-        x axis. Rebuilt from the curves, it lacks the points' wall-clock ``timestamp`` (which
-        :func:`saturate.load` keeps)."""
+        """The :class:`~saturate.table.table.Table` read (diagnostic-only metrics included).
+        Rebuilt from the curves, it lacks the points' ``timestamp`` (which :func:`saturate.load`
+        keeps)."""
         if self.table is not None:
             return self.table
         if not self.curves and not self.extra:
@@ -115,9 +106,7 @@ class Analysis:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: ``schema_version``, the settings used, the x axis, the curves (the
-        objectives, each with its verdict), the diagnostics, the metrics without a verdict, and
-        the ``suite`` section when there is a suite."""
+        """The JSON report (see ``saturate/report/schema.json``)."""
         doc = {
             "schema_version": SCHEMA_VERSION,
             "settings": self.settings,
@@ -165,8 +154,7 @@ class Analysis:
         return pd.DataFrame(rows, columns=cols)
 
     def summary(self) -> str:
-        """A plain-text report: the verdict counts, the suite (when there is one), each curve's
-        summary, the diagnostics, then the metrics without a verdict."""
+        """A plain-text report: verdict counts, suite, each curve, diagnostics, unjudged metrics."""
         parts = [verdict_counts(self.curves)]
         if self.axis is not None:
             parts[0] += f"; x axis {self.axis.heading}"
@@ -183,17 +171,16 @@ class Analysis:
     def plot(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
         """A matplotlib Figure of the selected curves (all when no run/metric is given).
 
-        In Jupyter it shows once, inline, as the cell's value: it is made through pyplot (which
-        sets up the notebook's display of figures) and closed there at once, so pyplot does not
-        show it a second time at the end of the cell.
+        Made through pyplot (for Jupyter's inline display) and closed at once, so a notebook
+        shows it once, as the cell's value.
         """
         from saturate.report.plots import plot_analysis
 
         return plot_analysis(self, run=run, metric=metric, pyplot=True)
 
     def overlay(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
-        """The runs of each metric on one chart (globs select): in Jupyter, inline charts with a
-        legend of runs, verdicts and P(pays); ``.figures()`` gives matplotlib figures."""
+        """The runs of each metric on one chart (globs select); ``.figures()`` gives matplotlib
+        figures."""
         from saturate.report.notebook import overlay_view
 
         return overlay_view(self, run=run, metric=metric)
@@ -270,8 +257,7 @@ def analyze(
 def settings_from(
     settings: Settings | None, config: str | os.PathLike | bool | None, overrides: Mapping[str, Any]
 ) -> Settings:
-    """The settings of a call: ``settings`` (or the defaults and the ``config`` file) with the
-    ``overrides`` laid over them, each checked once."""
+    """``settings`` (or the defaults and the ``config`` file) with ``overrides`` laid over them."""
     if settings is None:
         return Settings.build(config, **overrides)
     if config:
@@ -283,8 +269,7 @@ _ANALYZE = (inspect.signature(analyze), analyze.__doc__)
 
 
 def _with_options() -> None:
-    """:func:`analyze`'s signature and docstring with every option as a keyword
-    (``help(saturate.analyze)``, editors' completion), made from the declarations."""
+    """Give :func:`analyze` every option as a keyword in its signature and docstring."""
     sig, doc = _ANALYZE
     params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
     params += [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -298,26 +283,14 @@ on_declare(_with_options)
 
 
 def analyze_read(
-    parts: Table | Tables,
-    settings: Settings,
-    *,
-    diagnostics: bool = True,
-    engine: Any = None,
-    progress: Callable[[int, int], None] | None = None,
-    apart: Sequence[Table] = (),
+    parts: Table | Tables, settings: Settings, *, diagnostics: bool = True, engine: Any = None,
+    progress: Callable[[int, int], None] | None = None, apart: Sequence[Table] = (),
 ) -> Analysis:
-    """The one verdict path: the curves of a read turned into an :class:`Analysis` with
-    ``settings``: the metric roles, seeds pooled (``group_by``) or sibling runs pooled, the
-    suite, every objective analysed on ``engine`` (default
-    :func:`~saturate.analysis.work.engine_for` the settings), the metrics without a verdict and,
-    with ``diagnostics``, the diagnostics across metrics and runs.
+    """The one verdict path: a read (``parts``, selected and on its x axis; ``apart``: points
+    for the diagnostics only) turned into an :class:`Analysis` on ``engine``.
 
-    ``parts`` is a read already selected and on its x axis, as ingest decided it (GPU-hours
-    from wall time with ``gpus`` included): a :class:`saturate.ingest.Tables` (its parts, and
-    its :attr:`~saturate.ingest.Tables.axis` once read) or one :class:`Table`; ``apart`` holds
-    the points read for the diagnostics only (read once the parts are). :func:`analyze` and every command
-    (``analyze``, ``gate``, ``compare``, ``allocate``, ``watch``, ``timeline``) go through it,
-    so one curve gets the same verdict, gain and P(pays) whichever command asks.
+    :func:`analyze` and every command go through it, so a curve gets the same verdict, gain and
+    P(pays) whichever command asks.
     """
     if engine is None:
         from saturate.analysis.work import engine_for
@@ -334,16 +307,15 @@ def analyze_read(
 
 
 def _beside_the_curves(a: Analysis) -> Table | None:
-    """The points the diagnostics need besides the curves' own (not :attr:`Analysis.data`: the
-    whole sweep again)."""
+    """The points the diagnostics need besides the curves' own (not the whole :attr:`Analysis.data`)."""
     return a.table if a.table is not None else concat_tables(list(a.extra)) if a.extra else None
 
 
 def _stages(
     progress: Callable[[int, int], None] | None,
 ) -> Callable[[], Callable[[int, int], None] | None]:
-    """A maker of ``progress(done, total)`` hooks for stages that each count from zero: a new
-    stage's counts are shown after the totals of the stages before it, on one bar."""
+    """A maker of ``progress(done, total)`` hooks for stages counted on one bar, each after the
+    totals of the ones before."""
     seen: list[int] = []
 
     def stage() -> Callable[[int, int], None] | None:
@@ -366,9 +338,8 @@ def _analyze_tables(
     engine: Any, progress: Callable[[int, int], None] | None
 ) -> Analysis:
     """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
-    all are read when seeds are pooled (every run of a recipe together), a suite is analysed
-    (its aggregate needs every task), or a GPU-hours option (``--budget``, ``--gpu-hour-cost``)
-    must be checked against the x axis before any fit."""
+    all are read when seeds are pooled, a suite is analysed (it needs every task), or a
+    GPU-hours option must be checked against the x axis before any fit."""
     from saturate.analysis.diagnostic_metrics import summarize_metrics
     from saturate.analysis.parts import PreparedParts
     from saturate.analysis.table import analyze_parts, analyze_table, on_axis
@@ -405,9 +376,7 @@ def _analyze_tables(
 def _with_axis(
     parts: Table | Tables, explicit: bool
 ) -> tuple[Iterable[Table], Callable[[], ComputeAxis]]:
-    """The parts of a read, and how to know its x axis once they are read: what
-    :class:`~saturate.ingest.Tables` decided, or the axis of one Table with the runs left on their
-    step (``explicit``: the user named the axis)."""
+    """The parts of a read, and how to get its x axis once read (``explicit``: the user named it)."""
     if isinstance(parts, Table):
         return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
     return parts, lambda: parts.axis

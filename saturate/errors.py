@@ -1,13 +1,8 @@
 """One family of domain errors; the CLI turns any of them into one line on stderr and exit code 2.
 
-Anything else is a bug of saturate: :func:`step` tags such an exception with the step and the input
-it happened in, and the CLI prints :func:`internal_error_line` and exits 3 (``--debug`` shows the
-traceback).
-
-Messages embed what the user gave (paths, column names, cell values), which can be any length and
-hold any character. :func:`shorten` makes such a text one short line; every message that quotes
-user-given names goes through it (:func:`names_text` for lists of names), and
-:class:`SaturateError` caps its whole message at :data:`MESSAGE_LIMIT` characters the same way.
+Anything else is a bug: :func:`step` tags it with where it happened, and the CLI prints
+:func:`internal_error_line` and exits 3. Messages quote user-given text through :func:`shorten`
+(one short line, any length and character), and :class:`SaturateError` caps the whole message.
 """
 
 from __future__ import annotations
@@ -28,13 +23,8 @@ _CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
 
 
 def shorten(text: object, limit: int = NAME_LIMIT) -> str:
-    """``text`` as one line of at most ``limit`` characters: control characters escaped (``\\n``,
-    ``\\x1b``), and a longer text cut in the middle, where ``...`` marks the cut (both ends of a
-    name or path usually tell the most).
-
-    >>> shorten("x" * 100, 11)
-    'xxxx...xxxx'
-    """
+    """``text`` as one line of at most ``limit`` characters: control characters escaped, a longer
+    text cut in the middle (both ends of a name or path tell the most): ``'xxxx...xxxx'``."""
     s = str(text).translate(_CONTROL)
     if len(s) <= limit:
         return s
@@ -53,11 +43,8 @@ def names_text(names: Iterable[object], most: int = 10, limit: int = NAME_LIMIT)
 
 
 class SaturateError(Exception):
-    """Base class of every error saturate raises on purpose (bad input, bad settings, unreachable source).
-
-    ``str(error)`` is one line of at most :data:`MESSAGE_LIMIT` characters (see :func:`shorten`);
-    the full message stays in ``error.args[0]``.
-    """
+    """Base class of every error saturate raises on purpose. ``str(error)`` is one line of at most
+    :data:`MESSAGE_LIMIT` characters; the full message stays in ``error.args[0]``."""
 
     exit_code: int = 2
 
@@ -84,8 +71,7 @@ _STEP_ATTR = "saturate_step"
 @contextmanager
 def step(what: str) -> Iterator[None]:
     """Name the step an unexpected exception (not a :class:`SaturateError`) happened in, such as
-    ``"fitting run 'a' / metric 'eval/acc'"``; the innermost step wins. The exception itself
-    propagates unchanged."""
+    ``"fitting run 'a' / metric 'eval/acc'"`` (the innermost wins); it propagates unchanged."""
     try:
         yield
     except SaturateError:
@@ -98,8 +84,8 @@ def step(what: str) -> Iterator[None]:
 
 
 def internal_error_line(exc: BaseException, default_step: str) -> str:
-    """The one line for an unexpected exception: the step and input it happened in, what it was,
-    and how to see more; at most :data:`MESSAGE_LIMIT` characters plus the ``error: `` prefix."""
+    """The one line for an unexpected exception: where, what, and how to see more (at most
+    :data:`MESSAGE_LIMIT` characters plus the ``error: `` prefix)."""
     where = getattr(exc, _STEP_ATTR, None) or default_step
     what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     hint = "; rerun with --debug for the traceback"

@@ -1,15 +1,9 @@
 """Per-curve saturation analysis: is the next doubling of compute still worth paying for?
 
-* :mod:`.settings`: :class:`AnalysisSettings` (how curves are judged);
-* :mod:`.diagnostic_metrics`: the summary of the metrics that are not judged (their roles, and
-  which way is better, are read from their names by :mod:`saturate.vocabulary`);
-* :mod:`.evidence`: model-free evidence (recent trend test, collapse detection);
-* :mod:`.quantities`: gain per doubling, ROI, knee, stop point, forecasts, headroom;
-* :mod:`.verdict`: the verdict rules and their reasons;
-* :mod:`.seeds`: pooling the seeds of a recipe;
-* :mod:`.curve`: :func:`analyze_curve`, which runs the steps on one curve;
-* :mod:`.engine` (and :mod:`.dask_engine`): many curves in this process, a local pool or Dask;
-* :mod:`.table`: :func:`analyze_table` and :func:`analyze_parts`, every curve of a table.
+:mod:`.settings` (how curves are judged), :mod:`.evidence` (model-free trend and collapse),
+:mod:`.quantities` (gain per doubling, ROI, knee, stop point, forecasts), :mod:`.verdict` and
+:mod:`.refine` (the call), :mod:`.curve` (:func:`analyze_curve`), :mod:`.engine` (many curves,
+locally or on Dask), :mod:`.table` (every curve of a table).
 """
 
 from __future__ import annotations
@@ -18,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from saturate import lazy_exports
 
-# Loaded on first use (PEP 562), so that importing the light
-# submodules (settings, direction) does not pull in scipy, statsmodels and ruptures.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
+# Each export is imported on first use (PEP 562, saturate.lazy_exports), so that importing the
+# light submodules (settings) does not pull in scipy, statsmodels and ruptures.
+if TYPE_CHECKING:
     from saturate.analysis.curve import analyze_curve
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric, summarize_metrics
     from saturate.analysis.engine import Engine, run_curves
@@ -47,29 +41,9 @@ __getattr__, __dir__ = lazy_exports(__name__, globals())
 
 
 __all__ = [
-    "AnalysisSettings",
-    "analyze_curve",
-    "analyze_table",
-    "analyze_parts",
-    "Engine",
-    "run_curves",
-    "decide_verdict",
-    "fit_matches_trend",
-    "recent_slope",
-    "Evidence",
-    "parse_min_gain",
-    "smoothed_range",
-    "noise_range",
-    "threshold_for",
-    "gain_per_doubling",
-    "share_above",
-    "elasticity",
-    "roi_stage",
-    "find_knee",
-    "find_stop_point",
-    "headroom",
-    "honest_forecast",
-    "KNEE_ROI",
-    "DiagnosticMetric",
-    "summarize_metrics",
+    "AnalysisSettings", "analyze_curve", "analyze_table", "analyze_parts", "Engine", "run_curves",
+    "decide_verdict", "fit_matches_trend", "recent_slope", "Evidence", "parse_min_gain",
+    "smoothed_range", "noise_range", "threshold_for", "gain_per_doubling", "share_above",
+    "elasticity", "roi_stage", "find_knee", "find_stop_point", "headroom", "honest_forecast",
+    "KNEE_ROI", "DiagnosticMetric", "summarize_metrics",
 ]

@@ -1,9 +1,6 @@
 """The settings of the call on a curve (:class:`DecisionSettings`) and the priors it weighs
-(:class:`GroupPrior` from a curve's siblings, :class:`PopulationPrior` above the groups).
-
-Small frozen data types with no maths, so that :class:`~saturate.analysis.AnalysisSettings` can
-hold them without importing the analysis (see :mod:`saturate.analysis.decision` and
-:mod:`saturate.analysis.pooling` for what they mean).
+(:class:`GroupPrior`, :class:`PopulationPrior`): small frozen types with no maths, so that
+:class:`~saturate.analysis.AnalysisSettings` can hold them without importing the analysis.
 """
 
 from __future__ import annotations
@@ -18,12 +15,9 @@ from saturate.errors import SettingsError
 
 @dataclass(frozen=True)
 class GroupPrior:
-    """The siblings' view of a member's relative gain per doubling (gain / the curve's range).
-
-    ``mean`` and ``var`` are the prior mean and variance of a new member's relative gain
-    (``var = tau2 + var_mean``); ``tau2`` is the spread of the true relative gains across the
-    group; ``n`` the number of siblings it rests on.
-    """
+    """The siblings' view of a member's relative gain per doubling (gain / the curve's range):
+    prior ``mean`` and ``var`` (``tau2 + var_mean``), ``tau2`` the spread of the true relative
+    gains across the group, ``n`` the siblings it rests on."""
 
     mean: float
     var: float
@@ -37,31 +31,24 @@ class GroupPrior:
 
     def summary(self) -> str:
         if self.n == 0:
-            return (
-                f"without siblings, the population prior: curves gain {self.mean:.3g} of their "
-                f"range per doubling (sd {math.sqrt(self.var):.2g})"
-            )
-        return (
-            f"{self.n} sibling curves gain {self.mean:.3g} of their range per doubling "
-            f"(sd {math.sqrt(self.var):.2g}, spread across them {math.sqrt(self.tau2):.2g})"
-        )
+            return (f"without siblings, the population prior: curves gain {self.mean:.3g} of "
+                    f"their range per doubling (sd {math.sqrt(self.var):.2g})")
+        return (f"{self.n} sibling curves gain {self.mean:.3g} of their range per doubling "
+                f"(sd {math.sqrt(self.var):.2g}, spread across them {math.sqrt(self.tau2):.2g})")
 
 
 @dataclass(frozen=True)
 class PopulationPrior:
     """What learning curves in general gain per doubling relative to their observed range,
-    ``N(mean, sd^2)``: the top of the hierarchy. A group's mean is shrunk toward it, and a curve
-    without siblings takes it as its prior. Its values are settings, chosen on public curves."""
+    ``N(mean, sd^2)``: a group's mean is shrunk toward it, a curve without siblings takes it."""
 
     mean: float
     sd: float
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.mean) and math.isfinite(self.sd) and self.sd > 0):
-            raise SettingsError(
-                f"population prior: expected a finite mean and sd > 0, got ({self.mean!r}, "
-                f"{self.sd!r})"
-            )
+            raise SettingsError(f"population prior: expected a finite mean and sd > 0, got "
+                                f"({self.mean!r}, {self.sd!r})")
 
     def as_prior(self) -> GroupPrior:
         """The prior of a curve without siblings."""
@@ -70,24 +57,15 @@ class PopulationPrior:
 
 
 def call_levels(stop_cost: float, abstain_cost: float) -> tuple[float, float]:
-    """The probability levels ``(stop_below, go_above)`` that minimise the expected loss of the
-    call, with a wrong "pays" (a wasted doubling) costing 1, a wrong "does not pay" (a run
-    stopped that would have paid) ``stop_cost`` and an inconclusive call ``abstain_cost``.
-
-    With ``p`` the probability that the next doubling pays, saying "does not pay" costs
-    ``p * stop_cost`` in expectation, "pays" ``1 - p`` and inconclusive ``abstain_cost``; the call
-    with the least is made (Chow's rule with a reject option): "does not pay" below
-    ``min(abstain_cost / stop_cost, 1 / (1 + stop_cost))``, "pays" above
-    ``max(1 - abstain_cost, 1 / (1 + stop_cost))``, inconclusive between (an empty band when
-    abstaining costs at least ``stop_cost / (1 + stop_cost)``: it never pays to abstain)."""
+    """The probability levels ``(stop_below, go_above)`` that minimise the call's expected loss
+    (Chow's rule with a reject option): a wrong "pays" costs 1, a wrong "does not pay"
+    ``stop_cost``, an inconclusive call ``abstain_cost``."""
     even = 1.0 / (1.0 + stop_cost)
     return min(abstain_cost / stop_cost, even), max(1.0 - abstain_cost, even)
 
 
-EVIDENCE_FEATURES: tuple[str, ...] = (
-    "model", "fit_z", "trend_z", "recent_gain", "recent_change", "drawdown", "doublings",
-    "noise", "prior",
-)
+EVIDENCE_FEATURES: tuple[str, ...] = ("model", "fit_z", "trend_z", "recent_gain", "recent_change",
+                                       "drawdown", "doublings", "noise", "prior")
 """The evidence an :class:`EvidenceMap` weighs, each scale-free and held to a bounded range
 (:func:`saturate.analysis.decision.evidence_features` says what each is)."""
 
@@ -95,11 +73,9 @@ EVIDENCE_FEATURES: tuple[str, ...] = (
 @dataclass(frozen=True)
 class EvidenceMap:
     """The logistic map from a curve's evidence to the reported P(pays):
-    ``logit p = intercept + sum(weight * feature)`` over named :data:`EVIDENCE_FEATURES`.
-    ``"model"`` is the logit of the model's own probability, so ``EvidenceMap()`` (intercept 0,
-    weight 1 on it) reports the model's probability unchanged and ``(a, (("model", b),))`` is a
-    Platt map. Its weight must be positive: a curve whose model says "more likely to pay" is
-    never reported less likely, all else equal."""
+    ``logit p = intercept + sum(weight * feature)`` over :data:`EVIDENCE_FEATURES`.
+    ``EvidenceMap()`` is the identity; the weight on ``"model"`` (the model's own logit) must be
+    positive, so a model that says "more likely to pay" is never reported less likely."""
 
     intercept: float = 0.0
     weights: tuple[tuple[str, float], ...] = (("model", 1.0),)
@@ -134,32 +110,21 @@ class EvidenceMap:
         return {"intercept": self.intercept, "weights": dict(self.weights)}
 
 
-SHIPPED_MAP = EvidenceMap()
-"""The evidence map the tool ships (:attr:`DecisionSettings.calibration`)."""
-
-
 @dataclass(frozen=True)
 class DecisionSettings:
     """How the probability that the next doubling pays becomes the call (see
     :mod:`saturate.analysis.decision`).
 
-    ``stop_cost``: the cost of a wrong "does not pay" (a run stopped whose next doubling would
-    have paid) in units of a wrong "pays" (a wasted doubling); ``abstain_cost``: the cost of an
-    inconclusive call in the same units. They set the probability levels of the call
-    (:func:`call_levels`, :attr:`stop_below` and :attr:`go_above`). ``calibration``: the
-    :class:`EvidenceMap` from the model's probability and the curve's other evidence to the
-    reported one (``EvidenceMap()``: the model's probability as it is). ``pool``: combine a curve with its
-    siblings' prior when one is given; ``population``: the prior above the groups
-    (:class:`~saturate.analysis.pooling.PopulationPrior`; None: none); ``innovation``: the
-    standard deviation of what the next doubling does beyond any estimate, in units of the
-    geometric mean of the curve's pace and noise (0: none).
-
-    The defaults are what leave-one-source-out on public RL curves picks when run on all of
-    them (``benchmarks/bench_accuracy.py``)."""
+    ``stop_cost`` / ``abstain_cost``: the cost of a wrong "does not pay" / an inconclusive call in
+    units of a wrong "pays"; they set :attr:`stop_below` and :attr:`go_above`. ``calibration``:
+    the :class:`EvidenceMap` to the reported P(pays). ``pool``: use the siblings' prior;
+    ``population``: the prior above the groups (None: none); ``innovation``: the sd of what the
+    next doubling does beyond any estimate, in units of the geometric mean of pace and noise.
+    The defaults are measured in docs/measurements.md."""
 
     stop_cost: float = 1.0
     abstain_cost: float = 0.4
-    calibration: EvidenceMap = SHIPPED_MAP
+    calibration: EvidenceMap = EvidenceMap()
     pool: bool = True
     population: PopulationPrior | None = None
     innovation: float = 2.0
@@ -172,14 +137,11 @@ class DecisionSettings:
             if not (isinstance(v, (int, float)) and 0.0 < float(v) < math.inf):
                 raise SettingsError(f"{name} must be a finite number > 0, got {v!r}")
         if not isinstance(self.calibration, EvidenceMap):
-            raise SettingsError(
-                f"calibration must be an EvidenceMap, got {self.calibration!r}")
+            raise SettingsError(f"calibration must be an EvidenceMap, got {self.calibration!r}")
 
     def with_band(self, low: float, high: float) -> DecisionSettings:
-        """These settings with the stated loss whose levels are ``(low, high)``: "does not pay"
-        below ``low``, "pays" from ``high`` (Chow's rule inverted: abstaining costs
-        ``1 - high``, a wrong stop ``(1 - high) / low``); ``0 < low <= high < 1``, as the
-        ``band`` setting's check holds it."""
+        """These settings with the loss whose levels are ``(low, high)``, ``0 < low <= high < 1``
+        (Chow's rule inverted: abstaining costs ``1 - high``, a wrong stop ``(1 - high) / low``)."""
         abstain = 1.0 - high
         return dataclasses.replace(self, stop_cost=abstain / low, abstain_cost=abstain)
 

@@ -1,6 +1,5 @@
-"""Named constants of the analysis, each with what it means and why: the fixed choices behind
-:class:`saturate.analysis.AnalysisSettings`. Changing one moves the numbers the analysis reports
-(and the accuracy benchmarks). The fit's own live in :mod:`saturate.fit`."""
+"""Named constants of the analysis, each with what it means and why. Changing one moves the
+numbers the analysis reports (and the accuracy benchmarks); the fit's own are in saturate.fit."""
 
 from __future__ import annotations
 
@@ -49,10 +48,8 @@ COLLAPSE_SEGMENT_DIVISOR = 25
 """Segments are also at least ``n // 25`` points long, so long noisy curves are not over-cut."""
 
 COLLAPSE_JUMP_DIVISOR = 200
-"""Where the plain Python PELT runs (a curve whose range is millions of times its noise, see
-:mod:`saturate.analysis.evidence`), it considers a change point every ``n // 200`` points: at
-most ~200 candidate positions, which bounds its cost on long curves. The compiled PELT considers
-every point."""
+"""The pure-Python PELT (a range millions of times the noise) considers a change point every
+``n // 200`` points, bounding its cost on long curves; the compiled one considers every point."""
 
 COLLAPSE_MIN_DROP_FRACTION = 0.2
 """A collapse falls by at least this share of the curve's range: smaller dips are RL noise."""
@@ -74,16 +71,13 @@ trend, i.e. a standard error three times smaller than the other's, decides alone
 COIN_FLIP = 0.1
 """A straddling gain whose chance of clearing the threshold is within 0.5 +- this is a coin flip."""
 
-# ---- long curves (analysis.evidence.thin, analysis.quantities.noise_range) ---------------------------
+# ---- long curves (analysis.evidence.thin, analysis.quantities.noise_range) ----------------------
 
 MAX_ANALYSED_POINTS = 16_384
-"""Curves with more points are thinned before the trend test, collapse detection and the fit (see
-:mod:`saturate.analysis.evidence`), so memory and time stop growing with length. Far above the
-longest real curve we test on (about 8,700 points), so no measured accuracy depends on it."""
+"""Curves with more points are thinned before the trend test, collapse detection and the fit.
+Far above the longest real curve tested (about 8,700 points): no measured accuracy depends on it."""
 
 NOISE_RANGE_SIM_POINTS = 16_384
 """:func:`~saturate.analysis.quantities.noise_range` simulates at most this many points; longer
-curves scale the simulated range by ``sqrt(window ratio)`` (the smoothing averages that many more
-points; the range of the smoothed noise is in its limit a fixed multiple of ``sigma / sqrt(w)``)."""
-
-# ---- suites (suites.aggregate, suites.analysis) -------------------------------------------------
+curves scale it by ``sqrt(window ratio)`` (smoothed noise's range tends to a multiple of
+``sigma / sqrt(w)``)."""

@@ -1,30 +1,14 @@
 """Per-curve saturation analysis: gain per doubling, ROI stage, knee, stop point, headroom, verdict.
 
-Everything here works on the "larger is better" scale (see :mod:`saturate.vocabulary.direction`),
-so a gain is positive when the metric improves, whichever way the metric points. Quantities (``C``
-the last observed compute, ``f`` the model-averaged fit, ``R0`` its starting level):
-
-* gain per doubling ``G = f(2C) - f(C)``, interval from the fit's bootstrap draws widened in
-  quadrature by the fit's rolling-origin extrapolation error per doubling (how far the fits of
-  the curve's own prefixes missed the gain that followed) and the seed spread;
-* threshold ``T``: ``--min-gain`` in metric units per doubling or ``N%`` of the range of the
-  smoothed observed curve (default ``3%``);
-* ROI, the elasticity ``d ln(f(C) - R0) / d ln C``, and its stage (initial > 1.5, transition
-  0.8-1.5, knee 0.3-0.8, plateau < 0.3, negative < 0);
-* knee: where ROI falls below 0.8 for good (none while it is still above); stop point: first
-  compute where ``f(2c) - f(c)`` falls below ``T`` (with an interval from the bootstrap draws),
-  searched up to :data:`~saturate.analysis.constants.FORECAST_HORIZON` (64) times the last compute (a stop
-  point before the last compute on a curve still said to pay gets a reason saying why);
-* headroom: asymptote minus current level, when the asymptote is identified.
-
-The verdict weighs the fit's gain against a model-free trend test and collapse detection
-(:mod:`saturate.analysis.evidence`); :func:`decide_verdict` holds the rules and writes the reasons.
-Forecasts beyond the data carry the same extrapolation error and are shrunk toward the current
-level when they cannot be told from "no change" (:func:`honest_forecast`).
+Everything works on the larger-is-better scale (:mod:`saturate.vocabulary.direction`), so a gain
+is positive when the metric improves. The gain per doubling ``G = f(2C) - f(C)`` (``C`` the last
+compute, ``f`` the model-averaged fit) has an interval from the bootstrap widened by the fit's
+rolling-origin extrapolation error and the seed spread; :mod:`.quantities` holds the definitions.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -76,10 +60,6 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     """Analyse the tidy rows of ONE curve; a pure function of the points and the settings.
 
     Curves too short or without variation get ``inconclusive`` with the reason, not an error.
-    Steps: what was observed (:func:`_observe`, :func:`_base_fields`), the degenerate cases
-    (:func:`_degenerate`), the model-free evidence (:func:`_model_free`), the fit and what it says
-    (:func:`_try_fit`, :func:`_fitted`), the verdict (:func:`_evidence`,
-    :func:`~saturate.analysis.verdict.decide_verdict`) and the notes added to it (:func:`_notes`).
     """
     if points.empty:
         raise SettingsError("analyze_curve: got an empty curve")
@@ -102,22 +82,12 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
     note = stop_point_note(verdict, fitted.stop, obs.compute[-1], fitted.gain, obs.threshold)
     reasons = (*reasons, note) if note else reasons
     result = CurveAnalysis(
-        verdict=verdict,
-        reasons=reasons,
+        verdict=verdict, reasons=reasons,
         gain_per_doubling=fitted.gain if fitted.gain is not None else _NOT_ESTIMATED,
-        asymptote=fitted.asymptote,
-        headroom=fitted.headroom,
-        roi=fitted.roi,
-        roi_stage=roi_stage(fitted.roi),
-        knee=fitted.knee,
-        stop_point=fitted.stop,
-        forecast=fitted.forecast,
-        laws=fitted.laws,
-        trend=free.trend,
-        collapse=_in_metric_units(free.collapse, obs.direction),
-        flags=flags,
-        fit=fit,
-        **base,
+        asymptote=fitted.asymptote, headroom=fitted.headroom, roi=fitted.roi,
+        roi_stage=roi_stage(fitted.roi), knee=fitted.knee, stop_point=fitted.stop,
+        forecast=fitted.forecast, laws=fitted.laws, trend=free.trend,
+        collapse=_in_metric_units(free.collapse, obs.direction), flags=flags, fit=fit, **base,
     )
     # the call weighs P(next doubling pays) (saturate.analysis.refine); the group prior of the
     # curve's siblings is added once the whole table is analysed (saturate.analysis.table)
@@ -129,10 +99,8 @@ def analyze_curve(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnal
 
 @dataclass(frozen=True)
 class _Observed:
-    """One curve's points sorted by compute, and what the analysis reads off them: the values as
-    logged and signed so that larger is better, the curve's threshold, and the points ``kept``
-    for the trend test, collapse detection and the fit (all but on very long curves, see
-    :mod:`saturate.analysis.evidence`)."""
+    """One curve's points sorted by compute and what is read off them: the values as logged and
+    ``signed`` (larger is better), the threshold, and the points ``kept`` for the tests and fit."""
 
     points: pd.DataFrame
     metric: str
@@ -169,8 +137,7 @@ def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
 
 
 def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
-    """The fields of the result every curve has, whatever the analysis finds (the x axis is
-    named by the caller, who knows the table: :func:`saturate.analysis.table.on_axis`)."""
+    """The fields every result has, whatever the analysis finds (the caller names the x axis)."""
     pts, c = obs.points, obs.compute
     first = pts.iloc[0]
     return {
@@ -193,8 +160,7 @@ def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
 
 
 def _group_info(points: pd.DataFrame, group_by: str | None) -> dict[str, Any] | None:
-    """The seeds pooled into this curve (see :func:`saturate.analysis.seeds.pool_seeds`) by the
-    column or run parameter ``group_by``."""
+    """The seeds pooled into this curve (:func:`saturate.analysis.seeds.pool_seeds`)."""
     if "n_seeds" not in points.columns:
         return None
     by = None if not group_by else next(
@@ -212,16 +178,11 @@ def _degenerate(obs: _Observed, settings: AnalysisSettings) -> tuple[str, str] |
     """The reason and flag of a curve too short or too flat to analyse, else None."""
     n, n_pos = len(obs.points), int(np.sum(obs.compute > 0))
     if n < settings.min_points or n_pos < settings.min_points:
-        why = (
-            f"only {n} point(s) ({n_pos} with positive compute); "
-            f"at least {settings.min_points} are needed"
-        )
-        return why, "too_few_points"
+        return (f"only {n} point(s) ({n_pos} with positive compute); at least "
+                f"{settings.min_points} are needed", "too_few_points")
     if np.ptp(obs.value) == 0:
-        return (
-            f"the metric never changes (constant {obs.value[0]:.4g}); nothing to extrapolate",
-            "constant",
-        )
+        return (f"the metric never changes (constant {obs.value[0]:.4g}); nothing to extrapolate",
+                "constant")
     return None
 
 
@@ -230,8 +191,7 @@ def _degenerate(obs: _Observed, settings: AnalysisSettings) -> tuple[str, str] |
 
 @dataclass(frozen=True)
 class _ModelFree:
-    """What the curve shows without a law: the seed spread of its last doublings' gain, the recent
-    trend, its smoothed range, its noise and a collapse (larger-is-better scale)."""
+    """What the curve shows without a law (larger-is-better scale)."""
 
     seed_se: float
     trend: Trend | None
@@ -250,9 +210,8 @@ def _model_free(obs: _Observed, settings: AnalysisSettings) -> _ModelFree:
         trend=trend_test(c, ys, confidence=settings.confidence, extra_se=seed_se),
         span=span,
         noise=noise_sd(obs.signed),
-        collapse=detect_collapse(
-            c, ys, steps=obs.steps[k], scale=span, confidence=settings.confidence
-        ),
+        collapse=detect_collapse(c, ys, steps=obs.steps[k], scale=span,
+                                 confidence=settings.confidence),
     )
 
 
@@ -271,28 +230,17 @@ def seed_doubling_se(points: pd.DataFrame) -> float:
 def _try_fit(obs: _Observed, settings: AnalysisSettings) -> tuple[CurveFit | None, str]:
     """The fit, or None and the reason why no law could be fitted."""
     try:
-        return _fit(obs.compute[obs.kept], obs.value[obs.kept], obs.direction, settings,
-                    obs.domain), ""
+        bounds = None if obs.domain is None else (obs.domain.lo, obs.domain.hi)
+        return fit_curve(obs.compute[obs.kept], obs.value[obs.kept], direction=obs.direction,
+                         settings=settings.fit_settings(bounds)), ""
     except _FIT_ERRORS as e:
         return None, f"no law could be fitted ({e}); the verdict rests on the trend test alone"
 
 
-def _fit(
-    c: np.ndarray, y: np.ndarray, direction: Direction, settings: AnalysisSettings,
-    domain: Domain | None = None,
-) -> CurveFit:
-    bounds = None if domain is None else (domain.lo, domain.hi)
-    return fit_curve(c, y, direction=direction, settings=settings.fit_settings(bounds))
-
-
 @dataclass(frozen=True)
 class _Fitted:
-    """What the fit says about the curve; the defaults stand when no law could be fitted.
-
-    ``gain`` and ``p_above`` (share of draws clearing the threshold), ``fit_recent`` (the fit's
-    slope over the trend's window), ``roi`` and ``level_above`` (``f(C) - R0``) are on the
-    larger-is-better scale; the rest as reported.
-    """
+    """What the fit says about the curve (defaults: no law fitted). ``gain``, ``p_above``,
+    ``fit_recent``, ``roi`` and ``level_above`` (``f(C) - R0``) are larger-is-better."""
 
     gain: Estimate | None = None
     p_above: float | None = None
@@ -323,8 +271,7 @@ def _signed_predictions(fit: CurveFit, direction: Direction) -> tuple[Predict, P
 def _fitted(
     fit: CurveFit, obs: _Observed, free: _ModelFree, settings: AnalysisSettings
 ) -> _Fitted:
-    """Gain per doubling, ROI, knee, stop point, forecasts and headroom from the fit (the gain's
-    interval widened by the fit's extrapolation error and the seed spread, see module docstring)."""
+    """Gain per doubling, ROI, knee, stop point, forecasts and headroom from the fit."""
     c, direction, conf = obs.compute, obs.direction, settings.confidence
     last, first_pos = float(c[-1]), float(c[c > 0][0])
     f, fs = _signed_predictions(fit, direction)
@@ -337,9 +284,8 @@ def _fitted(
     return _Fitted(
         gain=gain_per_doubling(f, fs, last, conf, extra_se=gain_se),
         p_above=share_above(fs, last, obs.threshold, extra_se=gain_se),
-        fit_recent=None if trend is None else recent_slope(
-            f, trend.compute_from, trend.compute_to, c[obs.kept]
-        ),
+        fit_recent=None if trend is None else recent_slope(f, trend.compute_from,
+                                                           trend.compute_to, c[obs.kept]),
         roi=float(elasticity(f, last, r0)[0]),
         level_above=float(f(np.array([last]))[0]) - r0,
         knee=find_knee(f, r0, first_pos, last),
@@ -362,18 +308,10 @@ def _evidence(
 ) -> Evidence:
     """What :func:`~saturate.analysis.verdict.decide_verdict` weighs."""
     return Evidence(
-        threshold=obs.threshold,
-        threshold_text=obs.threshold_text,
-        gain=fitted.gain,
-        trend=free.trend,
-        collapse=free.collapse,
-        roi=fitted.roi,
-        scale=free.span,
-        fit_recent=fitted.fit_recent,
-        confidence=settings.confidence,
-        p_above=fitted.p_above,
-        noise=free.noise,
-        level_above_start=fitted.level_above,
+        threshold=obs.threshold, threshold_text=obs.threshold_text, gain=fitted.gain,
+        trend=free.trend, collapse=free.collapse, roi=fitted.roi, scale=free.span,
+        fit_recent=fitted.fit_recent, confidence=settings.confidence, p_above=fitted.p_above,
+        noise=free.noise, level_above_start=fitted.level_above,
         noise_range=noise_range(len(obs.signed), free.noise, seed=settings.seed),
     )
 
@@ -390,10 +328,8 @@ def _notes(
         reasons = (fit_error, *reasons)
     reasons = (*reasons, *domain_reasons(obs.domain, obs.domain_note, fit))
     if free.seed_se > 0:
-        reasons = (
-            *reasons,
-            f"spread across seeds adds {free.seed_se:.3g} (standard error) per doubling",
-        )
+        reasons = (*reasons,
+                   f"spread across seeds adds {free.seed_se:.3g} (standard error) per doubling")
     if obs.run_status == "RUNNING":
         flags.append("run_in_progress")
         reasons = (*reasons, "the run is still RUNNING: its curve is partial and this may change")
@@ -408,19 +344,14 @@ def _in_metric_units(collapse: Collapse | None, direction: Direction) -> Collaps
     """The collapse with its levels back in the metric's own units (the drop stays positive)."""
     if collapse is None:
         return None
-    return Collapse(
-        compute=collapse.compute,
-        step=collapse.step,
-        level_before=float(signed(collapse.level_before, direction)),
-        level_after=float(signed(collapse.level_after, direction)),
-        drop=collapse.drop,
-        drop_fraction=collapse.drop_fraction,
-    )
+    return dataclasses.replace(
+        collapse, level_before=float(signed(collapse.level_before, direction)),
+        level_after=float(signed(collapse.level_after, direction)))
 
 
 def domain_reasons(domain: Domain | None, note: str, fit: CurveFit | None) -> tuple[str, ...]:
-    """What the reader should know where the domain binds: a domain asked for but refused by the
-    data, laws given no weight because they leave it, an asymptote held at one of its ends."""
+    """What the reader should know where the domain binds: a domain refused by the data, laws
+    that leave it, an asymptote held at one of its ends."""
     out = [note] if note else []
     if domain is None or fit is None:
         return tuple(out)

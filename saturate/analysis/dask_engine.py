@@ -1,22 +1,10 @@
-"""The curves of :func:`~saturate.analysis.engine.run_curves` on a Dask cluster.
+"""The curves of :func:`~saturate.analysis.engine.run_curves` on a Dask cluster (the optional
+``saturate[dask]`` extra; workers need the same saturate version).
 
-One task per batch of curves (:func:`~saturate.analysis.work.indexed_batch`), its points
-carried in the task itself, so that the scheduler can run it again elsewhere: a worker lost
-mid-run has its tasks rescheduled by Dask, and a task that raises is retried
-(:data:`RETRIES`). Results are gathered as they complete (``as_completed``), which feeds the
-progress, and put back in the order the curves were given. At most a few batches per worker
-are in flight, so the driver reads curves as the cluster takes them.
-
-Dask's ``distributed`` is an optional extra (``pip install "saturate[dask]"``); the workers need
-saturate installed, in the same version.
-
-Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536`` (its
-``distributed.nanny.pre-spawn-environ`` default, to hand freed memory back to the system). Setting
-it switches off glibc's adaptive mmap threshold, so every numpy temporary above 128 KiB is mapped,
-faulted in page by page and unmapped again: on this analysis the workers then spend about 20% more
-CPU than with the settings below on the same curves (``benchmarks/bench_scale.py``). The local cluster
-started here gets :data:`WORKER_MALLOC` instead (glibc's own steady state, fixed); workers of an
-existing scheduler are checked once, and a warning says how to start them.
+One task per batch, its points carried in the task so that Dask can reschedule it; a task that
+raises is retried (:data:`RETRIES`). Dask's default ``MALLOC_TRIM_THRESHOLD_`` makes the analysis
+markedly slower (docs/many-runs.md): a local cluster gets :data:`WORKER_MALLOC` instead, and the
+workers of an existing scheduler are checked once, with a warning.
 """
 
 from __future__ import annotations
@@ -47,7 +35,7 @@ _INSTALL = "pip install 'saturate[dask]'"
 #: glibc's malloc settings for Dask workers: the mmap threshold glibc's adaptive rule settles at on
 #: 64-bit Linux (32 MiB, its ceiling) and a trim threshold above it, both fixed at the start.
 WORKER_MALLOC = {"MALLOC_TRIM_THRESHOLD_": str(128 << 20), "MALLOC_MMAP_THRESHOLD_": str(32 << 20)}
-#: Dask's default trim threshold, which costs this analysis its CPU (see the module's docstring).
+#: Dask's default trim threshold, which costs this analysis CPU (see the module's docstring).
 _DASK_TRIM = "65536"
 _PRE_SPAWN = "distributed.nanny.pre-spawn-environ"
 
@@ -68,9 +56,8 @@ def worker_malloc_config() -> dict[str, dict[str, str]]:
 
 
 def worker_malloc_variable(malloc: Mapping[str, str] = WORKER_MALLOC) -> tuple[str, str]:
-    """The environment variable (name, value) that gives ``dask worker`` processes ``malloc``:
-    Dask reads a dict literal there and merges it into its defaults (a variable per key would
-    lose the keys' case). The values are numbers, as glibc's are."""
+    """The environment variable (name, value) that gives ``dask worker`` processes ``malloc``: a
+    dict literal, which Dask merges into its defaults (a variable per key would lose the case)."""
     literal = ", ".join(f'"{k}": {v}' for k, v in malloc.items())
     return f"DASK_{_PRE_SPAWN.upper().replace('.', '__').replace('-', '_')}", f"{{{literal}}}"
 

@@ -1,33 +1,11 @@
 """The call on one curve: the probability that its next doubling pays, and what to say about it.
 
-The gain ``G`` of the next doubling has a normal distribution: the curve's own estimate
-(:mod:`saturate.analysis.outlook`), combined with its siblings' prior when it has siblings
-(:mod:`saturate.analysis.pooling`), widened by the *innovation* of a doubling, and censored to
-what the metric's domain allows (the mass beyond a bound sits at the bound: the domain narrows
-what a gain can be and never turns a falling estimate into a rising one). The innovation is the
-part of the next doubling's gain that no estimate from the past can see (RL curves plateau and
-take off again, skills are found in jumps). Its standard deviation is ``innovation`` times the
-geometric mean of the curve's pace (:attr:`Outlook.pace`: its mean gain per doubling so far, the
-observed range over the doublings it spans, capped by its own estimate of the next doubling's gain
-or the threshold) and its point-to-point noise: a curve that neither
-moves nor scatters much cannot be expected to jump, and a smooth law-like curve (no noise) keeps
-the precision of its fit. The next doubling *pays* when ``G >= T``; ``P(pays) = P(G >= T)``
-(mapped by the settings' :class:`~saturate.analysis.call_settings.EvidenceMap`, the identity by
-default) is the headline number, and the call follows from it and a stated loss: a wrong "pays"
-(a wasted doubling) costs 1, a wrong "does not pay" (a run stopped whose next doubling would
-have paid) ``stop_cost``, an inconclusive call ``abstain_cost``; the call with the least
-expected loss is made (:func:`~saturate.analysis.call_settings.call_levels`):
-
-* "does not pay" when ``p < stop_below = min(abstain_cost / stop_cost, 1 / (1 + stop_cost))``;
-* "pays" when ``p >= go_above = max(1 - abstain_cost, 1 / (1 + stop_cost))``;
-* inconclusive in between, and whenever the curve has not moved beyond its noise
-  (:attr:`Outlook.moved`) while the interval of the expected gain (the evidence, without the
-  innovation) straddles the threshold: the threshold, a share of the observed range, then
-  measures noise.
-
-The defaults (innovation 2, no evidence map, no population prior, the band ``[0.4, 0.6)``) are
-what leave-one-source-out on public RL curves picks; the measurements are in
-``docs/measurements.md``.
+The next doubling's gain ``G`` is normal: the curve's own estimate (:mod:`.outlook`), pooled with
+its siblings' prior (:mod:`.pooling`), widened by the *innovation* (what no estimate from the past
+can see: ``innovation`` times the geometric mean of the curve's pace and noise) and censored to
+the metric's domain. ``P(pays) = P(G >= T)``; the call minimises the expected loss
+(:func:`~saturate.analysis.call_settings.call_levels`), and is inconclusive while a curve that
+has not moved beyond its noise has an expected gain straddling the threshold.
 """
 
 from __future__ import annotations
@@ -48,12 +26,10 @@ from saturate.results.codec import jsonable
 @dataclass(frozen=True)
 class Decision:
     """The call on one curve: ``call`` True (pays), False (does not pay) or None (inconclusive);
-    ``p_pays`` = P(G >= T); ``gain`` the distribution of G (mean and interval, metric units,
-    larger-is-better scale, the innovation included) behind it; ``own`` the curve's own estimate
-    before pooling; ``prior`` the group prior used (None: the curve alone); ``bounded``: the
-    domain truncated G; ``expected``: the expected gain with the interval of the evidence alone
-    (pooled, without the innovation); ``p_model``: ``P(G >= T)`` under the model, before the
-    calibration map of the settings (``p_pays`` is the calibrated one)."""
+    ``p_pays`` = P(G >= T) after the calibration map (``p_model`` before it); ``gain`` G's
+    distribution (metric units, larger-is-better, innovation included), ``expected`` the same
+    without the innovation; ``own`` the curve's estimate before pooling; ``prior`` the group
+    prior used (None: alone); ``bounded``: the domain truncated G."""
 
     call: bool | None
     p_pays: float
@@ -76,13 +52,9 @@ class Decision:
 
 def p_pays(mean: float, sd: float, threshold: float, lower: float = -math.inf,
            upper: float = math.inf) -> float:
-    """``P(G >= threshold)`` for ``G ~ N(mean, sd^2)`` censored to ``[lower, upper]``.
-
-    Censored, not truncated: the mass beyond a bound sits at the bound (a rate near 1 that
-    would gain more gains what is left), so the domain never moves probability from one side of
-    the threshold to the other. Zero when the upper bound is below the threshold, one when the
-    lower bound is at or above it; with ``sd == 0`` a step at the threshold.
-    """
+    """``P(G >= threshold)`` for ``G ~ N(mean, sd^2)`` censored (not truncated) to
+    ``[lower, upper]``: the mass beyond a bound sits at the bound, so the domain never moves
+    probability across the threshold."""
     if not (math.isfinite(mean) and sd >= 0) or not math.isfinite(sd):
         return math.nan
     if threshold > upper:
@@ -96,9 +68,8 @@ def p_pays(mean: float, sd: float, threshold: float, lower: float = -math.inf,
 
 def gain_distribution(mean: float, sd: float, lower: float, upper: float,
                       confidence: float) -> Estimate:
-    """Median and equal-tailed interval of ``N(mean, sd^2)`` censored to ``[lower, upper]``:
-    the normal's own quantiles held inside the bounds (a monotone map, so the estimate never
-    changes side: a falling gain stays falling whatever the domain)."""
+    """Median and equal-tailed interval of ``N(mean, sd^2)`` censored to ``[lower, upper]`` (a
+    monotone map: a falling gain stays falling whatever the domain)."""
     if not (math.isfinite(mean) and math.isfinite(sd)):
         return Estimate(mean, identified=False)
     z = float(ndtri(0.5 + confidence / 2.0))
@@ -110,11 +81,9 @@ def gain_distribution(mean: float, sd: float, lower: float, upper: float,
 
 
 def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
-    """Standard deviation of the next doubling's innovation: ``innovation * sqrt(pace * noise)``
-    (metric units; 0 when the pace or the noise is unknown), the pace the curve keeps now: its
-    mean gain per doubling so far, but no more than its own estimate of the next doubling's
-    gain (or the threshold, when that is smaller), so a curve that rose fast and has long
-    levelled off is not expected to jump as it once rose."""
+    """Standard deviation of the next doubling's innovation, ``innovation * sqrt(pace * noise)``
+    (0 when unknown), the pace capped by ``max(|own gain|, threshold)`` so a curve long levelled
+    off is not expected to jump as it once rose."""
     pace, noise = outlook.pace, outlook.noise
     g = outlook.gain
     if math.isfinite(g) and math.isfinite(pace):
@@ -126,20 +95,10 @@ def innovation_sd(outlook: Outlook, settings: DecisionSettings) -> float:
 def evidence_features(o: Outlook, p_model: float, prior: GroupPrior | None = None
                       ) -> dict[str, float]:
     """The evidence an :class:`~saturate.analysis.call_settings.EvidenceMap` weighs, each free
-    of the metric's units and held to a bounded range (0 where it is missing):
-
-    * ``model``: the logit of the model's own ``P(G >= T)`` (held to ``[1e-4, 1 - 1e-4]``);
-    * ``fit_z`` / ``trend_z``: the fitted gain's and the recent trend's distance above the
-      threshold in their own standard errors (``[-8, 8]``);
-    * ``recent_gain``: what the last quarter of the points gains over the next doubling if its
-      straight line in compute goes on, ``recent_change``: its mean over the quarter before's,
-      ``drawdown``: the current level below the best reached, each in units of the observed
-      range (``[-2, 2]``);
-    * ``doublings``: ``log2`` of the doublings of compute observed (``[-2, 6]``);
-    * ``noise``: the point-to-point noise over the observed range (``[0, 2]``);
-    * ``prior``: the siblings' mean relative gain per doubling less the threshold's share of
-      the range (``[-1, 1]``; 0 without siblings).
-    """
+    of the metric's units and held to a bounded range (0 where missing): ``model`` (logit of
+    ``p_model``), ``fit_z`` / ``trend_z`` (distance above the threshold in standard errors),
+    ``recent_gain``, ``recent_change``, ``drawdown`` and ``noise`` (over the observed range),
+    ``doublings`` (log2) and ``prior`` (siblings' relative gain less the threshold's share)."""
     q = min(max(p_model, 1e-4), 1.0 - 1e-4) if math.isfinite(p_model) else 0.5
     t, scale = o.threshold, o.scale
 
@@ -171,9 +130,8 @@ def evidence_features(o: Outlook, p_model: float, prior: GroupPrior | None = Non
 
 def call_of(p: float, expected: Estimate, outlook: Outlook, settings: DecisionSettings
             ) -> bool | None:
-    """The call for a probability of paying and the interval of the expected gain (what the
-    data say, the innovation left out: it is the future's randomness, not a lack of evidence);
-    see the module docstring."""
+    """The call for a probability of paying and the interval of the expected gain (the
+    innovation left out: it is the future's randomness, not a lack of evidence)."""
     if not outlook.moved and expected.lo <= outlook.threshold <= expected.hi:
         return None  # the threshold is a share of a range that is itself noise
     if p < settings.stop_below:
@@ -182,16 +140,14 @@ def call_of(p: float, expected: Estimate, outlook: Outlook, settings: DecisionSe
 
 
 def decide(
-    outlook: Outlook,
-    prior: GroupPrior | None = None,
+    outlook: Outlook, prior: GroupPrior | None = None,
     settings: DecisionSettings = DecisionSettings(),  # noqa: B008 - frozen, safe as a default
     confidence: float = 0.9,
 ) -> Decision:
     """The call on one curve from its outlook and (optionally) its group's prior."""
     z = float(ndtri(0.5 + confidence / 2.0))
     own_m, own_s = outlook.gain, outlook.se
-    own = Estimate(own_m, own_m - z * own_s, own_m + z * own_s,
-                   identified=math.isfinite(own_s))
+    own = Estimate(own_m, own_m - z * own_s, own_m + z * own_s, identified=math.isfinite(own_s))
     use = prior if settings.pool else None
     if use is None and settings.pool and settings.population is not None:
         use = settings.population.as_prior()

@@ -1,11 +1,7 @@
 """Metrics without a verdict (diagnostics and axes, see :mod:`saturate.vocabulary.roles`),
-summarised for the reports: where they are now and which way they moved lately.
-
-A KL or an entropy has no "better" direction to judge, so it gets no verdict, no gain per doubling
-and no place in the gate; the diagnostics across metrics (entropy collapse, KL blow-up, length
-runaway) read its points. Its summary here is descriptive: first and last value and the slope per
-doubling of compute over the recent stretch with its interval (the trend test of the verdicts,
-:func:`~saturate.analysis.evidence.trend_test`, on the values as logged).
+summarised for the reports: first and last value and the recent slope per doubling (the verdicts'
+:func:`~saturate.analysis.evidence.trend_test` on the values as logged). A KL or an entropy has no
+"better" direction, so no verdict and no place in the gate.
 """
 
 from __future__ import annotations
@@ -31,9 +27,8 @@ _NAN = math.nan
 class DiagnosticMetric:
     """A (run, metric) curve that gets no verdict.
 
-    Its ``role`` (``diagnostic`` or ``axis``), the ``rule`` that gave it, its extent, first and
-    last value, and its recent ``trend`` (slope per doubling of compute in the metric's units, as
-    logged: positive means it rises). The fields are declared in the order of its JSON entry."""
+    ``trend``: the recent slope per doubling in the metric's units as logged (positive: rising).
+    The fields are declared in the order of its JSON entry."""
 
     _json_def: ClassVar[str] = "diagnostic_metric"
 
@@ -55,8 +50,7 @@ class DiagnosticMetric:
 
     @derived("value_last", "Over the recent stretch, at the report's confidence.")
     def movement(self) -> Literal["rising", "falling", "flat", "unknown"]:
-        """``rising``, ``falling`` or ``flat`` over the recent stretch (at the trend's confidence),
-        ``unknown`` without a trend."""
+        """``rising``, ``falling`` or ``flat`` at the trend's confidence, ``unknown`` without."""
         if self.trend is None:
             return "unknown"
         s = self.trend.slope_per_doubling
@@ -87,9 +81,8 @@ class DiagnosticMetric:
 def summarize_metrics(
     df: pd.DataFrame, roles: pd.DataFrame, *, confidence: float = 0.9
 ) -> tuple[DiagnosticMetric, ...]:
-    """One :class:`DiagnosticMetric` per curve of the tidy table ``df`` (points of metrics without
-    a verdict), with the role and rule of each from ``roles`` (:func:`~saturate.vocabulary.roles.
-    curve_roles`)."""
+    """One :class:`DiagnosticMetric` per curve of the tidy table ``df``, with its role and rule
+    from ``roles`` (:func:`~saturate.vocabulary.roles.curve_roles`)."""
     if df.empty:
         return ()
     calls = {(str(r.source), str(r.run_id), str(r.metric)): (r.role, r.rule)

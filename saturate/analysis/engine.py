@@ -1,24 +1,16 @@
-"""Run the per-curve analysis over many curves: in this process, on a local pool of processes,
+"""Run the per-curve analysis over many curves: in this process, on a local pool (:mod:`.pool`)
 or on a Dask cluster (:mod:`.dask_engine`).
 
-The local pool is one of two kinds (:mod:`.pool`): fresh processes reused across calls, or, in a
-one-shot command, workers forked from it that start at once.
-
-Each curve's analysis (:func:`~saturate.analysis.curve.analyze_curve`) is a pure function of its
-points and the :class:`~saturate.analysis.AnalysisSettings`, so a curve can be analysed anywhere.
-Curves travel in batches (:func:`~saturate.analysis.work.batches`: a long curve alone, short ones
-together), one task per batch; results come back in the order the curves were given. Every engine
-gives the same numbers: each curve's bootstrap is seeded from the settings alone (nothing depends
-on which curve ran before), and BLAS runs on one thread in every process, the driver's included.
-
-Curves are read from an iterator, and at most a few batches per worker are in flight, so the
-driver holds the curves being analysed, not the whole sweep (see :mod:`saturate.ingest.stream`).
+Curves travel in batches, one task per batch, results in the order given. Every engine gives the
+same numbers: each curve's bootstrap is seeded from the settings alone and BLAS runs on one
+thread everywhere. At most a few batches per worker are in flight, so the driver holds the curves
+being analysed, not the whole sweep.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Executor
 
 import pandas as pd
@@ -27,6 +19,7 @@ from saturate.analysis.pool import forked_pool, forking, stop
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.work import (
     Engine,
+    Progress,
     Tally,
     analyze_one,
     batches,
@@ -36,30 +29,19 @@ from saturate.analysis.work import (
 )
 from saturate.results import CurveAnalysis
 
-Progress = Callable[[int, int], None]
 #: Seconds an idle pool waits for more work (a notebook's next call reuses it) before it exits.
 _IDLE_SECONDS = 300
 _ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
-# ---- running them -------------------------------------------------------------------------------
-
-
-def run_curves(
-    curves: Iterable[pd.DataFrame],
-    settings: AnalysisSettings,
-    engine: Engine | None = None,
-    progress: Progress | None = None,
-) -> list[CurveAnalysis]:
+def run_curves(curves: Iterable[pd.DataFrame], settings: AnalysisSettings,
+               engine: Engine | None = None, progress: Progress | None = None
+               ) -> list[CurveAnalysis]:
     """Analyse every curve (each the tidy rows of one curve); results in the order given.
 
-    With the number of workers left to saturate (``workers=None``), a pool of fresh processes
-    is started only for work it shortens: curves are read ahead until they make
-    :data:`POOL_MIN_WORK` (then a pool of one worker per core takes them all), and fewer are
-    analysed in this process, since a fresh worker's start (its imports, the compiled kernels)
-    costs more than their whole analysis. Forked workers (:func:`~.pool.forked_workers`) start
-    at once, and like a pool with ``workers`` given, they take the curves when there are at least
-    two batches for them.
+    With ``workers=None`` a fresh pool starts only once :data:`POOL_MIN_WORK` is read ahead
+    (less is analysed here: a fresh worker's start costs more); forked workers, or a given
+    ``workers``, take the curves when there are at least two batches.
     """
     engine = engine or Engine()
     tally = Tally(progress)
@@ -81,9 +63,8 @@ def run_curves(
     return _on_pool(stream, settings, min(workers, len(head)), tally)
 
 
-#: Work (:func:`_work`) that makes a pool worth starting when the workers are left to saturate:
-#: about 10 s of one core's time on curves of up to a few hundred points, several times what
-#: starting a worker costs (2-3 s: its imports and compiled kernels).
+#: Work (:func:`_work`) that makes a fresh pool worth starting: about 10 s of one core's time,
+#: several times what starting a worker costs.
 POOL_MIN_WORK = 200.0
 #: Points that weigh as much as one more curve in :func:`_work` (a curve's fixed cost, the
 #: bootstrap of every law, dominates below a few thousand points).
@@ -95,11 +76,9 @@ def _work(batch: list[pd.DataFrame]) -> float:
     return sum(1.0 + len(points) / POINTS_PER_CURVE for points in batch)
 
 
-def _read_ahead(
-    stream: Iterable[list[pd.DataFrame]], work: float
-) -> tuple[list[list[pd.DataFrame]], bool]:
-    """Batches taken from ``stream`` until they make ``work`` (True) or it ends (False); the
-    driver holds at most that much work read ahead."""
+def _read_ahead(stream: Iterable[list[pd.DataFrame]], work: float
+                ) -> tuple[list[list[pd.DataFrame]], bool]:
+    """Batches taken from ``stream`` until they make ``work`` (True) or it ends (False)."""
     head: list[list[pd.DataFrame]] = []
     total = 0.0
     for batch in stream:
@@ -110,9 +89,8 @@ def _read_ahead(
     return head, False
 
 
-def _in_process(
-    stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, tally: Tally
-) -> list[CurveAnalysis]:
+def _in_process(stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, tally: Tally
+                ) -> list[CurveAnalysis]:
     """Curve after curve here, progress after each."""
     from threadpoolctl import threadpool_limits
 
@@ -125,13 +103,11 @@ def _in_process(
     return out
 
 
-def _on_pool(
-    stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, workers: int, tally: Tally
-) -> list[CurveAnalysis]:
-    """A pool of ``workers`` processes (forked for this call, or joblib's loky executor reused
-    across calls; one BLAS thread each). Batches are taken from ``stream`` here, in the calling
-    thread (a reader's connection stays in the thread that opened it), and at most two per
-    worker wait."""
+def _on_pool(stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings, workers: int,
+             tally: Tally) -> list[CurveAnalysis]:
+    """A pool of ``workers`` processes (forked for this call, or loky's reused across calls).
+    Batches are taken from ``stream`` in the calling thread (a reader's connection stays in the
+    thread that opened it)."""
     if not forking():
         from joblib.externals.loky import get_reusable_executor
 
@@ -149,10 +125,8 @@ def _on_pool(
     return out
 
 
-def _run_on(
-    executor: Executor, stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings,
-    workers: int, tally: Tally
-) -> list[CurveAnalysis]:
+def _run_on(executor: Executor, stream: Iterable[list[pd.DataFrame]], settings: AnalysisSettings,
+            workers: int, tally: Tally) -> list[CurveAnalysis]:
     """The batches of ``stream`` on ``executor``, at most two per worker waiting; results in
     the order of the batches."""
     from concurrent.futures import FIRST_COMPLETED, Future, wait

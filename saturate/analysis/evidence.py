@@ -1,26 +1,11 @@
-"""Evidence about a curve that does not depend on any fitted law.
+"""Evidence about a curve that does not depend on any fitted law (values on the larger-is-better
+scale, :func:`saturate.vocabulary.direction.signed`).
 
-* :func:`trend_test`: the slope per doubling of compute over the recent stretch of the curve, from an
-  OLS fit on log2 compute. Consecutive points of an RL curve are strongly autocorrelated, so plain
-  OLS errors would be far too confident; the standard error, on the residuals around a parabola in
-  log compute (a bend is the curve, not noise), is the larger of Newey-West (HAC) and
-  the AR(1) inflation ``sqrt((1 + phi) / (1 - phi))`` with a bias-corrected phi, and the t
-  quantile uses the effective number of points ``n (1 - phi) / (1 + phi)``. (Newey-West alone
-  covers a nominal 90% only ~60% of the time on 50 points with phi = 0.8.)
-* :func:`detect_collapse`: a sudden drop after a good stretch that the curve has not recovered from,
-  found as a change in mean with ``ruptures`` (PELT, penalty scaled by the point-to-point noise).
-  Episodic returns dip and recover, so "not recovered" needs evidence: at least
-  :data:`MIN_TREND_POINTS` points after the drop, their mean below the level before it by more
-  than the autocorrelated noise allows, and no significant upward trend since the drop
-  (:func:`post_drop_trend`). The changes of the mean come from :func:`mean_changes`: ruptures'
-  compiled PELT on the curve in units of its noise, its pure-Python ``Pelt`` where the compiled
-  one's cumulative sums would lose precision (a range millions of times the noise).
-* :func:`thin`: a curve of more than :data:`~saturate.analysis.constants.MAX_ANALYSED_POINTS`
-  points is read, for these tests and the fit, through logged points on a grid equally spaced in
-  log compute (every point where sparse), so memory and time are bounded; the threshold, the
-  noise and the point counts are still read off every point.
-
-All values handed in are on the "larger is better" scale (see :func:`saturate.vocabulary.direction.signed`).
+* :func:`trend_test`: the recent slope per doubling of compute, OLS on log2 compute with an
+  autocorrelation-robust error (Newey-West alone covers a nominal 90% only ~60% of the time on 50
+  points with phi = 0.8, hence the AR(1) inflation);
+* :func:`detect_collapse`: a sudden, unrecovered drop, found by PELT (:func:`mean_changes`);
+* :func:`thin`: the points read from a curve longer than ``MAX_ANALYSED_POINTS``.
 """
 
 from __future__ import annotations
@@ -73,10 +58,8 @@ def mean_changes(y: np.ndarray, sigma: float, penalty: float, min_size: int) -> 
 
 @functools.cache
 def lean_cost_class() -> type:
-    """ruptures' least-squared-deviation cost, the same numbers bit for bit (numpy's ``var``
-    spelled out: mean, squared deviations, pairwise sums), without ``np.var``'s Python overhead:
-    PELT calls it thousands of times per curve. Built on first use so that ruptures is imported
-    only when a change is looked for (tests/test_same_numbers.py checks it against CostL2)."""
+    """ruptures' CostL2, bit for bit, without ``np.var``'s Python overhead (PELT calls it
+    thousands of times per curve); built on first use so ruptures is imported only then."""
     import ruptures as rpt
 
     class LeanCostL2(rpt.costs.CostL2):
@@ -124,11 +107,8 @@ def thin(compute: NDArray[np.float64], max_points: int = MAX_ANALYSED_POINTS) ->
 
 
 def noise_sd(values: np.ndarray) -> float:
-    """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2).
-
-    First differences remove the slow trend, so this measures the jitter around it, not the trend.
-    Worked out on the values over :func:`~saturate.fit.scaling.pow2_scale`, so any units are safe.
-    """
+    """Point-to-point noise of a curve: robust (MAD) spread of first differences over sqrt(2)
+    (the differences remove the slow trend). Worked out over ``pow2_scale``: any units are safe."""
     y = np.asarray(values, dtype=float)
     if y.size < 3:
         return math.nan
@@ -137,8 +117,7 @@ def noise_sd(values: np.ndarray) -> float:
     mad = float(np.median(np.abs(d - np.median(d))))
     sd = 1.4826 * mad / math.sqrt(2.0)
     if sd == 0.0:
-        # Curves logged with a few distinct values (accuracies on tiny eval sets): fall back on the
-        # plain standard deviation of the differences.
+        # a few distinct values (accuracies on tiny eval sets): the plain sd of the differences
         sd = float(np.std(d)) / math.sqrt(2.0)
     return sd * s
 
@@ -163,21 +142,11 @@ def recent_window(compute: np.ndarray, min_points: int = TREND_WINDOW_POINTS) ->
         factor *= 2.0
 
 
-def trend_test(
-    compute: np.ndarray,
-    values: np.ndarray,
-    *,
-    confidence: float = 0.9,
-    min_points: int = TREND_WINDOW_POINTS,
-    extra_se: float = 0.0,
-) -> Trend | None:
-    """Slope per doubling of compute over the recent stretch, with a HAC interval and p-value.
-
-    ``values`` are on the larger-is-better scale. ``extra_se`` (for example the spread of the
-    slope across seeds) is added in quadrature to the HAC standard error. Returns ``None`` when
-    fewer than :data:`MIN_TREND_POINTS` points with positive compute are available. The
-    regression runs on the values over :func:`~saturate.fit.scaling.pow2_scale` (any units are safe).
-    """
+def trend_test(compute: np.ndarray, values: np.ndarray, *, confidence: float = 0.9,
+               min_points: int = TREND_WINDOW_POINTS, extra_se: float = 0.0) -> Trend | None:
+    """Slope per doubling of compute over the recent stretch, with a HAC interval and p-value;
+    None with fewer than :data:`MIN_TREND_POINTS` points. ``extra_se`` (the seeds' spread) is
+    added in quadrature."""
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
     mask = recent_window(c, min_points)
@@ -214,25 +183,17 @@ def trend_test(
         p = 0.0 if slope != 0 else 1.0
         lo = hi = slope
     return Trend(
-        slope_per_doubling=Estimate(slope * s, lo * s, hi * s),
-        p_value=p,
-        method=(
-            f"OLS on log2 compute; errors the larger of Newey-West HAC ({lags} lags) and "
-            f"AR(1)-corrected (phi {phi:.2f}, effective n {n * (1 - phi) / (1 + phi):.0f})"
-        ),
-        compute_from=float(c[mask].min()),
-        compute_to=float(c[mask].max()),
-        n_points=n,
+        slope_per_doubling=Estimate(slope * s, lo * s, hi * s), p_value=p,
+        method=(f"OLS on log2 compute; errors the larger of Newey-West HAC ({lags} lags) and "
+                f"AR(1)-corrected (phi {phi:.2f}, effective n {n * (1 - phi) / (1 + phi):.0f})"),
+        compute_from=float(c[mask].min()), compute_to=float(c[mask].max()), n_points=n,
     )
 
 
 def _noise_residuals(xc: np.ndarray, y: np.ndarray, line_resid: np.ndarray
                      ) -> tuple[np.ndarray, int]:
-    """The residuals the slope's error is measured on, and the parameters they used up: around
-    a parabola in log compute (from 8 points on), since a bend is what the curve does, not
-    noise (on a clean straight decline logged in steps, the line on log compute leaves
-    residuals so smooth that an AR(1) model reads the stretch as two independent points);
-    around the line on fewer points."""
+    """The residuals the slope's error is measured on, and the parameters used up: around a
+    parabola in log compute from 8 points on (a bend is the curve, not noise), else the line."""
     if xc.size < 8:
         return line_resid, 2
     design = np.column_stack([np.ones_like(xc), xc, xc * xc])
@@ -241,9 +202,8 @@ def _noise_residuals(xc: np.ndarray, y: np.ndarray, line_resid: np.ndarray
 
 
 def _newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
-    """Newey-West (Bartlett kernel) standard error of the slope of ``y`` on centred ``xc``, from
-    the residuals ``resid``, with the small-sample factor ``n / (n - 2)`` (statsmodels' HAC
-    with ``use_correction``)."""
+    """Newey-West (Bartlett) standard error of the slope on centred ``xc``, with the factor
+    ``n / (n - 2)`` (statsmodels' HAC with ``use_correction``)."""
     n = xc.size
     u = xc * resid
     s = float(u @ u)
@@ -254,9 +214,8 @@ def _newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
 
 
 def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:
-    """True when two adjacent segments ``[a, m)`` and ``[m, b)`` are better described by a jump
-    between two levels than by one straight line (on compute or on log compute): a sudden drop,
-    not a gradual decline that the segmentation happened to cut in two."""
+    """True when segments ``[a, m)`` and ``[m, b)`` fit a jump between two levels better than one
+    line (on compute or log compute): a sudden drop, not a gradual decline cut in two."""
     ya, yb = y[a:m], y[m:b]
     sse_step = float(np.sum((ya - ya.mean()) ** 2) + np.sum((yb - yb.mean()) ** 2))
     yy = y[a:b]
@@ -270,7 +229,7 @@ def _is_step(c: np.ndarray, y: np.ndarray, a: int, m: int, b: int) -> bool:
 
 
 def _ar1(resid: np.ndarray) -> float:
-    """Lag-1 autocorrelation of residuals with Kendall's small-sample bias correction, in [0, 0.98]."""
+    """Lag-1 autocorrelation with Kendall's small-sample bias correction, in [0, 0.98]."""
     e = np.asarray(resid, dtype=float)
     denom = float(np.sum(e * e))
     if e.size < 3 or denom == 0:
@@ -281,34 +240,15 @@ def _ar1(resid: np.ndarray) -> float:
 
 
 def detect_collapse(
-    compute: np.ndarray,
-    values: np.ndarray,
-    *,
-    steps: np.ndarray | None = None,
-    scale: float | None = None,
-    min_drop_fraction: float = COLLAPSE_MIN_DROP_FRACTION,
-    z: float = COLLAPSE_Z,
-    confidence: float = 0.9,
+    compute: np.ndarray, values: np.ndarray, *, steps: np.ndarray | None = None,
+    scale: float | None = None, min_drop_fraction: float = COLLAPSE_MIN_DROP_FRACTION,
+    z: float = COLLAPSE_Z, confidence: float = 0.9,
 ) -> Collapse | None:
-    """A sudden, unrecovered drop after a good stretch, or ``None``.
+    """A sudden, unrecovered drop after a good stretch, or None (levels larger-is-better).
 
-    The curve (larger-is-better scale) is cut into segments of constant mean by PELT
-    (:func:`~saturate.analysis.evidence.mean_changes`) with a BIC-like penalty
-    ``3 * sigma^2 * ln n`` (sigma from :func:`noise_sd`; the constants are in
-    :mod:`saturate.analysis.constants`). A collapse is a change
-    point where the mean falls by at least ``min_drop_fraction`` of ``scale`` (default: the
-    curve's range) and by ``z`` standard errors of the two segment means, from a level close to the
-    best reached so far, with the last segment still well below that level (not recovered), and
-    where a jump between the two segments fits better than one straight line through both (so a
-    gradual decline is not called a collapse).
-
-    Not recovered means, on ALL the points after the drop (at least :data:`MIN_TREND_POINTS`):
-    their mean is below the level before the drop by half the drop and by the ``confidence``
-    quantile of the difference's standard error, inflated for AR(1) noise around the segment
-    means (a slow wander has few independent points); and their trend (:func:`post_drop_trend`)
-    is not significantly upward at ``confidence`` (a dip climbing back is recovering).
-    Levels in the result are on the larger-is-better scale; ``drop`` is positive. The search runs
-    on the values over :func:`~saturate.fit.scaling.pow2_scale` (the penalty squares the noise).
+    A change of mean (:func:`mean_changes`, penalty ``3 sigma^2 ln n``) that falls by at least
+    ``min_drop_fraction`` of ``scale`` and ``z`` standard errors, from near the best level so far,
+    better fitted by a jump than a line, and not recovered (:func:`_not_recovered`).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
@@ -350,30 +290,17 @@ def detect_collapse(
                                confidence)
         ):
             at = edges[j + 1]
-            best = Collapse(
-                compute=float(c[at]),
-                step=int(steps[at]) if steps is not None else int(at),
-                level_before=before * unit,
-                level_after=after * unit,
-                drop=drop * unit,
-                drop_fraction=drop / span,
-            )
+            best = Collapse(compute=float(c[at]),
+                            step=int(steps[at]) if steps is not None else int(at),
+                            level_before=before * unit, level_after=after * unit,
+                            drop=drop * unit, drop_fraction=drop / span)
     return best
 
 
-def _not_recovered(
-    c: np.ndarray,
-    y: np.ndarray,
-    fitted: np.ndarray,
-    a: int,
-    at: int,
-    before: float,
-    drop: float,
-    z_level: float,
-    confidence: float,
-) -> bool:
-    """Whether the points from ``at`` on are still, beyond the noise, below the level ``before``
-    of the segment ``[a, at)`` and not climbing back (see :func:`detect_collapse`)."""
+def _not_recovered(c: np.ndarray, y: np.ndarray, fitted: np.ndarray, a: int, at: int,
+                   before: float, drop: float, z_level: float, confidence: float) -> bool:
+    """Whether all points from ``at`` on (at least :data:`MIN_TREND_POINTS`) stay below ``before``
+    by half the drop and by the AR(1)-inflated noise, with no significant upward trend."""
     after = y[at:]
     n_before, n_after = at - a, after.size
     if n_after < MIN_TREND_POINTS:
@@ -391,8 +318,7 @@ def _not_recovered(
 def post_drop_trend(
     compute: np.ndarray, values: np.ndarray, since: float, *, confidence: float = 0.9
 ) -> Trend | None:
-    """The :func:`trend_test` over all points at compute >= ``since`` (the stretch after a drop),
-    or ``None`` with fewer than :data:`MIN_TREND_POINTS` of them."""
+    """The :func:`trend_test` over all points at compute >= ``since`` (None with too few)."""
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
     keep = c >= since
@@ -402,13 +328,9 @@ def post_drop_trend(
 
 
 class RecentStretch(NamedTuple):
-    """What the last quarter of a curve's points did, model-free (larger-is-better scale,
-    metric units): ``gain`` the next doubling's gain if the stretch's straight line in compute
-    goes on (its slope times the last compute: on runs logged in steps, the last quarter of the
-    points is under half a doubling, where a slope per doubling on log compute sees little);
-    ``change`` the mean of the stretch minus the mean of the quarter before; ``drawdown`` how far
-    the current level (the mean of the last tenth) is below the best level reached (the best
-    mean of a tenth of the points)."""
+    """What the last quarter of a curve's points did (larger-is-better, metric units): ``gain``
+    the next doubling's if its straight line in compute goes on; ``change`` its mean minus the
+    quarter before's; ``drawdown`` the last tenth's mean below the best tenth's."""
 
     gain: float
     change: float

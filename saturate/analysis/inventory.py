@@ -1,16 +1,13 @@
 """What an analysis would read, before any fit (``saturate ls``, ``analyze --dry-run``): the runs,
-each metric with its role, direction and domain, the x axis and its unit, the points per curve,
-the columns read as run parameters and what is left out, with the reason for each.
-
-It reads the sources as :func:`saturate.analyze` does (the same selection, x axis and roles),
-and stops there: nothing is fitted.
+each metric with its role, direction and domain, the x axis, the points per curve, the run
+parameters and what is left out and why. Sources are read as :func:`saturate.analyze` reads them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -22,9 +19,6 @@ from saturate.table.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUM
 from saturate.table.table import concat_tables
 from saturate.vocabulary.direction import metric_direction
 from saturate.vocabulary.domains import metric_domain
-
-if TYPE_CHECKING:
-    from saturate.settings import Settings
 
 _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status"}
 
@@ -101,8 +95,7 @@ def _cut(name: str, width: int) -> str:
 
 def inventory(source: Any, settings: Settings, *, fast: bool = True,
               on_read: Callable[[Any], None] | None = None) -> Inventory:
-    """Read ``source`` as :func:`saturate.analyze` would with ``settings`` and say what it holds
-    (see the module docstring); nothing is fitted."""
+    """Read ``source`` as :func:`saturate.analyze` would with ``settings`` and say what it holds."""
     tables = Tables(source, **settings.selection(), gpus=settings.gpus, fast=fast, as_given=True,
                     on_part=on_read)
     parts = PreparedParts(tables, lambda: tables.axis, objective=settings.objective,

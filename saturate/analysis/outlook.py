@@ -1,32 +1,10 @@
-"""What one curve's own data say about the gain of its next doubling of compute.
+"""What one curve's own data say about the gain ``G = f(2C) - f(C)`` of its next doubling.
 
-The question every verdict answers is whether ``G = f(2C) - f(C)``, the gain of the next doubling
-past the last compute ``C``, clears the threshold ``T``. A curve carries two estimates of it:
-
-* the fitted laws' extrapolation (:func:`saturate.analysis.quantities.gain_per_doubling`), whose
-  interval holds the bootstrap, the fit's own rolling-origin extrapolation error and the seed
-  spread;
-* the recent trend's slope per doubling (:func:`saturate.analysis.evidence.trend_test`): the gain
-  of the next doubling if the last one repeats, with an autocorrelation-robust interval (after a
-  collapse, the trend since the drop: the drop itself does not repeat). A bending curve does not
-  repeat its last doubling: the standard error also carries how much the slope per doubling
-  changed from the doubling before (beyond the two slopes' own errors), so on a curve that is
-  clearly leveling off the fit, which sees the bend, outweighs the trend.
-
-They err in different ways (the fit can bend into a plateau too early, the trend ignores the
-slowdown ahead), and their errors are treated as independent (the fit's error also carries how far
-its own slope over the trend's window misses the trend: the laws are monotone, so on a curve that
-has turned the fit cannot see the turn): the curve's own estimate is their
-precision-weighted mean (the posterior mean under a flat prior), with standard error
-``1 / sqrt(1 / se_fit^2 + 1 / se_trend^2)``. Standard errors are read off the reported intervals
-(half-width over the normal quantile of the confidence).
-
-A metric with a domain (a rate in [0, 1]) cannot gain beyond its bound: ``lower`` and ``upper``
-bound the gain (larger-is-better scale) by the distance from the current level to the domain's
-ends, and :mod:`saturate.analysis.decision` censors the gain's distribution to them.
-
-An :class:`Outlook` is a pure function of one curve's analysis; sibling curves are combined in
-:mod:`saturate.analysis.pooling`.
+Two estimates: the fitted laws' extrapolation (its interval holds the bootstrap, the fit's
+rolling-origin error, the seed spread and how far the fit's recent slope misses the trend) and
+the recent trend's slope per doubling (after a collapse, since the drop; its error also carries
+how much the slope changed from the doubling before). They err in different ways and are combined
+by precision (:func:`combine`). ``lower`` / ``upper`` bound the gain by the metric's domain.
 """
 
 from __future__ import annotations
@@ -49,16 +27,11 @@ class Outlook:
     """One curve's evidence about the gain of its next doubling (larger-is-better scale, metric
     units per doubling).
 
-    ``scale`` is the curve's smoothed observed range (the unit siblings are pooled in), ``level``
-    the current level in the metric's own units and direction (the fit at the last compute, or
-    the mean of the last tenth of the points without a fit). ``fit_se`` / ``trend_se`` are
-    ``inf`` when that estimate is missing. ``lower`` / ``upper``: the gain the metric's domain
-    allows (``-inf`` / ``inf`` without a domain). ``noise``: point-to-point noise (standard
-    deviation); ``noise_range``: the smoothed range pure noise of that size typically shows;
-    ``doublings``: ``log2`` of the last over the first positive compute; ``fit_roi``: the
-    fit's own ROI at the last compute and ``fit_knee`` its knee (NaN: none), kept here since a
-    call may report others. ``recent_gain``, ``recent_change``, ``drawdown``: what the last
-    quarter of the points did (:class:`~saturate.analysis.evidence.RecentStretch`).
+    ``scale``: the smoothed observed range (the unit siblings pool in); ``level``: the current
+    level in the metric's own units (the fit at the last compute, else the mean of the last
+    tenth); ``fit_se`` / ``trend_se``: ``inf`` when missing; ``lower`` / ``upper``: the gain the
+    domain allows; ``noise_range``: the smoothed range pure noise typically shows; ``doublings``:
+    ``log2`` of last over first positive compute; ``fit_roi`` / ``fit_knee``: the fit's own.
     """
 
     threshold: float
@@ -82,17 +55,15 @@ class Outlook:
 
     @property
     def pace(self) -> float:
-        """The curve's mean gain per doubling so far in size: its observed range over the
-        doublings of compute it spans (NaN without at least a fraction of a doubling)."""
+        """The observed range over the doublings of compute it spans (NaN without doublings)."""
         if not (math.isfinite(self.doublings) and self.doublings > 0):
             return math.nan
         return self.scale / self.doublings
 
     @property
     def moved(self) -> bool:
-        """False when the observed range is within what the point-to-point noise alone would
-        show (:func:`saturate.analysis.quantities.noise_range`): the threshold, a share of that
-        range, then measures noise, not progress."""
+        """False when the observed range is within what its noise alone would show: the
+        threshold, a share of that range, then measures noise."""
         return not (math.isfinite(self.noise_range) and self.scale < self.noise_range)
 
     @property
@@ -127,18 +98,14 @@ class Outlook:
 
 
 def combine(o: Outlook) -> tuple[float, float]:
-    """Precision-weighted mean of the fit's and the trend's gain, and its standard error.
-
-    A zero standard error (a curve without noise) is floored at ``1e-9`` of the scale so the
-    weights stay finite. ``(nan, inf)`` when neither estimate is usable. Worked out over
-    :func:`~saturate.fit.scaling.pow2_scale` of the scale (squares of 1e300 overflow).
-    """
+    """Precision-weighted mean of the fit's and the trend's gain, and its standard error
+    (``(nan, inf)`` when neither is usable). Standard errors are floored at ``1e-9`` of the scale;
+    worked out over :func:`~saturate.fit.scaling.pow2_scale` (squares of 1e300 overflow)."""
     u = pow2_scale(o.scale) if math.isfinite(o.scale) and o.scale > 0 else 1.0
     floor = 1e-9 * o.scale / u if math.isfinite(o.scale) and o.scale > 0 else 1e-300
-    parts = [
-        (g / u, max(s / u, floor)) for g, s in ((o.fit_gain, o.fit_se), (o.trend_gain, o.trend_se))
-        if math.isfinite(g) and math.isfinite(s)
-    ]
+    parts = [(g / u, max(s / u, floor)) for g, s in ((o.fit_gain, o.fit_se),
+                                                      (o.trend_gain, o.trend_se))
+             if math.isfinite(g) and math.isfinite(s)]
     if not parts:
         return math.nan, math.inf
     w = [1.0 / (s * s) for _, s in parts]
@@ -171,8 +138,7 @@ def check_domain(domain: tuple[float, float] | None) -> tuple[float, float] | No
 
 
 def bounded_by(o: Outlook, domain: tuple[float, float] | None) -> Outlook:
-    """``o`` with the gain bounded by the metric's ``domain`` (the level held inside it); ``o``
-    itself without a domain."""
+    """``o`` with the gain bounded by the metric's ``domain`` (the level held inside it)."""
     dom = check_domain(domain)
     if dom is None:
         return o
@@ -198,9 +164,8 @@ def _current_level(analysis: CurveAnalysis) -> float:
 
 
 def _persistence_trend(analysis: CurveAnalysis, pts, confidence: float) -> Trend | None:
-    """The recent trend as an estimate of the next doubling; after a collapse, the trend of the
-    points since the drop (:func:`saturate.analysis.evidence.post_drop_trend`): a stretch that
-    straddles the drop measures the drop, which does not repeat, not the pace since."""
+    """The recent trend as an estimate of the next doubling; after a collapse, the trend since
+    the drop (the drop itself does not repeat)."""
     if analysis.collapse is None:
         return analysis.trend
     from saturate.analysis.evidence import post_drop_trend
@@ -212,10 +177,9 @@ def _persistence_trend(analysis: CurveAnalysis, pts, confidence: float) -> Trend
 
 
 def _curvature_sd(analysis: CurveAnalysis, pts, trend: Estimate, confidence: float) -> float:
-    """How much the slope per doubling changed from the doubling before the last to the last,
-    beyond what the two slopes' own errors explain (method of moments, >= 0, as a standard
-    deviation): the error the persistence forecast made last time, and the bias it carries on a
-    bending curve (0 after a collapse, or without the earlier slope)."""
+    """How much the slope per doubling changed from the doubling before, beyond the two slopes'
+    own errors (method of moments, as a standard deviation): the persistence forecast's error on
+    a bending curve (0 after a collapse, or without the earlier slope)."""
     if analysis.collapse is not None:
         return 0.0
     from saturate.analysis.evidence import trend_test
@@ -236,11 +200,9 @@ def _curvature_sd(analysis: CurveAnalysis, pts, trend: Estimate, confidence: flo
 
 
 def _misfit_sd(analysis: CurveAnalysis, pts, confidence: float) -> float:
-    """How far the fitted curve's own slope over the trend's window misses the trend, beyond
-    the trend's own error (method of moments, >= 0, as a standard deviation): the laws are
-    monotone, so on a curve that has turned (a decline over the last third of a run logged in
-    steps) the fit's extrapolation carries this error too, and must not outweigh the trend
-    that sees the turn (0 after a collapse, or without a fit or a trend)."""
+    """How far the fit's own slope over the trend's window misses the trend, beyond the trend's
+    error (method of moments, as a standard deviation): the monotone laws cannot see a turn, so
+    the fit must not outweigh the trend there (0 after a collapse, or without fit or trend)."""
     tr, fit = analysis.trend, analysis.fit
     if tr is None or fit is None or analysis.collapse is not None:
         return 0.0
@@ -262,14 +224,10 @@ def _misfit_sd(analysis: CurveAnalysis, pts, confidence: float) -> float:
     return u * math.sqrt(d2) if d2 > 0 else 0.0
 
 
-def outlook_of(
-    analysis: CurveAnalysis,
-    domain: tuple[float, float] | None = None,
-    confidence: float = 0.9,
-    seed: int = 0,
-) -> Outlook | None:
-    """The :class:`Outlook` of an analysed curve; ``None`` when it has no threshold or scale
-    (too few points, a constant curve). ``seed`` seeds the noise-range simulation."""
+def outlook_of(analysis: CurveAnalysis, domain: tuple[float, float] | None = None,
+               confidence: float = 0.9, seed: int = 0) -> Outlook | None:
+    """The :class:`Outlook` of an analysed curve; None without a threshold or scale. ``seed``
+    seeds the noise-range simulation."""
     t = analysis.threshold
     if analysis.points is None or not (math.isfinite(t) and t > 0):
         return None

@@ -1,10 +1,8 @@
 """The parts of a read made ready for the verdicts, one part (whole runs) at a time.
 
-Each part (a :class:`~saturate.table.table.Table` on its x axis, as ingest decided it) is cut by
-metric role (:mod:`saturate.vocabulary.roles`): the objectives go on to the engine, the other
-metrics are kept for their summary and the diagnostics. What needs every part (the run facts, the
-metrics without a verdict) is gathered on the way and settled once the last part is read, so a
-read in parts says what the same read in one piece says.
+Each part is cut by metric role (:mod:`saturate.vocabulary.roles`): the objectives go on to the
+engine, the other metrics are kept for their summary. What needs every part (run facts, roles) is
+gathered on the way, so a read in parts says what the same read in one piece says.
 """
 
 from __future__ import annotations
@@ -14,10 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import pandas as pd
 
 from saturate.table.axis import ComputeAxis
-from saturate.table.run_table import (
-    merge_facts,
-    run_facts,
-)
+from saturate.table.run_table import merge_facts, run_facts
 from saturate.table.table import Table, concat_tables
 from saturate.vocabulary.roles import split_by_role
 
@@ -62,8 +57,7 @@ class PreparedParts:
         return pd.concat(frames, ignore_index=True)
 
     def other_points(self) -> Table | None:
-        """The points of the metrics without a verdict as one Table on the read's axis, or
-        ``None``."""
+        """The points of the metrics without a verdict as one Table on the read's axis, or None."""
         if not self.others:
             return None
         out = concat_tables(self.others)

@@ -1,11 +1,8 @@
 """The two kinds of local pool the engine runs curves on, and which one this process uses.
 
-A program that goes on after an analysis (a notebook, a script that calls
-:func:`saturate.analyze` again) keeps a pool of fresh processes, reused across calls (joblib's
-loky executor): each pays its imports and compiled kernels once. A one-shot command says so
-(:func:`forked_workers`, as the CLI does); on Linux its workers are then forked from it, start
-with its imports and kernels already loaded, in milliseconds instead of seconds, and end with
-the call, so even a few dozen curves are worth spreading over the cores.
+A long-lived program (a notebook) reuses a pool of fresh processes across calls (joblib's loky).
+A one-shot command says so (:func:`forked_workers`, as the CLI does): on Linux its workers are
+then forked, start with its imports and compiled kernels loaded, and end with the call.
 """
 
 from __future__ import annotations
@@ -21,8 +18,7 @@ _FORK = {"on": False}
 
 
 def forked_workers(on: bool = True) -> None:
-    """Say that this process runs one command and then ends: its pools fork their workers from
-    it where the system can (Linux)."""
+    """Say that this process runs one command and ends: its pools fork their workers (Linux)."""
     _FORK["on"] = bool(on) and sys.platform.startswith("linux")
 
 
@@ -41,9 +37,8 @@ def forked_pool(workers: int) -> ProcessPoolExecutor:
 
 
 def _forked_child() -> None:
-    """A forked worker: Ctrl-C (sent to the whole process group) is the command's to handle,
-    which stops its workers; SIGTERM ends a worker at once; standard streams opened afresh, so
-    no lock a thread of the parent held at the fork (a progress bar's) is inherited."""
+    """A forked worker: Ctrl-C is the parent command's to handle, SIGTERM ends it at once, and
+    its standard streams are opened afresh (no lock a parent thread held at the fork)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for name, fd in (("stdout", 1), ("stderr", 2)):
@@ -54,8 +49,7 @@ def _forked_child() -> None:
 
 
 def stop(executor: Executor) -> None:
-    """End a forked pool now: its workers killed (not left to finish their batches while the
-    command exits), waiting batches cancelled."""
+    """End a forked pool now: workers killed, waiting batches cancelled."""
     terminate = getattr(executor, "terminate_workers", None)  # Python 3.14
     if terminate is not None:
         terminate()

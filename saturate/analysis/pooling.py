@@ -1,28 +1,10 @@
-"""Pooling sibling curves: what the seeds and sibling runs of one experiment say about a member's
-next doubling.
-
-Seeds of one configuration (and, more loosely, sibling runs of one task) share their shape: at
-the same point of training they gain about the same share of the ground they have covered. A
-single noisy run's own estimate of its next doubling is poor; its siblings' estimates are
+"""Pooling sibling curves (seeds of one configuration): their estimates of the next doubling are
 independent measurements of nearly the same thing.
 
-The model is the normal random-effects model of meta-analysis, in units of each curve's own
-observed range ``R`` (so curves of different scale pool, and the threshold ``T`` is the same
-share of ``R`` for all): curve ``j``'s own estimate ``g_j / R_j`` (see
-:class:`~saturate.analysis.outlook.Outlook`) measures its true relative gain ``theta_j`` with
-standard error ``s_j / R_j``, and ``theta_j ~ N(mu, tau^2)`` across the group. ``mu`` and
-``tau^2`` are estimated from the *other* members (leave-one-out, so a curve's prior does not
-reuse its own data) by DerSimonian-Laird; the prior of a member's ``theta`` is then
-``N(mu_hat, tau^2 + var(mu_hat))``, and the member's posterior combines it with its own estimate
-(empirical Bayes). Heterogeneous siblings give a large ``tau^2`` and the prior barely moves a
-curve; agreeing siblings pull a noisy curve toward the group.
-
-Above the groups sits an optional population prior (:class:`PopulationPrior`): what learning
-curves in general gain per doubling relative to their range. It shrinks a group's mean (a group
-of two or three siblings says little) and is the prior of a curve without siblings.
-
-Everything here is a pure function of :class:`Outlook` values, so a distributed analysis can
-compute the outlooks per curve, the group priors in one reduction, and the decisions per curve.
+A normal random-effects model in units of each curve's observed range: ``theta_j ~ N(mu, tau^2)``,
+estimated by DerSimonian-Laird from the *other* members (leave-one-out), optionally shrunk toward
+a :class:`PopulationPrior`; each member's posterior combines that prior with its own estimate
+(empirical Bayes). Pure functions of :class:`Outlook` values (map, reduce, map).
 """
 
 from __future__ import annotations
@@ -51,9 +33,8 @@ def _relative(o: Outlook) -> tuple[float, float] | None:
 def group_prior(
     siblings: Sequence[Outlook | None], population: PopulationPrior | None = None
 ) -> GroupPrior | None:
-    """DerSimonian-Laird random-effects estimate from the siblings' relative gains, its mean
-    shrunk toward the population prior when one is given. With fewer than
-    :data:`MIN_SIBLINGS` informative siblings: the population prior alone (None without one)."""
+    """DerSimonian-Laird estimate from the siblings' relative gains, its mean shrunk toward the
+    population prior if given; below :data:`MIN_SIBLINGS`, the population prior alone (or None)."""
     rel = [r for r in (_relative(o) for o in siblings if o is not None) if r is not None]
     if len(rel) < MIN_SIBLINGS:
         return population.as_prior() if population is not None else None
@@ -95,8 +76,7 @@ def leave_one_out_priors(
 
 def posterior(o: Outlook, prior: GroupPrior | None) -> tuple[float, float]:
     """The curve's gain per doubling given its own estimate and its group's prior: mean and
-    standard deviation in metric units (the curve's own estimate without a prior, the prior's
-    alone when the curve has no estimate of its own)."""
+    standard deviation in metric units (either alone when the other is missing)."""
     g, s = o.gain, o.se
     rel = _relative(o)
     if prior is None or not (prior.var > 0 and math.isfinite(prior.var)):

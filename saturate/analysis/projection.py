@@ -1,16 +1,9 @@
 """Forecasts beyond the last compute from the call's gain distribution, so the forecasts, the gain
 per doubling and the verdict tell one story.
 
-The forecast at ``k C`` (``h = log2 k`` doublings ahead) is the current level plus the gain the
-call expects: ``level + E[G] * r(h)``, where ``G`` is the next doubling's gain behind the call
-(:func:`saturate.analysis.decision.decide`: the curve's own estimate, pooled with its siblings,
-bounded by the metric's domain) and ``r(h)`` how the gain accumulates over ``h`` doublings:
-the fitted laws' own shape ``(f(kC) - f(C)) / (f(2C) - f(C))`` when it is defined, held to
-``[1, h]`` (a curve whose gain per doubling shrinks, as every saturating law's does, gains at
-least the next doubling's and at most ``h`` times it); ``h`` without a fit (the recent pace
-repeats). At ``k = 2`` the forecast is exactly ``level + E[G]``: the reported gain per doubling
-is the difference of the forecasts at ``C`` and ``2C``. The interval is the gain's interval
-scaled the same way. Forecasts stay inside the metric's domain.
+The forecast ``h`` doublings ahead is ``level + E[G] * r(h)``: ``G`` the call's next-doubling gain
+(:func:`saturate.analysis.decision.decide`), ``r(h)`` the fit's shape ``(f(kC) - f(C)) / (f(2C) -
+f(C))`` held to ``[1, h]`` (``h`` without a fit). At ``k = 2`` it is exactly ``level + E[G]``.
 """
 
 from __future__ import annotations
@@ -27,9 +20,8 @@ Shape = Callable[[float], float]
 
 
 def accumulation(h: float, first: float, ahead: float) -> float:
-    """``r(h)``: the gain over ``h`` doublings over the next doubling's, from the fit's gain
-    over the next doubling (``first``) and over the ``h`` ahead (``ahead``); ``h`` when the
-    fit's shape is undefined (no fit, or a fit that does not rise over the next doubling)."""
+    """``r(h)``: the fit's gain over ``h`` doublings (``ahead``) over its gain over the next one
+    (``first``), held to ``[1, h]``; ``h`` when that shape is undefined (no fit, or no rise)."""
     if h <= 1.0:
         return max(h, 0.0)
     if not (math.isfinite(first) and math.isfinite(ahead) and first > 0):
@@ -37,13 +29,8 @@ def accumulation(h: float, first: float, ahead: float) -> float:
     return min(max(ahead / first, 1.0), h)
 
 
-def project(
-    outlook: Outlook,
-    decision: Decision,
-    points: tuple[ForecastPoint, ...],
-    compute_last: float,
-    shape: Shape | None = None,
-) -> tuple[ForecastPoint, ...]:
+def project(outlook: Outlook, decision: Decision, points: tuple[ForecastPoint, ...],
+            compute_last: float, shape: Shape | None = None) -> tuple[ForecastPoint, ...]:
     """The forecasts at the computes of ``points`` beyond ``compute_last`` (others unchanged)."""
     g = decision.gain
     if not math.isfinite(g.value):

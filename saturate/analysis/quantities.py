@@ -1,6 +1,6 @@
 """Quantities of one fitted curve on the larger-is-better scale: threshold, gain per doubling, ROI
-and its stage, knee, stop point, forecasts and headroom. Pure functions of a prediction function
-(and its bootstrap draws)."""
+(``d ln(f(C) - R0) / d ln C``) and its stage, knee, stop point, forecasts and headroom. Pure
+functions of a prediction function (and its bootstrap draws)."""
 
 from __future__ import annotations
 
@@ -21,28 +21,20 @@ from saturate.analysis.constants import (
 )
 from saturate.analysis.settings import AnalysisSettings, gain_of
 from saturate.fit.scaling import pow2_scale
-from saturate.results import (
-    Direction,
-    Estimate,
-    ForecastPoint,
-    Stage,
-)
+from saturate.results import Direction, Estimate, ForecastPoint, Stage
 from saturate.vocabulary.direction import signed
 from saturate.vocabulary.domains import metric_domain
 
 
 def smoothing_window(n: int) -> int:
-    """Points in the light centred rolling mean through which a curve of ``n`` points is read
-    (its range, where it plateaued): a tenth of them, at least 3, at most ``n``."""
+    """Points in the centred rolling mean a curve of ``n`` points is read through: ``n // 10``,
+    at least 3, at most ``n``."""
     return min(n, max(3, n // 10))
 
 
 def smoothed_range(values: np.ndarray) -> float:
-    """Range of the curve after a light centred rolling mean (window :func:`smoothing_window`).
-
-    Smoothing keeps one noisy evaluation from setting the scale the threshold is a share of.
-    The rolling sums run on the values over :func:`~saturate.fit.scaling.pow2_scale`.
-    """
+    """Range of the curve after a centred rolling mean (:func:`smoothing_window`), so one noisy
+    evaluation does not set the scale the threshold is a share of."""
     y = np.asarray(values, dtype=float)
     if y.size == 0:
         return math.nan
@@ -53,12 +45,9 @@ def smoothed_range(values: np.ndarray) -> float:
 
 
 def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
-    """The median :func:`smoothed_range` of ``n`` points of pure Gaussian noise with standard
-    deviation ``sigma``: the range a curve that never moved typically shows. Simulated (the
-    smoothing's overlapping windows and partial edges have no simple closed form) with its own
-    seeded generator, so it is deterministic; the range is proportional to ``sigma``. Beyond
-    :data:`~saturate.analysis.constants.NOISE_RANGE_SIM_POINTS` points the range simulated at that length
-    is scaled by ``sqrt`` of the ratio of the smoothing windows (memory stays bounded)."""
+    """The median :func:`smoothed_range` of ``n`` points of Gaussian noise with sd ``sigma``: the
+    range a curve that never moved typically shows. Simulated (no closed form) with a seeded
+    generator; beyond ``NOISE_RANGE_SIM_POINTS`` scaled by the windows' ``sqrt`` ratio."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
     if n > NOISE_RANGE_SIM_POINTS:
@@ -70,9 +59,7 @@ def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
-    """:func:`noise_range` for ``sigma = 1``; it depends on the curve's length only, so curves
-    of the same length share one simulation (h7-fitspeed: it was 100 pandas rolling means per
-    curve)."""
+    """:func:`noise_range` for ``sigma = 1``: cached, curves of one length share a simulation."""
     rng = np.random.default_rng(seed)
     w = smoothing_window(n)
     noise = pd.DataFrame(rng.standard_normal((n, draws)))
@@ -81,8 +68,7 @@ def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
 
 
 def threshold_spec(metric: str, settings: AnalysisSettings) -> tuple[float | str, str | None]:
-    """The ``min_gain`` that applies to ``metric``, and the ``thresholds`` glob that set it (None:
-    the general ``min_gain``)."""
+    """The ``min_gain`` that applies to ``metric``, and the ``thresholds`` glob that set it."""
     for pattern, s in settings.thresholds.items():
         if fnmatch.fnmatchcase(metric, pattern):
             return s, pattern
@@ -91,9 +77,7 @@ def threshold_spec(metric: str, settings: AnalysisSettings) -> tuple[float | str
 
 def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings) -> None:
     """A :class:`~saturate.errors.SettingsError` when the threshold for ``metric`` is in metric
-    units and larger than the metric's domain (``[0, 1]`` for an accuracy) or, without one, than
-    every value it takes from zero: no doubling could ever pay, so ``3`` was surely meant as
-    ``3%`` (a share of the observed range)."""
+    units and wider than its domain (or its values from zero): ``3`` was surely meant as ``3%``."""
     spec, pattern = threshold_spec(metric, settings)
     value, pct = gain_of(spec)
     if pct or not value > 0:
@@ -142,18 +126,10 @@ def _quantiles(x: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def gain_per_doubling(
-    predict: Predict,
-    samples: Predict | None,
-    compute: float,
-    confidence: float = 0.9,
-    extra_se: float = 0.0,
-) -> Estimate:
-    """``f(2C) - f(C)`` with an interval from the bootstrap draws.
-
-    ``extra_se`` (the spread of the last-doubling gain across seeds) widens the interval in
-    quadrature, as a normal term with the same confidence.
-    """
+def gain_per_doubling(predict: Predict, samples: Predict | None, compute: float,
+                      confidence: float = 0.9, extra_se: float = 0.0) -> Estimate:
+    """``f(2C) - f(C)`` with an interval from the bootstrap draws, widened in quadrature by the
+    normal term ``extra_se``."""
     at = np.array([compute, 2.0 * compute])
     p = np.asarray(predict(at), dtype=float)
     g = float(p[1] - p[0])
@@ -176,11 +152,8 @@ def gain_per_doubling(
 def share_above(
     samples: Predict | None, compute: float, threshold: float, extra_se: float = 0.0
 ) -> float | None:
-    """Share of the bootstrap draws whose gain per doubling ``f(2C) - f(C)`` exceeds the threshold.
-
-    With ``extra_se`` (seed spread) each draw counts by its normal probability of clearing it.
-    ``None`` without at least two finite draws.
-    """
+    """Share of the bootstrap draws whose ``f(2C) - f(C)`` exceeds the threshold (each by its
+    normal probability with ``extra_se``); None without two finite draws."""
     if samples is None or not math.isfinite(threshold):
         return None
     s = np.asarray(samples(np.array([compute, 2.0 * compute])), dtype=float)
@@ -196,17 +169,12 @@ def share_above(
 
 
 def elasticity(predict: Predict, compute: float | np.ndarray, r0: float) -> np.ndarray:
-    """ROI ``d ln(f(C) - R0) / d ln C`` by a central difference on log compute.
-
-    NaN where the curve is not above its starting level (the logarithm is undefined there); a
-    falling curve above R0 gives a negative value.
-    """
+    """ROI ``d ln(f(C) - R0) / d ln C`` by a central difference on log compute; NaN where the
+    curve is not above R0, unless it falls there (negative)."""
     c = np.atleast_1d(np.asarray(compute, dtype=float))
     h = 0.05
-    slope = (
-        np.asarray(predict(c * math.exp(h)), dtype=float)
-        - np.asarray(predict(c * math.exp(-h)), dtype=float)
-    ) / (2.0 * h)
+    slope = (np.asarray(predict(c * math.exp(h)), dtype=float)
+             - np.asarray(predict(c * math.exp(-h)), dtype=float)) / (2.0 * h)
     mid = np.asarray(predict(c), dtype=float) - r0
     # The floor under |mid| is 1e-12 in the curve's units, over pow2_scale for extreme units.
     tiny = 1e-12 * pow2_scale(slope, mid)
@@ -233,9 +201,8 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
 
 
 def roi_stage(roi: float) -> Stage:
-    """The practitioners' stage for an ROI value (limits in :mod:`saturate.analysis.constants`). Stage
-    names never reuse a verdict's words (the stage below 0.3 is ``plateau``, not "saturation",
-    which read as a second verdict next to ``slowing``)."""
+    """The practitioners' stage for an ROI value (limits in :mod:`saturate.analysis.constants`);
+    names never reuse a verdict's words."""
     if roi is None or not math.isfinite(roi):
         return "unknown"
     if roi < 0:
@@ -254,10 +221,8 @@ def _grid(first: float, last: float, n: int = 200) -> np.ndarray:
 
 
 def find_knee(predict: Predict, r0: float, first: float, last: float) -> float | None:
-    """Where the ROI fell below :data:`KNEE_ROI` for good: the start of the stretch below it that
-    runs to ``last``, after a point at or above it. None while the ROI at ``last`` is still at or
-    above it (the curve is before its knee: a dip that recovered is no knee), so a knee is never
-    reported on a curve still in its initial or transition stage."""
+    """Where the ROI fell below :data:`KNEE_ROI` for good (the stretch below it running to
+    ``last``); None while the ROI at ``last`` is still at or above it."""
     if not (first > 0 and last > first):
         return None
     grid = _grid(first, last)
@@ -273,8 +238,8 @@ def find_knee(predict: Predict, r0: float, first: float, last: float) -> float |
 
 
 def _first_crossing(gains: np.ndarray, grid: np.ndarray, threshold: float) -> np.ndarray:
-    """Per row, the first compute where the gain falls below threshold (inf if never), refined by
-    linear interpolation on log compute between the two grid points around the crossing."""
+    """Per row, the first compute where the gain falls below threshold (inf if never),
+    interpolated on log compute."""
     g2 = np.atleast_2d(gains)
     # Only a fall counts: points before the gain first reaches the threshold are skipped.
     below = (g2 < threshold) & (np.cumsum(g2 >= threshold, axis=-1) > 0)
@@ -292,21 +257,10 @@ def _first_crossing(gains: np.ndarray, grid: np.ndarray, threshold: float) -> np
     return out if np.ndim(gains) > 1 else out[0]
 
 
-def find_stop_point(
-    predict: Predict,
-    samples: Predict | None,
-    first: float,
-    horizon: float,
-    threshold: float,
-    confidence: float = 0.9,
-) -> Estimate | None:
-    """Compute where ``f(2c) - f(c)`` first falls below the threshold after having reached it,
-    searched up to ``horizon``.
-
-    The interval comes from the same search on each bootstrap draw; a bound beyond the horizon is
-    NaN and marks the estimate as not identified. ``None`` when the fit never falls below the
-    threshold within the horizon, or never reached it.
-    """
+def find_stop_point(predict: Predict, samples: Predict | None, first: float, horizon: float,
+                    threshold: float, confidence: float = 0.9) -> Estimate | None:
+    """Compute where ``f(2c) - f(c)`` first falls below the threshold after reaching it, up to
+    ``horizon`` (None if never); interval from the draws, a bound beyond the horizon NaN."""
     if not (first > 0 and horizon > first and math.isfinite(threshold)):
         return None
     grid = _grid(first, horizon)
@@ -331,8 +285,7 @@ def stop_point_note(
     verdict: str, stop: Estimate | None, compute_last: float, gain: Estimate | None,
     threshold: float,
 ) -> str:
-    """Why a curve still said to pay has a stop point before its last compute: the fitted gain
-    dipped below the threshold and recovered, or other evidence decided. Empty otherwise."""
+    """Why a curve still said to pay has a stop point before its last compute ("" otherwise)."""
     if stop is None or not stop.value < compute_last or verdict not in ("scaling", "slowing"):
         return ""
     at = f"the fitted gain per doubling fell below the threshold at compute {stop.value:.4g}"
@@ -343,27 +296,15 @@ def stop_point_note(
 
 
 def honest_forecast(
-    points: tuple[ForecastPoint, ...],
-    compute_last: float,
-    level: float,
-    extra_se: float,
-    confidence: float = 0.9,
-    domain: tuple[float, float] | None = None,
+    points: tuple[ForecastPoint, ...], compute_last: float, level: float, extra_se: float,
+    confidence: float = 0.9, domain: tuple[float, float] | None = None,
 ) -> tuple[ForecastPoint, ...]:
     """Forecasts that carry the extrapolation error and do not outrun their own evidence.
 
-    Beyond the data the interval is widened, in quadrature, by ``extra_se`` (the fit's measured
-    error per doubling, see :attr:`saturate.fit.result.CurveFit.extrapolation_se`, and the seed
-    spread) times the number of doublings ahead. The forecast increment ``d = f(kC) - f(C)`` is
-    then shrunk toward the current level by ``d^2 / (d^2 + se^2)`` (``se`` the increment's
-    standard error): the posterior mean under a normal prior on the increment with variance
-    ``d^2``, so an extrapolation that cannot be told from "no change" (a wild law, a noisy curve)
-    forecasts close to the last level, and a well-determined one is barely moved. The interval
-    always holds the point forecast; with a ``domain`` the widening is made where the domain is
-    the whole line (:func:`~saturate.vocabulary.domains.widen_within`), so the band stays in it.
-    The shrinkage is worked out over
-    :func:`~saturate.fit.scaling.pow2_scale` of ``d`` and ``se`` (their squares would overflow or
-    underflow in extreme units).
+    The interval is widened in quadrature by ``extra_se`` per doubling ahead, and the increment
+    ``d = f(kC) - f(C)`` shrunk toward the level by ``d^2 / (d^2 + se^2)`` (the posterior mean
+    under a ``N(0, d^2)`` prior), so an extrapolation indistinguishable from "no change" stays
+    near the last level. With a ``domain`` the band stays inside it (:func:`widen_within`).
     """
     if not (math.isfinite(level) and compute_last > 0):
         return points
@@ -401,9 +342,8 @@ def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estim
     """Distance from the current level to the asymptote, on the larger-is-better scale."""
     if asymptote is None or not math.isfinite(asymptote.value):
         return Estimate(math.nan, identified=False)
-    a = signed(np.array([asymptote.value, asymptote.lo, asymptote.hi]), direction) - signed(
-        current, direction
-    )
+    a = (signed(np.array([asymptote.value, asymptote.lo, asymptote.hi]), direction)
+         - signed(current, direction))
     lo, hi = (min(a[1], a[2]), max(a[1], a[2])) if np.isfinite(a[1:]).all() else (math.nan,) * 2
     return Estimate(float(a[0]), float(lo), float(hi), identified=bool(asymptote.identified))
 
@@ -411,12 +351,9 @@ def headroom(asymptote: Estimate, current: float, direction: Direction) -> Estim
 def widen_within(
     value: float, lo: float, hi: float, extra: float, domain: tuple[float, float] | None = None
 ) -> tuple[float, float]:
-    """The interval ``[lo, hi]`` around ``value`` widened in quadrature by ``extra`` (a normal
-    half-width), inside the domain: the widening is made on the scale where the domain is the
-    whole line (logit of the position in a bounded domain, log of the distance to a single
-    bound), with ``extra`` carried there by the derivative at ``value`` (the delta method). So
-    a forecast near a bound gets an asymmetric band that approaches the bound but never
-    crosses it; without a domain the widening is the plain one."""
+    """``[lo, hi]`` around ``value`` widened in quadrature by ``extra``, on the scale where the
+    domain is the whole line (logit, or log of the distance to one bound; delta method), so a
+    band near a bound approaches it but never crosses it."""
     if domain is None or not (extra > 0) or not math.isfinite(value):
         return value - math.hypot(value - lo, extra), value + math.hypot(hi - value, extra)
     to, back, slope = _unbounded_scale(domain)
@@ -429,8 +366,8 @@ def widen_within(
 def _unbounded_scale(
     domain: tuple[float, float],
 ) -> tuple[Callable[[float], float], Callable[[float], float], Callable[[float], float]]:
-    """The map from the domain to the whole line, its inverse and its derivative. Points at a
-    bound are taken a hair inside it (1e-12 of the domain's width, or of the value's size)."""
+    """The map from the domain to the whole line, its inverse and its derivative (points at a
+    bound taken 1e-12 inside it)."""
     a, b = float(domain[0]), float(domain[1])
     if math.isfinite(a) and math.isfinite(b):
         w = b - a

@@ -1,17 +1,9 @@
 """From a curve's analysis to its final call: outlook, group prior, decision, verdict and reasons.
 
-:func:`refine` is a pure function of (one curve's analysis, its group prior, settings): the
-per-curve work (fitting, trend, collapse) is done once by
-:func:`saturate.analysis.curve.analyze_curve`; the priors of a table's groups are computed from
-the outlooks of all its curves (:func:`saturate.analysis.pooling.leave_one_out_priors`); then
-each curve is refined on its own. A distributed analysis runs the three steps as map, reduce,
-map.
-
-The verdict follows the call of :mod:`saturate.analysis.decision`: "pays" is ``scaling`` before
-the knee (ROI >= 0.8) and ``slowing`` past it; "does not pay" is ``regressing`` when the curve
-has collapsed or its recent trend falls by more than the threshold at the chosen confidence,
-``saturated`` otherwise; no call is ``inconclusive``. Curves the analysis could not judge at all
-(too few points, constant) keep their ``inconclusive`` verdict.
+:func:`refine` is a pure function of (one curve's analysis, its group prior, settings), so a
+distributed analysis runs analyse, group priors, refine as map, reduce, map. "Pays" is
+``scaling`` before the knee and ``slowing`` past it; "does not pay" is ``regressing`` after a
+collapse or a significant fall, ``saturated`` otherwise; no call is ``inconclusive``.
 """
 
 from __future__ import annotations
@@ -20,6 +12,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,23 +24,20 @@ from saturate.analysis.outlook import Outlook, bounded_by, outlook_of
 from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
 from saturate.analysis.quantities import roi_stage, stop_point_note
-from saturate.results import CurveAnalysis, Estimate, ForecastPoint, Stage, Verdict
+from saturate.results import CurveAnalysis, ForecastPoint, Stage, Verdict, format_estimate
 
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")
 """Base reasons that stay true whatever the call (they describe the data, not a conclusion)."""
 
 
-def _fmt(e: Estimate) -> str:
-    if math.isfinite(e.lo) and math.isfinite(e.hi):
-        return f"{e.value:.3g} [{e.lo:.3g}, {e.hi:.3g}]"
-    return f"{e.value:.3g}"
+_fmt = partial(format_estimate, missing=None, unidentified="")
+"""``0.05 [0.03, 0.07]``, the interval only when it is known."""
 
 
 def _roi(analysis: CurveAnalysis, o: Outlook, gain: float) -> tuple[float, str]:
-    """The ROI that places a passing curve before or past the knee, and where it comes from:
-    the fit's when the fit holds at least 90% of the combined precision; otherwise the one the
-    call's gain per doubling implies, ``(gain / ln 2) / (f(C) - R0)`` (the fit's extrapolation,
-    and with it its ROI, is then too imprecise to place the knee on its own)."""
+    """The ROI that places a passing curve before or past the knee, and where it comes from: the
+    fit's when the fit holds :data:`SOLE_SHARE` of the precision, else the one the call's gain
+    implies, ``(gain / ln 2) / (f(C) - R0)``."""
     share = _precision_share(o)
     fit = analysis.fit
     fit_alone = math.isfinite(o.fit_se) and not math.isfinite(o.trend_se)
@@ -71,20 +61,17 @@ def verdict_of(analysis: CurveAnalysis, decision: Decision, outlook: Outlook | N
         roi = analysis.roi if outlook is None else _roi(analysis, outlook, decision.gain.value)[0]
         return "scaling" if math.isfinite(roi) and roi >= KNEE_ROI else "slowing"
     tr = analysis.trend
-    falling = (
-        tr is not None and tr.slope_per_doubling.hi < 0
-        and tr.slope_per_doubling.value < -analysis.threshold
-    )
+    falling = (tr is not None and tr.slope_per_doubling.hi < 0
+               and tr.slope_per_doubling.value < -analysis.threshold)
     # "regressing" says the metric got worse: a collapse, or a fall the call's own gain shares
     down = decision.gain.value < 0
     return "regressing" if analysis.collapse is not None or (falling and down) else "saturated"
 
 
 def stage_of(verdict: Verdict, roi: float) -> Stage:
-    """The ROI stage shown beside a verdict, in the verdict's own story: a curve that pays is
-    before its knee (``initial``/``transition``, by its ROI) or past it (``knee``); one that
-    does not pay is on its ``plateau`` (``negative`` when the ROI is below zero); an
-    inconclusive one has no stage (``unknown``). Never a stage that contradicts the verdict."""
+    """The ROI stage shown beside a verdict, never one that contradicts it: ``initial`` or
+    ``transition`` for scaling, ``knee`` for slowing, ``plateau`` (or ``negative``) for a curve
+    that does not pay, ``unknown`` for inconclusive."""
     stage = roi_stage(roi)
     if verdict == "scaling":
         return stage if stage in ("initial", "transition") else "transition"
@@ -123,24 +110,18 @@ def _head(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
     thr = f"the threshold {t:.3g} ({100.0 * t / o.scale:.3g}% of the observed range {o.scale:.3g})"
     prob = f"P(the next doubling gains at least the threshold) = {d.p_pays:.2f}"
     if d.call is None and not o.moved:
-        return (
-            f"too noisy to say: the curve's observed range {o.scale:.3g} is within what its "
-            f"point-to-point noise {o.noise:.3g} alone would show ({o.noise_range:.3g}), and the "
-            f"gain per doubling {_fmt(d.gain)} straddles {thr}; {prob}"
-        )
+        return (f"too noisy to say: the curve's observed range {o.scale:.3g} is within what its "
+                f"point-to-point noise {o.noise:.3g} alone would show ({o.noise_range:.3g}), and "
+                f"the gain per doubling {_fmt(d.gain)} straddles {thr}; {prob}")
     if verdict == "regressing":
         col, tr = analysis.collapse, analysis.trend
         if col is not None:
-            return (
-                f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
-                f"({col.drop_fraction:.0%} of the range) and has not recovered (since the drop "
-                f"it gains {_fmt(d.gain)} per doubling); {prob}"
-            )
+            return (f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
+                    f"({col.drop_fraction:.0%} of the range) and has not recovered (since the "
+                    f"drop it gains {_fmt(d.gain)} per doubling); {prob}")
         assert tr is not None
-        return (
-            f"recent trend per doubling {_fmt(tr.slope_per_doubling)} is below zero at {pct} "
-            f"confidence and falls by more than {thr}; {prob}"
-        )
+        return (f"recent trend per doubling {_fmt(tr.slope_per_doubling)} is below zero at {pct} "
+                f"confidence and falls by more than {thr}; {prob}")
     g = d.gain
     if g.lo > t or g.hi < t:
         side = f"{'above' if g.lo > t else 'below'} {thr} at {pct} confidence"
@@ -165,10 +146,8 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
         own.append(f"fitted gain per doubling {o.fit_gain:.3g} (standard error {o.fit_se:.2g})")
     if analysis.trend is not None:
         tr = analysis.trend
-        own.append(
-            f"recent trend per doubling {_fmt(tr.slope_per_doubling)} (p={tr.p_value:.2g}, "
-            f"{tr.n_points} points)"
-        )
+        own.append(f"recent trend per doubling {_fmt(tr.slope_per_doubling)} "
+                   f"(p={tr.p_value:.2g}, {tr.n_points} points)")
     if own:
         out.append("its own evidence: " + "; ".join(own) + f"; combined {_fmt(d.own)}")
     else:
@@ -177,11 +156,9 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
         out.append(f"pooled with its group: {d.prior.summary()}")
     inno = innovation_sd(o, settings)
     if inno > 0:
-        out.append(
-            f"what a doubling does beyond any estimate adds {inno:.3g} (standard deviation: "
-            f"{settings.innovation:g}x the geometric mean of the curve's pace, its mean gain per "
-            f"doubling so far {o.pace:.3g}, and its noise {o.noise:.3g})"
-        )
+        out.append(f"what a doubling does beyond any estimate adds {inno:.3g} (standard "
+                   f"deviation: {settings.innovation:g}x the geometric mean of the curve's pace, "
+                   f"its mean gain per doubling so far {o.pace:.3g}, and its noise {o.noise:.3g})")
     if d.bounded:
         out.append(f"the metric's domain bounds the gain to [{o.lower:.3g}, {o.upper:.3g}]")
     if verdict in ("scaling", "slowing"):
@@ -201,28 +178,21 @@ def _reasons(analysis: CurveAnalysis, o: Outlook, d: Decision, verdict: Verdict,
 
 
 def _is_domain_note(reason: str) -> bool:
-    """A reason of :func:`~saturate.analysis.curve.domain_reasons` (where the metric's domain
-    binds the fit), not the call's own domain line (which a new call writes again)."""
+    """A reason of :func:`~saturate.analysis.curve.domain_reasons`, not the call's own domain
+    line (which a new call writes again)."""
     return "domain" in reason and not reason.startswith("the metric's domain bounds the gain")
 
 
 def refine(
-    analysis: CurveAnalysis,
-    prior: GroupPrior | None = None,
+    analysis: CurveAnalysis, prior: GroupPrior | None = None,
     settings: DecisionSettings = DecisionSettings(),  # noqa: B008 - frozen, safe as a default
-    domain: tuple[float, float] | None = None,
-    confidence: float = 0.9,
-    seed: int = 0,
+    domain: tuple[float, float] | None = None, confidence: float = 0.9, seed: int = 0,
 ) -> CurveAnalysis:
-    """The analysis with its call, verdict and reasons, and its gain per doubling and forecasts
-    from the decision's gain distribution (:mod:`saturate.analysis.projection`), so the gain is
-    the difference of the forecasts at ``C`` and ``2C``; ``analysis.decision`` holds the call.
-    Analyses without an outlook are returned unchanged.
+    """The analysis with its call (``decision``), verdict, reasons, and its gain per doubling and
+    forecasts from the decision's gain distribution; unchanged without an outlook.
 
-    Refining an already refined analysis again (with another prior or a domain) starts from its
-    stored outlook (the curve's own evidence, never the refined gain), so a domain given the
-    first time still bounds the gain. Without ``domain`` the analysis's own metric domain (if
-    any) bounds it."""
+    Refining again starts from the stored outlook (the curve's own evidence, never the refined
+    gain). Without ``domain`` the analysis's own metric domain bounds the gain."""
     if domain is None and analysis.domain is not None:
         domain = (float(analysis.domain[0]), float(analysis.domain[1]))
     if analysis.outlook is not None:
@@ -261,24 +231,16 @@ def refine(
     note = stop_point_note(verdict, stop, analysis.compute_last, d.gain, analysis.threshold)
     reasons += (note,) if note else ()
     return dataclasses.replace(
-        analysis,
-        verdict=verdict,
-        reasons=reasons,
-        roi=roi,
-        roi_stage=stage_of(verdict, roi),
-        knee=knee,
-        stop_point=stop,
-        gain_per_doubling=d.gain,
+        analysis, verdict=verdict, reasons=reasons, roi=roi, roi_stage=stage_of(verdict, roi),
+        knee=knee, stop_point=stop, gain_per_doubling=d.gain,
         forecast=project(o, d, analysis.forecast, analysis.compute_last, _fit_shape(analysis)),
-        decision=d,
-        outlook=o,
+        decision=d, outlook=o,
     )
 
 
 def _rises_at(analysis: CurveAnalysis, compute: float) -> bool:
-    """Whether the fitted curve still rises (in the metric's good direction) at ``compute``:
-    a knee or a stop point is a place where returns shrink, not where the curve already
-    falls. True without a fit or where the question has no answer."""
+    """Whether the fitted curve still rises (in the good direction) at ``compute``: a knee or a
+    stop point is where returns shrink, not where the curve falls. True without an answer."""
     fit = analysis.fit
     if fit is None or not (math.isfinite(compute) and compute > 0):
         return True
@@ -294,13 +256,11 @@ def _what_to_do(analysis: CurveAnalysis, d: Decision) -> str:
             "(--group-by) to narrow it")
 
 
-def projected_path(
-    analysis: CurveAnalysis, computes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The forecast the call reports (value, lo, hi), at each of ``computes``: the current level
-    at and before the last compute, :func:`~saturate.analysis.projection.project` beyond it (so a
-    drawn forecast line passes through the reported forecasts). None for an analysis without a
-    call."""
+def projected_path(analysis: CurveAnalysis, computes: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The forecast the call reports (value, lo, hi) at each of ``computes`` (the current level
+    up to the last compute), so a drawn line passes through the reported forecasts; None
+    without a call."""
     o, d = analysis.outlook, analysis.decision
     if o is None or d is None:
         return None
@@ -312,8 +272,8 @@ def projected_path(
 
 
 def _path_shape(analysis: CurveAnalysis, computes: list[float]) -> Shape | None:
-    """:func:`_fit_shape` with its values at the doublings of ``computes`` beyond the last
-    compute (and at one doubling) made in one prediction: a drawn path asks for dozens."""
+    """:func:`_fit_shape` with its values at ``computes`` (and at one doubling) made in one
+    prediction: a drawn path asks for dozens."""
     shape, fit, c = _fit_shape(analysis), analysis.fit, analysis.compute_last
     hs = [1.0, *(math.log2(x / c) for x in computes if x > c)]
     if shape is None or fit is None or len(hs) < 3:
@@ -344,13 +304,10 @@ _SEED_TOKEN = re.compile(r"(?i)[-_./ ]?seed[-_=]?\d+")
 
 
 def sibling_key(points: pd.DataFrame, params: Mapping[str, Any] | None = None) -> Hashable | None:
-    """The group a curve pools with: the seeds of one configuration. Same source, experiment and
-    metric, and the same run parameters except those naming a seed (``params.*`` with "seed" in
-    their name); without a seed parameter, the run's name must carry a seed (``...-seed3``) and
-    the names must agree once it is removed. None (the curve stays alone) when nothing says the
-    run is one seed of several: runs of one experiment may be different recipes. ``params``: the
-    run's facts (a row of :func:`saturate.table.run_table.run_facts`); default: the ``params.*``
-    columns of ``points``."""
+    """The group a curve pools with, the seeds of one configuration: same source, experiment,
+    metric and ``params.*`` except those naming a seed; without a seed parameter, the run names
+    must agree once a ``seed3`` token is removed. None when nothing says the run is one seed of
+    several. ``params``: the run's facts (default: the columns of ``points``)."""
     first = points.iloc[0]
     facts = params if params is not None else {c: first[c] for c in points.columns}
     named = [(str(c), v) for c, v in facts.items() if str(c).startswith("params.") and pd.notna(v)]
@@ -364,17 +321,11 @@ def sibling_key(points: pd.DataFrame, params: Mapping[str, Any] | None = None) -
     return (str(first["source"]), str(first["experiment"]), str(first["metric"]), kept, stem)
 
 
-def pool_analyses(
-    analyses: Sequence[CurveAnalysis],
-    keys: Sequence[Hashable | None],
-    settings,
-) -> list[CurveAnalysis]:
+def pool_analyses(analyses: Sequence[CurveAnalysis], keys: Sequence[Hashable | None], settings
+                  ) -> list[CurveAnalysis]:
     """Every analysis refined with the leave-one-out prior of its group (``keys``, aligned with
-    ``analyses``; None: alone). ``settings``: the :class:`~saturate.analysis.AnalysisSettings`."""
+    ``analyses``; None: alone), under the :class:`~saturate.analysis.AnalysisSettings`."""
     outlooks = [a.outlook for a in analyses]
     priors = leave_one_out_priors(outlooks, keys, settings.decision.population)
-    return [
-        refine(a, p, settings.decision, None, settings.confidence, settings.seed)
-        if p is not None else a
-        for a, p in zip(analyses, priors, strict=True)
-    ]
+    return [refine(a, p, settings.decision, None, settings.confidence, settings.seed)
+            if p is not None else a for a, p in zip(analyses, priors, strict=True)]

@@ -1,14 +1,9 @@
 """Pool the seeds of a recipe (``--group-by PARAM``) into one mean curve with its spread.
 
-Runs that share a value of the parameter are aligned on compute (linear interpolation onto the
-compute points of the run with the most points, inside the range all of them cover) and averaged.
-Two per-point columns carry the spread across seeds so that the analysis can widen its intervals:
-
-* ``value_se``: standard error of the mean value across seeds at that compute;
-* ``doubling_se``: standard error across seeds of the gain over the last doubling,
-  ``y_s(c) - y_s(c / 2)``, measured per seed so the correlation over time is respected.
-
-``n_seeds`` counts the runs pooled and ``group_runs`` names them (joined with ``"; "``).
+Runs sharing the parameter's value are interpolated onto the compute points of the run with most
+points inside their common range, and averaged. ``value_se``: standard error of the mean value;
+``doubling_se``: standard error across seeds of the gain over the last doubling ``y(c) - y(c/2)``,
+measured per seed; ``n_seeds`` and ``group_runs`` (joined with ``"; "``) name the runs pooled.
 """
 
 from __future__ import annotations
@@ -28,10 +23,8 @@ def group_column(df: pd.DataFrame, group_by: str) -> str:
         if name in df.columns:
             return name
     params = sorted(c.removeprefix(PARAM_PREFIX) for c in df.columns if c.startswith(PARAM_PREFIX))
-    raise SettingsError(
-        f"--group-by {group_by!r}: no such column or parameter; "
-        f"parameters in the data: {', '.join(params) or 'none'}"
-    )
+    raise SettingsError(f"--group-by {group_by!r}: no such column or parameter; "
+                        f"parameters in the data: {', '.join(params) or 'none'}")
 
 
 def pool_seeds(df: pd.DataFrame, group_by: str) -> pd.DataFrame:
@@ -48,31 +41,21 @@ def pool_seeds(df: pd.DataFrame, group_by: str) -> pd.DataFrame:
     alone = df.loc[~has_value]
     if not alone.empty:
         out.append(_as_single(alone))
-    for (source, value, metric), g in df.loc[has_value].groupby(
-        ["source", col, "metric"], sort=True
-    ):
+    for (source, value, metric), g in df.loc[has_value].groupby(["source", col, "metric"],
+                                                                 sort=True):
         runs = list(dict.fromkeys(g["run_id"]))
         if len(runs) == 1:
             out.append(_as_single(g))
             continue
         pooled = _pool_group(g, runs)
         if pooled is None:
-            warnings.warn(
-                f"--group-by {group_by}: runs with {col}={value!r} ({metric}) share no compute "
-                "range; analysed one by one",
-                DataWarning,
-                stacklevel=2,
-            )
+            warnings.warn(f"--group-by {group_by}: runs with {col}={value!r} ({metric}) share no "
+                          "compute range; analysed one by one", DataWarning, stacklevel=2)
             out.append(_as_single(g))
             continue
         label = f"{group_by}={value}"
-        pooled = pooled.assign(
-            source=source,
-            experiment="; ".join(dict.fromkeys(g["experiment"])),
-            run_id=label,
-            run=label,
-            metric=metric,
-        )
+        pooled = pooled.assign(source=source, experiment="; ".join(dict.fromkeys(g["experiment"])),
+                               run_id=label, run=label, metric=metric)
         pooled[col] = value
         for c in keep_cols:
             vals = g[c].dropna().unique()
@@ -89,12 +72,7 @@ def pool_seeds(df: pd.DataFrame, group_by: str) -> pd.DataFrame:
 
 
 def _as_single(g: pd.DataFrame) -> pd.DataFrame:
-    return g.assign(
-        value_se=np.nan,
-        doubling_se=np.nan,
-        n_seeds=1,
-        group_runs=g["run"].astype(str),
-    )
+    return g.assign(value_se=np.nan, doubling_se=np.nan, n_seeds=1, group_runs=g["run"].astype(str))
 
 
 def _pool_group(g: pd.DataFrame, runs: list[str]) -> pd.DataFrame | None:
@@ -103,9 +81,8 @@ def _pool_group(g: pd.DataFrame, runs: list[str]) -> pd.DataFrame | None:
     for r in runs:
         pts = g[g["run_id"] == r].sort_values(["compute", "step"], kind="stable")
         pts = pts.drop_duplicates("compute", keep="last")
-        curves.append(
-            (pts["compute"].to_numpy(float), pts["value"].to_numpy(float), pts["step"].to_numpy())
-        )
+        curves.append((pts["compute"].to_numpy(float), pts["value"].to_numpy(float),
+                       pts["step"].to_numpy()))
     lo = max(c[0] for c, _, _ in curves)
     hi = min(c[-1] for c, _, _ in curves)
     if not hi > lo:
@@ -127,14 +104,5 @@ def _pool_group(g: pd.DataFrame, runs: list[str]) -> pd.DataFrame | None:
         d = ys[:, ok] - back
         d_se[ok] = d.std(axis=0, ddof=1) / np.sqrt(k)
     names = "; ".join(dict.fromkeys(g["run"].astype(str)))
-    return pd.DataFrame(
-        {
-            "step": steps.astype("int64"),
-            "compute": grid,
-            "value": mean,
-            "value_se": se,
-            "doubling_se": d_se,
-            "n_seeds": k,
-            "group_runs": names,
-        }
-    )
+    return pd.DataFrame({"step": steps.astype("int64"), "compute": grid, "value": mean,
+                         "value_se": se, "doubling_se": d_se, "n_seeds": k, "group_runs": names})

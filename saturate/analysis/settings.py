@@ -1,9 +1,8 @@
 """How curves are judged: :class:`AnalysisSettings`, the analysis's view of
 :class:`~saturate.settings.Settings` (:meth:`AnalysisSettings.from_settings`).
 
-:func:`analyze_curve` takes only the points and these small settings, so that the per-curve
-analysis stays a pure function that can be shipped to another process. The values were checked
-once, when the :class:`~saturate.settings.Settings` were made; they are not checked again here.
+Small and picklable, so the per-curve analysis stays a pure function that can be shipped to
+another process. The values were checked when the Settings were made, not again here.
 """
 
 from __future__ import annotations
@@ -27,18 +26,12 @@ _DEFAULTS = Settings()
 class AnalysisSettings:
     """How curves are judged.
 
-    ``min_gain`` is the smallest gain per doubling of compute worth paying for: metric units, or
-    ``"N%"`` of the curve's observed (smoothed) range. The default ``"3%"``: a doubling of compute
-    that moves the metric by less than 3% of the ground it has covered is, for RL runs, within the
-    run-to-run noise of most benchmarks and rarely worth twice the spend. ``thresholds`` maps
-    metric globs to their own ``min_gain``; ``domains`` maps metric globs to the ``(lo, hi)``
-    their values live in, or None for none (see :mod:`saturate.vocabulary.domains`: rates and
-    accuracies get ``[0, 1]`` from their name).
-    ``decision``: how the probability that the next
-    doubling pays becomes the call, and whether sibling curves are pooled
-    (:class:`saturate.analysis.call_settings.DecisionSettings`). ``law_prior``: prior odds of the
-    fitted laws, e.g. ``(("sigmoid", 32.0),)`` to follow the ScaleRL sigmoid where the data
-    cannot tell the laws apart (:mod:`saturate.fit.priors`; ``()``: equal odds).
+    ``min_gain``: the smallest gain per doubling worth paying for, in metric units or ``"N%"`` of
+    the curve's smoothed observed range (default ``"3%"``: less is, for RL runs, within the
+    run-to-run noise). ``thresholds`` and ``domains`` map metric globs to their own ``min_gain``
+    and ``(lo, hi)`` (:mod:`saturate.vocabulary.domains`). ``decision``: how P(pays) becomes the
+    call (:class:`~saturate.analysis.call_settings.DecisionSettings`). ``law_prior``: prior odds
+    of the fitted laws (:mod:`saturate.fit.priors`; ``()``: equal odds).
     """
 
     min_gain: float | str = _DEFAULTS.min_gain
@@ -95,8 +88,7 @@ def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bo
 
 
 def gain_of(spec: float | str) -> tuple[float, bool]:
-    """``(value, is_percent)`` of a gain already checked (``min_gain``, a threshold): ``"3%"``
-    -> ``(3.0, True)``, ``0.01`` -> ``(0.01, False)``; read per curve, not checked again."""
+    """``(value, is_percent)`` of a gain already checked: ``"3%"`` -> ``(3.0, True)``."""
     if isinstance(spec, str) and spec.endswith("%"):
         return float(spec[:-1]), True
     return float(spec), False

@@ -1,30 +1,23 @@
 """Every curve of a :class:`~saturate.table.table.Table` (or of a stream of its parts) analysed
 on an engine, and the table rebuilt from the results.
 
-:func:`analyze_table` pools seeds first when ``settings.group_by`` asks (which needs every run of
-a recipe together); :func:`analyze_parts` hands each part's curves to the engine as the part
-arrives. Both give the results in the order of the curves' keys ``(source, run_id, metric)``.
-
-Sibling curves (runs of one experiment and metric that differ only by a seed parameter, see
-:func:`~saturate.analysis.refine.sibling_key`) share a prior on their next doubling
-(:mod:`saturate.analysis.pooling`). Each curve is analysed alone on the engine; its group key is
-noted in the driver as the curve is handed out, and once every curve of the read (every part) is
-back, the leave-one-out group priors are computed from the results' outlooks and each curve's
-call is refined with its prior (:func:`~saturate.analysis.refine.pool_analyses`, no refit). So a
-read in parts pools as the same read in one piece, and the workers never need a sibling. Curves
-already averaged over seeds (``group_by``) are not pooled again.
+Each curve is analysed alone; its sibling key (:func:`~saturate.analysis.refine.sibling_key`) is
+noted as it is handed out, and once every curve is back each call is refined with its siblings'
+leave-one-out prior (:func:`~saturate.analysis.refine.pool_analyses`, no refit), so a read in
+parts pools as in one piece. Curves already averaged over seeds (``group_by``) are not pooled.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
 from saturate.analysis.engine import Engine, run_curves
 from saturate.analysis.refine import pool_analyses, sibling_key
 from saturate.analysis.settings import AnalysisSettings
+from saturate.analysis.work import Progress
 from saturate.results import CurveAnalysis
 from saturate.table.axis import ComputeAxis
 from saturate.table.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
@@ -33,13 +26,10 @@ from saturate.table.table import Table, as_table
 
 __all__ = ["analyze_table", "analyze_parts", "on_axis", "table_curves", "table_of", "sibling_runs"]
 
-Progress = Callable[[int, int], None]
-
 
 def table_curves(table: Table | pd.DataFrame) -> Iterator[pd.DataFrame]:
-    """Each curve of ``table`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: its
-    points sorted by compute, its run's status as a column (a plain frame's own columns as they
-    are)."""
+    """Each curve of ``table`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: sorted
+    by compute, with its run's status as a column."""
     if isinstance(table, Table):
         points, status = table.points, status_of(table.runs)
     else:
@@ -50,16 +40,11 @@ def table_curves(table: Table | pd.DataFrame) -> Iterator[pd.DataFrame]:
         yield pts
 
 
-def analyze_table(
-    data: Table | pd.DataFrame,
-    settings: AnalysisSettings,
-    progress: Progress | None = None,
-    engine: Engine | None = None,
-) -> list[CurveAnalysis]:
-    """Analyse every curve of a Table (or a tidy frame, see
-    :func:`~saturate.table.table.as_table`), pooling seeds first when ``settings.group_by``, on
-    ``engine`` (default: a local pool, see :class:`~saturate.analysis.engine.Engine`); each
-    result names the table's x axis."""
+def analyze_table(data: Table | pd.DataFrame, settings: AnalysisSettings,
+                  progress: Progress | None = None, engine: Engine | None = None
+                  ) -> list[CurveAnalysis]:
+    """Analyse every curve of a Table (or tidy frame) on ``engine`` (default: a local pool),
+    pooling seeds first when ``settings.group_by``; each result names the table's x axis."""
     table = as_table(data)
     if settings.group_by:
         from saturate.analysis.seeds import pool_seeds
@@ -79,15 +64,11 @@ def on_axis(results: list[CurveAnalysis], axis: ComputeAxis) -> list[CurveAnalys
             for r in results]
 
 
-def analyze_parts(
-    parts: Iterable[Table | pd.DataFrame],
-    settings: AnalysisSettings,
-    progress: Progress | None = None,
-    engine: Engine | None = None,
-) -> list[CurveAnalysis]:
-    """Analyse the curves of each part (whole runs, see :class:`saturate.ingest.Tables`) as the
-    part arrives; no seed pooling (it needs every part: use :func:`analyze_table`). The caller
-    names the x axis of the whole read (:func:`on_axis`)."""
+def analyze_parts(parts: Iterable[Table | pd.DataFrame], settings: AnalysisSettings,
+                  progress: Progress | None = None, engine: Engine | None = None
+                  ) -> list[CurveAnalysis]:
+    """Analyse the curves of each part (whole runs) as it arrives; no seed pooling (it needs every
+    part). The caller names the x axis of the whole read (:func:`on_axis`)."""
     keys: list[Hashable] = []
     curves = (pts for part in parts for pts in _keyed(as_table(part), keys))
     results = _pooled(run_curves(_checked(curves, settings), settings, engine, progress), keys,
@@ -96,8 +77,8 @@ def analyze_parts(
 
 
 def _checked(curves: Iterable[pd.DataFrame], settings: AnalysisSettings) -> Iterator[pd.DataFrame]:
-    """The curves, each first checked against a threshold in metric units larger than its whole
-    range (:func:`~saturate.analysis.quantities.check_gain_units`): an error before its fit."""
+    """The curves, each first checked by :func:`~saturate.analysis.quantities.check_gain_units`
+    (an error before any fit)."""
     from saturate.analysis.quantities import check_gain_units
 
     for pts in curves:
@@ -122,10 +103,9 @@ def _keyed(table: Table, keys: list[Hashable]) -> Iterator[pd.DataFrame]:
 
 
 def sibling_runs(df: Table | pd.DataFrame, runs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    """``runs`` (``(source, run_id)``) and the runs of ``df`` whose curves pool with theirs (their
-    seeds, see :func:`~saturate.analysis.refine.sibling_key`), as :func:`analyze_table` groups
-    them. A command that re-analyses a few runs (``watch``, ``timeline``) reads these with them,
-    so each curve gets the call it gets from the whole read. ``df`` needs one row per curve."""
+    """``runs`` (``(source, run_id)``) and the runs of ``df`` whose curves pool with theirs, so a
+    command that re-analyses a few runs (``watch``) gives the call of the whole read. ``df`` needs
+    one row per curve."""
     out = set(runs)
     keys: list[Hashable] = []
     found = [(str(p["source"].iloc[0]), str(p["run_id"].iloc[0]))
@@ -134,9 +114,8 @@ def sibling_runs(df: Table | pd.DataFrame, runs: Iterable[tuple[str, str]]) -> s
     return out | {run for run, k in zip(found, keys, strict=True) if k in groups}
 
 
-def _pooled(
-    results: list[CurveAnalysis], keys: list[Hashable], settings: AnalysisSettings
-) -> list[CurveAnalysis]:
+def _pooled(results: list[CurveAnalysis], keys: list[Hashable], settings: AnalysisSettings
+            ) -> list[CurveAnalysis]:
     """Each result refined with its siblings' leave-one-out prior (unchanged without)."""
     if not settings.decision.pool or len(results) != len(keys):
         return results
@@ -147,8 +126,7 @@ def table_of(
     curves: Sequence[CurveAnalysis], axis: ComputeAxis, runs: pd.DataFrame | None = None,
     extra: Sequence[Table] = (),
 ) -> Table:
-    """The Table back from the results' points (and the points of ``extra``): one row per point,
-    sorted by curve and step, on ``axis``, with the run facts ``runs``."""
+    """The Table back from the results' points (and ``extra``'s), sorted by curve and step."""
     parts = [
         c.points.assign(source=c.source, experiment=c.experiment, run_id=c.run_id, run=c.run,
                         metric=c.metric)

@@ -1,22 +1,8 @@
 """The verdict rules: from the evidence about one curve to a verdict and its reasons in words.
 
-:data:`VERDICT_RULES` is the table of rules, in the order they are tried: each rule takes the
-:class:`Evidence` and returns ``(verdict, reasons)`` when it applies, else ``None``; the first that
-applies decides (so a rule may take for granted that the rules before it did not apply). The
-rules follow the README's "Verdicts" section one to one:
-
-* ``regressing``: :func:`unrecovered_collapse`, :func:`falling_trend`;
-* ``inconclusive`` with nothing to go on: :func:`nothing_to_go_on`;
-* the deciding estimate (the fit's gain, or the recent trend when the fit has no interval) clears
-  the threshold or lies below it: :func:`clears_threshold`, :func:`below_threshold`;
-* it straddles the threshold and the curve gives no answer (``inconclusive``):
-  :func:`coin_flip_wider_than_range`, :func:`within_noise`;
-* it straddles with only one estimate to go on: :func:`one_estimate_leans`;
-* the fit and the trend are two noisy estimates of the next doubling's gain: the far more precise
-  one decides alone (:func:`fit_decides_alone`, :func:`trend_decides_alone`), otherwise the next
-  doubling pays only when both say so (:func:`both_above`, :func:`not_shown_to_pay`).
-
-Passing curves are ``scaling`` before the knee and ``slowing`` after it (:func:`_passes`).
+:data:`VERDICT_RULES` lists the rules in the order they are tried, following the README's
+"Verdicts" section; each returns ``(verdict, reasons)`` when it applies, else None, and the first
+that applies decides (so a rule may take for granted that the rules before it did not apply).
 """
 
 from __future__ import annotations
@@ -30,13 +16,7 @@ from typing import NamedTuple
 from saturate.analysis.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
 from saturate.analysis.quantities import roi_stage
 from saturate.fit.scaling import pow2_scale
-from saturate.results import (
-    Collapse,
-    Estimate,
-    Trend,
-    Verdict,
-    format_estimate,
-)
+from saturate.results import Collapse, Estimate, Trend, Verdict, format_estimate
 
 Outcome = tuple[Verdict, tuple[str, ...]]
 """A verdict and its reasons, in the order a reader needs them."""
@@ -49,16 +29,10 @@ Rule = Callable[["Evidence"], "Outcome | None"]
 class Evidence:
     """What the verdict rests on (larger-is-better scale, metric units per doubling).
 
-    ``fit_recent`` is the fitted curve's own slope per doubling over the trend test's window: when
-    it falls outside the trend's interval the fit does not describe the recent data and its
-    extrapolation is not trusted. ``scale`` is the observed (smoothed) range of the curve.
-    ``p_above`` is the share of the fit's bootstrap draws whose gain exceeds the threshold.
-    ``noise`` is the point-to-point noise of the curve
-    (:func:`~saturate.analysis.evidence.noise_sd`) and ``level_above_start`` the fitted level at
-    the last compute minus the starting level ``R0`` (for the ROI implied by the trend when the
-    trend decides). ``noise_range`` is the range a curve of pure noise would show
-    (:func:`~saturate.analysis.quantities.noise_range`): a curve whose ``scale`` is below it has
-    not moved beyond its noise.
+    ``fit_recent``: the fit's own slope per doubling over the trend's window (outside the trend's
+    interval, the fit is not trusted); ``scale``: the smoothed observed range; ``p_above``: the
+    share of bootstrap draws clearing the threshold; ``level_above_start``: ``f(C) - R0``;
+    ``noise_range``: the range pure noise would show (a smaller ``scale`` has not moved).
     """
 
     threshold: float
@@ -89,12 +63,7 @@ def fit_matches_trend(ev: Evidence) -> bool | None:
 
 
 def decide_verdict(ev: Evidence) -> Outcome:
-    """The verdict and its reasons from the evidence: the first of :data:`VERDICT_RULES` that
-    applies (see the module docstring for the rules and the README for their rationale).
-
-    The fit's gain per doubling carries in its interval the bootstrap AND the fit's own
-    rolling-origin extrapolation error (see :func:`saturate.analysis.analyze_curve`).
-    """
+    """The verdict and its reasons: the first of :data:`VERDICT_RULES` that applies."""
     for rule in VERDICT_RULES:
         outcome = rule(ev)
         if outcome is not None:
@@ -130,10 +99,8 @@ def _gain_txt(ev: Evidence) -> str:
 
 
 def _collapse_txt(col: Collapse) -> str:
-    return (
-        f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
-        f"({col.drop_fraction:.0%} of the range) and has not recovered"
-    )
+    return (f"collapse at compute {col.compute:.4g}: fell by {col.drop:.3g} "
+            f"({col.drop_fraction:.0%} of the range) and has not recovered")
 
 
 def _straddles(e: Estimate, t: float) -> bool:
@@ -142,9 +109,8 @@ def _straddles(e: Estimate, t: float) -> bool:
 
 
 class _Decider(NamedTuple):
-    """The estimate that decides whether the next doubling pays, what it is called in the
-    reasons, the reasons that come with it, and the share of bootstrap draws clearing the
-    threshold (for the fit's gain)."""
+    """The estimate that decides whether the next doubling pays, its name in the reasons, the
+    reasons that come with it, and the share of bootstrap draws clearing the threshold."""
 
     est: Estimate
     name: str
@@ -170,10 +136,8 @@ def _decider(ev: Evidence) -> _Decider | None:
     if g is not None and g.identified:
         reasons.insert(0, _trend_txt(ev))
         if fit_matches_trend(ev) is False:
-            reasons.append(
-                f"caution: the fit's own slope over the recent stretch, {ev.fit_recent:.3g} per "
-                "doubling, is outside the trend's interval"
-            )
+            reasons.append(f"caution: the fit's own slope over the recent stretch, "
+                           f"{ev.fit_recent:.3g} per doubling, is outside the trend's interval")
         return _Decider(g, "fitted gain per doubling", tuple(reasons), ev.p_above, True)
     if s is not None:
         reasons.insert(0, f"{_gain_txt(ev)} has no interval; the recent trend decides")
@@ -211,8 +175,8 @@ def _pair(ev: Evidence) -> _Pair | None:
 
 
 def _precision_share(fit: Estimate, trend: Estimate) -> float:
-    """The fit's share of the combined precision, from the widths of the two intervals (taken
-    over :func:`~saturate.fit.scaling.pow2_scale`: their squares may overflow or underflow)."""
+    """The fit's share of the combined precision, from the widths of the two intervals (over
+    :func:`~saturate.fit.scaling.pow2_scale`: their squares may overflow)."""
     wf, wt = fit.hi - fit.lo, trend.hi - trend.lo
     if not (math.isfinite(wf) and math.isfinite(wt)):
         return 1.0 if math.isfinite(wf) else 0.0
@@ -230,9 +194,7 @@ def _trend_roi(ev: Evidence) -> float:
     return ev.trend.slope_per_doubling.value / math.log(2.0) / ev.level_above_start
 
 
-def _passes(
-    ev: Evidence, head: str, reasons: Sequence[str], roi: float | None = None
-) -> Outcome:
+def _passes(ev: Evidence, head: str, reasons: Sequence[str], roi: float | None = None) -> Outcome:
     """``scaling`` before the knee (ROI >= :data:`KNEE_ROI`), else ``slowing``."""
     source = "implied by the recent trend" if roi is not None and math.isfinite(roi) else ""
     r = roi if roi is not None and math.isfinite(roi) else ev.roi
@@ -262,11 +224,8 @@ def falling_trend(ev: Evidence) -> Outcome | None:
     g, s, t = ev.gain, _slope(ev), ev.threshold
     if s is None or not (s.hi < 0 and s.value < -t and (g is None or g.value < t)):
         return None
-    return "regressing", (
-        f"{_trend_txt(ev)} is below zero at {_pct(ev)} confidence and falls by more than "
-        f"{_thr(ev)}",
-        _gain_txt(ev),
-    )
+    return "regressing", (f"{_trend_txt(ev)} is below zero at {_pct(ev)} confidence and falls by "
+                          f"more than {_thr(ev)}", _gain_txt(ev))
 
 
 def nothing_to_go_on(ev: Evidence) -> Outcome | None:
@@ -296,8 +255,7 @@ def below_threshold(ev: Evidence) -> Outcome | None:
 
 def coin_flip_wider_than_range(ev: Evidence) -> Outcome | None:
     """``inconclusive``: without a trend, the fit's gain straddles the threshold with an interval
-    wider than the curve's whole observed range, and its draws clear it about half the time
-    (within :data:`~saturate.analysis.constants.COIN_FLIP`)."""
+    wider than the curve's observed range, and its draws clear it about half the time."""
     d = _straddling(ev)
     if d is None or _slope(ev) is not None or d.prob is None:
         return None
@@ -341,33 +299,29 @@ def one_estimate_leans(ev: Evidence) -> Outcome | None:
 
 
 def fit_decides_alone(ev: Evidence) -> Outcome | None:
-    """The fit holds at least :data:`~saturate.analysis.constants.SOLE_SHARE` of the combined precision:
-    the side of the threshold it more likely lies on decides."""
+    """The fit holds at least :data:`SOLE_SHARE` of the combined precision: the side of the
+    threshold it more likely lies on decides."""
     p = _pair(ev)
     if p is None or not p.share >= SOLE_SHARE:
         return None
     side = "above" if p.fit_above else "below"
-    head = (
-        f"{p.head}; the recent trend is far less precise ({1 - p.share:.0%} of the combined "
-        f"precision), so the fit decides: more likely {side} than not"
-    )
+    head = (f"{p.head}; the recent trend is far less precise ({1 - p.share:.0%} of the combined "
+            f"precision), so the fit decides: more likely {side} than not")
     if not p.fit_above:
         return "saturated", (head, *p.fit.reasons)
     return _passes(ev, head, p.fit.reasons)
 
 
 def trend_decides_alone(ev: Evidence) -> Outcome | None:
-    """The trend holds at least :data:`~saturate.analysis.constants.SOLE_SHARE` of the combined precision:
-    its side of the threshold decides, and the stage comes from the ROI it implies."""
+    """The trend holds at least :data:`SOLE_SHARE` of the combined precision: its side of the
+    threshold decides, and the stage comes from the ROI it implies."""
     p = _pair(ev)
     if p is None or not p.share <= 1.0 - SOLE_SHARE:
         return None
     side = "above" if p.trend_above else "below"
-    head = (
-        f"{p.head}, but the fit's extrapolation is far less precise than the recent trend "
-        f"(which holds {1 - p.share:.0%} of the combined precision) and the trend decides: it "
-        f"is {side} the threshold"
-    )
+    head = (f"{p.head}, but the fit's extrapolation is far less precise than the recent trend "
+            f"(which holds {1 - p.share:.0%} of the combined precision) and the trend decides: "
+            f"it is {side} the threshold")
     if not p.trend_above:
         return "saturated", (head, *p.fit.reasons)
     return _passes(ev, head, p.fit.reasons, roi=_trend_roi(ev))
@@ -384,8 +338,7 @@ def both_above(ev: Evidence) -> Outcome | None:
 
 def not_shown_to_pay(ev: Evidence) -> Outcome | None:
     """``saturated``: neither is precise enough to decide alone, and they are not both above the
-    threshold (the trend cannot see the slowdown ahead, the fit can bend into a plateau too
-    early, so agreement is required before calling the next doubling worth paying for)."""
+    threshold (each errs its own way, so paying needs both to agree)."""
     p = _pair(ev)
     if p is None:
         return None
@@ -394,25 +347,14 @@ def not_shown_to_pay(ev: Evidence) -> Outcome | None:
     else:
         which = "the fit" if p.trend_above else "the recent trend"
         other = "the recent trend" if p.trend_above else "the fit"
-        head = (
-            f"{p.head}; {other} is above the threshold but {which} is not, and neither is "
-            "precise enough to overrule the other: the next doubling is not shown to pay"
-        )
+        head = (f"{p.head}; {other} is above the threshold but {which} is not, and neither is "
+                "precise enough to overrule the other: the next doubling is not shown to pay")
     return "saturated", (head, *p.fit.reasons)
 
 
 VERDICT_RULES: tuple[Rule, ...] = (
-    unrecovered_collapse,
-    falling_trend,
-    nothing_to_go_on,
-    clears_threshold,
-    below_threshold,
-    coin_flip_wider_than_range,
-    within_noise,
-    one_estimate_leans,
-    fit_decides_alone,
-    trend_decides_alone,
-    both_above,
-    not_shown_to_pay,
+    unrecovered_collapse, falling_trend, nothing_to_go_on, clears_threshold, below_threshold,
+    coin_flip_wider_than_range, within_noise, one_estimate_leans, fit_decides_alone,
+    trend_decides_alone, both_above, not_shown_to_pay,
 )
 """The verdict rules in the order they are tried; the first that applies decides."""

@@ -1,9 +1,5 @@
 """The unit of work of :mod:`.engine`: where curves go (:class:`Engine`), batches of curves and
-their analysis (:func:`analyze_batch`, BLAS on one thread), and the progress :class:`Tally`.
-
-A batch's results hold their points compacted (:func:`compact`): what the analysis reads along
-the curve, not the names and run facts that every row would repeat, so that the results of a
-sweep stay small in the driver.
+their analysis (:func:`indexed_batch`, BLAS on one thread), and the progress :class:`Tally`.
 """
 
 from __future__ import annotations
@@ -59,8 +55,7 @@ class Engine:
 
 def engine_for(settings: Settings, client: Any = None) -> Engine:
     """Where the settings say curves are analysed: ``workers`` processes here (at most one per
-    core of this machine, with a warning), the Dask ``scheduler``, or ``client`` (a
-    ``distributed.Client``, which wins)."""
+    core, with a warning), the Dask ``scheduler``, or ``client`` (which wins)."""
     if client is not None:
         return Engine(workers=settings.workers, client=client)
     workers = settings.workers
@@ -86,11 +81,9 @@ def local_workers(workers: int | None = None) -> int:
 
 
 def compact(result: CurveAnalysis) -> CurveAnalysis:
-    """The result with its points reduced to what the analysis and its reports read along the
-    curve (step, compute, value and any per-point column such as a seed spread): the run's and
-    curve's names are fields of the result, its run facts are in the side table, and wall-clock
-    timestamps (which nothing after the reading uses) stay in the table ``saturate.load`` gives.
-    Keeps the results of a large sweep small in the driver (24 bytes a point)."""
+    """The result with its points reduced to what is read along the curve (step, compute, value,
+    per-point columns such as a seed spread): names, run facts and timestamps are dropped, so
+    the results of a large sweep stay small in the driver."""
     pts = result.points
     if pts is None:
         return result
@@ -99,9 +92,8 @@ def compact(result: CurveAnalysis) -> CurveAnalysis:
 
 
 def load_work() -> None:
-    """Load now what a curve's analysis loads on its first use (the change-point search's
-    library, the compiled fit kernels, the BLAS thread limits): workers forked afterwards start
-    with it, instead of each paying two seconds for it."""
+    """Load now what a curve's analysis loads on first use (ruptures, the compiled fit kernels,
+    threadpoolctl), so workers forked afterwards start with it."""
     import ruptures  # noqa: F401 - imported for its side effect: loaded once, before the fork
     import threadpoolctl  # noqa: F401
 
@@ -110,14 +102,6 @@ def load_work() -> None:
 
     lean_cost_class()
     warm()
-
-
-def analyze_batch(batch: list[pd.DataFrame], settings: AnalysisSettings) -> list[CurveAnalysis]:
-    """Analyse a batch of curves (each the tidy rows of one curve), BLAS on one thread."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        return [analyze_one(points, settings) for points in batch]
 
 
 def analyze_one(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalysis:
@@ -133,15 +117,18 @@ def analyze_one(points: pd.DataFrame, settings: AnalysisSettings) -> CurveAnalys
 def indexed_batch(
     index: int, batch: list[pd.DataFrame], settings: AnalysisSettings
 ) -> tuple[int, list[CurveAnalysis]]:
-    """:func:`analyze_batch` with the batch's position, for results that arrive out of order."""
-    return index, analyze_batch(batch, settings)
+    """A batch of curves analysed with BLAS on one thread, with the batch's position (results
+    arrive out of order)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return index, [analyze_one(points, settings) for points in batch]
 
 
 def batches(
     curves: Iterable[pd.DataFrame], points: int = BATCH_POINTS, size: int = BATCH_CURVES
 ) -> Iterator[list[pd.DataFrame]]:
-    """Consecutive curves grouped up to ``points`` points and ``size`` curves (a longer curve
-    alone), in order."""
+    """Consecutive curves grouped up to ``points`` points and ``size`` curves."""
     batch: list[pd.DataFrame] = []
     total = 0
     for curve in curves:

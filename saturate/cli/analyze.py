@@ -30,16 +30,12 @@ LogBack = Annotated[
                  "figures to the analysed MLflow runs. Without it nothing is ever written to the "
                  "tracking store."),
 ]
-
-
 DryRun = Annotated[
     bool,
     typer.Option("--dry-run", help="Say what would be analysed (runs, metrics with their role, "
                  "direction and domain, the x axis, points per curve, run parameters, what is "
                  "left out) and stop before any fit, as 'saturate ls' does."),
 ]
-
-
 Wide = Annotated[
     bool,
     typer.Option("--wide", help="Table: every column at full width, whatever the terminal's "

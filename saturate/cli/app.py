@@ -30,9 +30,8 @@ _LATE_HELP: dict[str, Callable[[], str]] = {}
 
 
 def late_help(make: Callable[[], str]) -> str:
-    """A stand-in for the help of an option whose text needs a heavy import (the diagnostic kinds
-    of ``--fail-on``, the laws of ``--law``): ``make()`` is called when a help page shows it, so
-    ``saturate --help`` and a command's start do not import the diagnostics or scipy."""
+    """A stand-in for the help of an option whose text needs a heavy import (``--fail-on``,
+    ``--law``): ``make()`` is called only when a help page shows it."""
     key = f"(see saturate COMMAND --help: {len(_LATE_HELP)})"
     _LATE_HELP[key] = make
     return key
@@ -55,9 +54,8 @@ _ClickException: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ 
 
 
 class _UsageLine(_ClickException):  # type: ignore[misc]
-    """A slip on the command line (an unknown option or command, an option without its value)
-    said in one ``error:`` line with exit 2, as every other bad input is, instead of click's
-    block of usage, hint and error."""
+    """A slip on the command line (an unknown option or command, a missing value) said in one
+    ``error:`` line with exit 2, instead of click's block of usage, hint and error."""
 
     exit_code = 2
 
@@ -85,7 +83,17 @@ def _path(info_name: str | None, parent: Any) -> str:
     return " ".join(p for p in (parent.command_path if parent else "", info_name or "") if p)
 
 
-class PlainCommand(TyperCommand):
+class _OneLineSlips:
+    """A command or group whose context is made with a slip in its options said in one line."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        return _one_line(lambda: super(_OneLineSlips, self).make_context(info_name, args, parent,
+                                                                         **extra),
+                         _path(info_name, parent))
+
+
+class PlainCommand(_OneLineSlips, TyperCommand):
     """Every command's help in plain words: arguments without Python types; options whose help is
     made late (:func:`late_help`) made when shown; a slip in its options one line."""
 
@@ -97,22 +105,10 @@ class PlainCommand(TyperCommand):
             elif type(param) is TyperOption and (param.help or "") in _LATE_HELP:
                 param.__class__ = _LateHelpOption
 
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
-                     **extra: Any) -> Any:
-        return _one_line(lambda: super(PlainCommand, self).make_context(info_name, args, parent,
-                                                                        **extra),
-                         _path(info_name, parent))
 
-
-class _PlainGroup(TyperGroup):
+class _PlainGroup(_OneLineSlips, TyperGroup):
     """The ``saturate`` group: an unknown command, or a slip in the group's own options, one
     line."""
-
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
-                     **extra: Any) -> Any:
-        return _one_line(lambda: super(_PlainGroup, self).make_context(info_name, args, parent,
-                                                                       **extra),
-                         _path(info_name, parent))
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         return _one_line(lambda: super(_PlainGroup, self).resolve_command(ctx, args),

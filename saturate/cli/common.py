@@ -1,8 +1,6 @@
-"""What every command shares: sources, output, the analysis run with a progress bar, error
-handling and warning display. The shared settings options live in :mod:`saturate.cli.options`.
-
-The library never prints; here a :class:`~saturate.errors.SaturateError` becomes one line on stderr
-and exit code 2, and a warning becomes one ``warning:`` line. ``--debug`` shows the traceback.
+"""What every command shares: sources, output, the analysis with a progress bar, error handling
+and warnings. The library never prints; here a :class:`~saturate.errors.SaturateError` becomes
+one line on stderr and exit code 2, a warning one ``warning:`` line.
 """
 
 from __future__ import annotations
@@ -48,8 +46,8 @@ Fast = Annotated[
 
 
 def format_option(formats: Sequence[str], what: str = "Output format") -> Any:
-    """A ``--format``/``-f`` option among ``formats`` (the first is the default); the command checks
-    the value with :func:`saturate.settings.checks.check_choice`, so a bad one is a one-line error."""
+    """A ``--format``/``-f`` option among ``formats`` (the first is the default; the command
+    checks the value)."""
     return Annotated[str, typer.Option("--format", "-f", help=f"{what}: {' | '.join(formats)}.",
                                        metavar="FORMAT")]
 
@@ -61,22 +59,19 @@ Out = Annotated[
 ]
 
 
-def _progress_callback(console: Any) -> tuple[Any, Any, Any]:
-    """A rich progress bar on stderr (only on a terminal), with the ``on_read(ReadProgress)``
-    hook that counts files, runs and points as they are read and the ``progress(done, total)``
-    hook of the fits (a second line, from the first curve fitted)."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+def _bar(console: Any) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=True)
+
+
+def _progress_callback(console: Any) -> tuple[Any, Any, Any]:
+    """A progress bar on a terminal, with the ``on_read(ReadProgress)`` hook of the read and the
+    ``progress(done, total)`` hook of the fits (a second line)."""
     if not console.is_terminal:
         return None, None, None
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=True)
+    bar = _bar(console)
     reading = bar.add_task("reading", total=None)
     fitting: list[Any] = []
 
@@ -97,14 +92,12 @@ def progress_bar(what: str) -> Iterator[Callable[[int, int], None] | None]:
     """A ``progress(done, total)`` hook that drives a bar on stderr, when stderr is a terminal
     (else ``None``: nothing is shown)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
     if not console.is_terminal:
         yield None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=True)
+    bar = _bar(console)
     task = bar.add_task(what, total=None)
 
     def hook(done: int, total: int) -> None:
@@ -118,8 +111,8 @@ def run_analysis(
     sources: list[str] | None, settings: Settings, *, diagnostics: bool = True, fast: bool = True,
     outputs: dict[str, Path | None] | None = None,
 ) -> Analysis:
-    """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error. An
-    output (``{option: path}``) that is one of the input files is refused before any work."""
+    """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error, and so
+    is an output (``{option: path}``) that is one of the input files (before any work)."""
     from rich.console import Console
 
     from saturate.api import analyze
@@ -149,7 +142,6 @@ def terminal(file: TextIO, *, width: int = PIPED_WIDTH) -> Console:
     """A rich console on ``file``: a terminal's own width; when it is not a terminal (piped,
     captured), ``$COLUMNS`` columns, else ``width``."""
     import os
-
 
     console = _Console(file=file, soft_wrap=False)
     if console.is_terminal:
@@ -197,9 +189,9 @@ def write_text(text: str, out: Path | None) -> None:
 
 @contextlib.contextmanager
 def stdout_errors() -> Iterator[None]:
-    """A full disk while writing stdout: one line and exit 2; a reader that went away (or a
-    closed stdout): a quiet exit with :data:`BROKEN_PIPE`, as ``cmd | head`` expects. Stdout is
-    pointed at /dev/null first, so the interpreter's last flush at exit has nothing to fail on."""
+    """A full disk while writing stdout: one line and exit 2; a reader that went away: a quiet
+    exit with :data:`BROKEN_PIPE`, as ``cmd | head`` expects. Stdout is pointed at /dev/null
+    first, so the interpreter's last flush has nothing to fail on."""
     try:
         yield
     except BrokenPipeError:
@@ -247,8 +239,8 @@ INTERRUPTED, TERMINATED = 130, 143
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so it unwinds like Ctrl-C (temporary files removed, a
-    pool of workers shut down, a watch pass committed whole or not at all)."""
+    """SIGTERM, raised in the main thread so it unwinds like Ctrl-C (temporary files removed,
+    workers shut down)."""
 
 
 def _debug_exit(code: int) -> typer.Exit:

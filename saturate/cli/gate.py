@@ -1,13 +1,8 @@
 """``saturate gate``: exit 0 when every selected curve still scales, 1 when any curve or named
 diagnostic fails, 2 on errors.
 
-The threshold is analyze's: ``--min-gain``, else ``min_gain`` in the settings file, else 3% of
-each curve's observed range per doubling. Only objectives are gated (metrics such as KL or entropy
-get no verdict, see the README's metric roles). With ``--suite`` the gate is on each group's
-aggregate over the suite's tasks (see :mod:`saturate.gate.decide`). ``--fail-on`` names verdicts (saturated and regressing always fail), per-curve checks
-(collapse), and diagnostic kinds. Under GitHub Actions (GITHUB_ACTIONS=true) it also writes
-::error / ::warning annotations and appends the gate's decision and the Markdown report to
-$GITHUB_STEP_SUMMARY; --junit PATH writes JUnit XML.
+Only objectives are gated. Under GitHub Actions (GITHUB_ACTIONS=true) it also writes ::error /
+::warning annotations and appends its decision and the Markdown report to $GITHUB_STEP_SUMMARY.
 """
 
 from __future__ import annotations

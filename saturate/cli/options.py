@@ -1,12 +1,7 @@
-"""The commands' settings options, made from the declarations (:data:`saturate.settings.OPTIONS`),
-and :func:`settings_options`, which adds them to a command and hands it one validated
-:class:`~saturate.settings.Settings`.
-
-Typer reads a command's parameters from its signature, so the decorator writes the options of the
-groups a command takes into its signature; the command itself declares only its own options and
-a ``settings`` parameter. Every option is read as text and checked once, by its declaration's
-check (through :meth:`Settings.build`), so a bad value is one line naming the flag, and the
-settings file and the command line go through the same checks.
+"""The commands' settings options, made from :data:`saturate.settings.OPTIONS`:
+:func:`settings_options` writes them into a command's signature (which Typer reads) and hands the
+command one validated :class:`~saturate.settings.Settings`. Every option is read as text and
+checked once, by its declaration, as the settings file is.
 """
 
 from __future__ import annotations
@@ -43,8 +38,8 @@ def _help(o: Option) -> str:
 
 
 def _annotation(o: Option) -> Any:
-    """The Typer parameter of an option: text (checked by the declaration), a list of texts when
-    repeatable, or ``--name/--no-name`` (``None`` when neither is given: the file decides)."""
+    """The Typer parameter of an option: text, a list of texts when repeatable, or
+    ``--name/--no-name`` (``None`` when neither is given: the file decides)."""
     text = _help(o)
     if o.flag:
         flags = [f"{o.flag_names[0]}/--no-{o.flag_names[0].removeprefix('--')}",
@@ -100,8 +95,7 @@ _COMMANDS: list[tuple[Any, list[inspect.Parameter], tuple[str, ...], Collection[
 
 
 COMMON: tuple[str, ...] = ("format", "fmt", "out", "metric", "run", "min_gain", "compute", "group_by")
-"""The parameters ``--help`` shows first, where a command has them: the report's format and
-file, which curves, the threshold, the x axis, the seeds' grouping."""
+"""The parameters ``--help`` shows first, where a command has them."""
 
 
 def _is_argument(p: inspect.Parameter) -> bool:
@@ -111,8 +105,7 @@ def _is_argument(p: inspect.Parameter) -> bool:
 
 def _sign(command: Any, own: list[inspect.Parameter], groups: tuple[str, ...],
           exclude: Collection[str]) -> None:
-    """Write the command's signature: its arguments, the options most runs use
-    (:data:`COMMON`, so ``--help`` shows them first), then the rest: its own, its groups'."""
+    """Write the command's signature: its arguments, the :data:`COMMON` options, then the rest."""
     arguments = [p for p in own if _is_argument(p)]
     options = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if not _is_argument(p)]
     options += _parameters(_options(groups, exclude))
@@ -131,11 +124,9 @@ on_declare(_remake)
 
 
 def settings_options(*groups: str, exclude: Collection[str] = ()) -> Callable[[F], F]:
-    """Add the options of ``groups`` (the ``group`` of their declarations, in the order given;
-    and ``--config``), less ``exclude``, to a command.
+    """Add the options of ``groups`` (and ``--config``), less ``exclude``, to a command.
 
-    The command declares a ``settings`` parameter; it receives the :class:`Settings` built from
-    the defaults, the settings file and these options, in that order of precedence. Put the
+    The command's ``settings`` parameter receives the :class:`Settings` built from them. Put the
     decorator under :func:`~saturate.cli.common.handle_errors`, so that a bad value is one line.
     """
     if not set(groups) <= set(GROUPS):

@@ -30,22 +30,9 @@ from saturate.results import CurveAnalysis
 from saturate.table.table import Table, as_table
 
 __all__ = [
-    "KINDS",
-    "Diagnostic",
-    "DiagnosticSettings",
-    "CurveRef",
-    "Allocation",
-    "RecipeComparison",
-    "TargetResult",
-    "run_diagnostics",
-    "kinds_table",
-    "collect_curves",
-    "allocate",
-    "compare_recipes",
-    "compute_to_target",
-    "parse_pairs",
-    "curves_by_metric",
-    "compare_by_metric",
+    "KINDS", "Diagnostic", "DiagnosticSettings", "CurveRef", "Allocation", "RecipeComparison",
+    "TargetResult", "run_diagnostics", "kinds_table", "collect_curves", "allocate",
+    "compare_recipes", "compute_to_target", "parse_pairs", "curves_by_metric", "compare_by_metric",
     "plan_allocation",
 ]
 
@@ -58,14 +45,11 @@ def run_diagnostics(
     settings: DiagnosticSettings | None = None,
     **options: Any,
 ) -> tuple[Diagnostic, ...]:
-    """Every diagnostic of an analysis: ``run_diagnostics(analysis)`` or
-    ``run_diagnostics(curves, data, settings)`` (``data``: the
-    :class:`~saturate.table.table.Table` read).
+    """Every diagnostic of ``run_diagnostics(analysis)`` or ``run_diagnostics(curves, data)``.
 
-    ``analysis_or_curves``: a :class:`saturate.api.Analysis` (its curves and data are used), or a
-    sequence of :class:`~saturate.results.CurveAnalysis`. ``options`` are
-    :class:`DiagnosticSettings` fields, used when ``settings`` is not given. Errors first, then
-    warnings, then information.
+    ``analysis``: a :class:`saturate.api.Analysis`; ``curves``: :class:`CurveAnalysis` objects with
+    ``data`` the Table read. ``options`` are :class:`DiagnosticSettings` fields, used when
+    ``settings`` is not given. Errors first, then warnings, then information.
     """
     if settings is None:
         settings = DiagnosticSettings.checked(**options)

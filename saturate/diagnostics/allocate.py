@@ -1,22 +1,11 @@
-"""Where to spend the next GPU-hours on one objective: fund only the runs whose next GPU-hours pay,
-ranked by an upper confidence bound on their forecast gain per GPU-hour (optimism under
-uncertainty, as in bandits).
+"""Where to spend the next GPU-hours on one objective: only runs whose next GPU-hours pay, ranked
+by an upper confidence bound (UCB) on their forecast gain per GPU-hour, as in bandits.
 
-For run ``i`` at compute ``c_i`` with ``r_i`` GPU-hours per unit of compute, ``h`` more GPU-hours
-buy ``f_i(c_i + h / r_i) - f_i(c_i)`` (larger-is-better scale), with bootstrap draws from the fit.
-
-* one objective: the metric named (``--metric``), else the objective with the most runs (ties:
-  a held-out benchmark first); :func:`choose_objective` says which and why.
-* what pays: a run whose gain per doubling (the number its verdict rests on) is below its
-  threshold, or whose interval lies entirely below it, is not funded. A chunk of GPU-hours that
-  multiplies a run's compute by ``m`` pays when its expected gain reaches ``threshold * log2(m)``
-  (the threshold is per doubling, so a chunk must keep that rate).
-* plan: the budget in ``chunks`` equal parts, each given to the paying chunk with the best UCB of
-  its marginal gain; when no run's next chunk pays, the rest stays unspent, and a plan that funds
-  nothing says so.
-* ranking: each candidate extended by the whole budget alone; score = upper quantile of the gain
-  draws (at the chosen confidence) per GPU-hour: an uncertain forecast ranks high only if its
-  optimistic gain is high (the exploration bonus).
+``h`` more GPU-hours buy run ``i`` the fitted ``f_i(c_i + h / r_i) - f_i(c_i)`` (``r_i``: GPU-hours
+per unit of compute). A run whose gain per doubling is below its threshold is not funded; a chunk
+that multiplies compute by ``m`` pays when its gain reaches ``threshold * log2(m)``. The budget is
+given in ``chunks`` to the paying chunk with the best UCB; what no run's next chunk pays for stays
+unspent. Ranking: the upper quantile of the whole budget's gain draws per GPU-hour.
 """
 
 from __future__ import annotations
@@ -314,9 +303,9 @@ def allocation_diagnostics(
     ))]
 
 
-_CHOICE = fields(run=STR, run_id=STR, metric=STR, p_pays=NUM, compute_last=NUM, hours_per_compute=NUM,
-                 gain=EST, ucb_per_gpu_hour=NUM, planned_hours=NUM, planned_gain=EST,
-                 cost_per_point=nullable(EST))
+_CHOICE = fields(run=STR, run_id=STR, metric=STR, p_pays=NUM, compute_last=NUM,
+                 hours_per_compute=NUM, gain=EST, ucb_per_gpu_hour=NUM, planned_hours=NUM,
+                 planned_gain=EST, cost_per_point=nullable(EST))
 register(
     lambda given: allocation_diagnostics(given.refs, given.settings, given.hours_per_compute),
     kind("allocation", "info",

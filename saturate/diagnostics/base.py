@@ -18,10 +18,7 @@ from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.settings import AnalysisSettings
 from saturate.results import CurveAnalysis, Direction, Trend
 from saturate.results.codec import jsonable
-from saturate.settings.checks import (
-    check_number,
-    check_pairs,
-)
+from saturate.settings.checks import check_number, check_pairs
 from saturate.settings.fields import OPTIONS_BY_NAME
 from saturate.table.curves import iter_curves
 from saturate.table.table import Table
@@ -60,19 +57,11 @@ class Diagnostic:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry of the ``diagnostics`` list."""
-        return jsonable(
-            {
-                "kind": self.kind,
-                "severity": self.severity,
-                "source": self.source,
-                "run": self.run,
-                "run_id": self.run_id,
-                "metrics": list(self.metrics),
-                "compute": self.compute,
-                "message": self.message,
-                "details": self.details,
-            }
-        )
+        return jsonable({
+            "kind": self.kind, "severity": self.severity, "source": self.source, "run": self.run,
+            "run_id": self.run_id, "metrics": list(self.metrics), "compute": self.compute,
+            "message": self.message, "details": self.details,
+        })
 
     def summary(self) -> str:
         """``[warning] divergence run-1: <message>``."""
@@ -111,8 +100,7 @@ class DiagnosticSettings:
     read without an analysis (``--min-gain``, the per-metric thresholds)."""
 
     def __post_init__(self) -> None:
-        """Only the diagnostics' own limits are checked here: the options were checked by
-        :class:`~saturate.settings.Settings` (:meth:`from_settings`) or :meth:`checked`."""
+        """The diagnostics' own limits (options were checked by Settings or :meth:`checked`)."""
         check_number(self.entropy_collapse_fraction, "entropy_collapse_fraction", 0, 1,
                      closed="neither")
         check_number(self.kl_blowup_factor, "kl_blowup_factor", 1, math.inf, closed="neither")
@@ -121,9 +109,8 @@ class DiagnosticSettings:
 
     @classmethod
     def checked(cls, **given: Any) -> DiagnosticSettings:
-        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
-        value of an option checked and converted by its declaration (``pairs``, ``targets``,
-        ``budget``, ``confidence``...), as the settings would."""
+        """Settings given by hand: each option checked and converted by its declaration, as
+        :class:`~saturate.settings.Settings` would."""
         return cls(**{k: v if v is None or k not in OPTIONS_BY_NAME
                       else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()})
 
@@ -144,15 +131,13 @@ class DiagnosticSettings:
         return metric_direction(metric, self.lower_is_better, self.higher_is_better)
 
     def role(self, metric: str, run_metrics: Sequence[str] = ()) -> Role:
-        """The metric's role under these settings' overrides (:func:`saturate.vocabulary.roles.classify`)."""
+        """The metric's role under these settings' overrides (``roles.classify``)."""
         return classify(metric, objective=self.objective, diagnostic=self.diagnostic,
                         run_metrics=run_metrics).role
 
 
 def parse_pairs(value: Any) -> tuple[tuple[str, str], ...]:
-    """Reward/benchmark pairs: ``{"train/reward" = ["eval/*"]}``, ``[["train/reward", "eval/*"]]``,
-    ``[{reward = "...", benchmark = "..."}]`` or ``["train/reward=eval/*"]`` (see
-    :func:`saturate.settings.checks.check_pairs`)."""
+    """Reward/benchmark glob pairs, in any spelling ``check_pairs`` reads."""
     return check_pairs(value, "pairs")
 
 
@@ -245,11 +230,8 @@ def edge_level(values: np.ndarray, share: float = 0.1, minimum: int = 3, end: bo
 def window_trend(
     ref: CurveRef, lo: float, hi: float = math.inf, confidence: float = 0.9
 ) -> Trend | None:
-    """Slope per doubling of ``ref`` (larger-is-better) over compute in ``[lo, hi]``, HAC interval.
-
-    The same test as the per-curve verdict (:func:`saturate.analysis.evidence.trend_test`), on a window
-    chosen by the caller so that two metrics can be compared over the same stretch of compute.
-    """
+    """Slope per doubling of ``ref`` (larger-is-better) over compute in ``[lo, hi]``, HAC interval:
+    the per-curve trend test on a window the caller picks, to compare two metrics on one stretch."""
     c = ref.compute
     mask = (c >= lo) & (c <= hi) & (c > 0)
     n = int(mask.sum())
@@ -258,10 +240,15 @@ def window_trend(
     return trend_test(c[mask], ref.signed[mask], confidence=confidence, min_points=n)
 
 
+def recent_trend(ref: CurveRef, confidence: float) -> Trend | None:
+    """The analysis's recent trend, else the same test on the curve's points (larger-is-better)."""
+    if ref.analysis is not None and ref.analysis.trend is not None:
+        return ref.analysis.trend
+    return trend_test(ref.compute, ref.signed, confidence=confidence)
+
+
 def threshold(ref: CurveRef, settings: DiagnosticSettings | None = None) -> float:
-    """The curve's minimum gain per doubling: the analysis's, else the rule of the settings
-    the curves were judged with (``settings.analysis``: ``--min-gain`` and the per-metric
-    thresholds; the default ``3%`` without)."""
+    """The curve's minimum gain per doubling: its analysis's, else ``settings.analysis``'s rule."""
     if ref.analysis is not None and math.isfinite(ref.analysis.threshold):
         return float(ref.analysis.threshold)
     from saturate.analysis import threshold_for

@@ -1,16 +1,9 @@
 """Money and compute shares: what a point of metric costs, and RL compute against pre-training.
 
-* cost per point: the GPU-hours a gain takes times ``--gpu-hour-cost``, over the gain in points. A
-  point is 0.01 for metrics that live in [0, 1] (accuracies, pass rates: a percentage point) and
-  one metric unit otherwise. The interval follows from the gain's interval (a gain whose interval
-  reaches zero has no upper bound on its cost).
-* RL share: the last observed compute over ``--pretrain-compute``; both must be in the same unit
-  (FLOPs, GPU-hours), which only the user knows.
-
-Money and budgets are in GPU-hours, and steps are never taken for GPU-hours:
-:func:`gpu_hour_rates` gives each run's GPU-hours per unit of the x axis (1 when the x axis is
-GPU-hours, from ``--gpu-hours NAME`` otherwise) and refuses, with a
-:class:`~saturate.errors.SettingsError`, when neither says how many GPU-hours a point cost.
+Cost per point: GPU-hours times ``--gpu-hour-cost`` over the gain in points (0.01 for metrics in
+[0, 1], else one unit). RL share: the last compute over ``--pretrain-compute`` (same unit, which
+only the user knows). Steps are never taken for GPU-hours: :func:`gpu_hour_rates` refuses when
+neither the x axis nor ``--gpu-hours`` says what a point cost.
 """
 
 from __future__ import annotations
@@ -63,9 +56,8 @@ def cost_diagnostics(
 ) -> list[Diagnostic]:
     """One ``cost`` line per analysed task curve when a price or pre-training compute is given.
 
-    The next doubling costs as much compute as the run has used so far, and buys the curve's gain
-    per doubling; ``hours_per_compute`` converts the x axis to GPU-hours per run
-    (:func:`gpu_hour_rates`); a run without a rate gets no cost, never steps taken for GPU-hours.
+    The next doubling costs the compute used so far and buys the gain per doubling;
+    ``hours_per_compute`` (:func:`gpu_hour_rates`) converts it to GPU-hours; no rate, no cost.
     """
     settings = settings or DiagnosticSettings()
     if settings.gpu_hour_cost is None and settings.pretrain_compute is None:
@@ -127,28 +119,22 @@ class SameRate(Mapping):
         return True
 
 
-def axis_is_gpu_hours(data, gpu_hours: str | None = None) -> bool:
-    """Whether the x axis of the Table ``data`` is GPU-hours: its unit says so
-    (``compute/gpu_hours``, ``gpu_hours``, ``--gpus``), or ``gpu_hours`` names the axis itself."""
-    return data.axis.unit == GPU_HOURS or (gpu_hours is not None and gpu_hours == data.axis.name)
-
 
 def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
                    curves: Sequence = ()) -> Mapping[tuple[str, str], float]:
     """GPU-hours per unit of the x axis for every run of ``data`` that has them.
 
-    1 for every run when the axis is GPU-hours (:func:`axis_is_gpu_hours`, :class:`SameRate`); from the metric or
-    column ``gpu_hours`` otherwise (:func:`hours_per_compute`). Without either, a
-    :class:`SettingsError` that says what ``need`` (the option asking) requires. Without ``data``
-    the analysed ``curves`` say what their x axis is.
+    1 everywhere when the axis is GPU-hours, else from the metric or column ``gpu_hours``; neither
+    is a :class:`SettingsError` naming ``need`` (the option asking). Without ``data`` the analysed
+    ``curves`` say what their x axis is.
     """
     if data is None or data.points.empty:
         names = sorted({c.compute_name for c in curves})
         if all(axis_unit(n) == GPU_HOURS for n in names):
             return SameRate(1.0)
         label, gpu_hours = ", ".join(names), None
-    elif axis_is_gpu_hours(data, gpu_hours):
-        return SameRate(1.0)
+    elif data.axis.unit == GPU_HOURS or (gpu_hours is not None and gpu_hours == data.axis.name):
+        return SameRate(1.0)  # the x axis is GPU-hours (by its unit, or named by ``gpu_hours``)
     else:
         label = data.axis.label
     if gpu_hours is None:
@@ -161,18 +147,16 @@ def gpu_hour_rates(data, gpu_hours: str | None, *, need: str = "--budget",
 
 def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], float]:
     """GPU-hours per unit of the x axis, per (source, run_id), from a metric or column
-    ``gpu_hours`` of the tidy table (the marginal rate over the last fifth of the run).
-
-    Empty when ``gpu_hours`` is not given or is the x axis itself (see :func:`gpu_hour_rates`,
-    which says so instead of leaving the caller to guess).
-    """
+    ``gpu_hours`` (the marginal rate over the last fifth of the run); empty when ``gpu_hours`` is
+    not given or is the x axis itself."""
     if data is None or gpu_hours is None or data.axis.name == gpu_hours:
         return {}
     out: dict[tuple[str, str], float] = {}
     data = data.points
     is_metric = (data["metric"] == gpu_hours).any()
     if not is_metric and gpu_hours not in data.columns:
-        raise SettingsError(f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")
+        raise SettingsError(
+            f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")
     for (source, run_id), g in data.groupby(["source", "run_id"], sort=False):
         if is_metric:
             h = g[g["metric"] == gpu_hours].sort_values("step")

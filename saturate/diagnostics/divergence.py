@@ -1,16 +1,10 @@
 """Reward vs benchmark divergence: the training reward keeps scaling while a held-out benchmark
 flattens or falls (reward over-optimisation, Gao et al. 2022).
 
-For each pair (from ``settings.pairs`` or the naming conventions of :mod:`.naming`):
-
-1. the benchmark's recent trend (the per-curve trend test) must point below its threshold;
-2. stretches ``[c, end]`` are then tested from the earliest start ``c`` on (each leaving at least
-   15% of the benchmark's points, and six): the first where the reward's slope per doubling is
-   above its threshold at the chosen confidence while the benchmark's is below its own is the
-   finding (``warning``), ``error`` when the benchmark's slope is below zero (it falls). Its start
-   ``c`` bounds "from what compute"; when the stretch from the benchmark's plateau or peak
-   (:func:`plateau_start`) passes the same test, that later start is reported instead (the
-   earliest passing stretch can begin on the rise).
+Per (reward, benchmark) pair whose benchmark trend points below its threshold, stretches
+``[c, end]`` are tested from the earliest ``c``: the first where the reward's slope per doubling
+is surely above its threshold and the benchmark's surely below is the finding (``error`` when it
+falls); a later start at the benchmark's plateau or peak that passes too is preferred.
 """
 
 from __future__ import annotations
@@ -22,27 +16,26 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import MIN_TREND_POINTS, noise_sd, trend_test
+from saturate.analysis.evidence import MIN_TREND_POINTS, noise_sd
 from saturate.analysis.quantities import smoothing_window
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
     DiagnosticSettings,
     by_run,
+    recent_trend,
     threshold,
     window_trend,
 )
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, kind, register
-from saturate.results import format_estimate
+from saturate.results import Trend, format_estimate
 from saturate.vocabulary.roles import is_benchmark, is_instability, is_reward, reward_rank
 
 
 def plateau_start(compute: np.ndarray, values: np.ndarray, tol: float) -> float:
     """First compute where the smoothed curve (larger-is-better) comes within ``tol`` of its best:
-    where a benchmark that rose then flattened reached its plateau, or where one that fell
-    peaked. Centred rolling mean of :func:`~saturate.analysis.quantities.smoothing_window` points;
-    ``tol`` is widened to twice the noise left after smoothing so that one lucky evaluation does
-    not set the best level."""
+    a plateau reached, or a peak. ``tol`` is at least twice the noise left after smoothing, so
+    one lucky evaluation does not set the best level."""
     y = np.asarray(values, dtype=float)
     w = smoothing_window(y.size)
     sm = pd.Series(y).rolling(w, center=True, min_periods=1).mean().to_numpy(float)
@@ -52,9 +45,8 @@ def plateau_start(compute: np.ndarray, values: np.ndarray, tol: float) -> float:
 
 
 def _window_starts(compute: np.ndarray, recent_from: float, max_windows: int = 40) -> list[float]:
-    """Candidate starts of the stretch since which the benchmark stopped following: its points
-    (log-spaced subset) from the earliest that leaves enough points after it, the recent
-    stretch's start always included."""
+    """Candidate starts of the stretch since which the benchmark stopped following: a log-spaced
+    subset of its points that leave enough after them (15%, at least six), plus ``recent_from``."""
     c = np.asarray(compute, dtype=float)
     c = c[c > 0]
     need = max(MIN_TREND_POINTS, int(0.15 * c.size))
@@ -92,10 +84,7 @@ def check_pair(
     """The divergence diagnostic of one (reward, benchmark) pair of a run, or ``None``."""
     settings = settings or DiagnosticSettings()
     conf = settings.confidence
-    b_trend = (
-        bench.analysis.trend if bench.analysis is not None and bench.analysis.trend is not None
-        else trend_test(bench.compute, bench.signed, confidence=conf)
-    )
+    b_trend = recent_trend(bench, conf)
     if b_trend is None:
         return None
     r_trend = window_trend(reward, b_trend.compute_from, b_trend.compute_to, conf)
@@ -104,25 +93,21 @@ def check_pair(
     t_r, t_b = threshold(reward, settings), threshold(bench, settings)
     if not b_trend.slope_per_doubling.value < t_b:
         return None
-    hit = None
-    for lo in _window_starts(bench.compute, b_trend.compute_from):
-        b = window_trend(bench, lo, math.inf, conf)
-        r = window_trend(reward, lo, math.inf, conf)
-        if b is None or r is None:
-            continue
-        if r.slope_per_doubling.lo > t_r and b.slope_per_doubling.hi < t_b:
-            hit = (b, r)
-            break
+    def diverged(lo: float) -> tuple[Trend, Trend] | None:
+        b, r = window_trend(bench, lo, math.inf, conf), window_trend(reward, lo, math.inf, conf)
+        if b is not None and r is not None and r.slope_per_doubling.lo > t_r \
+                and b.slope_per_doubling.hi < t_b:
+            return b, r
+        return None
+
+    hit = next(filter(None, map(diverged, _window_starts(bench.compute, b_trend.compute_from))),
+               None)
     if hit is None:
         return None
     # The earliest stretch may start on the rise; the plateau (or peak) is where it stopped.
     peak = plateau_start(bench.compute, bench.signed, t_b)
     if peak > hit[0].compute_from:
-        b = window_trend(bench, peak, math.inf, conf)
-        r = window_trend(reward, peak, math.inf, conf)
-        if b is not None and r is not None and r.slope_per_doubling.lo > t_r \
-                and b.slope_per_doubling.hi < t_b:
-            hit = (b, r)
+        hit = diverged(peak) or hit
     b_trend, r_trend = hit
     rs, bs = r_trend.slope_per_doubling, b_trend.slope_per_doubling
     falls = bs.hi < 0
@@ -137,25 +122,14 @@ def check_pair(
         f"{bs_txt} per doubling (threshold {t_b:.3g}), both at {pct} confidence"
     )
     return Diagnostic(
-        kind="divergence",
-        severity="error" if falls else "warning",
-        run=reward.run,
-        run_id=reward.run_id,
-        source=reward.source,
-        metrics=(reward.metric, bench.metric),
-        message=message,
-        compute=since,
-        details={
-            "reward": reward.metric,
-            "benchmark": bench.metric,
-            "since_compute": since,
-            "window": [b_trend.compute_from, b_trend.compute_to],
-            "reward_gain_per_doubling": rs.to_dict(),
-            "benchmark_gain_per_doubling": bs.to_dict(),
-            "reward_threshold": t_r,
-            "benchmark_threshold": t_b,
-            "benchmark_falls": falls,
-        },
+        kind="divergence", severity="error" if falls else "warning", run=reward.run,
+        run_id=reward.run_id, source=reward.source, metrics=(reward.metric, bench.metric),
+        message=message, compute=since,
+        details={"reward": reward.metric, "benchmark": bench.metric, "since_compute": since,
+                 "window": [b_trend.compute_from, b_trend.compute_to],
+                 "reward_gain_per_doubling": rs.to_dict(),
+                 "benchmark_gain_per_doubling": bs.to_dict(), "reward_threshold": t_r,
+                 "benchmark_threshold": t_b, "benchmark_falls": falls},
     )
 
 

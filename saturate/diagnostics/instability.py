@@ -1,21 +1,12 @@
 """Training instability read from the health metrics of one run.
 
-* **entropy collapse** (``*entropy*``): the policy entropy falls towards zero; flagged when the
-  level at the end (median of the last 10% of points) is at most ``entropy_collapse_fraction``
-  (default 15%) of the level at the start (median of the first 5%); ``error`` below a third of it.
-  Reasoning-RL runs whose entropy collapses this far typically stop improving (Cui et al. 2025).
-* **KL blow-up** (``*kl*``): the KL to the reference (smoothed by a rolling median) multiplies
-  by ``kl_blowup_factor`` (default 10x) over one doubling of compute and stays up. A KL that grows
-  steadily, as in healthy runs, multiplies by about 2 per doubling (4 if it grows quadratically).
-* **length runaway** (``response_length``...): the response length at least doubles
-  (``length_runaway_factor``), still grows significantly, and either the reward has stopped
-  scaling or the growth is accelerating (more tokens per unit of compute in the recent stretch
-  than before, at the chosen confidence: convex, as in exponential growth). Long
-  chains of thought that grow with the reward are not flagged.
-* **gradient conflict**: task metrics that should move together (slices, ``eval/<task>``,
-  ``reward/<task>``) move in opposite directions: one gains more than its threshold per doubling
-  while another loses more than its own, both at the chosen confidence.
+* entropy collapse: the end level at most ``entropy_collapse_fraction`` of the start (Cui et al.
+  2025: such runs stop improving); KL blow-up: the smoothed KL multiplies by ``kl_blowup_factor``
+  in one doubling and stays up (a healthy KL about doubles); length runaway: the length at least
+  doubles, still grows, and the reward stalls or the growth accelerates (convex in compute);
+  gradient conflict: sibling task metrics significantly gain and lose at once.
 """
+
 
 from __future__ import annotations
 
@@ -32,6 +23,7 @@ from saturate.diagnostics.base import (
     DiagnosticSettings,
     by_run,
     edge_level,
+    recent_trend,
     threshold,
 )
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
@@ -82,11 +74,9 @@ def entropy_collapse(ref: CurveRef, settings: DiagnosticSettings) -> Diagnostic 
         return None
     below = np.nonzero(_smooth(y) <= frac * start)[0]
     at = float(ref.compute[below[0]]) if below.size else float(ref.compute[-1])
-    message = (
-        f"entropy collapse: {ref.metric} fell from {start:.3g} to {end:.3g} "
-        f"({ratio:.0%} of its start), below {frac:.0%} of it from compute {at:.4g}; "
-        f"the policy has stopped exploring"
-    )
+    message = (f"entropy collapse: {ref.metric} fell from {start:.3g} to {end:.3g} "
+               f"({ratio:.0%} of its start), below {frac:.0%} of it from compute {at:.4g}; "
+               "the policy has stopped exploring")
     return _diag(ref, "entropy_collapse", "error" if ratio <= frac / 3 else "warning", message,
                  at, {"start": start, "end": end, "ratio": ratio, "fraction": frac})
 
@@ -108,15 +98,14 @@ def kl_blowup(ref: CurveRef, settings: DiagnosticSettings) -> Diagnostic | None:
             end = edge_level(y, 0.1, 3, end=True)
             if end < factor / 2 * base:
                 return None  # a spike it came back from
-            message = (
-                f"KL blow-up: {ref.metric} multiplied by {sm[j] / base:.3g} over one doubling "
-                f"of compute (from {base:.3g} at {c[j] / 2:.4g} to {sm[j]:.3g} at {c[j]:.4g}; "
-                f"more than {factor:g}x) and ends at {end:.3g}"
-            )
+            message = (f"KL blow-up: {ref.metric} multiplied by {sm[j] / base:.3g} over one "
+                       f"doubling of compute (from {base:.3g} at {c[j] / 2:.4g} to {sm[j]:.3g} at "
+                       f"{c[j]:.4g}; more than {factor:g}x) and ends at {end:.3g}")
             return _diag(ref, "kl_blowup", "error" if end >= factor * base else "warning",
                          message, float(c[j]),
                          {"base": base, "jump_to": float(sm[j]), "end": end, "factor": factor})
     return None
+
 
 
 def _log_trend(c: np.ndarray, y: np.ndarray, conf: float) -> Trend | None:
@@ -160,9 +149,7 @@ def length_runaway(
     accelerating = math.isfinite(before[2]) and after[1] > before[2] and after[0] > 0
     reward_stalled = falls = False
     if reward is not None:
-        rt = (reward.analysis.trend if reward.analysis is not None else None) or trend_test(
-            reward.compute, reward.signed, confidence=conf
-        )
+        rt = recent_trend(reward, conf)
         if rt is not None:
             reward_stalled = not rt.slope_per_doubling.lo > threshold(reward, settings)
             falls = rt.slope_per_doubling.hi < 0
@@ -172,16 +159,13 @@ def length_runaway(
         return None
     why = []
     if accelerating:
-        why.append(
-            f"growth is accelerating ({after[0]:.3g} [{after[1]:.3g}, {after[2]:.3g}] per unit "
-            f"of compute now vs {before[0]:.3g} [{before[1]:.3g}, {before[2]:.3g}] before)"
-        )
+        why.append(f"growth is accelerating ({after[0]:.3g} [{after[1]:.3g}, {after[2]:.3g}] per "
+                   f"unit of compute now vs {before[0]:.3g} [{before[1]:.3g}, {before[2]:.3g}] "
+                   "before)")
     if reward_stalled and reward is not None:
         why.append(f"{reward.metric} has stopped scaling" + (" and falls" if falls else ""))
-    message = (
-        f"length runaway: {ref.metric} grew {end / start:.2g}x ({start:.4g} -> {end:.4g}) and "
-        f"still grows; " + "; ".join(why)
-    )
+    message = (f"length runaway: {ref.metric} grew {end / start:.2g}x ({start:.4g} -> {end:.4g}) "
+               "and still grows; " + "; ".join(why))
     metrics = (ref.metric,) if reward is None else (ref.metric, reward.metric)
     return _diag(ref, "length_runaway", "error" if falls else "warning", message,
                  now.compute_from,
@@ -200,9 +184,7 @@ def gradient_conflict(
         up, down = [], []
         for _, metric in members:
             ref = curves[metric]
-            tr = (ref.analysis.trend if ref.analysis is not None else None) or trend_test(
-                ref.compute, ref.signed, confidence=settings.confidence
-            )
+            tr = recent_trend(ref, settings.confidence)
             if tr is None:
                 continue
             s, t = tr.slope_per_doubling, threshold(ref, settings)
@@ -217,13 +199,10 @@ def gradient_conflict(
         def slope(t: Trend) -> str:
             return format_estimate(t.slope_per_doubling, missing=None, unidentified="")
 
-        message = (
-            f"{family}: tasks move in opposite directions: "
-            + ", ".join(f"{r.metric} gains {slope(t)}" for r, t in up)
-            + " per doubling while "
-            + ", ".join(f"{r.metric} loses {slope(t)}" for r, t in down)
-            + f" (recent stretch from compute {since:.4g})"
-        )
+        gains = ", ".join(f"{r.metric} gains {slope(t)}" for r, t in up)
+        losses = ", ".join(f"{r.metric} loses {slope(t)}" for r, t in down)
+        message = (f"{family}: tasks move in opposite directions: {gains} per doubling while "
+                   f"{losses} (recent stretch from compute {since:.4g})")
         out.append(_diag(
             first, "gradient_conflict", "warning", message, since,
             {"family": family,

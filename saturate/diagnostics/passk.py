@@ -1,14 +1,10 @@
 """pass@1 vs pass@k: "sharpening", where RL raises pass@1 but not what the model can solve at all
 (Yue et al. 2025, "Does reinforcement learning really incentivize reasoning capacity...").
 
-Metrics named ``...pass@<k>...`` that differ only in ``k`` form a family. For each k the change
-from the first checkpoint is ``delta_k = level at the end - level at the first checkpoint``: the
-first logged value against the median of the last 10% of points (at least 3), with a standard
-error from the curve's point-to-point noise. Sharpening is flagged when pass@1 (the smallest k)
-rose significantly while pass@k at the largest k gained less than a quarter of that and not
-significantly more than zero. The k at which the run falls behind its first checkpoint is the
-smallest logged k with ``delta_k < 0``, refined by linear interpolation in log2 k between the
-last logged k above zero and it.
+Per family of ``...pass@<k>...`` metrics, ``delta_k`` is the end level (median of the last 10%)
+minus the first logged value, with a standard error from the point-to-point noise. Flagged when
+pass@1 rose significantly and pass@k at the largest k gained less than a quarter of that and not
+significantly more than zero.
 """
 
 from __future__ import annotations
@@ -21,13 +17,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from saturate.analysis.evidence import noise_sd
-from saturate.diagnostics.base import (
-    CurveRef,
-    Diagnostic,
-    DiagnosticSettings,
-    by_run,
-    edge_level,
-)
+from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, by_run, edge_level
 from saturate.diagnostics.registry import (
     BOOL,
     EST,
@@ -77,7 +67,8 @@ def change_from_start(ref: CurveRef, k: int, confidence: float = 0.9) -> PassKCh
 
 
 def crossover_k(changes: Sequence[PassKChange]) -> tuple[int | None, float | None]:
-    """(smallest logged k whose change is below zero, interpolated k in log2 space)."""
+    """(smallest logged k whose change is below zero, the k where it crosses zero interpolated
+    linearly in log2 k from the k before it)."""
     ch = sorted(changes, key=lambda c: c.k)
     for i, c in enumerate(ch):
         if c.delta.value < 0:
@@ -115,10 +106,8 @@ def passk_diagnostics(
 def _family(
     family: str, members: dict[int, CurveRef], settings: DiagnosticSettings
 ) -> Diagnostic | None:
-    changes = [
-        c for k, ref in sorted(members.items())
-        if (c := change_from_start(ref, k, settings.confidence)) is not None
-    ]
+    changes = [c for k, ref in sorted(members.items())
+               if (c := change_from_start(ref, k, settings.confidence)) is not None]
     if len(changes) < 2:
         return None
     low, high = changes[0], changes[-1]
@@ -129,33 +118,19 @@ def _family(
     k_at, k_interp = crossover_k(changes)
     ref = members[low.k]
     falls = high.delta.hi < 0
-    behind = (
-        f"; it falls behind its first checkpoint from pass@{k_at} (about k={k_interp:.3g})"
-        if k_at is not None else "; no logged k falls behind the first checkpoint"
-    )
-    message = (
-        f"sharpening: pass@{low.k} rose by {low.delta.value:.3g} "
-        f"({low.first:.3g} -> {low.last:.3g}) while pass@{high.k} changed by "
-        f"{high.delta.value:.3g} ({high.first:.3g} -> {high.last:.3g}){behind}. RL is "
-        f"concentrating on problems the model could already solve"
-    )
-    first_c = [float(members[c.k].compute[0]) for c in changes]
+    behind = (f"; it falls behind its first checkpoint from pass@{k_at} (about k={k_interp:.3g})"
+              if k_at is not None else "; no logged k falls behind the first checkpoint")
+    message = (f"sharpening: pass@{low.k} rose by {low.delta.value:.3g} "
+               f"({low.first:.3g} -> {low.last:.3g}) while pass@{high.k} changed by "
+               f"{high.delta.value:.3g} ({high.first:.3g} -> {high.last:.3g}){behind}. RL is "
+               "concentrating on problems the model could already solve")
     return Diagnostic(
-        kind="sharpening",
-        severity="error" if falls else "warning",
-        run=ref.run,
-        run_id=ref.run_id,
-        source=ref.source,
-        metrics=tuple(c.metric for c in changes),
-        message=message,
-        compute=min(first_c),
-        details={
-            "family": family,
-            "changes": [c.to_dict() for c in changes],
-            "crossover_k": k_at,
-            "crossover_k_interpolated": k_interp,
-            "pass_k_falls": falls,
-        },
+        kind="sharpening", severity="error" if falls else "warning", run=ref.run,
+        run_id=ref.run_id, source=ref.source, metrics=tuple(c.metric for c in changes),
+        message=message, compute=min(float(members[c.k].compute[0]) for c in changes),
+        details={"family": family, "changes": [c.to_dict() for c in changes],
+                 "crossover_k": k_at, "crossover_k_interpolated": k_interp,
+                 "pass_k_falls": falls},
     )
 
 

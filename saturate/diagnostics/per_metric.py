@@ -1,10 +1,6 @@
 """Diagnostics that compare runs on one metric at a time: the recipe comparison on every objective
-the groups share, and the GPU-hour plan on one objective.
-
-:func:`~saturate.diagnostics.base.curves_by_metric` is the one grouping rule the allocation
-diagnostic, ``saturate compare`` and ``saturate allocate`` share: only objectives (see
-:mod:`saturate.vocabulary.roles`) are compared or bought; diagnostics (entropy, KL, lengths) and
-axes (the GPU-hours metric) are not.
+the groups share, and the GPU-hour plan on one objective. Only objectives are compared or bought
+(:func:`~saturate.diagnostics.base.curves_by_metric`, shared with ``compare`` and ``allocate``).
 """
 
 from __future__ import annotations
@@ -23,10 +19,8 @@ from saturate.table.table import Table
 def compare_by_metric(
     curves: Sequence[CurveAnalysis], settings: DiagnosticSettings, group_by: str
 ) -> list[RecipeComparison]:
-    """The recipes (groups of ``group_by``) compared on every metric at least two of them share.
-
-    A :class:`SettingsError` when no metric has two groups: there is nothing to compare.
-    """
+    """The recipes (groups of ``group_by``) compared on every metric at least two of them share;
+    a :class:`SettingsError` when there is none."""
     refs = collect_curves(curves, None, settings)
     found = [compare_recipes(members, settings, group_by)
              for members in curves_by_metric(refs).values() if len(members) >= 2]
@@ -40,12 +34,9 @@ def plan_allocation(
     curves: Sequence[CurveAnalysis], data: Table | None, settings: DiagnosticSettings,
     named: Sequence[str] | None = None,
 ) -> Allocation:
-    """One plan for ``settings.budget`` GPU-hours on one objective (see
-    :func:`saturate.diagnostics.allocate`): the metric ``named`` by ``--metric`` when it selects
-    one, else the objective with the most runs (the plan says which and why). ``data`` gives the
-    GPU-hours per unit of compute; an x axis that is not GPU-hours, without ``--gpu-hours`` or
-    ``--gpus``, is a :class:`SettingsError`.
-    """
+    """One plan for ``settings.budget`` GPU-hours on one objective: the one ``named`` by
+    ``--metric``, else the one with the most runs (:func:`choose_objective`). ``data`` gives the
+    GPU-hours per unit of compute (:func:`gpu_hour_rates`)."""
     if settings.budget is None:
         raise SettingsError("budget is required (GPU-hours to spend), got None")
     rates = None if data is None else gpu_hour_rates(data, settings.gpu_hours, need="--budget")

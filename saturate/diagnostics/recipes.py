@@ -1,14 +1,8 @@
-"""Recipe comparison in the ScaleRL manner (Khatri et al. 2025): per group of runs (a recipe, its
-seeds pooled by ``--group-by``), the asymptote ``A`` and efficiency ``B`` of the sigmoid
-``R0 + (A - R0) / (1 + (Cmid / C)^B)`` with their intervals, the bootstrap probability that one
-recipe beats another at a given compute, and the compute at which their forecasts cross.
-
-* ``P(X beats Y at C)``: the share of pairs of bootstrap draws (one from each recipe's fit; the
-  fits are independent) in which X's forecast at ``C`` is better than Y's.
-* crossing: the last compute, on a log grid from the later of the two first computes up to
-  ``64x`` the larger last compute, where the two forecasts change order (after it the leader
-  stays ahead); its interval from the same search on paired draws, and the share of draws that
-  cross at all.
+"""Recipe comparison in the ScaleRL manner (Khatri et al. 2025): per recipe (seeds pooled by
+``--group-by``), the sigmoid's asymptote ``A`` and efficiency ``B`` with intervals; ``P(X beats
+Y at C)`` over all pairs of independent bootstrap draws; and where the forecasts cross: the last
+change of order on a log grid up to ``64x`` the larger last compute (after it the leader stays
+ahead), with an interval from paired draws and the share of draws that cross at all.
 """
 
 from __future__ import annotations
@@ -177,9 +171,6 @@ def _label(ref: CurveRef) -> tuple[str, int]:
     return ref.run, int(g.get("n_seeds", 1)) if g else 1
 
 
-def _at(spec: str | float, last: float) -> float:
-    return resolve_at(spec, last, "compare_at")
-
 
 def compare_recipes(
     refs: Sequence[CurveRef], settings: DiagnosticSettings | None = None,
@@ -200,24 +191,23 @@ def compare_recipes(
         recipes.append(RecipeSummary(label, r.run_id, n, ca.compute_last, ca.value_last, a, b,
                                      ca.asymptote, ca.verdict, ca.p_pays))
     last = max(r.compute_last for r in recipes)
-    at = sorted({_at(s, last) for s in settings.compare_at})
+    at = sorted({resolve_at(s, last, "compare_at") for s in settings.compare_at})
+
     fitted = [(s, r) for s, r in zip(recipes, refs, strict=True) if r.analysis.fit is not None]
+    def on(f: Any, x: np.ndarray) -> np.ndarray:  # a fit's forecast, larger-is-better
+        return signed(np.asarray(f(x), float), direction)
+
     pairs = []
     for (s1, r1), (s2, r2) in itertools.combinations(fitted, 2):
         fit1, fit2 = r1.analysis.fit, r2.analysis.fit
         x = np.asarray(at, dtype=float)
-        d1 = signed(np.asarray(fit1.predict_samples(x), float), direction)
-        d2 = signed(np.asarray(fit2.predict_samples(x), float), direction)
+        d1, d2 = on(fit1.predict_samples, x), on(fit2.predict_samples, x)
         probs = {c: prob_better(d1[:, i], d2[:, i]) for i, c in enumerate(at)}
         start = max(float(r1.compute[r1.compute > 0][0]), float(r2.compute[r2.compute > 0][0]))
         grid = np.geomspace(start, FORECAST_HORIZON * last, 300)
-        f1 = signed(np.asarray(fit1.predict(grid), float), direction)
-        f2 = signed(np.asarray(fit2.predict(grid), float), direction)
-        cross, share = forecast_crossing(
-            f1, f2, signed(np.asarray(fit1.predict_samples(grid), float), direction),
-            signed(np.asarray(fit2.predict_samples(grid), float), direction), grid,
-            settings.confidence,
-        )
+        f1, f2 = on(fit1.predict, grid), on(fit2.predict, grid)
+        cross, share = forecast_crossing(f1, f2, on(fit1.predict_samples, grid),
+                                         on(fit2.predict_samples, grid), grid, settings.confidence)
         lead = None if f1[-1] == f2[-1] else (s1.label if f1[-1] > f2[-1] else s2.label)
         pairs.append(RecipePair(s1.label, s2.label, probs, cross, share, lead))
     return RecipeComparison(metric, group_by, tuple(recipes), tuple(pairs))

@@ -1,16 +1,9 @@
-"""The diagnostics registry: each diagnostic declares once, next to the code that finds it, the
-kinds it reports (severity, one-line help, the JSON Schema of its ``details``) and the function
-that finds them.
+"""The diagnostics registry: each diagnostic module declares, next to the code that finds them,
+the kinds it reports (severity, one-line help, JSON Schema of ``details``) via :func:`register`.
 
-Everything else is read from here: :data:`saturate.diagnostics.KINDS`, what
-:func:`~saturate.diagnostics.run_diagnostics` runs and in which order findings sort, the kind
-enum and per-kind ``details`` of the JSON report's schema (:mod:`saturate.report.schema`), and the
-kinds ``saturate gate --fail-on`` accepts and its help. Adding a diagnostic is one module of
-``saturate/diagnostics/`` that calls :func:`register`; the modules of the package are imported
-(and so registered) the first time the registry is read.
-
-Schema helpers (:data:`NUM`, :data:`EST`, :func:`fields`, ...) keep the ``details`` schemas short;
-``#/$defs/num`` and ``#/$defs/estimate`` are defined by ``saturate/report/schema.json``.
+``KINDS``, what ``run_diagnostics`` runs and how findings sort, the report schema's kinds and
+``gate --fail-on`` are all read from here. The package's modules are imported (so registered)
+the first time the registry is read. ``#/$defs/num`` and ``/estimate`` live in ``schema.json``.
 """
 
 from __future__ import annotations
@@ -26,25 +19,9 @@ from saturate.diagnostics.base import SEVERITIES, CurveRef, Diagnostic, Diagnost
 from saturate.results import VERDICTS
 
 __all__ = [
-    "Kind",
-    "Producer",
-    "DiagnosticInput",
-    "kind",
-    "register",
-    "unregister",
-    "producers",
-    "kind_specs",
-    "kinds",
-    "check_finding",
-    "NUM",
-    "EST",
-    "STR",
-    "BOOL",
-    "INT",
-    "fields",
-    "array",
-    "mapping",
-    "nullable",
+    "Kind", "Producer", "DiagnosticInput", "kind", "register", "unregister", "producers",
+    "kind_specs", "kinds", "check_finding", "NUM", "EST", "STR", "BOOL", "INT", "fields", "array",
+    "mapping", "nullable",
 ]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -83,8 +60,8 @@ def fields(optional: Mapping[str, Mapping[str, Any]] | None = None,
 
 @dataclass(frozen=True)
 class Kind:
-    """One ``kind`` a diagnostic reports: the severities it can carry, its help (one line, shown
-    by ``saturate gate --help`` and in the schema) and the JSON Schema of its ``details``."""
+    """One ``kind`` a diagnostic reports: its severities, one-line help (``gate --help``, the
+    schema) and the JSON Schema of its ``details``."""
 
     name: str
     severities: tuple[str, ...]
@@ -94,8 +71,8 @@ class Kind:
 
 def kind(name: str, severity: str | Sequence[str], help: str,
          details: Mapping[str, Any] | None = None) -> Kind:
-    """A checked :class:`Kind`: a lower-case name that is not a verdict, known severities, a
-    one-line help and a JSON Schema object for ``details`` (any object when omitted)."""
+    """A checked :class:`Kind` (a lower-case name that is not a verdict; ``details``: any object
+    when omitted)."""
     sev = (severity,) if isinstance(severity, str) else tuple(severity)
     if not _NAME.match(name) or name in VERDICTS:
         raise ValueError(f"diagnostic kind {name!r} must be a lower_case word and not a verdict")
@@ -141,9 +118,9 @@ _loaded = False
 
 
 def register(find: Find, *kinds: Kind, order: float, name: str | None = None) -> Producer:
-    """Register ``find`` (called with a :class:`DiagnosticInput`, returns diagnostics) as the
-    producer of ``kinds``; ``name`` defaults to the first kind's. Registering the same name again
-    replaces it; a kind registered by another producer is a ``ValueError``."""
+    """Register ``find`` (a :class:`DiagnosticInput` -> diagnostics) as the producer of ``kinds``;
+    ``name`` (default: the first kind's) again replaces it; a kind another producer registered is
+    a ``ValueError``."""
     if not kinds:
         raise ValueError("register: a diagnostic reports at least one kind")
     name = name or kinds[0].name

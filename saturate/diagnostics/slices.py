@@ -1,9 +1,6 @@
-"""Slices: metrics per data stratum or benchmark subset (``eval/<slice>/score``), read side by
-side so the long tail is visible: which slices still scale and which have saturated.
-
-Each slice's verdict is the per-curve verdict of the analysis. A family with at least one slice
-saturated or regressing is ``slice_saturated`` (``warning``), listing the slices that still scale;
-a family with none is one ``slices`` line (``info``).
+"""Slices: metrics per data stratum or benchmark subset (``eval/<slice>/score``) side by side, so
+the long tail shows: which slices still scale (per-curve verdicts) and which have saturated. A
+family with a slice saturated or regressing is ``slice_saturated`` (warning), else ``slices``.
 """
 
 from __future__ import annotations
@@ -33,44 +30,27 @@ def slice_diagnostics(
             stopped = [s for s, v in verdicts.items() if v in _STOPPED]
             other = [s for s, v in verdicts.items() if v not in PASSING_VERDICTS | _STOPPED]
             first = rows[0][1]
-            gains = {
-                s: ref.analysis.gain_per_doubling.to_dict() for s, ref in rows
-            }
+            gains = {s: ref.analysis.gain_per_doubling.to_dict() for s, ref in rows}
             parts = []
             if scaling:
                 parts.append(f"still scaling: {', '.join(scaling)}")
             if stopped:
-                parts.append(
-                    "saturated or regressing: "
-                    + ", ".join(f"{s} ({verdicts[s]})" for s in stopped)
-                )
+                parts.append("saturated or regressing: "
+                             + ", ".join(f"{s} ({verdicts[s]})" for s in stopped))
             if other:
                 parts.append(f"inconclusive: {', '.join(other)}")
-            message = f"{family}: {len(rows)} slices; " + "; ".join(parts)
-            since = [
-                ref.analysis.trend.compute_from for s, ref in rows
-                if s in stopped and ref.analysis.trend is not None
-            ]
-            out.append(
-                Diagnostic(
-                    kind="slice_saturated" if stopped else "slices",
-                    severity="warning" if stopped else "info",
-                    run=first.run,
-                    run_id=first.run_id,
-                    source=first.source,
-                    metrics=tuple(ref.metric for _, ref in rows),
-                    message=message,
-                    compute=min(since) if since else None,
-                    details={
-                        "family": family,
-                        "verdicts": verdicts,
-                        "scaling": scaling,
-                        "stopped": stopped,
-                        "inconclusive": other,
-                        "gain_per_doubling": gains,
-                    },
-                )
-            )
+            since = [ref.analysis.trend.compute_from for s, ref in rows
+                     if s in stopped and ref.analysis.trend is not None]
+            out.append(Diagnostic(
+                kind="slice_saturated" if stopped else "slices",
+                severity="warning" if stopped else "info",
+                run=first.run, run_id=first.run_id, source=first.source,
+                metrics=tuple(ref.metric for _, ref in rows),
+                message=f"{family}: {len(rows)} slices; " + "; ".join(parts),
+                compute=min(since) if since else None,
+                details={"family": family, "verdicts": verdicts, "scaling": scaling,
+                         "stopped": stopped, "inconclusive": other, "gain_per_doubling": gains},
+            ))
     return out
 
 

@@ -1,10 +1,6 @@
-"""Compute to target: the compute at which a curve reaches a value, with an interval, or "not
-reachable below the asymptote".
-
-The fitted (model-averaged) curve is searched on a log grid from the last observed compute up to
-``horizon`` times it; each bootstrap draw is searched the same way, giving the interval and the
-share of draws that get there. A target the data already reached is reported where the smoothed
-curve first reached it.
+"""Compute to target: where a curve reaches a value, with an interval, or "not reachable below
+the asymptote". The fit and each bootstrap draw are searched on a log grid from the last compute
+up to ``horizon`` times it; a target the smoothed data already reached is reported where it did.
 """
 
 from __future__ import annotations
@@ -55,8 +51,7 @@ class TargetResult:
             c = self.compute
             lo = f"{c.lo:.3g}" if math.isfinite(c.lo) else "?"
             hi = f"{c.hi:.3g}" if math.isfinite(c.hi) else "beyond the horizon"
-            rng = f" [{lo}, {hi}]"
-            return (f"target {self.target:.4g} forecast at compute {c.value:.4g}{rng}; "
+            return (f"target {self.target:.4g} forecast at compute {c.value:.4g} [{lo}, {hi}]; "
                     f"{self.share_reaching:.0%} of bootstrap draws reach it within "
                     f"{self.horizon:.4g}")
         if self.status == "unreachable":
@@ -148,12 +143,10 @@ def target_diagnostics(
         res = target_for_curve(ref, float(goal), settings.confidence)
         bad = res.status in ("unreachable", "beyond_horizon")
         out.append(Diagnostic(
-            kind="target_unreachable" if bad else "target",
-            severity="warning" if bad else "info",
+            kind="target_unreachable" if bad else "target", severity="warning" if bad else "info",
             run=ref.run, run_id=ref.run_id, source=ref.source, metrics=(ref.metric,),
             message=f"{ref.metric}: {res.summary()}",
-            compute=None if res.compute is None else res.compute.value,
-            details=res.to_dict(),
+            compute=None if res.compute is None else res.compute.value, details=res.to_dict(),
         ))
     return out
 

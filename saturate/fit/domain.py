@@ -1,16 +1,8 @@
-"""Keeping a fit inside the metric's domain (``FitSettings.domain``, e.g. ``(0, 1)`` for a rate).
-
-Three parts, none of which clips a value after the fact:
-
-* the laws' **level** parameters (asymptotes ``A``, start levels ``R0``) are bounded to the domain
-  in the solver (:meth:`DomainBounds.laws`), so sigmoid and Weibull curves, which lie between
-  their two levels, cannot leave it, and power laws approach an asymptote inside it;
-* a law whose fitted curve still leaves the domain between the first compute and the farthest
-  point the analysis looks at (:data:`~saturate.analysis.constants.FORECAST_HORIZON` doublings of the stop
-  point search, the forecast points) is not a possible description of the metric: it gets no weight
-  (:meth:`DomainBounds.outside`; log-linear laws grow without bound and usually go);
-* a bootstrap refit that leaves the domain is a failed refit, replaced by one that stays in it, so
-  bands and the asymptote's interval stay in the domain too (:meth:`DomainBounds.keep_inside`).
+"""Keeping a fit inside the metric's domain (``FitSettings.domain``, e.g. ``(0, 1)`` for a rate),
+without clipping any value after the fact: level parameters are bounded to the domain in the
+solver (:meth:`DomainBounds.laws`); a law whose curve still leaves it before the farthest point the
+analysis looks at gets no weight (:meth:`DomainBounds.outside`); a bootstrap refit that leaves it
+is replaced by one that stays in (:meth:`DomainBounds.keep_inside`).
 """
 
 from __future__ import annotations
@@ -30,14 +22,13 @@ FORECAST_HORIZON = 64.0
 """How far ahead, as a multiple of the last compute, the stop point and the recipes' forecast
 crossing are searched: six doublings, beyond which an extrapolated RL curve says little."""
 
-
 Array = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
 class DomainBounds:
-    """The domain in fitting coordinates (``lo`` < ``hi``), the normalised computes where a law
-    must stay inside it, and the domain as the user wrote it (for flags)."""
+    """The domain in fitting coordinates (``lo`` < ``hi``), the normalised computes ``grid`` where
+    a law must stay inside it, and the domain as the user wrote it."""
 
     lo: float
     hi: float
@@ -87,8 +78,7 @@ def domain_bounds(
     forecast_at: tuple[str | float, ...] = (),
 ) -> DomainBounds | None:
     """The domain in fitting coordinates, checked from the first compute to the farthest
-    forecast point (at least twice :data:`FORECAST_HORIZON`, the stop point search's reach).
-    None without a domain."""
+    forecast point (at least twice :data:`FORECAST_HORIZON`); None without a domain."""
     if domain is None:
         return None
     ends = np.sort(norm.y(np.array(domain, dtype=float)))
@@ -103,9 +93,8 @@ def domain_bounds(
 
 
 def _inner(end: float, norm: Normalisation, domain: tuple[float, float], inward: float) -> float:
-    """A finite end of the domain in fitting coordinates, moved inward by a hair (1e-9 of its
-    size, more if needed) so that a value on it maps back into the domain exactly: the round
-    trip through the normalisation is not exact to the last bit."""
+    """A finite end in fitting coordinates moved inward by a hair, so that a value on it maps
+    back into the domain (the normalisation's round trip is not exact to the last bit)."""
     if not math.isfinite(end):
         return end
     step = 1e-9 * max(1.0, abs(end))
@@ -121,8 +110,7 @@ def _inner(end: float, norm: Normalisation, domain: tuple[float, float], inward:
 def drop_outside(
     points: dict[str, PointFit], laws: list[Law], bounds: DomainBounds
 ) -> tuple[dict[str, PointFit], tuple[str, ...]]:
-    """The point fits with those that leave the domain made unfitted (they get no weight), and
-    the names of their laws."""
+    """The point fits with those that leave the domain made unfitted, and their laws' names."""
     by_name = {law.name: law for law in laws}
     out, dropped = dict(points), []
     for name, p in points.items():

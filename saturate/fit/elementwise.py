@@ -4,13 +4,9 @@ columns, basis functions side by side."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
-
-
-def as_array(x: ArrayLike) -> Array:
-    return np.asarray(x, dtype=float)
 
 
 def param_columns(theta: Array) -> tuple[Array, ...]:
@@ -27,21 +23,16 @@ def safe_exp(z: Array) -> Array:
     return np.exp(np.minimum(z, 700.0))  # no overflow for any finite z
 
 
-def stack_columns(parts: list[Array | float], shape: tuple[int, ...]) -> Array:
+def basis_columns(*parts: Array | float) -> Array:
+    """Basis functions (g, n) side by side as (g, n, p); the first part may be a constant."""
+    shape = next(np.shape(q) for q in parts if np.ndim(q) == 2)
     out = np.empty(shape + (len(parts),))
     for i, p in enumerate(parts):
         out[..., i] = p
     return out
 
 
-def basis_columns(*parts: Array | float) -> Array:
-    """Basis functions (g, n) side by side as (g, n, p); the first part may be a constant."""
-    shape = next(np.shape(q) for q in parts if np.ndim(q) == 2)
-    return stack_columns(list(parts), shape)
-
-
 def softplus(z: Array) -> Array:
-    """``log(1 + exp(z))``: numpy's formula of ``np.logaddexp(0, z)``, vectorised (the same
-    to the last bit or two: numpy's own kernel may round ``log1p`` and ``exp`` differently on
-    another CPU or release)."""
+    """``log(1 + exp(z))``: numpy's formula of ``np.logaddexp(0, z)``, vectorised (the same to
+    the last bit or two)."""
     return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))

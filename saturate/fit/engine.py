@@ -2,22 +2,11 @@
 
 ``fit_curve`` is a pure function of its inputs (the seed is a setting). Steps:
 
-1. clean and normalise the curve (:mod:`saturate.fit.prep`); long curves are averaged into narrow
-   bins of log compute (at most ``max_points``) so cost does not grow with curve length;
-2. per law, multi-start robust fits of the whole curve and of its prefixes (rolling origins), all in
-   one call of the compiled Levenberg-Marquardt solver (:mod:`saturate.fit.solver`); a
-   whole-curve fit left unconverged is polished (:mod:`saturate.fit.polish`);
-3. weights from AICc (with the sample size discounted for autocorrelated residuals) plus the
-   predictive score of the rolling-origin forecasts (one unit of evidence per origin), averaged
-   over a Bayesian bootstrap of the in-sample fit (pseudo-BMA+), so laws that the data cannot
-   tell apart share the weight and the averaged forecast carries their disagreement;
-4. a sieve bootstrap of each law's residuals: an AR(p) model of the residuals driven by its own
-   innovations with random signs (a wild bootstrap), so autocorrelation and uneven noise along the
-   curve survive; all resamples refitted in one batch warm-started from the point estimate.
-   (Block bootstraps of residuals were tried and under-cover: residuals of a fitted curve are
-   negatively correlated at the low frequencies that drive parameter uncertainty.) Where the
-   refits stall (spread far below the linearised standard error, typical of BNSL's flat
-   directions) the parameter's interval takes in the Wald interval and the law is flagged.
+1. clean, normalise and bin the curve (:mod:`.prep`);
+2. multi-start robust fits of the whole curve and its prefixes (rolling origins), in one call;
+3. pseudo-BMA+ weights from AICc and rolling-origin scores (:mod:`.weights`);
+4. a sieve bootstrap: each law's AR(p) residual model driven by its innovations with random
+   signs (block bootstraps of residuals under-cover), all resamples refitted in one batch.
 """
 
 from __future__ import annotations
@@ -54,15 +43,14 @@ from saturate.fit.solver import BatchResult, solve_laws
 from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 
 Array = NDArray[np.float64]
-#: Most noise values the bootstrap holds at once per law (16 MB): resamples of long curves are
-#: drawn and refitted-data built a block of rows at a time (see :func:`_bootstrap`).
+#: Most noise values the bootstrap holds at once per law (16 MB; see :func:`_bootstrap`).
 _BLOCK_ELEMENTS = 2**21
 
 
 @dataclass(frozen=True)
 class _Prepared:
-    """One curve ready for fitting: user units (``c``), fitting coordinates (``x``, ``y``), the
-    bins the laws are fitted on, the residual scale and the flags raised so far."""
+    """One curve ready for fitting: user units (``c``), fitting coordinates (``x``, ``y``), bins,
+    the residual scale and the flags so far."""
 
     c: Array
     x: Array
@@ -77,8 +65,8 @@ class _Prepared:
 
 @dataclass(frozen=True)
 class _Weighed:
-    """Step 3's output: each law's residual sum of squares, AR noise model, scores and weight, and
-    its values and Jacobian at the points (the bootstrap's fits, the linearised errors)."""
+    """Step 3's output: each law's residual sum of squares, AR noise model, scores, weight, and
+    its values and Jacobian at the points."""
 
     rss: dict[str, float]
     best: str
@@ -241,15 +229,10 @@ def _gain_backtest(
     points: dict[str, PointFit], weights: dict[str, float], bins: Bins, origins: Array,
     norm: Normalisation, laws: dict[str, Law],
 ) -> tuple[tuple[float, float, float], ...]:
-    """How well the averaged fit of each rolling-origin prefix forecast the gain that followed.
-
-    For each origin ``x_o`` the prefix fits (weighted as the whole-curve laws) forecast the gain
-    from ``x_o`` to ``h x_o`` (``h = min(2, 1 / x_o)``: up to one doubling, inside the data); the
-    whole-curve fit says what the gain was. Their difference, per doubling of horizon, is the
-    curve's own record of extrapolation error, which the bootstrap (noise around ONE law shape)
-    does not carry. Returns ``(compute at origin, horizon in doublings, error per doubling)``
-    with errors on the larger-is-better scale in the user's units.
-    """
+    """How well the averaged fit of each rolling-origin prefix forecast the gain that followed
+    (up to one doubling, inside the data), against the whole-curve fit: the extrapolation error
+    the bootstrap does not carry. ``(compute at origin, horizon in doublings, error per
+    doubling)``, errors on the larger-is-better scale in the user's units."""
     out = []
     for o in range(origins.shape[0]):
         size = int(origins[o].sum())
@@ -338,8 +321,7 @@ def _fit_point(
 
 def _hc2(r: Array, jac: Array) -> Array:
     """Residuals ``r`` scaled by 1/sqrt(1 - leverage) (``jac``: the fit's Jacobian), undoing the
-    shrinkage of fitted residuals (most at the sparse early points, which pin the scale
-    parameters) so the bootstrap is not too narrow. Sums of squares are barely changed."""
+    shrinkage of fitted residuals so the bootstrap is not too narrow."""
     if not np.all(np.isfinite(r)):
         return r
     with np.errstate(all="ignore"):
@@ -356,13 +338,8 @@ def _bootstrap(
     laws: dict[str, Law] | None = None,
 ) -> dict[str, Array]:
     """Refit each law in ``models`` to (its fit ``fitted`` + sieve-bootstrap noise), warm-started
-    from its point estimate; all the laws' resamples in one batch.
-
-    The noise is drawn per point, but only a block of resamples at a time (at most
-    :data:`_BLOCK_ELEMENTS` values), each block reduced to bin means before the next: memory
-    grows with the curve's length, not with length times ``n_boot``. The signs come from ``rng``
-    in the same order as one draw of them all, so the blocks change no number.
-    """
+    from its point estimate; all the laws' resamples in one batch. The noise is drawn a block of
+    resamples at a time (same numbers as one draw) and reduced to bin means, to bound memory."""
     n, n_boot, burn_len = x.shape[0], burn.shape[0], burn.shape[1]
     innovs = {name: innov * math.sqrt(n / max(n - phi.shape[0], 1))
               for name, (phi, innov, _) in models.items()}

@@ -1,6 +1,5 @@
-"""Assembling a fit's results: per-law parameter estimates in the user's units (with the stalled-
-bootstrap check) and the averaged asymptote. (The start level is derived by
-:attr:`saturate.fit.result.CurveFit.start_level`.)"""
+"""Assembling a fit's results: per-law parameter estimates in the user's units (with the
+stalled-bootstrap check) and the averaged asymptote."""
 
 from __future__ import annotations
 
@@ -20,13 +19,11 @@ from saturate.results import Estimate
 
 STALL_RATIO = 0.5
 """Bootstrap refits have stalled when their spread is below this share of the linearised standard
-error (typical of BNSL's flat directions); the parameter's interval then takes in the Wald one."""
+error (BNSL's flat directions); the parameter's interval then takes in the Wald one."""
 
 SPREAD_TAIL = 0.05
 """The bootstrap spread compared with the linearised standard error is the 5-95% quantile range
-over ``2 * z(0.95)``: a robust standard deviation. It measures spread, not an interval, so it does
-not follow the confidence setting."""
-
+over ``2 * z(0.95)``: a robust standard deviation (so it ignores the confidence setting)."""
 
 Array = NDArray[np.float64]
 
@@ -37,9 +34,8 @@ def build_law_fit(
     norm: Normalisation, settings: FitSettings, n: int, curve_flags: tuple[str, ...],
     se_lin: Array | None = None,
 ) -> LawFit:
-    """One law's result in the user's units: its parameters with bootstrap intervals (widened to
-    the Wald interval where the bootstrap stalled, not identified on a bound or on a degenerate
-    curve), its scores and weight, and flags saying why."""
+    """One law's result in the user's units: parameters with bootstrap intervals (widened to the
+    Wald interval where the bootstrap stalled), scores, weight, and flags saying why."""
     flags: list[str] = []
     if point is None:
         theta = np.full(law.k, np.nan)
@@ -59,11 +55,8 @@ def build_law_fit(
     stalled = []
     for i, p in enumerate(law.params):
         wald = None
-        if (
-            se_lin is not None
-            and draws.shape[0] >= 10
-            and _boot_sd(quantiles[:2, i]) < STALL_RATIO * se_lin[i]
-        ):
+        if (se_lin is not None and draws.shape[0] >= 10
+                and _boot_sd(quantiles[:2, i]) < STALL_RATIO * se_lin[i]):
             stalled.append(p.name)
             z = float(ndtri((1 + settings.confidence) / 2))
             wald = (theta[i] - z * se_lin[i], theta[i] + z * se_lin[i])
@@ -92,18 +85,15 @@ _Z_SPREAD = float(ndtri(1.0 - SPREAD_TAIL))
 
 def _boot_sd(tails: Array) -> float:
     """A robust standard deviation of bootstrap draws from their ``SPREAD_TAIL`` and
-    ``1 - SPREAD_TAIL`` quantiles (``tails``): that range over the same range of a standard
-    normal. It measures the spread (to compare with the linearised standard error), so it ignores
-    the confidence setting."""
+    ``1 - SPREAD_TAIL`` quantiles (``tails``)."""
     qlo, qhi = tails
     return float((qhi - qlo) / (2 * _Z_SPREAD))
 
 
 def linear_se(law: Law, x: Array, theta: Array, sigma2: float, infl: float,
               jac: Array | None = None) -> Array | None:
-    """Linearised standard errors of the parameters (fitting coordinates): sigma^2 * inflation *
-    (J'J)^-1, the scale the bootstrap spread should reach when refits are not stuck. ``jac``:
-    the law's Jacobian at ``theta`` when the caller has it."""
+    """Linearised standard errors of the parameters (fitting coordinates) from sigma^2 *
+    inflation * (J'J)^-1: the spread the bootstrap should reach when refits are not stuck."""
     if jac is None:
         with np.errstate(all="ignore"):
             jac = law.jacobian(x, theta)
@@ -118,9 +108,8 @@ def _param_estimate(
     wald: tuple[float, float] | None = None,
 ) -> Estimate:
     """Point value and percentile interval in user units; not identified when the estimate or
-    its interval reaches a bound (the data do not hold the parameter in). ``interval``: the
-    bootstrap draws' quantiles at the confidence level (fitting coordinates), None without
-    draws; ``wald``: a wider interval to take the union with, when the bootstrap stalled."""
+    its interval reaches a bound. ``interval``: the draws' quantiles (fitting coordinates) or
+    None; ``wald``: a wider interval to take the union with, when the bootstrap stalled."""
     kw = dict(loc=norm.loc, scale=norm.scale, sign=norm.sign, c_ref=norm.c_ref, offset=norm.offset)
     if not math.isfinite(value):
         return Estimate(math.nan, identified=False)
@@ -144,9 +133,9 @@ def _param_estimate(
 def averaged_asymptote(
     laws: Sequence[LawFit], norm: Normalisation, y_range: float, conf: float
 ) -> Estimate:
-    """The asymptote weighted over the laws with a finite one (``y_range``: the curve's range in
-    fitting coordinates); not identified when most weight is elsewhere, the dominant asymptotes
-    sit on their bounds, or the interval is over four times the curve's range."""
+    """The asymptote weighted over the laws with a finite one; not identified when most weight is
+    elsewhere, the dominant asymptotes sit on their bounds, or the interval is over four times
+    the curve's range ``y_range`` (fitting coordinates)."""
     cands = []
     for i, lf in enumerate(laws):
         if lf.weight <= 0 or not lf.fitted:

@@ -1,16 +1,9 @@
 """The laws' values and analytic Jacobians (the ``_model`` of each :class:`~saturate.fit.laws.Law`).
 
 Each ``f(x, u, theta)`` takes ``x``, ``u = log x`` and parameters (..., k) and returns the values
-(..., n) and a :class:`JacobianFn`: the Jacobian is worked out only when asked for (the polish asks
-where its least-squares accepted a step), from the intermediate results of the values, each
-column straight into its place in a buffer laid out (k, ..., n): every column one contiguous
-block, so writing it costs no copy and no strided loop.
-
-The arithmetic is worked in place, a few (b, n) buffers per law instead of a dozen temporaries
-(prediction draws are (draws, points) arrays): every operation is the one of the plain formula, in
-the same order on the same operands, so the numbers are the same bit for bit
-(``tests/test_same_numbers.py`` holds the plain formulas). The solver fits with the same formulas
-compiled for one parameter vector (:mod:`saturate.fit.kernels`).
+(..., n) and a :class:`JacobianFn` that works out the Jacobian only when asked, into a (k, ..., n)
+buffer. The arithmetic is done in place, but every operation is the plain formula's in the same
+order, so the numbers are the same bit for bit (``tests/test_same_numbers.py``).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""The solver's inner loop compiled: each law's values and Jacobian for one parameter vector, and
-the robust Levenberg-Marquardt iterations of one row, with numba.
+"""The solver's inner loop compiled with numba: each law's values and Jacobian for one parameter
+vector (the formulas of :mod:`saturate.fit.formulas`, operation for operation), and the robust
+Levenberg-Marquardt iterations of one row (``tests/test_kernels.py``, ``tests/test_fit_solver.py``).
 
-The batched numpy solver spent its time on Python overhead (a hundred small numpy calls per
-iteration) and on passes over memory; here each row is iterated on its own, start to finish,
-in compiled code. The laws are the formulas of :mod:`saturate.fit.formulas` written for one row,
-operation for operation in the same order (``tests/test_kernels.py`` holds them to the numpy
-formulas; ``tests/test_fit_solver.py`` holds the iterates to a plain numpy loop).
-
-The law kernels and the loop live in one module on purpose: numba's on-disk cache tracks the
-source file of the compiled function only, so a law edited in another file would leave a stale
-compiled loop behind.
+Laws and loop share one module on purpose: numba's on-disk cache tracks only the compiled
+function's own source file, so a law edited elsewhere would leave a stale compiled loop.
 """
 
 from __future__ import annotations
@@ -33,10 +27,8 @@ _uncached: list[str] = []  # kernels compiled without a cache (warned about once
 
 
 def _compiled(**options: bool) -> Callable:
-    """numba's ``njit`` with numpy's error model (a division by zero gives inf or NaN, as in
-    numpy, instead of raising, and the loops carry no checks) and an on-disk cache, so a process
-    compiles nothing a previous one did; without a writable cache folder, compiled in each
-    process (with one warning that says how to give it one)."""
+    """numba's ``njit`` with numpy's error model (a division by zero gives inf or NaN) and an
+    on-disk cache; without a writable cache folder, compiled in each process (warned once)."""
     def wrap(fn: Callable) -> Callable:
         try:
             return njit(cache=True, error_model="numpy", **options)(fn)
@@ -311,9 +303,10 @@ def lm_rows(law: int, x: Array, u: Array, y: Array, w: Array, theta: Array, lowe
             upper: Array, loss: int, f_scale: float, max_iter: int, tol: float, cost_out: Array,
             conv_out: NDArray[np.bool_]) -> int:
     """Minimise the robust weighted cost of ``y - law(x, theta)`` for every row of ``theta``
-    (b, k), in place; ``y`` and ``w`` are (b, n) or one row (1, n) all rows share. Writes each
-    row's cost (inf for a start where the cost is not finite) and whether it met the tolerance;
-    returns the most iterations a row took."""
+    (b, k), in place; ``y`` and ``w`` are (b, n) or (1, n). Each iteration takes a damped step
+    (kept if the cost does not rise); a row stops when the cost's relative fall is below ``tol``,
+    its parameters stop moving, or at ``max_iter``. Writes each row's cost (inf for a start of
+    non-finite cost) and whether it converged; returns the most iterations a row took."""
     b, k, n = theta.shape[0], theta.shape[1], x.shape[0]
     f2 = f_scale * f_scale
     f, r, om, wf = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
@@ -375,13 +368,11 @@ def warm() -> None:
 
 
 # ---- the bootstrap's noise filter ---------------------------------------------------------------
-
-
 @_entry
 def ar_filter(phi: Array, drive: Array) -> Array:
     """``drive`` (b, n) through the AR filter ``y[t] = drive[t] + sum_k phi[k] y[t-1-k]`` from
-    rest, row by row: scipy's ``lfilter([1], [1, -phi], drive, axis=1)``, summed in its order
-    (the farthest lag first), without importing scipy.signal (a second of start-up)."""
+    rest: scipy's ``lfilter([1], [1, -phi], drive, axis=1)`` in its order of summation, without
+    importing scipy.signal (a second of start-up)."""
     b, n, p = drive.shape[0], drive.shape[1], phi.shape[0]
     out = np.empty((b, n))
     for row in range(b):

@@ -1,15 +1,9 @@
 """Scaling and saturation laws as pure formulas, in normalised coordinates.
 
-Every law is written for ``x = C / C_ref`` (compute over the last observed compute, so the data
-ends at ``x = 1``) and for a value axis that is standardised and oriented so that *up is better*
-(the fitting layer flips loss-like metrics). In those coordinates one set of bounds and starting
-grids works for curves of any unit, offset or length.
-
-Each law keeps its linear parameters first (levels and amplitudes): given the non-linear ones they
-are solved exactly by weighted least squares, which is how :meth:`Law.starts` searches a grid of
-starting points cheaply (variable projection). Scale parameters of the compute axis are stored as
-natural logarithms (``kind="log_compute"``); :func:`natural_value` turns any parameter back into the
-user's units.
+Every law is written for ``x = C / C_ref`` (the data end at ``x = 1``) and values standardised and
+oriented so that *up is better*, so one set of bounds and starting grids fits curves of any unit.
+Linear parameters (levels, amplitudes) come first: :meth:`Law.starts` solves them exactly on a grid
+of the others. Compute scales are stored as logs; :func:`natural_value` gives the user's units.
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from saturate.fit import formulas
-from saturate.fit.elementwise import as_array, basis_columns, safe_exp, safe_log, softplus
+from saturate.fit.elementwise import basis_columns, safe_exp, safe_log, softplus
 from saturate.fit.formulas import JacobianFn
 from saturate.fit.starts import grid_starts
 
@@ -39,11 +33,9 @@ _LOG_X = (-14.0, 7.0)  # log(C / C_ref): from 1e-6 of the last compute to 1100 t
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter with its bounds (normalised coordinates) and how to read it back.
-
-    ``kind``: ``level`` (a value of the metric), ``amplitude`` (a difference of values),
-    ``log_compute`` (log of a compute scale over ``C_ref``) or ``plain`` (an exponent).
-    """
+    """One parameter with its bounds (normalised coordinates) and how to read it back: ``kind``
+    ``level`` (a value of the metric), ``amplitude`` (a difference of values), ``log_compute``
+    (log of a compute scale over ``C_ref``) or ``plain`` (an exponent)."""
 
     name: str
     lower: float
@@ -55,10 +47,9 @@ class Param:
 @dataclass(frozen=True)
 class Law:
     """A law ``y = f(x; theta)`` with its analytic Jacobian, starting grid and asymptote.
-
-    ``_model(x, log_x, theta)`` returns the values and a :class:`JacobianFn`
-    (:mod:`saturate.fit.formulas`): the Jacobian is only worked out when asked for. The solver
-    fits with the same formula compiled (:mod:`saturate.fit.kernels`)."""
+    ``_model(x, log_x, theta)`` gives the values and a :class:`JacobianFn`
+    (:mod:`saturate.fit.formulas`); the solver uses the compiled twin
+    (:mod:`saturate.fit.kernels`)."""
 
     name: str
     formula: str
@@ -102,15 +93,13 @@ class Law:
     def model(
         self, x: ArrayLike, theta: ArrayLike, log_x: Array | None = None
     ) -> tuple[Array, JacobianFn]:
-        """Values and a function giving the Jacobian on demand (see :class:`JacobianFn`).
-        ``log_x``: ``log(x)`` when the caller already has it."""
-        x_arr = as_array(x)
+        """Values and a function giving the Jacobian on demand; ``log_x``: ``log(x)`` if known."""
+        x_arr = np.asarray(x, dtype=float)
         return self._model(x_arr, safe_log(x_arr) if log_x is None else log_x,
                            np.asarray(theta, dtype=float))
 
     def evaluate(self, x: Array, log_x: Array, theta: Array) -> tuple[Array, JacobianFn]:
-        """:meth:`model` for float arrays as they are, without its conversions (the polish's
-        least-squares calls it at every step)."""
+        """:meth:`model` for float arrays, without its conversions (called at every polish step)."""
         return self._model(x, log_x, theta)
 
     def asymptote(self, theta: ArrayLike) -> Array | float:
@@ -125,9 +114,8 @@ class Law:
         return self.starts_batch(x, y, w_arr[None, :], m)[0]
 
     def starts_batch(self, x: ArrayLike, y: ArrayLike, w: ArrayLike, m: int = 4) -> Array:
-        """Starting guesses for several weightings at once: ``w`` (o, n) -> (o, m, k).
-
-        Used for the rolling-origin fits, where weight 0 hides the points after the origin."""
+        """Starting guesses for several weightings at once (rolling origins): ``w`` (o, n) ->
+        (o, m, k)."""
         return grid_starts(self._grid, self._basis, self.lower, self.upper, x, y, w, m)
 
 
@@ -148,8 +136,8 @@ def natural_value(
 
 
 def _grid(*axes: ArrayLike) -> Array:
-    """Every combination of the axes' values (g, d), the first axis varying slowest (the rows of
-    ``np.meshgrid(*axes, indexing="ij")``, without its copies)."""
+    """Every combination of the axes' values (g, d), the first varying slowest (the rows of
+    ``np.meshgrid(*axes, indexing="ij")``)."""
     arrs = [np.asarray(a, dtype=float) for a in axes]
     out = np.empty((*(a.size for a in arrs), len(arrs)))
     for i, a in enumerate(arrs):

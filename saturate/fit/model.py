@@ -1,16 +1,9 @@
 """A user's own law, in the spirit of lmfit's ``Model(func)``: a formula of compute and its
-parameters, with their starts and bounds, fitted beside the built-in laws.
+parameters in the user's units, fitted by the general path (scipy's ``least_squares``,
+:func:`saturate.fit.solver.solve_general`) and then treated as any other law. Pass it among the
+laws: ``analyze(source, laws=["power", law])``.
 
->>> def exp_rise(x, top, rate):
-...     return top * (1 - np.exp(-rate * x))
 >>> law = Model(exp_rise, params={"top": dict(value=1, min=0, max=10), "rate": 1e-3})
-
-It is written in the user's units (compute as logged, the metric's values), takes its starts and
-bounds as given, and is fitted by the general path: scipy's ``least_squares`` row by row with a
-finite-difference Jacobian (:func:`saturate.fit.solver.solve_general`), where the built-in laws use their compiled
-kernels. Everything after the fit (weights, bootstrap, the averaged forecast, the gain per
-doubling, P(pays) and the verdict) treats it as any other law. Pass it among the laws:
-``analyze(source, laws=["power", law])``.
 """
 
 from __future__ import annotations
@@ -31,9 +24,8 @@ from saturate.fit.prep import Normalisation
 __all__ = ["Model", "UserLaw", "check_laws", "law_of"]
 
 Array = NDArray[np.float64]
-#: Normalised compute (x = C / C_last) at which a user's law is taken to have levelled off, and
-#: a farther one: when its values there differ by less than ``_FLAT`` (in standard deviations of
-#: the curve's values) the value at the farther is its asymptote, else it has none (+-inf).
+#: Normalised computes where a user's law is taken to have levelled off: when its values there
+#: differ by less than ``_FLAT`` (standard deviations) the farther one is its asymptote, else +-inf.
 _FAR, _FARTHER, _FLAT = 1e12, 1e24, 1e-3
 
 
@@ -42,11 +34,10 @@ class Model:
     (an array) and the parameters as numbers (or columns of numbers: a function written with
     numpy operations is evaluated for many parameter vectors at once).
 
-    ``params``: per parameter (default: ``func``'s arguments after the first, in order) its start
-    as a number or ``dict(value=start, min=lower, max=upper)``; a bound left out is infinite, a
-    start left out is the middle of finite bounds (else the bound nearest 0, else 0).
-    ``name``: the law's name in reports (default: ``func.__name__``). Bad starts or bounds raise
-    :class:`~saturate.errors.SettingsError` naming the parameter.
+    ``params``: per parameter (default: ``func``'s arguments after the first) its start as a
+    number or ``dict(value=start, min=lower, max=upper)``; a bound left out is infinite, a start
+    left out the middle of finite bounds (else the bound nearest 0, else 0). ``name``: the law's
+    name in reports (default: ``func.__name__``).
     """
 
     def __init__(self, func: Callable[..., Any], params: Mapping[str, Any] | None = None, *,

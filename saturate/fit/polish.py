@@ -17,19 +17,13 @@ POLISH_ITER = 200
 """LM iterations of the polish before ``least_squares``."""
 
 
-def polish(
-    law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool,
-    loss: str, f_scale: float,
-) -> tuple[Array, bool]:
-    """Go on from the best batched solution: up to :data:`POLISH_ITER` more LM iterations
-    (compiled, so cheap), then, if still unconverged, one scipy ``least_squares`` run (its
-    trust-region reflective method scales the steps by the Jacobian and moves along flat
-    directions and bounds where LM crawls). Each step is kept if not worse.
-
-    Measured on the quick sample of the public real curves (``benchmarks/realcurves.py``, 217
-    curves): the LM stage alone settles these fits from 62% of the time (bnsl) to every time
-    (sigmoid, weibull), and the pair ends lower than ``least_squares`` alone did in 0-37% of
-    them by law, higher in at most 3% (by more than 1e-4 of the cost)."""
+def polish(law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool,
+           loss: str, f_scale: float) -> tuple[Array, bool]:
+    """Up to :data:`POLISH_ITER` more compiled LM iterations from the batched solution, then, if
+    still unconverged, one scipy ``least_squares`` run (trust-region reflective: it moves along
+    flat directions and bounds where LM crawls). Each step is kept if not worse. On the 217
+    curves of ``benchmarks/realcurves.py`` the pair ended lower than ``least_squares`` alone in
+    up to 37% of fits by law, higher in at most 3%."""
     more = solve_batch(law, bins.x, yb, bins.counts, theta[None], loss=loss, f_scale=f_scale,
                        max_iter=POLISH_ITER)
     if np.all(np.isfinite(more.theta)) and more.cost[0] <= cost:
@@ -39,16 +33,13 @@ def polish(
     return _least_squares(law, bins, yb, theta, cost, converged, loss, f_scale)
 
 
-def _least_squares(
-    law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool, loss: str,
-    f_scale: float,
-) -> tuple[Array, bool]:
+def _least_squares(law: Law, bins: Bins, yb: Array, theta: Array, cost: float, converged: bool,
+                   loss: str, f_scale: float) -> tuple[Array, bool]:
     """One scipy ``least_squares`` run from ``theta``; kept if not worse."""
     lo, hi = law.lower, law.upper
     eps = 1e-9 * (hi - lo)
     sw = np.sqrt(bins.counts)
-    # log(x) once, and the Jacobian from the values' work at the point least_squares just
-    # evaluated (it asks for the Jacobian where it accepted a step)
+    # the Jacobian from the values' work at the point least_squares just evaluated
     bx, log_x = bins.x, np.log(np.maximum(bins.x, 1e-300))
     seen: list = [None, None]
 

@@ -1,7 +1,5 @@
-"""Getting one curve ready for fitting: cleaning, normalised axes, thinning, noise and resampling.
-
-All pure functions of their inputs (the bootstrap takes the caller's ``numpy`` Generator).
-"""
+"""Getting one curve ready for fitting: cleaning, normalised axes, thinning, noise and resampling
+(pure functions; the bootstrap takes the caller's ``numpy`` Generator)."""
 
 from __future__ import annotations
 
@@ -29,14 +27,10 @@ _X_MIN = 1e-12
 
 @dataclass(frozen=True)
 class Normalisation:
-    """Maps user units to the fitting coordinates and back.
-
-    ``x = (compute + offset) / c_ref`` (``offset`` > 0 only when the curve has compute <= 0, e.g.
-    step 0: the axis is then shifted by one compute gap so a log scale can hold it), and
-    ``y = sign * (value - loc) / scale`` with ``sign = -1`` for lower-is-better metrics. Both
-    directions work over :func:`~saturate.fit.scaling.pow2_scale` of ``loc`` and ``scale``, so values
-    near the largest float do not overflow on the way.
-    """
+    """Maps user units to the fitting coordinates and back: ``x = (compute + offset) / c_ref``
+    (``offset`` > 0 shifts a curve with compute <= 0 by one compute gap, for the log scale) and
+    ``y = sign * (value - loc) / scale`` (``sign = -1`` for lower-is-better), worked over
+    :func:`~saturate.fit.scaling.pow2_scale` so values near the largest float do not overflow."""
 
     loc: float
     scale: float
@@ -84,18 +78,14 @@ def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tup
     except (TypeError, ValueError) as exc:
         raise InputError(f"compute/value: expected numbers, got {exc}") from None
     if c.shape != v.shape:
-        raise InputError(
-            f"compute/value: lengths differ ({c.shape[0]} compute vs {v.shape[0]} values)"
-        )
+        raise InputError(f"compute/value: lengths differ ({c.shape[0]} compute vs {v.shape[0]} "
+                         "values)")
     flags: list[str] = []
     ok = np.isfinite(c) & np.isfinite(v)
     if not ok.all():
         dropped = int((~ok).sum())
-        warnings.warn(
-            f"fit_curve: dropped {dropped} of {c.shape[0]} points with non-finite compute or value",
-            DataWarning,
-            stacklevel=3,
-        )
+        warnings.warn(f"fit_curve: dropped {dropped} of {c.shape[0]} points with non-finite "
+                      "compute or value", DataWarning, stacklevel=3)
         flags.append("dropped_nonfinite")
         c, v = c[ok], v[ok]
     if c.shape[0] < 2:
@@ -108,12 +98,9 @@ def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tup
 
 
 def normalisation(c: Array, v: Array, direction: str) -> tuple[Normalisation, tuple[str, ...]]:
-    """Axes for fitting: compute shifted off zero if needed, values standardised and oriented.
-
-    Mean and standard deviation are taken over :func:`~saturate.fit.scaling.pow2_scale` of the values
-    (exact), so they neither overflow nor underflow; a curve whose spread is below 1e-12 of its
-    largest magnitude is constant, whatever its units.
-    """
+    """Axes for fitting: compute shifted off zero if needed, values standardised (over
+    :func:`~saturate.fit.scaling.pow2_scale`) and oriented. A curve whose spread is below 1e-12 of
+    its largest magnitude is constant, whatever its units."""
     flags: list[str] = []
     offset = 0.0
     if c[0] <= 0:
@@ -154,10 +141,8 @@ def noise_level(y: Array) -> float:
 
 
 def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
-    """AR(p) model of residuals by Yule-Walker, p <= max_order chosen by AIC.
-
-    Returns the coefficients, the innovations (n,) and the long-run variance ratio (how much the
-    autocorrelation inflates the variance of averages; 1 for white noise)."""
+    """AR(p) model of residuals by Yule-Walker, p <= max_order chosen by AIC: the coefficients,
+    the innovations (n,) and the long-run variance ratio (1 for white noise)."""
     n = r.shape[0]
     r = r - r.mean()
     var = float(np.dot(r, r)) / n
@@ -180,8 +165,8 @@ def ar_fit(r: Array, max_order: int) -> tuple[Array, Array, float]:
 
 
 def _residual_filter(phi: Array, r: Array) -> Array:
-    """The innovations ``r[t] - sum_k phi[k] r[t-1-k]`` from rest: what scipy's
-    ``lfilter(r_[1, -phi], [1], r)`` computes (a convolution), without importing scipy.signal."""
+    """The innovations ``r[t] - sum_k phi[k] r[t-1-k]`` from rest: scipy's
+    ``lfilter(r_[1, -phi], [1], r)``, without importing scipy.signal."""
     return np.convolve(np.r_[1.0, -phi], r)[: r.shape[0]]
 
 
@@ -194,11 +179,9 @@ def _solve_toeplitz(c: Array, b: Array) -> Array:
 
 
 def sieve_noise(phi: Array, innov: Array, signs: Array, burn: NDArray[np.intp]) -> Array:
-    """Bootstrap noise (b, n): the AR model driven by the innovations with random signs.
-
-    The innovations keep their positions (a wild bootstrap), so uneven noise along the curve
-    survives; the AR filter restores the autocorrelation. ``burn`` (b, m) indexes innovations
-    used to warm the filter up; ``signs`` is (b, m + n)."""
+    """Bootstrap noise (b, n): the AR model driven by the innovations, kept in place, with random
+    signs (a wild bootstrap). ``burn`` (b, m) indexes innovations that warm the filter up;
+    ``signs`` is (b, m + n)."""
     if phi.shape[0] == 0:
         return signs[:, burn.shape[1]:] * innov
     drive = np.concatenate([innov[burn], np.broadcast_to(innov, (signs.shape[0], innov.shape[0]))],
@@ -218,7 +201,6 @@ def bootstrap_burn(n: int, n_boot: int, rng: np.random.Generator) -> NDArray[np.
 
 
 def bootstrap_sign_rows(rows: int, n: int, burn_len: int, rng: np.random.Generator) -> Array:
-    """The next ``rows`` rows of Rademacher signs (rows, burn_len + n). Rows drawn a few at a time
-    are the rows :func:`bootstrap_signs` draws at once (the generator fills row by row), so the
-    bootstrap can run in blocks of rows without holding every resample's noise."""
+    """The next ``rows`` rows of Rademacher signs (rows, burn_len + n): drawn in blocks, they are
+    the rows :func:`bootstrap_signs` draws at once (the generator fills row by row)."""
     return rng.choice(np.array([-1.0, 1.0]), size=(rows, burn_len + n))

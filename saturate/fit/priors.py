@@ -1,21 +1,9 @@
 """Prior odds of the laws in the model average.
 
-The weights of :func:`saturate.fit.weights.law_weights` are pseudo-Bayesian posterior model
-probabilities; with prior probabilities ``pi_k`` each law's deviance gains ``-2 log pi_k`` (the
-weights become ``pi_k * w_k``, renormalised). Only the ratios matter.
-
-The default is equal odds: laws the data cannot tell apart share the weight, so the averaged
-forecast carries their disagreement. ``(("sigmoid", 32.0),)`` follows the ScaleRL sigmoid
-instead (Khatri et al. 2025, "The Art of Scaling Reinforcement Learning Compute", found the
-sigmoid in log compute to describe and extrapolate RL compute-performance curves better than
-power laws). Where the data separate the laws, 32 to 1 (6.9 units of deviance) is overturned (a
-clean power law over three decades gives the sigmoid little weight); where they cannot (a
-Weibull or a broken power law fit a sigmoid's points within the noise and extrapolate
-differently), the average follows the sigmoid.
-
-It is not the default: where the sigmoid is wrong it takes the shared weight away exactly where
-the laws disagree beyond the data, and on public RL curves it changes nothing beyond noise (the
-measurements are in ``docs/measurements.md``).
+With prior probabilities ``pi_k`` each law's deviance gains ``-2 log pi_k`` (the weights of
+:func:`saturate.fit.weights.law_weights` become ``pi_k * w_k``, renormalised). The default is equal
+odds, so laws the data cannot tell apart share the weight; ``(("sigmoid", 32.0),)`` follows the
+ScaleRL sigmoid (Khatri et al. 2025). Why it is not the default: ``docs/measurements.md``.
 """
 
 from __future__ import annotations
@@ -59,7 +47,7 @@ def prior_penalty(names: tuple[str, ...], prior: tuple[tuple[str, float], ...]) 
 
 def with_prior(scores, prior: tuple[tuple[str, float], ...]):
     """The :class:`~saturate.fit.weights.Scores` with each law's prior penalty added to its
-    parameter penalty (which every weight draw adds to the deviance)."""
+    parameter penalty."""
     if not prior:
         return scores
     return dataclasses.replace(scores, penalty=scores.penalty + prior_penalty(scores.names, prior))

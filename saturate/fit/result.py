@@ -39,14 +39,10 @@ _DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
 class LawFit:
     """One law fitted to one curve.
 
-    ``theta`` and ``theta_boot`` (n_boot, k) are in the fitting coordinates (normalised compute,
-    standardised values oriented so that up is better, compute scales as logs); ``params`` holds
-    the same parameters in the user's units with bootstrap intervals. ``rss`` is in value units
-    squared, ``cv_error`` the root-mean-square rolling-origin forecast error in value units.
-
-    No ``from_dict``: ``to_dict`` holds the reported parameters, not ``theta`` and its bootstrap
-    draws in fitting coordinates, so the fit cannot be rebuilt from it;
-    :meth:`saturate.results.LawSummary.from_dict` rebuilds the reported part.
+    ``theta`` and ``theta_boot`` (n_boot, k) are in the fitting coordinates; ``params`` holds the
+    same parameters in the user's units with bootstrap intervals. ``rss`` is in value units
+    squared, ``cv_error`` the RMS rolling-origin forecast error in value units. No ``from_dict``
+    (``to_dict`` lacks ``theta``): :meth:`saturate.results.LawSummary.from_dict` reads it back.
     """
 
     name: str
@@ -76,14 +72,8 @@ class LawFit:
 
     def summary_row(self) -> LawSummary:
         """What the report shows of this law."""
-        return LawSummary(
-            name=self.name,
-            params=dict(self.params),
-            weight=self.weight,
-            aicc=self.aicc,
-            cv_error=self.cv_error,
-            converged=self.converged,
-        )
+        return LawSummary(name=self.name, params=dict(self.params), weight=self.weight,
+                          aicc=self.aicc, cv_error=self.cv_error, converged=self.converged)
 
     def to_dict(self) -> dict[str, Any]:
         """The reported law (:meth:`summary_row`) plus its formula, RSS and flags, JSON-safe."""
@@ -96,17 +86,11 @@ class LawFit:
 class CurveFit:
     """All laws fitted to one curve, their weights, and the model-averaged forecast.
 
-    Bootstrap draw ``i`` of the averaged curve is draw ``i`` of law ``laws[draw_law[i]]``: draws
-    are allotted to laws in proportion to their weights, so intervals carry both the parameter
-    uncertainty of each law and the disagreement between laws. ``asymptote`` is the weighted
-    asymptote of the laws (:func:`saturate.fit.estimates.averaged_asymptote`); ``gain_backtest``
-    holds ``(compute at origin, horizon in doublings, error per doubling)`` of the rolling-origin
-    gain forecasts. Built once by :func:`saturate.fit.fit_curve`; the values derived from it
-    (``start_level``, ``extrapolation_se``, ``identified_share``, the default forecast) are
-    computed on first use and cached.
-
-    No ``from_dict``: ``to_dict`` holds the reported numbers, not the fitted parameters in fitting
-    coordinates and their bootstrap draws, so a fit cannot be rebuilt from it (refit instead).
+    Bootstrap draw ``i`` of the averaged curve is draw ``i`` of law ``laws[draw_law[i]]`` (draws
+    allotted in proportion to weight), so intervals carry both each law's parameter uncertainty
+    and the laws' disagreement. ``gain_backtest``: ``(compute at origin, horizon in doublings,
+    error per doubling)`` of the rolling-origin gain forecasts. Derived values are cached; no
+    ``from_dict`` (``to_dict`` lacks the fitted parameters: refit instead).
     """
 
     laws: tuple[LawFit, ...]
@@ -132,9 +116,8 @@ class CurveFit:
 
     @cached_property
     def extrapolation_se(self) -> float:
-        """Root-mean-square error per doubling of the rolling-origin gain forecasts (see
-        ``gain_backtest``): the curve's own measure of how far an extrapolated gain can miss.
-        NaN without a backtest. Squared over :func:`~saturate.fit.scaling.pow2_scale` (any units)."""
+        """RMS error per doubling of the rolling-origin gain forecasts (``gain_backtest``): how far
+        an extrapolated gain can miss on this curve. NaN without a backtest."""
         errs = np.array([e for _, _, e in self.gain_backtest], dtype=float)
         errs = errs[np.isfinite(errs)]
         s = pow2_scale(errs)
@@ -184,9 +167,7 @@ class CurveFit:
                     out[rows] = lf.law(x, lf.theta_boot[rows])
         return self.norm.value(out)
 
-    def interval(
-        self, compute: ArrayLike, confidence: float | None = None
-    ) -> tuple[Array, Array]:
+    def interval(self, compute: ArrayLike, confidence: float | None = None) -> tuple[Array, Array]:
         """Equal-tailed bootstrap interval (lo, hi) of the averaged curve at ``compute``."""
         conf = self._confidence(confidence)
         samples = self.predict_samples(compute)
@@ -206,11 +187,9 @@ class CurveFit:
         self, at: Sequence[str | float] | str | float = _DEFAULT_AT,
         confidence: float | None = None,
     ) -> tuple[ForecastPoint, ...]:
-        """Forecasts at multiples of the last compute (``"2x"``) or at absolute compute values.
-
-        Beyond the data a forecast is identified only when most of the weight is on laws whose
-        parameters are all identified (:attr:`identified_share`) and its interval is finite.
-        """
+        """Forecasts at multiples of the last compute (``"2x"``) or at absolute compute values;
+        beyond the data identified only when :attr:`identified_share` >= 0.5 and the interval is
+        finite."""
         if isinstance(at, tuple) and at == _DEFAULT_AT and confidence is None:
             return self._default_forecast
         return self._forecast(at, confidence)
@@ -233,12 +212,8 @@ class CurveFit:
         for i, a in enumerate(at):
             inside = computes[i] <= self.compute_last
             ok = bool(inside or (trusted and math.isfinite(lo[i]) and math.isfinite(hi[i])))
-            points.append(
-                ForecastPoint(
-                    at=a, compute=float(computes[i]), value=float(value[i]), lo=float(lo[i]),
-                    hi=float(hi[i]), identified=ok,
-                )
-            )
+            points.append(ForecastPoint(at=a, compute=float(computes[i]), value=float(value[i]),
+                                        lo=float(lo[i]), hi=float(hi[i]), identified=ok))
         return tuple(points)
 
     @cached_property
@@ -323,8 +298,8 @@ class CurveFit:
 
 
 def _holding(value: ArrayLike, lo: Array, hi: Array) -> tuple[Array, Array]:
-    """The interval widened where needed to hold the point estimate (the weighted mean of the
-    laws can fall outside the quantiles of their pooled draws); NaN ends stay NaN."""
+    """The interval widened where needed to hold the point estimate (the laws' weighted mean can
+    fall outside their pooled draws' quantiles); NaN ends stay NaN."""
     v = np.asarray(value, dtype=float)
     with np.errstate(invalid="ignore"):
         return np.where(np.isfinite(lo), np.fmin(lo, v), lo), np.where(np.isfinite(hi),

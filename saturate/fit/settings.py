@@ -1,9 +1,5 @@
-"""How curves are fitted: :class:`FitSettings`.
-
-The values that come from :class:`~saturate.settings.Settings` (laws, resamples, confidence,
-seed, forecast points, domain) were checked when the settings were made; only the fit's own
-tuning is checked here (:mod:`saturate.settings.checks`).
-"""
+"""How curves are fitted: :class:`FitSettings`. Values that come from
+:class:`~saturate.settings.Settings` were checked there; the fit's own tuning is checked here."""
 
 from __future__ import annotations
 
@@ -26,16 +22,12 @@ _DEFAULTS = Settings()
 class FitSettings:
     """How curves are fitted. Defaults suit RL reward and loss curves of 5 to 10,000 points.
 
-    ``f_scale``: scale of the robust loss in units of the point-to-point noise (estimated from
-    first differences). ``cv_origins``: rolling origins as fractions of the last compute (each
-    prefix is fitted and scored on the rest). ``cv_weight`` scales the predictive score against
-    AICc. ``max_ar_order``: highest AR order of the residual noise model (chosen by AIC).
-    ``max_points``: bins used for long curves. ``boot_min_weight``: laws with
-    less weight get none (they are not bootstrapped and their parameters get no interval).
-    ``domain``: the ``(lo, hi)`` the metric's values live in (user units, an end may be infinite),
-    or None; the fit stays inside it (see :mod:`saturate.fit.domain`).
-    ``law_prior``: prior odds of laws in the average, ``((law, odds), ...)`` (see
-    :mod:`saturate.fit.priors`; ``()`` for equal odds).
+    ``f_scale``: the robust loss's scale in units of the point-to-point noise. ``cv_origins``:
+    rolling origins as fractions of the last compute. ``cv_weight`` scales the predictive score
+    against AICc. ``max_points``: bins used for long curves. ``boot_min_weight``: laws with less
+    weight get none. ``domain``: ``(lo, hi)`` of the values in user units, or None
+    (:mod:`saturate.fit.domain`). ``law_prior``: ``((law, odds), ...)``
+    (:mod:`saturate.fit.priors`).
     """
 
     laws: tuple[str | Model, ...] = tuple(LAWS)  # names of built-in laws, users' Models
@@ -59,10 +51,8 @@ class FitSettings:
 
     @classmethod
     def checked(cls, **given: Any) -> FitSettings:
-        """Settings given by hand rather than from :class:`~saturate.settings.Settings`: each
-        value of an option (``laws``, ``n_boot``, ``confidence``, ``seed``, ``forecast_at``)
-        checked and converted by its declaration, as the settings would; ``domain`` as one
-        domain of the ``domains`` option."""
+        """Settings given by hand: each value of an option (``laws``, ``n_boot``...) checked and
+        converted by its declaration, as :class:`~saturate.settings.Settings` would."""
         options = {k: v if v is None or k not in OPTIONS_BY_NAME
                    else OPTIONS_BY_NAME[k].checked(v, k) for k, v in given.items()}
         if options.get("domain") is not None:

@@ -1,15 +1,7 @@
-"""Robust Levenberg-Marquardt for many fits of the laws: multi-start points, rolling-origin fits,
-bootstrap resamples.
-
-A batch holds one parameter vector per row; each row is iterated on its own, start to finish, in
-compiled code (:func:`saturate.fit.kernels.lm_rows`), so a row's iterates do not depend on the
-batch it is in. The robust loss is handled by iteratively re-weighted least squares with scipy's
-loss conventions (``cost = 0.5 * f_scale^2 * sum(rho((r / f_scale)^2))``); bounds by projecting
-each trial step onto the box, with parameters held at a bound that the gradient pushes against
-left out of the step. Per iteration: one damped step from the normal equations (J'WJ, J'Wr),
-kept when the robust cost does not rise (the damping falls fivefold) and refused otherwise (it
-rises eightfold). A row stops when the cost's relative fall is below ``tol``, when its parameters
-no longer move, or at ``max_iter`` (then it is not converged).
+"""Robust Levenberg-Marquardt for many fits of the laws (multi-start points, rolling-origin fits,
+bootstrap resamples), one row at a time in compiled code (:func:`saturate.fit.kernels.lm_rows`),
+so a row's iterates do not depend on its batch. The robust loss follows scipy's conventions
+(``cost = 0.5 * f_scale^2 * sum(rho((r / f_scale)^2))``), handled by re-weighted least squares.
 """
 
 from __future__ import annotations
@@ -59,36 +51,17 @@ def robust_cost(r: Array, w: Array, loss: str, f_scale: float) -> Array:
     return 0.5 * f_scale**2 * np.sum(_rho(z, loss)[0], axis=-1)
 
 
-def solve_batch(
-    law: Law,
-    x: Array,
-    y: Array,
-    w: Array,
-    theta0: Array,
-    *,
-    loss: str = "soft_l1",
-    f_scale: float = 1.0,
-    max_iter: int = 50,
-    tol: float = 1e-8,
-) -> BatchResult:
-    """Minimise the robust weighted cost of ``y - law(x, theta)`` for every row of ``theta0``.
-
-    ``y`` and ``w`` are (n,) or (b, n); weight 0 removes a point (rolling-origin fits).
-    """
-    return solve_laws(
-        [(law, y, w, theta0)], x, loss=loss, f_scale=f_scale, max_iter=max_iter, tol=tol
-    )[0]
+def solve_batch(law: Law, x: Array, y: Array, w: Array, theta0: Array, *, loss: str = "soft_l1",
+                f_scale: float = 1.0, max_iter: int = 50, tol: float = 1e-8) -> BatchResult:
+    """Minimise the robust weighted cost of ``y - law(x, theta)`` for every row of ``theta0``;
+    ``y`` and ``w`` are (n,) or (b, n); weight 0 removes a point (rolling-origin fits)."""
+    return solve_laws([(law, y, w, theta0)], x, loss=loss, f_scale=f_scale, max_iter=max_iter,
+                      tol=tol)[0]
 
 
-def solve_laws(
-    problems: Sequence[tuple[Law, ArrayLike, ArrayLike, ArrayLike]],
-    x: Array,
-    *,
-    loss: str = "soft_l1",
-    f_scale: float = 1.0,
-    max_iter: int = 50,
-    tol: float = 1e-8,
-) -> list[BatchResult]:
+def solve_laws(problems: Sequence[tuple[Law, ArrayLike, ArrayLike, ArrayLike]], x: Array, *,
+               loss: str = "soft_l1", f_scale: float = 1.0, max_iter: int = 50,
+               tol: float = 1e-8) -> list[BatchResult]:
     """:func:`solve_batch` for several ``(law, y, w, theta0)`` batches on one ``x``."""
     if loss not in LOSSES:
         raise ValueError(f"unknown loss {loss!r}")
@@ -118,10 +91,9 @@ def solve_laws(
 
 def solve_general(law: Law, x: Array, log_x: Array, y: Array, w: Array, theta0: Array, *,
                   loss: str, f_scale: float, max_iter: int, tol: float) -> BatchResult:
-    """Each row of ``theta0`` (b, k) fitted by scipy's ``least_squares`` (trust-region
-    reflective, the same robust loss, a finite-difference Jacobian) to its row of ``y`` and ``w``
-    ((1 or b, n)), for a law without a compiled kernel (a user's:
-    :class:`saturate.fit.model.UserLaw`); ``n_iter`` counts function evaluations."""
+    """Each row of ``theta0`` (b, k) fitted by scipy's ``least_squares`` (same robust loss,
+    finite-difference Jacobian) to its row of ``y`` and ``w``, for a law without a compiled kernel
+    (:class:`saturate.fit.model.UserLaw`); ``n_iter`` counts function evaluations."""
     from scipy.optimize import least_squares
 
     theta = np.array(theta0, dtype=float)

@@ -1,12 +1,8 @@
 """Starting points for the fits: a grid over a law's non-linear parameters, its linear parameters
-(levels and amplitudes) solved by weighted least squares at every grid point (variable
-projection), and the best few kept.
+solved by weighted least squares at every grid point (variable projection), the best few kept.
 
-The normal equations are formed plane by plane (contiguous (g, n) arrays) rather than as one
-broadcast product per step: the same sums in the same order, so the same numbers bit for bit. The
-grid points are ranked by their weighted sums of squares worked out from those normal equations
-(no (o, g, n) residuals): rounding differs from the plain sum, far below the gaps the ranking
-looks at, so the same points are kept (``tests/test_same_numbers.py`` keeps the plain version).
+The normal equations are formed plane by plane, the same sums in the same order as one broadcast
+product; grid points are ranked by sums of squares worked out from them (``_weighted_sse``).
 """
 
 from __future__ import annotations
@@ -24,9 +20,7 @@ def grid_starts(
     upper: Array, x: ArrayLike, y: ArrayLike, w: ArrayLike, m: int = 4,
 ) -> Array:
     """The ``m`` best grid points (o, m, k) for each weighting ``w`` (o, n) of the points.
-
-    ``grid(x)`` gives the non-linear parameters to try (g, k - p); ``basis(x, grid)`` the linear
-    parameters' basis functions (g, n, p); ``lower``/``upper`` the law's bounds."""
+    ``grid(x)``: non-linear parameters (g, k - p); ``basis(x, grid)``: basis functions (g, n, p)."""
     x_arr, y_arr = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     w_arr = np.atleast_2d(np.asarray(w, dtype=float))
     nl = grid(x_arr)
@@ -56,10 +50,10 @@ def grid_starts(
 
 
 def _weighted_sse(lhs: Array, rhs: Array, lin: Array, w: Array, y: Array) -> Array:
-    """``sum_n w[o, n] (y_n - phi[g, n] . lin[o, g])^2`` as (o, g), from the normal equations
-    already formed: ``y'Wy - 2 lin'(Phi'Wy) + lin'(Phi'W Phi) lin``. Exact algebra (it holds for
-    the clipped ``lin`` too) at O(g p^2) instead of O(o g n); only the rounding differs, far
-    below the gaps between grid points that the ranking looks at."""
+    """``sum_n w[o, n] (y_n - phi[g, n] . lin[o, g])^2`` as (o, g) from the normal equations:
+    ``y'Wy - 2 lin'(Phi'Wy) + lin'(Phi'W Phi) lin``, O(g p^2) instead of O(o g n). Only the
+    rounding differs from the plain sum (``tests/test_same_numbers.py``), far below the gaps the
+    ranking looks at."""
     yy = w @ np.square(y)  # (o,)
     quad = np.einsum("ogp,ogpq,ogq->og", lin, lhs, lin)
     return yy[:, None] - 2.0 * np.einsum("ogp,ogp->og", lin, rhs) + quad

@@ -1,6 +1,5 @@
 """How the laws fitted to one curve are weighed: AICc with an effective sample size, rolling-origin
-predictive scores, and pseudo-BMA+ weights over a Bayesian bootstrap (step 3 of
-:func:`saturate.fit.fit_curve`)."""
+predictive scores, and pseudo-BMA+ weights over a Bayesian bootstrap."""
 
 from __future__ import annotations
 
@@ -26,12 +25,10 @@ class PointFit:
     cv_theta: Array  # (n_origins, k)
 
 
-
 @dataclass(frozen=True)
 class Scores:
-    """What the weights are made of (internal). ``mse`` (laws, n_bins): mean squared residual of
-    each bin; ``penalty``: AICc's parameter penalty; ``cv``: rolling-origin predictive score
-    (-2 log likelihood scale); ``n_eff``: effective sample size."""
+    """What the weights are made of (internal). ``mse`` (laws, n_bins): mean squared residual per
+    bin; ``penalty``: AICc's; ``cv``: rolling-origin score (-2 log likelihood scale)."""
 
     names: tuple[str, ...]
     aicc: dict[str, float]
@@ -73,13 +70,9 @@ def law_scores(
 def cv_score(
     law: Law, cv_theta: Array, bins: Bins, yb: Array, origins: Array
 ) -> tuple[float, float]:
-    """Predictive score of the rolling-origin fits (-2 log likelihood scale) and their RMSE.
-
-    The points after an origin share one extrapolation error (the prefix fit's), so each origin
-    is one piece of evidence, not hundreds: it scores the Gaussian deviance ``log(MSE)`` of its
-    forecasts, and the origins' scores are summed. The MSE includes the noise, so laws whose
-    forecasts differ by less than the noise score alike, while a law whose forecasts miss by
-    several noise levels loses a few units per origin."""
+    """Predictive score of the rolling-origin fits (-2 log likelihood scale) and their RMSE. The
+    points after an origin share one extrapolation error, so each origin is one piece of evidence:
+    the score sums ``log(MSE)`` of each origin's forecasts."""
     if origins.shape[0] == 0:
         return 0.0, math.nan
     with np.errstate(all="ignore"):
@@ -99,12 +92,8 @@ def law_weights(
     min_weight: float = 0.0,
 ) -> dict[str, float]:
     """Pseudo-BMA+ weights: Akaike weights of AICc + cv_weight * predictive score, averaged over
-    a Bayesian bootstrap of the in-sample fit.
-
-    The bootstrap puts Dirichlet weights on the bins with concentration counts / inflation (so
-    the total is the effective sample size under autocorrelation). Laws whose in-sample
-    advantage rests on a few points or is within the noise then share the weight, instead of
-    one taking it all on a small difference in AICc."""
+    a Bayesian bootstrap of the bins, so laws whose advantage rests on a few points or is within
+    the noise share the weight instead of one taking it all."""
     names = sc.names
     total = sc.penalty + cv_weight * sc.cv
     ok = np.isfinite(total) & np.all(np.isfinite(sc.mse), axis=1)
@@ -129,5 +118,4 @@ def law_weights(
     for name, wk in zip(np.array(names)[ok], mean_w, strict=True):
         out[str(name)] = float(wk)
     return out
-
 

@@ -1,14 +1,9 @@
 """The gate's decision: which curves, suite groups and diagnostics fail.
 
-:func:`decide` is a pure function of the analysed curves, the diagnostics, the suite (when there is
-one) and the ``fail_on`` kinds: verdicts (``saturated``, ``regressing``, ``inconclusive``, even
-``slowing``), per-curve checks (``collapse``, or any added with :func:`register_fail_kind`) and
-diagnostic kinds (from :mod:`saturate.diagnostics.registry`). With a suite, the gate is on each
-group's aggregate over the suite's tasks: a group fails when its aggregate's verdict is among the
-kinds (saturated or regressing by default: the next doubling of compute does not pay for the
-suite as a whole); the curves of single runs then fail only on kinds named in ``--fail-on``, and
-their other verdicts that do not pay only warn (one task saturating is what the suite verdict
-weighs).
+``fail_on`` kinds are verdicts, per-curve checks (``collapse``, or any added with
+:func:`register_fail_kind`) and diagnostic kinds. With a suite the gate is on each group's
+aggregate, and single curves fail only on the kinds named in ``--fail-on`` (their other verdicts
+that do not pay only warn): one task saturating is what the suite verdict weighs.
 """
 
 from __future__ import annotations
@@ -62,8 +57,8 @@ def fail_kinds() -> tuple[str, ...]:
 
 
 def fail_on_help() -> str:
-    """The help of ``--fail-on``, naming every kind it accepts beyond the defaults (``scaling``,
-    accepted too, is left out: failing on it makes no sense)."""
+    """The help of ``--fail-on``: every kind beyond the defaults (``scaling``, accepted too, is
+    left out: failing on it makes no sense)."""
     verdicts = [v for v in VERDICTS if v not in (*DEFAULT_FAIL_ON, "scaling")]
     specs = kind_specs()
     warns = [k.name for k in specs if k.severities != ("info",)]
@@ -77,11 +72,8 @@ def fail_on_help() -> str:
 
 
 def parse_fail_on(values: Iterable[str] | str | None, *, extend: bool = True) -> tuple[str, ...]:
-    """``--fail-on`` values (comma lists, repeatable) checked against :func:`fail_kinds`.
-
-    With ``extend`` the kinds add to :data:`DEFAULT_FAIL_ON` (``--fail-on inconclusive`` still fails
-    saturated curves); without it they replace it.
-    """
+    """``--fail-on`` values (comma lists, repeatable) checked against :func:`fail_kinds`; with
+    ``extend`` they add to :data:`DEFAULT_FAIL_ON`, without it they replace it."""
     if isinstance(values, str):
         values = [values]
     kinds = check_choices(values or (), "--fail-on", fail_kinds())
@@ -95,9 +87,10 @@ def _at_p(p: float | None) -> str:
     """`` at P(pays) 0.43`` after a verdict (nothing when it could not be judged)."""
     return "" if p is None else f" at P(pays) {p:.2f}"
 
+
 @dataclass(frozen=True)
 class CurveOutcome:
-    """What the gate says about one curve: ``fail``, ``warn`` (inconclusive, not failing) or ``pass``."""
+    """One curve: ``fail``, ``warn`` (inconclusive, not failing) or ``pass``."""
 
     curve: CurveAnalysis
     status: Status
@@ -125,8 +118,8 @@ class CurveOutcome:
 
 @dataclass(frozen=True)
 class DiagnosticOutcome:
-    """What the gate says about one diagnostic: ``fail`` (its kind is in ``fail_on``) or ``warn``
-    (a warning or error the gate was not asked to fail on, shown so that it is not missed)."""
+    """One diagnostic: ``fail`` (its kind is in ``fail_on``) or ``warn`` (a warning or error the
+    gate was not asked to fail on, shown so that it is not missed)."""
 
     diagnostic: Diagnostic
     status: Literal["fail", "warn"]
@@ -159,8 +152,7 @@ class DiagnosticOutcome:
 
 @dataclass(frozen=True)
 class SuiteOutcome:
-    """What the gate says about one group's aggregate over a suite's tasks: ``fail`` when its
-    verdict is among ``fail_on`` (the suite's next doubling does not pay), ``warn`` when
+    """One suite group's aggregate: ``fail`` when its verdict is among ``fail_on``, ``warn`` when
     inconclusive, else ``pass``."""
 
     suite: str
@@ -231,8 +223,7 @@ class GateResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when everything passes, 1 when any curve, diagnostic or suite group fails (2 is the
-        CLI's)."""
+        """0 when everything passes, 1 when anything fails (2 is the CLI's)."""
         return 0 if self.passed else 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -248,14 +239,11 @@ class GateResult:
 
     def summary(self) -> str:
         """What a CI log shows: PASS/FAIL, the counts, then each failing and warned suite group,
-        curve and diagnostic, one line each (names shown escaped by
-        :func:`saturate.report.text.for_terminal`)."""
+        curve and diagnostic, one line each (escaped by :func:`for_terminal`)."""
         lines = [self._head()]
-        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_groups]
-        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failures]
-        lines += [f"  FAIL {o.name}: {o.message}" for o in self.failed_diagnostics]
-        lines += [f"  WARN {o.name}: {o.message}" for o in self.warned_groups]
-        lines += [f"  WARN {o.name}: {o.message}" for o in self.warnings]
+        failed = (*self.failed_groups, *self.failures, *self.failed_diagnostics)
+        lines += [f"  FAIL {o.name}: {o.message}" for o in failed]
+        lines += [f"  WARN {o.name}: {o.message}" for o in (*self.warned_groups, *self.warnings)]
         warned = sorted(self.warned_diagnostics, key=lambda o: o.label != "ERROR")
         lines += [f"  {o.label} {o.name}: {o.message}" for o in warned]
         # The plain-CI-line boundary: a name holding a newline or an escape stays on its line.
@@ -278,9 +266,8 @@ class GateResult:
         return f"FAIL: {', '.join(parts)} (fail on: {', '.join(self.fail_on)}; {counts})"
 
     def _pass_head(self, counts: str) -> str:
-        """The head of a gate that passed: how many curves (or suite groups) were judged to
-        still gain enough, and how many the data could not judge (never "gain enough" for
-        those: a gate where nothing could be judged says so)."""
+        """The head of a gate that passed: how many curves (or suite groups) still gain enough and
+        how many the data could not judge (a gate where nothing could be judged says so)."""
         if self.suite:
             what = f"group(s) of suite {self.suite[0].suite}"
             verdicts = [o.group.verdict for o in self.suite]
@@ -305,14 +292,13 @@ def decide(
     suite: SuiteAnalysis | None = None,
     curve_fail_on: Iterable[str] | None = None,
 ) -> GateResult:
-    """Fail every curve whose verdict, or any registered check, is among ``fail_on``, every
-    diagnostic whose kind is, and, with a ``suite``, every group whose aggregate's verdict is.
+    """Fail every curve whose verdict or registered check is among ``fail_on``, every diagnostic
+    whose kind is, and every ``suite`` group whose aggregate's verdict is.
 
-    ``curve_fail_on`` (default ``fail_on``) are the kinds that fail a single curve: with a suite
-    the command line passes only the kinds named in ``--fail-on``, so that a task saturating is
-    a warning and the suite's aggregate decides. Inconclusive curves and groups that do not fail
-    are warnings, and so are diagnostics of severity warning or error whose kind is not named.
-    An empty list of curves is an :class:`InputError`: a gate that checked nothing must not pass.
+    ``curve_fail_on`` (default ``fail_on``) are the kinds that fail a single curve (with a suite,
+    only those named in ``--fail-on``). Inconclusive curves and groups, and unnamed diagnostics
+    of severity warning or error, are warnings. No curves is an :class:`InputError`: a gate that
+    checked nothing must not pass.
     """
     kinds = check_choices(fail_on, "--fail-on", fail_kinds())
     own = kinds if curve_fail_on is None else check_choices(curve_fail_on, "--fail-on",
@@ -320,16 +306,12 @@ def decide(
     if not curves:
         raise InputError("the gate has no curves to check (the selection matched none)")
     outcomes = tuple(_curve_outcome(c, own, kinds) for c in curves)
-    judged = []
-    for d in diagnostics:
-        if d.kind in kinds:
-            judged.append(DiagnosticOutcome(d, "fail"))
-        elif d.severity != "info":
-            judged.append(DiagnosticOutcome(d, "warn"))
+    judged = tuple(DiagnosticOutcome(d, "fail" if d.kind in kinds else "warn") for d in diagnostics
+                   if d.kind in kinds or d.severity != "info")
     groups = () if suite is None else tuple(
         SuiteOutcome(suite.suite, g, "fail" if g.verdict in kinds else
                      "warn" if g.verdict == "inconclusive" else "pass") for g in suite.groups)
-    return GateResult(outcomes, kinds, tuple(judged), groups)
+    return GateResult(outcomes, kinds, judged, groups)
 
 
 def _curve_outcome(c: CurveAnalysis, kinds: tuple[str, ...], warn_on: tuple[str, ...]
@@ -349,9 +331,8 @@ def _curve_outcome(c: CurveAnalysis, kinds: tuple[str, ...], warn_on: tuple[str,
             why.append(reason)
     if hit:
         return CurveOutcome(c, "fail", tuple(hit), tuple(why))
-    if c.verdict == "inconclusive" or c.verdict in warn_on:
-        return CurveOutcome(c, "warn", (), c.reasons[:1])
-    return CurveOutcome(c, "pass", (), c.reasons[:1])
+    warn = c.verdict == "inconclusive" or c.verdict in warn_on
+    return CurveOutcome(c, "warn" if warn else "pass", (), c.reasons[:1])
 
 
 def gate_markdown(result: GateResult) -> str:

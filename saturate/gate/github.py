@@ -19,16 +19,6 @@ STEP_SUMMARY_LIMIT = 1024 * 1024
 Outcome = CurveOutcome | DiagnosticOutcome | SuiteOutcome
 
 
-def escape_data(text: str) -> str:
-    """A workflow-command message: ``%``, CR and LF percent-encoded (GitHub's toolkit rules)."""
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A workflow-command property value: also ``:`` and ``,`` encoded."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def _command(kind: str, title: str, message: str) -> str:
     """The annotation boundary: names in ``title`` and ``message`` cannot end the line or the
     command, nor carry terminal escapes (:func:`saturate.report.text.for_annotation`)."""
@@ -45,10 +35,8 @@ def _title(o: Outcome) -> str:
 
 def _limited(kind: str, outcomes: Sequence[Outcome], limit: int) -> list[str]:
     """At most ``limit`` annotations; past it the last one names how many more there are."""
-    lines = []
     shown = outcomes if len(outcomes) <= limit else outcomes[: limit - 1]
-    for o in shown:
-        lines.append(_command(kind, _title(o), o.message))
+    lines = [_command(kind, _title(o), o.message) for o in shown]
     rest = outcomes[len(shown):]
     if rest:
         names = ", ".join(o.name for o in rest[:20]) + (", ..." if len(rest) > 20 else "")

@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from saturate.gate.decide import GateResult, SuiteOutcome
+from saturate.gate.decide import GateResult
 from saturate.report.text import for_document
 
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _x(text: Any) -> str:
-    """Text XML 1.0 can hold: control and bidirectional characters shown escaped
-    (:func:`~saturate.report.text.for_document`), what XML cannot hold removed; ElementTree escapes the
-    rest."""
+    """Text XML 1.0 can hold: control and bidi characters escaped (:func:`for_document`), what XML
+    cannot hold removed; ElementTree escapes the rest."""
     return _XML_BAD.sub("", for_document(text))
 
 
@@ -35,44 +34,31 @@ def junit_xml(result: GateResult, *, suite: str = "saturate gate") -> str:
     ts = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(ts, "properties")
     ET.SubElement(props, "property", {"name": "fail_on", "value": ",".join(result.fail_on)})
-    for g in result.suite:
-        _suite_case(ts, g)
+    for o in result.suite:
+        g = o.group
+        _case(ts, f"suite {o.suite}", g.group, o.status, o.message, g.verdict,
+              "\n".join(g.analysis.reasons), o.message)
     for o in result.outcomes:
         c = o.curve
-        tc = ET.SubElement(ts, "testcase", {"classname": _x(c.run), "name": _x(c.metric),
-                                           "time": "0"})
-        if o.status == "fail":
-            el = ET.SubElement(tc, "failure", {"message": _x(o.message),
-                                               "type": _x(",".join(o.kinds))})
-            el.text = _x("\n".join(c.reasons))
-        elif o.status == "warn":
-            ET.SubElement(tc, "skipped", {"message": _x(o.message)})
-        out = ET.SubElement(tc, "system-out")
-        out.text = _x(c.summary())
+        _case(ts, c.run, c.metric, o.status, o.message, ",".join(o.kinds), "\n".join(c.reasons),
+              c.summary())
     for o in bad_d:
         d = o.diagnostic
-        tc = ET.SubElement(ts, "testcase", {"classname": _x(d.run),
-                                           "name": _x(f"{d.kind}: {', '.join(d.metrics)}"),
-                                           "time": "0"})
-        el = ET.SubElement(tc, "failure", {"message": _x(o.message), "type": _x(d.kind)})
-        el.text = _x(d.message)
-        out = ET.SubElement(tc, "system-out")
-        out.text = _x(d.summary())
+        _case(ts, d.run, f"{d.kind}: {', '.join(d.metrics)}", "fail", o.message, d.kind,
+              d.message, d.summary())
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite_case(ts: ET.Element, o: SuiteOutcome) -> None:
-    """The test case of one suite group's aggregate."""
-    tc = ET.SubElement(ts, "testcase", {"classname": _x(f"suite {o.suite}"),
-                                       "name": _x(o.group.group), "time": "0"})
-    if o.status == "fail":
-        el = ET.SubElement(tc, "failure", {"message": _x(o.message), "type": _x(o.group.verdict)})
-        el.text = _x("\n".join(o.group.analysis.reasons))
-    elif o.status == "warn":
-        ET.SubElement(tc, "skipped", {"message": _x(o.message)})
-    out = ET.SubElement(tc, "system-out")
-    out.text = _x(o.message)
+def _case(ts: ET.Element, classname: str, name: str, status: str, message: str, kind: str,
+          detail: str, out: str) -> None:
+    """One test case: a ``<failure>`` (``kind``, ``detail``) or ``<skipped>`` by ``status``."""
+    tc = ET.SubElement(ts, "testcase", {"classname": _x(classname), "name": _x(name), "time": "0"})
+    if status == "fail":
+        ET.SubElement(tc, "failure", {"message": _x(message), "type": _x(kind)}).text = _x(detail)
+    elif status == "warn":
+        ET.SubElement(tc, "skipped", {"message": _x(message)})
+    ET.SubElement(tc, "system-out").text = _x(out)
 
 
 def write_junit(result: GateResult, path: str | os.PathLike) -> Path:

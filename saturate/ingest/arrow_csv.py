@@ -1,11 +1,8 @@
 """Plain CSV and TSV files read with Arrow's multithreaded reader, where it gives the table
-``pandas.read_csv`` would: several times faster in wall time on a few cores.
+``pandas.read_csv`` would (several times faster on a few cores).
 
-Arrow is asked for pandas' reading of cells (its missing-value spellings, its booleans, no dates
-guessed) and its result is taken only when every column came out as plain numbers, booleans
-with no gaps, or text, under distinct, non-empty header names. Anything else (a ragged row,
-a date or decimal column, a column with no values, bad UTF-8) returns
-``None`` and the file is read by pandas, whose errors and types stay the reference.
+Arrow's result is taken only when every column is plain numbers, gap-free booleans or text under
+distinct, non-empty names; anything else returns ``None`` and pandas reads the file.
 """
 
 from __future__ import annotations
@@ -21,8 +18,6 @@ import pyarrow.csv as pacsv
 _PANDAS_NA = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
 _TRUE, _FALSE = ["True", "TRUE", "true"], ["False", "FALSE", "false"]
-
-
 #: Plain files up to this size are read into memory whole, to see whether they quote any cell.
 _WHOLE_BYTES = 64 << 20
 
@@ -63,8 +58,7 @@ def read_plain_csv(path: Path, sep: str, *, gzipped: bool) -> pd.DataFrame | Non
 
 
 def _has_quote(data: pa.Buffer) -> bool:
-    """Whether the bytes hold a ``"``: searched in place (numpy 2's string search), else in a
-    copy."""
+    """Whether the bytes hold a ``"`` (searched in place with numpy 2, else in a copy)."""
     strings = getattr(np, "strings", None)
     if strings is None or not data.size:
         return b'"' in data.to_pybytes()

@@ -1,11 +1,6 @@
-"""Choosing and joining a run's compute axis: ``--compute NAME`` (:func:`set_compute`), the
-first logged measure of compute that grows with the step (:func:`auto_compute`), or GPU-hours
-from wall time (``--gpus``, :func:`gpu_hours`). The x axis of a read is decided here, part by
-part, as the sources are read (:class:`saturate.ingest.Tables`); later stages read it from the
-:class:`~saturate.table.table.Table`.
-
-A metric such as ``compute/gpu_hours`` is interpolated on step within each run and its own rows
-leave the table; what the axis means (name, unit, label) is :mod:`saturate.table.axis`.
+"""Choosing and joining a run's compute axis, part by part as the sources are read:
+``--compute NAME`` (:func:`set_compute`), the first logged measure of compute that grows with the
+step (:func:`auto_compute`), or GPU-hours from wall time (``--gpus``, :func:`gpu_hours`).
 """
 
 from __future__ import annotations
@@ -33,13 +28,9 @@ __all__ = ["set_compute", "auto_compute", "gpu_hours"]
 
 
 def set_compute(table: Table, name: str | None) -> Table:
-    """Use ``name`` as the compute axis: a column or run fact (``params.*``), or a metric joined
-    on step.
-
-    A metric such as ``compute/gpu_hours`` is interpolated on step within each run (it is usually
-    logged every step while evaluations come every few), and its own rows leave the table. Points
-    outside the steps where it was logged are dropped with a warning.
-    """
+    """Use ``name`` as the compute axis: a column or run fact (``params.*``), or a metric
+    interpolated on step within each run (its own rows leave the table; points outside its
+    logged steps are dropped with a warning)."""
     if name is None or name == table.axis.name:
         return table
     df = table.points
@@ -53,10 +44,8 @@ def set_compute(table: Table, name: str | None) -> Table:
         out = _join_axis(df, name)
     else:
         metrics = names_text(sorted(map(str, df["metric"].unique())), most=5, limit=40)
-        raise InputError(
-            f"--compute {shorten(repr(name))} is neither a column nor a metric of the data "
-            f"(metrics: {metrics})"
-        )
+        raise InputError(f"--compute {shorten(repr(name))} is neither a column nor a metric of "
+                         f"the data (metrics: {metrics})")
     if not np.isfinite(out["compute"].to_numpy(float)).any():
         raise InputError(f"--compute {shorten(repr(name))} gives no usable compute values")
     out = _drop_missing_compute(out, f"with no {shorten(repr(name))} value at their step")
@@ -72,11 +61,8 @@ def _drop_missing_compute(df: pd.DataFrame, why: str) -> pd.DataFrame:
 
 
 def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.DataFrame:
-    """Interpolate metric ``name`` on step as the compute of the other metrics of each run.
-
-    Runs outside ``only_runs`` (keys ``(source, run_id)``) keep their compute; with
-    ``only_runs=None`` a run without the metric gets NaN compute (dropped by the caller).
-    """
+    """Interpolate metric ``name`` on step as the compute of each run's other metrics; runs
+    outside ``only_runs`` (``(source, run_id)``) keep theirs, a run without it gets NaN."""
     axis = df[df["metric"] == name]
     rest = df[df["metric"] != name]
     parts = []
@@ -95,14 +81,10 @@ def _join_axis(df: pd.DataFrame, name: str, only_runs: set | None = None) -> pd.
 
 
 def auto_compute(table: Table) -> Table:
-    """Give each run still on its step a logged measure of compute as its x axis.
-
-    Candidates: the run's metrics and the table's extra columns whose names measure compute
-    (:func:`saturate.vocabulary.names.is_compute_name`: ``compute/*``, ``gpu_hours``, ``total_flops``,
-    ``num_tokens``, ``env_steps``, ``wall_time``...) and grow with the step; the first by
-    :attr:`~saturate.vocabulary.names.Quantity.rank` wins. A metric is joined on step as with ``--compute``
-    (its rows leave the table; points past its last value are dropped with a warning).
-    The axis has a unit when every run got an axis of the same unit.
+    """Give each run still on its step a logged measure of compute as its x axis: the best-ranked
+    metric or extra column named for compute (:func:`~saturate.vocabulary.names.is_compute_name`)
+    that grows with the step, joined as with ``--compute``. The axis has a unit when every run
+    got one of the same unit.
     """
     df = table.points
     chosen = _axis_choices(df)
@@ -126,8 +108,7 @@ def auto_compute(table: Table) -> Table:
 
 
 def gpu_hours(table: Table, gpus: float | str) -> Table:
-    """``table`` on GPU-hours from wall time (``--gpus``, see
-    :func:`saturate.table.axis.gpu_hours_from_time`), its run facts kept apart."""
+    """``table`` on GPU-hours from wall time (``--gpus``), its run facts kept apart."""
     points, axis = gpu_hours_from_time(table.to_frame(), gpus)
     joined = [c for c in table.runs.columns if c not in table.points.columns]
     return table.with_points(points.drop(columns=joined), axis)

@@ -1,16 +1,9 @@
-"""Read the metrics a trainer printed to its console: ``step:N - key:value - key:value ...`` lines.
+"""Read the metrics a trainer printed to its console: ``step:N - key:value - key:value ...`` lines
+(verl and its imitators, colour codes and process prefixes allowed) as the long rows
+``run, metric, step, value``, the run being the file's stem.
 
-verl (and trainers that copy its console logger) print one such line per training step, e.g.
-``(main_task pid=64899) step:9 - critic/score/mean:0.412 - val/test_score/openai/gsm8k:0.57``,
-often with terminal colour codes and a process prefix. A team that logged to the console only
-still has its curves in the ``.log`` file; this module turns them into the long rows
-``run, metric, step, value`` (the run is the file's stem). Other lines are skipped, and so are
-pairs whose value is not a number. A metric printed at one step only whose name ends exactly one
-other metric's name is that metric (older verl prints the evaluation before the first step as
-``step:0 - test_score/openai/gsm8k:0.521`` and the later ones as ``val/test_score/...``).
-
-A file is a console log when, within its first 64 KiB, two lines hold ``step:<int> - <key>:<number>``
-(one, in a shorter file).
+A metric printed at one step only whose name ends exactly one other metric's name is that metric
+(older verl logs ``test_score/...`` at step 0, ``val/test_score/...`` later).
 """
 
 from __future__ import annotations
@@ -24,13 +17,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _STEP = re.compile(r"(?<![\w/])step:\s*(\d+)\s+-\s+(.*)$")
 _PAIR = re.compile(r"^\s*(.+?):\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf|-inf)\s*$")
 _HEAD_BYTES = 65536
-LOG_SUFFIXES = (".log", ".out")
-"""Names of console logs looked into when a folder is walked (any file given is read by its
-content)."""
+LOG_SUFFIXES = (".log", ".out")  # looked into when a folder is walked
 
 
 def looks_like_console_log(text: str) -> bool:
-    """Whether ``text`` (a file's first bytes) holds ``step:N - key:value`` lines."""
+    """Whether ``text`` (a file's first 64 KiB) holds two ``step:N - key:value`` lines (one, in a
+    shorter file)."""
     hits = 0
     for line in text.splitlines():
         m = _STEP.search(_ANSI.sub("", line))

@@ -1,23 +1,11 @@
-"""Read curve tables from files: CSV/TSV (also gzipped), JSON Lines, Parquet, W&B CSV exports,
-stable-baselines3 Monitor files and trainers' console logs (:mod:`saturate.ingest.console_log`),
-in long or wide layout. The kind is chosen by content, not suffix.
+"""Read curve tables from files (CSV/TSV, gzipped too, JSON Lines, Parquet, W&B CSV exports, SB3
+Monitor files, console logs), the kind chosen by content, not suffix. Layouts: **long**
+(``metric``, ``value``, ``step``/``compute``), **wide** (a step column, one numeric column per
+metric), **W&B export** (``<run> - <metric>`` columns), **SB3 Monitor** (x axis: env steps).
 
-Layouts:
-
-* **long**: columns ``metric`` and ``value`` (plus ``step`` and/or ``compute``, optional ``run``,
-  ``run_id``, ``experiment``, ``timestamp``); other text or per-run-constant columns become run
-  parameters (``params.<col>``), numeric columns that vary along a curve stay as extra columns
-  (usable as ``--compute``).
-* **wide**: a step column and one numeric column per metric; text columns are run parameters;
-  the run is a ``run`` column or the file's stem.
-* **W&B export**: a step column and ``<run> - <metric>`` columns (``__MIN``/``__MAX`` ignored).
-* **SB3 Monitor**: a ``#{json}`` first line, then ``r,l,t``; the x axis is environment steps.
-
-Text files may start with a byte-order mark (UTF-8, or UTF-16 as spreadsheet programs write).
-Column names are matched ignoring case and surrounding spaces; two columns that then name the same
-thing (``value`` and ``Value``, ``step`` and `` step ``) are refused with a message naming both,
-rather than one being picked silently. Cells holding lists, dicts or bytes are read as text
-(:func:`saturate.table.cells.plain_cells`).
+Column names match ignoring case and surrounding spaces; two columns that then name the same
+thing are refused rather than one picked silently. Byte-order marks (UTF-16 too) are accepted;
+list, dict and bytes cells are read as text.
 """
 
 from __future__ import annotations
@@ -76,8 +64,7 @@ def is_table_file(path: Path) -> bool:
 
 
 def is_log_file(path: Path) -> bool:
-    """True for a ``.log`` (``.out``) file that holds a trainer's console metrics (used when
-    walking a folder: other logs beside the runs are left alone)."""
+    """True for a ``.log`` (``.out``) file holding a trainer's console metrics (folder walks)."""
     name = path.name.lower().removesuffix(".gz")
     if not name.endswith(LOG_SUFFIXES) or name.startswith("."):
         return False
@@ -105,8 +92,8 @@ def _utf8(data: bytes) -> bytes:
 
 
 def sniff(path: Path) -> str:
-    """Name the format of a file from its first bytes: parquet, jsonl, json, monitor, console,
-    csv or tsv."""
+    """The format of a file from its first bytes: parquet, jsonl, json, monitor, console, csv,
+    ``csv;`` (semicolons) or tsv."""
     try:
         head = _open_bytes(path, 65536)
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -167,9 +154,6 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
         return pd.read_csv(io.BytesIO(data), sep=_SEPARATORS[kind], comment=None, low_memory=False)
     except InputError:
         raise
-    except (ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError,
-            pd.errors.ParserError, json.JSONDecodeError) as exc:
-        raise InputError(f"{_where(path)}: cannot be read as {kind.rstrip(';')} ({_why(exc)})") from None
     except Exception as exc:  # pyarrow and friends raise their own types for corrupt files
         raise InputError(f"{_where(path)}: cannot be read as {kind.rstrip(';')} ({_why(exc)})") from None
 
@@ -222,10 +206,9 @@ def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
         )
     env_steps = pd.to_numeric(df["l"], errors="coerce").cumsum()
     step = np.arange(len(df))
-    out = []
-    for metric, col in (("episode_return", "r"), ("episode_length", "l")):
-        out.append(pd.DataFrame({"metric": metric, "step": step, "compute": env_steps,
-                                 "value": df[col], "timestamp": df.get("t")}))
+    out = [pd.DataFrame({"metric": metric, "step": step, "compute": env_steps, "value": df[col],
+                         "timestamp": df.get("t")})
+           for metric, col in (("episode_return", "r"), ("episode_length", "l"))]
     res = pd.concat(out, ignore_index=True)
     if meta.get("env_id"):
         res["env_id"] = meta["env_id"]
@@ -233,8 +216,7 @@ def _read_monitor(data: bytes, path: Path) -> pd.DataFrame:
 
 
 def _find(columns: list[str], aliases: tuple[str, ...], path: Path) -> str | None:
-    """The column named by the first alias found (ignoring case); two columns that differ only in
-    case for that alias are refused (which one was meant cannot be told)."""
+    """The column named by the first alias found (ignoring case); two such columns are refused."""
     for a in aliases:
         hits = [c for c in columns if c.lower() == a]
         if len(hits) > 1:
@@ -293,15 +275,11 @@ def _normalise_columns(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, str 
         c = _find(cols, (want,), path)
         if c is not None and c != want:
             ren[c] = want
-    s = _find(cols, STEP_ALIASES, path)
-    if s is not None:
-        ren[s] = "step"
-    r = _find(cols, RUN_ALIASES, path)
-    if r is not None and r not in ren:
-        ren[r] = "run"
-    t = _find(cols, TIME_ALIASES, path)
-    if t is not None and t not in ren:
-        ren[t] = "timestamp"
+    for aliases, want in ((STEP_ALIASES, "step"), (RUN_ALIASES, "run"),
+                          (TIME_ALIASES, "timestamp")):
+        c = _find(cols, aliases, path)
+        if c is not None and c not in ren:
+            ren[c] = want
     axis = None
     if "step" not in ren.values() and "compute" not in ren.values() and "compute" not in cols:
         axis = _compute_column(df, cols, taken=set(ren))
@@ -321,10 +299,8 @@ _READ_BY = ("metric", "value", "step", "compute", "run_id", "experiment", "times
 
 
 def _check_near_misses(cols: list[str], names: list[str], path: Path) -> None:
-    """Refuse a column one edit (a letter added, dropped, changed, or two swapped) from a name
-    the table is read by that the table lacks: read as it is, ``vaule`` would become a metric
-    and ``metirc`` a run parameter, and the analysis would answer another question. A plural
-    (``values``, ``steps``) is taken as meant."""
+    """Refuse a column one edit from a name the table is read by and lacks: ``vaule`` would
+    silently become a metric, ``metirc`` a run parameter. Plurals (``values``) are meant."""
     for col, name in zip(cols, names, strict=True):
         low = col.lower()
         if name != col or low in _READ_BY:
@@ -340,8 +316,7 @@ def _check_near_misses(cols: list[str], names: list[str], path: Path) -> None:
 
 
 def _one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` becomes ``b`` by one letter added, dropped or changed, or two neighbours
-    swapped (and ``a != b``)."""
+    """Whether ``a != b`` is one letter added, dropped or changed, or two neighbours swapped."""
     if a == b or abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
@@ -354,10 +329,9 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str | None:
-    """In a table with neither a step nor a compute column (a scaling-law table of compute and
-    score pairs), the numeric column that measures compute (``Training FLOP``, ``tokens``,
-    ``train_dataset_size``: :func:`saturate.vocabulary.names.axis_quantity`), the best-ranked one; None when
-    there is none. ``cols`` are the stripped names of ``df``'s columns, in order."""
+    """For a table with neither step nor compute column, the best-ranked numeric column that
+    measures compute (:func:`~saturate.vocabulary.names.axis_quantity`), else None. ``cols``:
+    ``df``'s stripped column names, in order."""
     found = [(q.rank, i, c) for i, c in enumerate(cols)
              if c not in taken and (q := axis_quantity(c)) is not None and q.compute]
     for _, i, c in sorted(found):
@@ -367,12 +341,10 @@ def _compute_column(df: pd.DataFrame, cols: list[str], taken: set[str]) -> str |
 
 
 def read_table_file(path: str | Path, *, source: str | None = None, split: bool = False) -> Table:
-    """Read one file into a :class:`~saturate.table.table.Table` (see module docstring for the
-    layouts).
+    """Read one file into a :class:`~saturate.table.table.Table`.
 
-    ``split``: the run-level columns (``run_status``, ``params.*``, ``tags.*``) are taken once per
-    run as the points are tidied; ``False`` puts them on every point first and moves them apart
-    after (the plain path, which gives the same table)."""
+    ``split``: take the run-level columns once per run as the points are tidied (``False``: the
+    plain path, via every point; the same table)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{_where(path)}: no such file or directory")
@@ -385,9 +357,8 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
 
 
 def _points(path: Path) -> tuple[Points, str | None, str | None]:
-    """The points of the file (see the module docstring for the layouts), the name of its
-    compute column and the x axis its reader names. The table read is let go on return: its
-    columns are not kept while the tidy table is built."""
+    """The points of the file, its compute column's name and the x axis its reader names (the
+    raw table is let go on return, before the tidy table is built)."""
     kind = sniff(path)
     raw = _read_raw(path, kind)
     if raw.empty or len(raw.columns) == 0:
@@ -402,9 +373,7 @@ def _points(path: Path) -> tuple[Points, str | None, str | None]:
         frame, name = _normalise_columns(raw, path)
         if "metric" in frame.columns and "value" in frame.columns:
             points = long_points(frame, path)
-        elif "value" in frame.columns and "metric" not in frame.columns and (
-            "step" in frame.columns or "compute" in frame.columns
-        ):
+        elif "value" in frame.columns and ("step" in frame.columns or "compute" in frame.columns):
             points = long_points(frame.assign(metric=constant_column("value", len(frame))), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:

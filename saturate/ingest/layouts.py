@@ -1,12 +1,9 @@
-"""A long or wide table (its columns already given their tidy names) as the points
-:func:`saturate.table.curves.tidy` takes, with the run-level columns kept apart.
+"""A long or wide table (columns already given their tidy names) as the points
+:func:`saturate.table.curves.tidy` takes, the run-level columns kept apart.
 
-Run parameters (``params.*``, ``tags.*``) belong to a run, not to a point: they are kept once per
-row of the table read (:class:`Points`), never spread over the melted points, and put beside the
-tidy table at the end (:func:`with_facts`), once per run in the run frame of its
-:class:`~saturate.table.table.Table`. Run and metric names travel as categorical columns (one code a point),
-so the text is made once per distinct name; rows are put in the order tidy sorts to, so that it
-finds them sorted.
+Run parameters (``params.*``, ``tags.*``) stay once per row read (:class:`Points`), never spread
+over melted points, and end once per run in the run frame (:func:`with_facts`). Run and metric
+names travel as categoricals, rows in the order tidy sorts to.
 """
 
 from __future__ import annotations
@@ -38,9 +35,9 @@ _CORE = {"run", "run_id", "experiment", "metric", "step", "compute", "value", "t
 
 @dataclass(frozen=True)
 class Points:
-    """A table's points as :func:`saturate.table.curves.tidy` takes them, without their run-level
-    columns: those (``params.*``, ``tags.*``) are kept apart in ``facts`` (name -> column), whose
-    row ``row[i]`` belongs to point ``i`` (``row`` is ``None`` when the rows are the points)."""
+    """A table's points for :func:`saturate.table.curves.tidy`, the run-level columns apart in
+    ``facts`` (name -> column): its row ``row[i]`` belongs to point ``i`` (``row`` None: the
+    rows are the points)."""
 
     frame: pd.DataFrame
     facts: dict[str, pd.Series]
@@ -48,9 +45,8 @@ class Points:
 
 
 def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, object] | None = None) -> bool:
-    """Whether a column holds numbers: a numeric type, or more than 90% of its cells (missing
-    ones aside) text that reads as a number. ``factorized``: ``grouped_factorize(col)``, when
-    the caller has it."""
+    """Whether a column holds numbers: a numeric type, or over 90% of its filled cells text that
+    reads as a number. ``factorized``: ``grouped_factorize(col)``, when the caller has it."""
     if _numeric_type(col):
         return True
     # Each distinct cell is read once, then weighed by how often it occurs; the distinct cells
@@ -79,9 +75,8 @@ def _numeric_type(col: pd.Series) -> bool:
 
 
 class _Coded:
-    """The value codes of a table's columns (missing is a value of its own), each column's made
-    once: :meth:`numeric` keeps those of the factorization :func:`is_numeric` reads, when the
-    column has no missing cell (the two are the same then)."""
+    """The value codes of a table's columns (missing a value of its own), each made once;
+    :meth:`numeric` keeps those :func:`is_numeric` computed when the column has no gap."""
 
     def __init__(self) -> None:
         self.known: dict[str, np.ndarray] = {}
@@ -100,8 +95,7 @@ class _Coded:
         return self.known[name]
 
     def renamed(self, names: dict[str, str], columns: pd.Index) -> _Coded:
-        """The codes under the columns' new ``names`` (none when a new name is also the name of
-        another of the ``columns``: which column it names cannot be told)."""
+        """The codes under the new ``names`` (none when a new name clashes with ``columns``)."""
         out = _Coded()
         if not any(new in columns for new in names.values()):
             out.known = {names.get(c, c): v for c, v in self.known.items()}
@@ -127,8 +121,7 @@ def split_facts(df: pd.DataFrame, run: pd.Categorical | None = None) -> Points:
 
 def long_points(df: pd.DataFrame, path: Path) -> Points:
     """A long table's points: extra columns that are text, constant within each run, or named
-    for a replicate (``seed``, :func:`~saturate.vocabulary.names.is_replicate_name`) are run parameters;
-    numeric ones that vary along a run stay on the points."""
+    for a replicate (``seed``) are run parameters; numeric ones varying along a run stay."""
     extras = [c for c in df.columns if c not in _CORE and not c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     columns = df.columns
     if "run" not in df.columns and "run_id" not in df.columns:
@@ -150,10 +143,9 @@ def long_points(df: pd.DataFrame, path: Path) -> Points:
 
 def _run_names(run: pd.Series, params: dict[str, pd.Series], known: _Coded | None = None
                ) -> pd.Categorical | None:
-    """When a run name repeats across parameter values (run 1 of ppo and run 1 of sac), the run
-    names that tell them apart (``1 (algo=ppo)``), as a categorical column; ``None`` when the
-    names need no change. ``known``: the value codes of columns (``run``, ``params.*``) the
-    caller has made."""
+    """When a run name repeats across parameter values, the names that tell them apart
+    (``1 (algo=ppo)``) as a categorical; ``None`` when none need change. ``known``: value codes
+    the caller has made."""
     if not params:
         return None
     known = known or _Coded()
@@ -184,8 +176,8 @@ def _run_names(run: pd.Series, params: dict[str, pd.Series], known: _Coded | Non
 
 
 def _texts_at(col: pd.Series, rows: np.ndarray) -> list:
-    """``col.astype(str)`` at ``rows``, as a list; text and integer columns are read at the
-    rows only (they make the same text that way; pandas' conversion costs more than the cells)."""
+    """``col.astype(str)`` at ``rows``, as a list (text and integer columns converted at the rows
+    only: the same text, cheaper)."""
     dtype = col.dtype
     if isinstance(dtype, pd.StringDtype) and getattr(dtype, "na_value", None) is np.nan:
         return col.array.take(rows).tolist()
@@ -215,9 +207,8 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 
 def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
-    """One code per distinct text of ``col.astype(str)`` (missing is a value of its own), given
-    the ``codes`` of its values: they are the same for text, integers and booleans; other
-    values may be equal and written differently (1, 1.0 and True; 0.0 and -0.0)."""
+    """One code per distinct text of ``col.astype(str)``, given its value ``codes`` (the same for
+    text, integers and booleans; other equal values may print differently: 0.0 and -0.0)."""
     dtype = col.dtype
     if isinstance(dtype, pd.StringDtype) or pd.api.types.is_integer_dtype(dtype) or (
             pd.api.types.is_bool_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)) or _text_categories(col):
@@ -226,16 +217,14 @@ def _text_codes(col: pd.Series, codes: np.ndarray) -> np.ndarray:
 
 
 def _text_categories(col: pd.Series) -> bool:
-    """Whether ``col`` is categorical with text categories and no missing cell (as
-    :func:`constant_column` makes): each value is its own text."""
+    """Whether ``col`` is categorical with text categories and no missing cell."""
     dtype = col.dtype
     return (isinstance(dtype, pd.CategoricalDtype) and all(isinstance(c, str) for c in dtype.categories)
             and not (col.array.codes < 0).any())
 
 
 def constant_column(text: str, n: int) -> pd.Categorical:
-    """A column of ``n`` rows that all hold ``text``, as one code a row (the text is made once
-    in the tidy table, not read from every row)."""
+    """A categorical column of ``n`` rows all holding ``text``."""
     return pd.Categorical.from_codes(np.zeros(n, dtype=np.int8), categories=[text], validate=False)
 
 
@@ -247,8 +236,8 @@ def _cellwise(col: pd.Series) -> bool:
 
 
 def _varies_within(run: np.ndarray, value: np.ndarray) -> bool:
-    """Whether a column whose values have the codes ``value`` takes more than one value within
-    a run; ``run`` holds each row's run code (-1 where the run is missing: not a run)."""
+    """Whether the value codes ``value`` take more than one value within a run (``run``: each
+    row's run code, -1 for none)."""
     if len(run) and run.min() < 0:
         has_run = run >= 0
         run, value = run[has_run], value[has_run]
@@ -265,9 +254,8 @@ def _varies_within(run: np.ndarray, value: np.ndarray) -> bool:
 
 
 def _row_codes(cols: list[np.ndarray]) -> np.ndarray:
-    """One code per distinct row of the integer columns (codes from 0), in order of first
-    appearance; worked out on the first row of each stretch of equal rows when they come in
-    stretches (a run's rows together), then spread to the rows."""
+    """One code per distinct row of the integer columns, in order of first appearance (worked out
+    per stretch of equal rows when they come in stretches)."""
     n = len(cols[0])
     change = np.zeros(max(n - 1, 0), dtype=bool)
     for codes in reversed(cols):  # the last columns change most often: they settle it soonest
@@ -293,8 +281,8 @@ def _combined(cols: list[np.ndarray]) -> np.ndarray:
 
 
 def wide_points(df: pd.DataFrame, path: Path) -> Points:
-    """A wide table's points: one column per metric melted to one point per logged cell; text
-    columns and replicate columns (``seed``) are run parameters."""
+    """A wide table's points: each metric column melted to one point per logged cell; text and
+    replicate columns (``seed``) are run parameters."""
     id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
                if c in df.columns]
     params, metrics, coded = [], [], _Coded()
@@ -337,10 +325,8 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
 
 
 def with_facts(points: Points, tidied: TidyPoints, split: bool) -> Table:
-    """The :class:`~saturate.table.table.Table` of the tidied points, its run facts taken once
-    per run (``split=True``: the first point of each run gives its facts) or put on every point
-    first and moved apart by :meth:`Table.of <saturate.table.table.Table.of>` (``split=False``:
-    the plain path)."""
+    """The :class:`~saturate.table.table.Table` of the tidied points, run facts taken from each
+    run's first point (``split``) or put on every point and moved apart by ``Table.of``."""
     table = tidied.table
     axis = named_axis(tidied.compute_name)
 
@@ -369,8 +355,7 @@ def with_facts(points: Points, tidied: TidyPoints, split: bool) -> Table:
 
 
 def _cells_at(col: pd.Series, rows: np.ndarray) -> pd.Series:
-    """``col`` at ``rows``, as the side table keeps it (text and objects as Python objects:
-    :func:`~saturate.table.run_table.merge_facts` makes them so); read at the rows only."""
+    """``col`` at ``rows``, text and objects as Python objects (as the run table keeps them)."""
     dtype = col.dtype
     if pd.api.types.is_object_dtype(dtype):
         return pd.Series(col.to_numpy()[rows], dtype=object, copy=False)

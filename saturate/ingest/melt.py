@@ -1,10 +1,6 @@
 """The melt of a wide table's metric columns: one point per logged cell, in the order the tidy
-table sorts to (by run, metric, then step), so that :func:`saturate.table.curves.tidy` finds its rows
-sorted and leaves them in place.
-
-Runs whose rows come in long stretches (the usual file: one run after another, each in step
-order) are copied stretch by stretch; otherwise each cell's place is computed and the cells
-gathered at once.
+table sorts to (run, metric, step), so :func:`saturate.table.curves.tidy` finds its rows sorted.
+Long runs are copied stretch by stretch; otherwise each cell's place is computed.
 """
 
 from __future__ import annotations
@@ -21,8 +17,8 @@ _F8, _I8 = np.dtype("float64"), np.dtype("int64")
 
 @dataclass(frozen=True)
 class Melt:
-    """The logged cells of ``m`` metric columns: for each, its metric (the column's place among
-    the metrics), its row in the table and its value."""
+    """The logged cells of the metric columns: each one's metric (the column's place), row and
+    value."""
 
     which: np.ndarray
     rows: np.ndarray
@@ -31,8 +27,8 @@ class Melt:
 
 @dataclass(frozen=True)
 class _Runs:
-    """The table's rows by run then step: ``order`` (the rows in that order; ``ordered``: the
-    table's order), ``starts`` and ``length`` of each run's stretch of it."""
+    """The rows by run then step (``order``; ``ordered``: the table's own), with ``starts`` and
+    ``length`` of each run's stretch."""
 
     order: np.ndarray
     starts: np.ndarray
@@ -41,9 +37,8 @@ class _Runs:
 
 
 def melt(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]) -> Melt:
-    """The cells of the ``metrics`` columns of ``df`` that hold a value, in the order of the tidy
-    table (``run``: the run names, when they are not ``df``'s run column); column by column when
-    the steps are not plain numbers (tidy sorts then)."""
+    """The cells of the ``metrics`` columns that hold a value, in tidy order (``run``: run names
+    other than ``df``'s); column by column when the steps are not plain numbers."""
     n, m = len(df), len(metrics)
     small = np.int8 if m < 128 else np.intp  # metric codes, as pandas keeps them
     runs = _runs(df, run)
@@ -72,16 +67,14 @@ def melt(df: pd.DataFrame, run: pd.Categorical | None, metrics: list[str]) -> Me
 
 
 def _stacked(cols: list[pd.Series]) -> pd.Series:
-    """``pandas.concat(cols, ignore_index=True)``; integer and float columns joined by numpy
-    (to the same float64 or int64 pandas gives)."""
+    """``pandas.concat(cols, ignore_index=True)``; int64 and float64 columns joined by numpy."""
     if all(c.dtype in (_F8, _I8) for c in cols):
         return pd.Series(np.concatenate([c.to_numpy() for c in cols]))
     return pd.concat(cols, ignore_index=True)
 
 
 def _runs(df: pd.DataFrame, run: pd.Categorical | None) -> _Runs | None:
-    """The rows by run, then step (rows with equal steps in their order); ``None`` when the steps
-    are not plain numbers."""
+    """The rows by run, then step (stable); ``None`` when the steps are not plain numbers."""
     n = len(df)
     step = df["step"] if "step" in df.columns else None
     if (step is None or not pd.api.types.is_numeric_dtype(step.dtype)
@@ -100,8 +93,8 @@ def _runs(df: pd.DataFrame, run: pd.Categorical | None) -> _Runs | None:
 
 
 def _by_run_then_step(by_run: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """``numpy.lexsort((steps, by_run))``: a stable sort on the run alone when that leaves each
-    run's steps in order (a file holds each run's rows in step order), several times cheaper."""
+    """``numpy.lexsort((steps, by_run))``, by a cheaper stable sort on the run when that leaves
+    each run's steps in order."""
     order = np.argsort(by_run, kind="stable")
     run, step = by_run.take(order), steps.take(order)
     if bool(((run[1:] != run[:-1]) | (step[1:] >= step[:-1])).all()):
@@ -110,8 +103,7 @@ def _by_run_then_step(by_run: np.ndarray, steps: np.ndarray) -> np.ndarray:
 
 
 def _blocks(runs: _Runs, cols: list[np.ndarray], small: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(metric, row, value)`` of every cell, block by block: each run's rows for the first
-    metric, the second, ... (values as float64)."""
+    """``(metric, row, value)`` of every cell, a block per run (values as float64)."""
     m, n, order = len(cols), len(runs.order), runs.order
     grid = np.empty((m, n))  # the columns as float64, their rows by run and step
     for j, col in enumerate(cols):
@@ -132,8 +124,8 @@ def _row_type(n: int) -> type:
 
 
 def _cells(runs: _Runs | None, n: int, m: int, small: type) -> tuple[np.ndarray, np.ndarray]:
-    """``(metric, row)`` of every cell of the ``m`` metric columns, in the order of ``runs``
-    (``None``: column by column)."""
+    """``(metric, row)`` of every cell of ``m`` metric columns in ``runs`` order (None: by
+    column)."""
     if runs is None:
         return np.repeat(np.arange(m, dtype=small), n), np.tile(np.arange(n), m)
     order, starts, length = runs.order, runs.starts, runs.length

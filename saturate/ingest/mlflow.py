@@ -1,17 +1,8 @@
 """Read full metric histories of MLflow runs into the tidy curve table.
 
-Four kinds of source, one result::
-
-    http(s)://host:port                      tracking server (REST, bounded pool + retries)
-    sqlite:///x.db, postgresql://, mysql://  backend database (read-only SQL fast path)
-    path/to/mlflow.db, a folder holding it   MLflow 3's default local store (same fast path)
-    mlruns/ (legacy file store)              metric text files read directly
-
-Nothing here ever writes to the user's store: databases are opened read-only, and the slower
-MlflowClient route (``fast=False`` or an unexpected schema) works on a private sqlite snapshot.
-This module picks the reader (``mlflow_sql``, ``mlflow_filestore`` or ``mlflow_client``) for a
-source classified by :mod:`~saturate.ingest.mlflow_common`, then joins the points it returns
-with the run facts; the types the readers share are in :mod:`~saturate.ingest.mlflow_common`.
+A tracking server (``mlflow_client``, REST), a backend database or ``mlflow.db`` (``mlflow_db``,
+read-only SQL), or a legacy ``mlruns/`` (``mlflow_filestore``): this module picks the reader and
+joins the points it returns with the run facts. Nothing here ever writes to the user's store.
 """
 
 from __future__ import annotations
@@ -45,12 +36,9 @@ from saturate.table.table import Table, concat_tables
 
 
 def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
-    """The order (run, metric, step, timestamp, value) of the points, None if already in it.
-
-    tidy() ends sorted by run, metric and step, so handing it sorted points makes its sorts
-    cheap; timestamp then value break ties, so duplicates logged at the same step and
-    millisecond resolve the same way whatever order a store returned them in.
-    """
+    """The order (run, metric, step, timestamp, value) of the points, None if already in it:
+    sorted points make tidy()'s sorts cheap, and the tie-breaks make duplicates resolve the same
+    whatever order a store returned them in."""
     metric_code = pd.factorize(pts["metric"].to_numpy(), sort=True)[0]
     group = run_code.astype(np.int64) * (int(metric_code.max(initial=0)) + 1) + metric_code
     step, ts = pts["step"].to_numpy(), pts["timestamp"].to_numpy()
@@ -62,10 +50,8 @@ def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
     return np.lexsort((value, ts, step, group))
 
 
-def _check_found(
-    label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta], selection: Selection,
-    n_points: int | None,
-) -> None:
+def _check_found(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
+                 selection: Selection, n_points: int | None) -> None:
     """An :class:`InputError` when no run was selected, or (``n_points`` 0) none logged points."""
     scope = ", ".join(repr(e.name) for e in experiments) or "no experiment"
     if not runs:
@@ -81,9 +67,8 @@ def _check_found(
         raise InputError(f"{label}: the {n} selected run(s) of {scope} logged no metrics")
 
 
-def run_facts_frame(
-    label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_facts_frame(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta]
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(names, facts)`` sorted by run_id: each run's experiment and display name (which go on
     its points), and its status, params and tags (the side table, :mod:`saturate.table.run_table`)."""
     runs = list({r.run_id: r for r in runs}.values())  # a run met twice (paging) counts once
@@ -112,9 +97,8 @@ def run_facts_frame(
     return names, facts
 
 
-def points_table(
-    label: str, names: pd.DataFrame, facts: pd.DataFrame, points: pd.DataFrame
-) -> Table:
+def points_table(label: str, names: pd.DataFrame, facts: pd.DataFrame, points: pd.DataFrame
+                 ) -> Table:
     """The :class:`~saturate.table.table.Table` of ``points`` (of the runs in ``names``) and
     their run facts."""
     where = pd.Index(names["run_id"]).get_indexer(points["run_id"])
@@ -133,21 +117,12 @@ def points_table(
     return Table(out, merge_facts([facts.take(np.unique(run_code)).reset_index(drop=True)]))
 
 
-def assemble(
-    label: str,
-    experiments: Sequence[Experiment],
-    runs: Sequence[RunMeta],
-    points: pd.DataFrame,
-    selection: Selection,
-) -> Table:
-    """Join points with run facts and hand the long table to :func:`saturate.table.curves.tidy`; the
-    run facts stay one row per run (:mod:`saturate.table.run_table`), not on every point."""
+def assemble(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
+             points: pd.DataFrame, selection: Selection) -> Table:
+    """The tidy table of the points, their run facts kept one row per run."""
     _check_found(label, experiments, runs, selection, len(points))
     names, facts = run_facts_frame(label, experiments, runs)
     return points_table(label, names, facts, points)
-
-
-# ----------------------------------------------------------------------------- entry point
 
 
 def load_mlflow(
@@ -162,14 +137,11 @@ def load_mlflow(
 ) -> Table:
     """Full metric histories of the selected MLflow runs as a :class:`~saturate.table.table.Table`.
 
-    ``experiment``: names or ids (default: every active experiment); ``filter``: an MLflow search
-    filter such as ``params.recipe = 'cispo'``; ``metric``: glob patterns on metric keys;
-    ``fast``: read database backends with read-only SQL (False: through MlflowClient, on a
-    private snapshot for sqlite); ``max_workers``: concurrent requests to a tracking server;
-    ``timeout``: seconds one request to a tracking server may take, retries included (default
-    ``$SATURATE_TIMEOUT``, else 120); a server that stops answering is given up on within it.
-    Deleted runs are skipped; RUNNING runs are kept (``run_status`` says their curves are
-    partial). ``source=None`` uses ``MLFLOW_TRACKING_URI``.
+    ``experiment``: names or ids (default: every active one); ``filter``: an MLflow search filter;
+    ``metric``: globs on metric keys; ``fast``: read databases with read-only SQL (False: through
+    MlflowClient); ``max_workers``: concurrent server requests; ``timeout``: seconds per server
+    request, retries included (default ``$SATURATE_TIMEOUT``, else 120). Deleted runs are
+    skipped, RUNNING ones kept. ``source=None`` uses ``MLFLOW_TRACKING_URI``.
     """
     return concat_tables(iter_mlflow(source, experiment=experiment, filter=filter, metric=metric,
                                      fast=fast, max_workers=max_workers, stream=False,
@@ -187,20 +159,14 @@ def iter_mlflow(
     stream: bool = True,
     timeout: float | None = None,
 ) -> Iterator[Table]:
-    """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs.
-
-    ``stream``: database backends are read a few runs at a time
-    (:func:`~saturate.ingest.mlflow_db.iter_database`), so memory follows the largest run, not
-    the store; other sources (and ``stream=False``) come as one part. ``timeout`` as in
-    :func:`load_mlflow`.
-    """
+    """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs
+    (``stream``: databases a few runs at a time; other sources come as one part)."""
     selection = _selection(experiment, filter, metric, max_workers)
     timeout = resolve_timeout(timeout)
     src = dataclasses.replace(resolve_source(source), timeout=timeout)
     if src.kind == "files":
-        exps, runs, points = read_filestore(
-            Path(src.target), selection, label=src.label, max_workers=max_workers
-        )
+        exps, runs, points = read_filestore(Path(src.target), selection, label=src.label,
+                                            max_workers=max_workers)
     elif src.kind == "rest":
         from saturate.ingest.mlflow_client import read_rest  # SQLAlchemy: only for its readers
 
@@ -217,10 +183,8 @@ def iter_mlflow(
     yield assemble(src.label, exps, runs, points, selection)
 
 
-def _selection(
-    experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
-    metric: Sequence[str] | str | None, max_workers: int,
-) -> Selection:
+def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
+               metric: Sequence[str] | str | None, max_workers: int) -> Selection:
     if isinstance(experiment, str):
         experiment = [experiment]
     if isinstance(metric, str):
@@ -236,9 +200,8 @@ def _selection(
     return selection
 
 
-def _iter_database(
-    src: MlflowSource, selection: Selection, fast: bool, max_workers: int
-) -> Iterator[Table]:
+def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int
+                   ) -> Iterator[Table]:
     """The parts of a database: run facts once, then the points of a few runs at a time."""
     from saturate.ingest.mlflow_db import iter_database
 
@@ -264,8 +227,8 @@ def _iter_database(
 
 @contextlib.contextmanager
 def store_faults(label: str) -> Iterator[None]:
-    """What a broken database makes its readers raise (a value that is not a number, a garbled
-    page, a table of the wrong shape) as one :class:`SourceError` line naming the store."""
+    """What a broken database makes its readers raise, as one :class:`SourceError` line naming
+    the store."""
     import sqlalchemy as sa  # only where a database is read: not at the command line's start
 
     try:

@@ -1,20 +1,10 @@
 """MLflow through its own APIs: a tracking server over REST, or a local store via MlflowClient.
 
-For a server, the public API costs one ``metrics/get-history`` request per (run, metric); the
-server's bulk history call (the one its UI uses) serves up to 100 runs of one metric but stops
-at 25,000 points, so its answers are checked for completeness and split or completed with the
-public call (see :class:`_Histories`). Requests run in a bounded thread pool and go through
-MLflow's ``http_request`` with host credentials from MLflow's environment variables
-(``MLFLOW_TRACKING_USERNAME``/``PASSWORD``/``TOKEN``, TLS settings), but with this module's own
-bounded retries: MLflow's defaults back off for minutes on a dead server. JSON is parsed
-directly rather than into protobuf entities. mlflow (seconds to import) and its HTTP stack are
-imported inside the functions that call them, so loading this module stays cheap.
-
-Each request has one deadline (connect, answer, retries and ``Retry-After`` waits included;
-``timeout``, default ``$SATURATE_TIMEOUT`` else 120 s), bounded retries of refused or reset
-connections and of 429/5xx answers, and a failure names its true cause. Every answer is checked
-against the fields read (protobuf JSON: 64-bit integers as strings, ``"NaN"``); another shape is
-a :class:`~saturate.errors.SourceError` naming the endpoint and the field.
+Server requests go through MLflow's ``http_request`` (its credentials and TLS settings) in a
+bounded pool, each with one deadline and this module's own bounded retries (MLflow's back off for
+minutes on a dead server); a failure names its true cause. Answers are checked field by field
+(another shape is a :class:`~saturate.errors.SourceError`); histories use the bulk call where
+complete (:class:`Histories`). mlflow is imported inside the functions that need it.
 """
 
 from __future__ import annotations
@@ -324,12 +314,11 @@ class _Bad(Exception):
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-             list: "a list", dict: "an object"}  # fmt: skip
-    text = names.get(type(value), type(value).__name__)
     if isinstance(value, str):
         return f"the string {value[:40]!r}"
-    return text
+    names = {bool: "a boolean", int: "an integer", float: "a number", list: "a list",
+             dict: "an object"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)
 
 
 class Shape:
@@ -446,8 +435,7 @@ def _pairs(items: Any, where: str, shape: Shape) -> dict[str, str]:
 
 
 def run_meta(run: Any, i: int, shape: Shape) -> tuple[RunMeta, dict[str, tuple[int, int]], str]:
-    """(RunMeta, {metric key: (step, timestamp) of its latest point}, lifecycle stage) of one
-    ``runs/search`` item."""
+    """(RunMeta, {metric key: latest (step, timestamp)}, lifecycle stage) of a runs/search item."""
     where = f"runs[{i}]"
     run = _obj(run, where, shape)
     info = _obj(run.get("info") or {}, f"{where}.info", shape)
@@ -553,15 +541,8 @@ class RestReader:
         self.server = Server(src, timeout)
         self.label = src.label
 
-    def call(
-        self,
-        method: str,
-        endpoint: str,
-        payload: dict,
-        policy: RetryPolicy = READ,
-        *,
-        missing_ok: bool = False,
-    ) -> dict | None:
+    def call(self, method: str, endpoint: str, payload: dict, policy: RetryPolicy = READ, *,
+             missing_ok: bool = False) -> dict | None:
         """One request; ``missing_ok``: None when the server lacks the endpoint (404/405/501)."""
         answer = self.server.request(method, endpoint, payload, policy)
         if missing_ok and answer.status in (404, 405, 501):
@@ -596,9 +577,8 @@ class RestReader:
                        f"waits ({MAX_RETRY_AFTER:g} s)")
         raise SourceError(f"{self.label} answered HTTP {status} to {endpoint} ({redact(detail)})")
 
-    def pages(
-        self, method: str, endpoint: str, payload: dict, field: str, policy: RetryPolicy = READ
-    ) -> list:
+    def pages(self, method: str, endpoint: str, payload: dict, field: str,
+              policy: RetryPolicy = READ) -> list:
         """Every item of ``field`` over all pages, each page checked for its shape."""
         out: list = []
         token = None
@@ -612,14 +592,10 @@ class RestReader:
             policy = READ
 
 
-def gather(
-    jobs: Sequence[Callable[[], list[Curve]]],
-    max_workers: int,
-    on_error: Callable[[BaseException], None] | None = None,
-) -> pd.DataFrame:
-    """Run the fetch jobs over a bounded pool and stack the curves they return. The first job to
-    fail (in time) gives the error; ``on_error`` hears it at once (to stop the other jobs) and
-    the jobs not started yet are dropped."""
+def gather(jobs: Sequence[Callable[[], list[Curve]]], max_workers: int,
+           on_error: Callable[[BaseException], None] | None = None) -> pd.DataFrame:
+    """Run the fetch jobs over a bounded pool and stack their curves. The first job to fail gives
+    the error; ``on_error`` hears it at once (to stop the others); jobs not started are dropped."""
     if max_workers == 1 or len(jobs) <= 1:
         results = [job() for job in jobs]
     else:
@@ -649,10 +625,9 @@ def gather(
 
 class Histories:
     """Full metric histories from a server: the public get-history call per (run, metric), or,
-    when ``bulk``, the server's own bulk call (the one its UI charts use) for up to 100 runs of
-    one metric at once. That call stops at 25,000 points, so a bulk answer is kept only when it
-    is below the cap and holds each run's latest point as runs/search reported it; otherwise the
-    batch is split, down to the public call for a single run.
+    when ``bulk``, the server's bulk call (up to 100 runs of one metric). That call stops at
+    25,000 points, so its answer is kept only below the cap and holding each run's latest point;
+    otherwise the batch is split, down to the public call for a single run.
     """
 
     _ONE = "/api/2.0/mlflow/metrics/get-history"
@@ -690,9 +665,8 @@ class Histories:
         half = len(runs) // 2
         return self.many(key, runs[:half], latest) + self.many(key, runs[half:], latest)
 
-    def jobs(
-        self, wanted: dict[str, dict[str, tuple[int, int]]]
-    ) -> list[Callable[[], list[Curve]]]:
+    def jobs(self, wanted: dict[str, dict[str, tuple[int, int]]]
+             ) -> list[Callable[[], list[Curve]]]:
         """Fetch jobs for {metric key: {run_id: latest (step, timestamp)}}."""
         jobs: list[Callable[[], list[Curve]]] = []
         for key, latest in sorted(wanted.items()):
@@ -724,9 +698,8 @@ def search_experiments(rest: RestReader, selection: Selection) -> list[Experimen
     return pick_experiments(available, selection.experiment, rest.label)
 
 
-def search_runs(
-    rest: RestReader, exps: Sequence[Experiment], filter_string: str | None
-) -> list[tuple[RunMeta, dict[str, tuple[int, int]]]]:
+def search_runs(rest: RestReader, exps: Sequence[Experiment], filter_string: str | None
+                ) -> list[tuple[RunMeta, dict[str, tuple[int, int]]]]:
     """The active runs of the experiments that pass the filter, with each metric's latest
     (step, timestamp)."""
     endpoint = "/api/2.0/mlflow/runs/search"
@@ -745,22 +718,11 @@ def search_runs(
     return out
 
 
-def read_rest(
-    src: MlflowSource,
-    selection: Selection,
-    *,
-    max_workers: int = 8,
-    fast: bool = True,
-    timeout: float | None = None,
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
-    """Experiments, selected runs and full histories from a tracking server.
-
-    ``fast`` lets the server's bulk history call serve whole batches of runs (checked for
-    completeness); without it every (run, metric) costs one public get-history request.
-    ``timeout``: seconds per request, retries included (default ``$SATURATE_TIMEOUT`` or 120);
-    when one request fails for good, the others stop, so a server that stops answering is
-    given up on within about one timeout.
-    """
+def read_rest(src: MlflowSource, selection: Selection, *, max_workers: int = 8, fast: bool = True,
+              timeout: float | None = None) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+    """Experiments, selected runs and full histories from a tracking server (``fast``: the bulk
+    history call; ``timeout``: seconds per request, retries included). When one request fails
+    for good the others stop, so a dead server is given up on within about one timeout."""
     rest = RestReader(src, timeout)
     exps = search_experiments(rest, selection)
     runs: list[RunMeta] = []
@@ -774,13 +736,8 @@ def read_rest(
     return exps, runs, gather(histories.jobs(wanted), max_workers, rest.server.stop)
 
 
-def read_with_client(
-    tracking_uri: str,
-    selection: Selection,
-    *,
-    label: str,
-    max_workers: int = 1,
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+def read_with_client(tracking_uri: str, selection: Selection, *, label: str, max_workers: int = 1
+                     ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     """The same through ``MlflowClient`` on a local store (the slower, schema-agnostic route)."""
     from mlflow import MlflowClient
     from mlflow.entities import ViewType
@@ -791,12 +748,10 @@ def read_with_client(
         client = MlflowClient(tracking_uri=tracking_uri)
         available, token = [], None
         while True:
-            found = client.search_experiments(
-                view_type=ViewType.ALL, max_results=_PAGE, page_token=token
-            )
-            available += [
-                Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted") for e in found
-            ]
+            found = client.search_experiments(view_type=ViewType.ALL, max_results=_PAGE,
+                                              page_token=token)
+            available += [Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted")
+                          for e in found]
             token = found.token
             if not token:
                 break
@@ -825,18 +780,16 @@ def read_with_client(
 
 
 def _release(client: object) -> None:
-    """Close the pooled connections of MLflow's engine: MLflow caches one engine per database
-    URI for the life of the process, which would keep idle sessions open on the user's server
-    (or a handle on a deleted snapshot). The engine stays usable; it reconnects on demand."""
+    """Close the pooled connections of the engine MLflow caches per URI for the whole process
+    (idle sessions on the user's server, a handle on a deleted snapshot); it reconnects."""
     store = getattr(getattr(client, "_tracking_client", None), "store", None)
     engine = getattr(store, "engine", None)
     if engine is not None and callable(getattr(engine, "dispose", None)):
         engine.dispose()
 
 
-def _client_runs(
-    client: object, exp_ids: list[str], selection: Selection
-) -> tuple[list[RunMeta], list[tuple[str, str]]]:
+def _client_runs(client: object, exp_ids: list[str], selection: Selection
+                 ) -> tuple[list[RunMeta], list[tuple[str, str]]]:
     from mlflow.entities import ViewType
 
     runs: list[RunMeta] = []

@@ -1,11 +1,8 @@
-"""The MLflow types and helpers every reader shares, and which store a source names (a tracking
-server, a backend database, an ``mlflow.db``, a legacy ``mlruns/``: :func:`resolve_source`,
-cheap checks that never write); this module imports none of the readers.
+"""The MLflow types and helpers every reader (and the tracker's pollers) shares, and which store
+a source names (:func:`resolve_source`: cheap checks that never write). Imports no reader.
 
-A reader (``mlflow_db``, ``mlflow_filestore``, ``mlflow_client``) returns the experiments it
-picked, the selected runs as :class:`RunMeta` and their points as :func:`points_frame`;
-:mod:`saturate.ingest.mlflow` picks the reader and turns that into the tidy table. The tracker's
-pollers use the same types and selection rules.
+A reader returns the experiments it picked, the selected runs as :class:`RunMeta` and their
+points as :func:`points_frame`.
 """
 
 from __future__ import annotations
@@ -45,8 +42,8 @@ def resolve_timeout(timeout: float | str | None = None) -> float:
         raise SettingsError(f"{name} must be a positive number of seconds, got {timeout!r}")
     return value
 
-# mlflow takes seconds to import, so the functions that use its search-filter parser import it
-# themselves: reading files never pays for it.
+
+# mlflow takes seconds to import: the functions that use its filter parser import it themselves.
 
 # MLflow's SQL stores clamp +-inf to +-DBL_MAX (and keep NaN as value 0 with is_nan set).
 _DBL_MAX = float(np.finfo(np.float64).max)
@@ -64,8 +61,7 @@ class MlflowSource:
     target: str
     label: str
     sqlite_path: Path | None = None
-    timeout: float = 30.0
-    """Seconds a read may wait on a lock another process holds on an sqlite store (``--timeout``)."""
+    timeout: float = 30.0  # seconds a read may wait on another process's lock (``--timeout``)
 
 
 @dataclass(frozen=True)
@@ -110,19 +106,13 @@ class Selection:
         return self.metric is None or any(fnmatch.fnmatchcase(key, g) for g in self.metric)
 
 
-# ----------------------------------------------------------------------------- selection
-
-
 def kept_tags(tags: Mapping[str, str]) -> dict[str, str]:
     """Drop MLflow's bookkeeping tags, keep user tags and a few useful system ones."""
-    return {
-        k: v for k, v in tags.items() if not k.startswith("mlflow.") or k in KEPT_SYSTEM_TAGS
-    }
+    return {k: v for k, v in tags.items() if not k.startswith("mlflow.") or k in KEPT_SYSTEM_TAGS}
 
 
-def pick_experiments(
-    available: Iterable[Experiment], wanted: Sequence[str] | None, label: str
-) -> list[Experiment]:
+def pick_experiments(available: Iterable[Experiment], wanted: Sequence[str] | None, label: str
+                     ) -> list[Experiment]:
     """The experiments named (by name or id) in ``wanted``, or every active one when None."""
     available = list(available)
     if not wanted:
@@ -134,9 +124,8 @@ def pick_experiments(
         exp = by_name.get(item) or by_id.get(str(item))
         if exp is None:
             names = ", ".join(sorted(e.name for e in available if e.active)[:10]) or "none"
-            raise InputError(
-                f"--experiment {item!r}: no such experiment in {label} (active ones: {names})"
-            )
+            raise InputError(f"--experiment {item!r}: no such experiment in {label} (active ones: "
+                             f"{names})")
         if not exp.active:
             raise InputError(f"--experiment {item!r}: the experiment is deleted in {label}")
         picked[exp.id] = exp
@@ -156,22 +145,16 @@ def check_filter(filter_string: str | None) -> list[dict]:
         raise InputError(f"--filter {filter_string!r}: {err.message}") from None
 
 
-def filter_runs(
-    runs: Sequence[RunMeta],
-    filter_string: str | None,
-    latest_metrics: Mapping[str, Mapping[str, float]] | None = None,
-) -> list[RunMeta]:
-    """Apply an MLflow search filter locally, with MLflow's own matcher (for SQL and file stores).
-
-    ``latest_metrics`` maps run_id to {key: latest value}; needed only for ``metrics.`` clauses.
-    """
+def filter_runs(runs: Sequence[RunMeta], filter_string: str | None,
+                latest_metrics: Mapping[str, Mapping[str, float]] | None = None) -> list[RunMeta]:
+    """Apply an MLflow search filter locally with MLflow's own matcher (SQL and file stores);
+    ``latest_metrics`` ({run_id: {key: latest value}}) serves ``metrics.`` clauses."""
     clauses = check_filter(filter_string)
     if not clauses:
         return list(runs)
     if any(c.get("type") == "dataset" for c in clauses):
-        raise InputError(
-            f"--filter {filter_string!r}: dataset clauses need a tracking server source"
-        )
+        raise InputError(f"--filter {filter_string!r}: dataset clauses need a tracking server "
+                         "source")
     from mlflow.entities import Metric, Param, Run, RunData, RunInfo, RunTag
     from mlflow.exceptions import MlflowException
     from mlflow.utils.search_utils import SearchUtils
@@ -202,9 +185,6 @@ def filter_uses_metrics(filter_string: str | None) -> bool:
     return any(c.get("type") == "metric" for c in check_filter(filter_string))
 
 
-# ----------------------------------------------------------------------------- values
-
-
 def restore_values(value: np.ndarray, is_nan: np.ndarray | None = None) -> np.ndarray:
     """Map MLflow's stored encodings back: is_nan rows to NaN, +-DBL_MAX to +-inf."""
     out = np.asarray(value, dtype=float).copy()
@@ -215,23 +195,17 @@ def restore_values(value: np.ndarray, is_nan: np.ndarray | None = None) -> np.nd
     return out
 
 
-def points_frame(
-    run_id: Sequence[str] | np.ndarray,
-    metric: Sequence[str] | np.ndarray,
-    step: Sequence[int] | np.ndarray,
-    value: Sequence[float] | np.ndarray,
-    timestamp: Sequence[int] | np.ndarray,
-) -> pd.DataFrame:
+def points_frame(run_id: Sequence[str] | np.ndarray, metric: Sequence[str] | np.ndarray,
+                 step: Sequence[int] | np.ndarray, value: Sequence[float] | np.ndarray,
+                 timestamp: Sequence[int] | np.ndarray) -> pd.DataFrame:
     """The readers' common output: one row per stored point, timestamp in epoch milliseconds."""
-    return pd.DataFrame(
-        {
-            "run_id": pd.Series(np.asarray(run_id, dtype=object), dtype=object),
-            "metric": pd.Series(np.asarray(metric, dtype=object), dtype=object),
-            "step": np.asarray(step, dtype=np.int64),
-            "value": np.asarray(value, dtype=float),
-            "timestamp": np.asarray(timestamp, dtype=np.int64),
-        }
-    )
+    return pd.DataFrame({
+        "run_id": pd.Series(np.asarray(run_id, dtype=object), dtype=object),
+        "metric": pd.Series(np.asarray(metric, dtype=object), dtype=object),
+        "step": np.asarray(step, dtype=np.int64),
+        "value": np.asarray(value, dtype=float),
+        "timestamp": np.asarray(timestamp, dtype=np.int64),
+    })
 
 
 def empty_points() -> pd.DataFrame:
@@ -246,15 +220,9 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _URIS: dict[str, str] = {}
 
 
-def redact(uri: str) -> str:
-    """The URI without user:password@ (it goes into messages and the ``source`` column); a
-    password with unencoded ``/``, ``#``, ``?`` or ``@`` is masked whole."""
-    return redact_uri(uri)
-
-
 def source_uri(label: str) -> str:
-    """The URI a source label was made from in this process (the label itself otherwise): a
-    label hides credentials, the URI keeps them for writing back."""
+    """The URI (credentials kept, for writing back) a source label was made from in this process;
+    the label itself otherwise."""
     return _URIS.get(label, label)
 
 
@@ -322,20 +290,19 @@ def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
     if source is None or str(source).strip() == "":
         env = os.environ.get("MLFLOW_TRACKING_URI", "").strip()
         if not env:
-            raise InputError(
-                "no MLflow source given and MLFLOW_TRACKING_URI is not set; pass a tracking "
-                "server URL, a database URI, an mlflow.db file or an mlruns/ folder"
-            )
+            raise InputError("no MLflow source given and MLFLOW_TRACKING_URI is not set; pass a "
+                             "tracking server URL, a database URI, an mlflow.db file or an mlruns/ "
+                             "folder")
         source = env
     text = os.fspath(source)
     scheme = _scheme(text)
     if scheme in ("http", "https"):
-        label = redact(text).rstrip("/")
+        label = redact_uri(text).rstrip("/")
         _URIS[label] = _with_credentials(text).rstrip("/")
         return MlflowSource("rest", _URIS[label], label)
     if scheme.split("+")[0] in _DB_SCHEMES:
         text = _with_credentials(text)
-        label = redact(text)
+        label = redact_uri(text)
         _URIS[label] = text
         if scheme.startswith("sqlite"):
             db = _sqlite_path(text)
@@ -347,16 +314,13 @@ def resolve_source(source: str | os.PathLike | None) -> MlflowSource:
         path = Path(urllib.parse.unquote(urllib.parse.urlsplit(text).path))
         return _resolve_path(path, text)
     if scheme:
-        raise InputError(
-            f"MLflow source {redact(text)!r}: unsupported scheme {scheme!r} "
-            "(expected http(s)://, sqlite:///, postgresql://, mysql:// or a path)"
-        )
+        raise InputError(f"MLflow source {redact_uri(text)!r}: unsupported scheme {scheme!r} "
+                         "(expected http(s)://, sqlite:///, postgresql://, mysql:// or a path)")
     return _resolve_path(Path(text).expanduser(), text)
 
 
 def _sqlite_path(uri: str) -> Path:
-    rest = uri.split("://", 1)[1]
-    rest = rest.split("?", 1)[0]
+    rest = uri.split("://", 1)[1].split("?", 1)[0]
     if rest.startswith("/"):
         rest = rest[1:]  # sqlite:///rel.db is relative, sqlite:////abs.db absolute
     if not rest or rest == ":memory:":
@@ -378,10 +342,8 @@ def _resolve_path(path: Path, given: str) -> MlflowSource:
         return MlflowSource("files", str(path), given)
     if is_legacy_store(path / LEGACY_FOLDER):
         return MlflowSource("files", str(path / LEGACY_FOLDER), given)
-    raise InputError(
-        f"MLflow source {given!r} holds no MLflow store (no {DB_FILE}, no mlruns/ experiment "
-        "folders with meta.yaml)"
-    )
+    raise InputError(f"MLflow source {given!r} holds no MLflow store (no {DB_FILE}, no mlruns/ "
+                     "experiment folders with meta.yaml)")
 
 
 def is_mlflow_source(source: str | os.PathLike) -> bool:

@@ -1,15 +1,9 @@
 """MLflow's backend databases (sqlite, PostgreSQL, MySQL) read without ever writing to them.
 
-The fast path reads the ``metrics`` table with two queries per batch of runs (curve sizes, then
-bare numbers as numpy columns; through ADBC's Arrow columns for sqlite when
-``adbc-driver-sqlite`` is installed), where MLflow's client costs one request per (run, metric).
-sqlite is opened with ``mode=ro``; PostgreSQL runs one read-only REPEATABLE READ transaction (one
-snapshot for every query); only SELECTs are issued. The tables and columns are checked first; if
-they are not what the fast path expects, or ``fast=False``, MlflowClient reads the store instead
-(on a private snapshot for sqlite; on a server database only when its schema is current, in
-read-only sessions). The tracker's sqlite poller reads through the same queries
-(:func:`select_runs`, :func:`points_after`). Failures are one-line
-:class:`~saturate.errors.SourceError`s.
+The fast path reads the ``metrics`` table with two SELECTs per batch of runs (curve sizes, then
+bare numbers; through ADBC for sqlite when installed), sqlite opened ``mode=ro``, PostgreSQL in one
+read-only REPEATABLE READ snapshot. An unexpected schema (or ``fast=False``) falls back to
+MlflowClient: on a private snapshot for sqlite, read-only sessions on a current server schema.
 """
 
 from __future__ import annotations
@@ -71,17 +65,13 @@ class UnsupportedSchema(Exception):
     """The database is not laid out as the fast path expects (the message says how)."""
 
 
+# Tables every MLflow database has had: without one there is nothing to fall back to either.
 CORE_TABLES = ("experiments", "runs", "metrics")
-"""Tables every MLflow database has had: without one it is not a store MLflow's client reads
-either (an empty file, another program's database), so there is nothing to fall back to."""
 
 
 def not_mlflow(why: object) -> bool:
     """Whether an :class:`UnsupportedSchema` reason says a core table is missing."""
     return any(f"table {t!r} is missing" in str(why) for t in CORE_TABLES)
-
-
-# ----------------------------------------------------------------------------- connection
 
 
 # URIs without a driver get the dialect's default one (psycopg 3 for PostgreSQL since SQLAlchemy
@@ -99,12 +89,8 @@ CONNECT_TIMEOUT = 10  # seconds; a black-holed host otherwise hangs for the OS's
 
 
 def database_url(target: str, label: str) -> sa.URL:
-    """The backend URI as SQLAlchemy should open it.
-
-    ``postgres://`` (Heroku's spelling, refused by SQLAlchemy) becomes ``postgresql://``; a URI
-    naming no driver gets an installed one when the dialect's default is missing, so either
-    psycopg or psycopg2 serves a plain ``postgresql://`` URI.
-    """
+    """The backend URI as SQLAlchemy should open it: ``postgres://`` becomes ``postgresql://``,
+    and a URI naming no driver gets an installed one when the dialect's default is missing."""
     try:
         url = sa.engine.make_url(target)
     except (sa.exc.ArgumentError, ValueError) as err:
@@ -132,9 +118,8 @@ def _connect_args(url: sa.URL) -> dict[str, object]:
 
 
 def client_uri(src: MlflowSource) -> str:
-    """The URI handed to MlflowClient for a server database: on PostgreSQL every transaction of
-    its sessions is read-only (``default_transaction_read_only``), so the server refuses any
-    write MLflow might attempt instead of performing it."""
+    """The URI handed to MlflowClient for a server database: on PostgreSQL every transaction is
+    read-only, so the server refuses any write MLflow might attempt."""
     url = database_url(src.target, src.label)
     query: dict[str, str | Sequence[str]] = {}
     if url.get_driver_name() in _LIBPQ:
@@ -179,9 +164,8 @@ def connect(engine: sa.Engine, label: str) -> Iterator[sa.Connection]:
         if engine.dialect.name == "postgresql":
             # One read-only snapshot for every query on this connection: runs, curve sizes and
             # points agree even while runs keep logging.
-            conn = conn.execution_options(
-                isolation_level="REPEATABLE READ", postgresql_readonly=True
-            )
+            conn = conn.execution_options(isolation_level="REPEATABLE READ",
+                                          postgresql_readonly=True)
         yield conn
     finally:
         conn.rollback()
@@ -195,12 +179,8 @@ def _reason(err: BaseException) -> str:
 
 @contextmanager
 def checked_connection(src: MlflowSource) -> Iterator[tuple[sa.Engine, sa.Connection]]:
-    """(engine, read-only connection) to a database whose schema the fast path reads.
-
-    Raises :class:`UnsupportedSchema` when tables or columns differ; database errors inside the
-    block become a one-line SourceError; the engine (and any connection it pooled) is disposed
-    at the end.
-    """
+    """(engine, read-only connection) to a database whose schema the fast path reads, else
+    :class:`UnsupportedSchema`; database errors in the block become a one-line SourceError."""
     engine = open_engine(src)
     try:
         with connect(engine, src.label) as conn:
@@ -212,9 +192,6 @@ def checked_connection(src: MlflowSource) -> Iterator[tuple[sa.Engine, sa.Connec
         raise SourceError(f"{src.label}: database read failed ({_reason(err)})") from None
     finally:
         engine.dispose()
-
-
-# ----------------------------------------------------------------------------- schema
 
 
 def schema_problem(conn: sa.Connection) -> tuple[str | None, str | None]:
@@ -271,9 +248,8 @@ class Rows:
 
 
 class ArrowRows(Rows):
-    """The same for sqlite through ADBC, which hands columns over as Arrow arrays, skipping the
-    per-row Python objects that dominate reading with the sqlite3 module (about 4x faster).
-    Opened with ``mode=ro`` like the sqlite3 connection."""
+    """The same for sqlite through ADBC (``mode=ro``): Arrow columns, no per-row Python objects
+    (about 4x faster than the sqlite3 module)."""
 
     def __init__(self, conn: sa.Connection, path: Path) -> None:
         import adbc_driver_sqlite.dbapi as adbc  # only sqlite stores use it; ImportError is handled
@@ -284,12 +260,11 @@ class ArrowRows(Rows):
 
     def _table(self, stmt: sa.Select):  # noqa: ANN202 - a pyarrow.Table, or None
         """The query's result as Arrow; None (and the plain route from then on) if ADBC fails,
-        e.g. on a column whose values do not fit the type ADBC inferred from the first rows."""
+        e.g. on values not fitting the type it inferred from the first rows."""
         if self.adbc is None:
             return None
-        compiled = stmt.compile(
-            dialect=self.conn.dialect, compile_kwargs={"render_postcompile": True}
-        )
+        compiled = stmt.compile(dialect=self.conn.dialect,
+                                compile_kwargs={"render_postcompile": True})
         params = compiled.construct_params()
         args = tuple(params[name] for name in compiled.positiontup or ())
         try:
@@ -317,12 +292,8 @@ class ArrowRows(Rows):
             return no_numbers()
         step, value, is_nan, ts = (table.column(i).to_numpy() for i in range(4))
         ts = np.nan_to_num(np.asarray(ts, dtype=np.float64), nan=0.0)
-        return (
-            np.asarray(step, dtype=np.int64),
-            np.asarray(value, dtype=np.float64),
-            np.asarray(is_nan, dtype=np.float64) != 0,
-            ts.astype(np.int64),
-        )
+        return (np.asarray(step, dtype=np.int64), np.asarray(value, dtype=np.float64),
+                np.asarray(is_nan, dtype=np.float64) != 0, ts.astype(np.int64))
 
     def close(self) -> None:
         if self.adbc is not None:
@@ -353,9 +324,6 @@ Latest = dict[str, dict[str, tuple[int, float]]]
 def _batches(items: Sequence[str], size: int) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield list(items[i : i + size])
-
-
-# ----------------------------------------------------------------------------- runs
 
 
 def _experiments(conn: sa.Connection) -> list[Experiment]:
@@ -410,9 +378,8 @@ def latest_metrics(conn: sa.Connection, run_ids: Sequence[str]) -> Latest:
     return out
 
 
-def select_runs(
-    conn: sa.Connection, selection: Selection, label: str, *, with_latest: bool = False
-) -> tuple[list[Experiment], list[RunMeta], Latest]:
+def select_runs(conn: sa.Connection, selection: Selection, label: str, *, with_latest: bool = False
+                ) -> tuple[list[Experiment], list[RunMeta], Latest]:
     """The experiments picked, their active runs that pass the filter, and the runs' latest
     (step, value) per metric when ``with_latest`` (else only what a metrics clause needed)."""
     exps = pick_experiments(_experiments(conn), selection.experiment, label)
@@ -423,9 +390,6 @@ def select_runs(
         latest = latest_metrics(conn, [r.run_id for r in runs])
     values = {r: {k: v for k, (_, v) in d.items()} for r, d in latest.items()} if by_metrics else None
     return exps, filter_runs(runs, selection.filter, values), latest
-
-
-# ----------------------------------------------------------------------------- points
 
 
 def _metric_keys(conn: sa.Connection, run_ids: list[str], selection: Selection) -> list[str] | None:
@@ -440,23 +404,18 @@ def _metric_keys(conn: sa.Connection, run_ids: list[str], selection: Selection) 
 def _points(reader: Rows, run_ids: list[str], selection: Selection) -> pd.DataFrame:
     """All points of a batch of runs (:func:`_iter_points` gathered)."""
     parts = list(_iter_points(reader, run_ids, selection))
-    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else (
-        empty_points()
-    )
+    if len(parts) > 1:
+        return pd.concat(parts, ignore_index=True)
+    return parts[0] if parts else empty_points()
 
 
-def _iter_points(
-    reader: Rows, run_ids: list[str], selection: Selection, attempt: int = 0
-) -> Iterator[pd.DataFrame]:
-    """The points of a batch of runs, whole runs at a time: curve sizes, then bare numbers, no
-    per-row text.
+def _iter_points(reader: Rows, run_ids: list[str], selection: Selection, attempt: int = 0
+                 ) -> Iterator[pd.DataFrame]:
+    """The points of a batch of runs, in chunks of whole runs up to ``POINT_CHUNK`` points.
 
-    Curve sizes come from the (run_uuid, key, step) index; the point rows carry only numbers in
-    the same (run_uuid, key) order, so run ids and keys are expanded from the sizes. The numbers
-    are read for consecutive runs holding at most ``POINT_CHUNK`` points together (a longer run
-    alone), each such chunk yielded as it is read, so memory stays bounded however long the runs
-    are. A writer committing between the queries shows up as a size mismatch, and the chunk's
-    runs are read again (three times at most).
+    Curve sizes come from the (run_uuid, key, step) index and the point rows carry only numbers
+    in the same order, so run ids and keys are expanded from the sizes. A writer committing
+    between the queries shows as a size mismatch: the chunk is read again (three times at most).
     """
     keys = _metric_keys(reader.conn, run_ids, selection)
     if keys is not None and not keys:
@@ -523,12 +482,8 @@ def points_after(conn: sa.Connection, since: Mapping[tuple[str, str], int | None
     return points_frame(uid, key, step, restore_values(value, is_nan), ts)
 
 
-# ----------------------------------------------------------------------------- whole stores
-
-
-def _read_fast(
-    src: MlflowSource, selection: Selection, max_workers: int, arrow: bool = True
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+def _read_fast(src: MlflowSource, selection: Selection, max_workers: int, arrow: bool = True
+               ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     with checked_connection(src) as (engine, conn):
         exps, runs, _latest = select_runs(conn, selection, src.label)
         batches = list(_batches([r.run_id for r in runs], RUN_BATCH))
@@ -544,9 +499,8 @@ def _read_fast(
     return exps, runs, points
 
 
-def _parallel_points(
-    engine: sa.Engine, label: str, batches: list[list[str]], selection: Selection, workers: int
-) -> list[pd.DataFrame]:
+def _parallel_points(engine: sa.Engine, label: str, batches: list[list[str]], selection: Selection,
+                     workers: int) -> list[pd.DataFrame]:
     """Server databases: one read-only connection per worker, batches spread over them."""
 
     def work(batch: list[str]) -> pd.DataFrame:
@@ -561,11 +515,8 @@ def iter_database(
     src: MlflowSource, selection: Selection, *, fast: bool = True, max_workers: int = 8,
     arrow: bool = True,
 ) -> Iterator[tuple[list[Experiment], list[RunMeta], pd.DataFrame]]:
-    """:func:`read_database` a few whole runs at a time: ``(experiments, every selected run,
-    points of some of them)``, the runs in ``run_id`` order, at most ``POINT_CHUNK`` points a
-    time (a longer run alone). The first item comes even when no run has points. Without the
-    fast path, one item with everything MlflowClient read.
-    """
+    """:func:`read_database` a few whole runs at a time (``run_id`` order): ``(experiments, every
+    selected run, points of some)``; the first item comes even when no run has points."""
     if fast:
         try:
             yield from _iter_fast(src, selection, arrow)
@@ -575,9 +526,8 @@ def iter_database(
     yield read_via_client(src, selection, max_workers)
 
 
-def _iter_fast(
-    src: MlflowSource, selection: Selection, arrow: bool
-) -> Iterator[tuple[list[Experiment], list[RunMeta], pd.DataFrame]]:
+def _iter_fast(src: MlflowSource, selection: Selection, arrow: bool
+               ) -> Iterator[tuple[list[Experiment], list[RunMeta], pd.DataFrame]]:
     with checked_connection(src) as (_engine, conn):
         exps, runs, _latest = select_runs(conn, selection, src.label)
         reader = row_reader(conn, src, arrow)
@@ -590,18 +540,11 @@ def _iter_fast(
             reader.close()
 
 
-def read_database(
-    src: MlflowSource,
-    selection: Selection,
-    *,
-    fast: bool = True,
-    max_workers: int = 8,
-    arrow: bool = True,
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
-    """Experiments, selected runs and their points from a database backend, never writing to it.
-
-    ``arrow``: read sqlite points through ADBC when it is installed (the sqlite3 module if not).
-    """
+def read_database(src: MlflowSource, selection: Selection, *, fast: bool = True,
+                  max_workers: int = 8, arrow: bool = True
+                  ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+    """Experiments, selected runs and their points from a database backend, never writing to it
+    (``arrow``: sqlite points through ADBC when installed)."""
     if fast:
         try:
             return _read_fast(src, selection, max_workers, arrow)
@@ -619,9 +562,8 @@ def _fall_back(src: MlflowSource, why: UnsupportedSchema) -> None:
 
 
 def _snapshot(db: Path, dest: Path, timeout: float) -> None:
-    """Consistent copy of a live sqlite database, read through a read-only connection; a lock
-    another process holds longer than ``timeout`` seconds is a :class:`SourceError` (sqlite's
-    backup otherwise retries a busy database forever)."""
+    """Consistent copy of a live sqlite database through a read-only connection; a lock held over
+    ``timeout`` seconds is a :class:`SourceError` (sqlite's backup would retry forever)."""
     uri = f"file:{urllib.parse.quote(str(db.resolve()))}?mode=ro"
     src = sqlite3.connect(uri, uri=True, timeout=timeout)
     dst = sqlite3.connect(dest)
@@ -646,8 +588,7 @@ _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 
 @contextlib.contextmanager
 def _quiet_mlflow() -> Iterator[None]:
-    """MLflow's and alembic's log lines (``Creating initial MLflow database tables``, caught
-    SQLAlchemy errors with their tracebacks) kept off stderr: saturate says one line itself."""
+    """MLflow's and alembic's log lines kept off stderr: saturate says one line itself."""
     loggers = [logging.getLogger(name) for name in ("mlflow", "alembic")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
@@ -668,17 +609,15 @@ def _revision_of(src: MlflowSource) -> tuple[str | None, str | None, bool]:
             if problem is not None and not_mlflow(problem):
                 return problem, rev, False
             e = TABLES["experiments"].c
-            has_default = bool(
-                conn.execute(sa.select(e.experiment_id).where(e.experiment_id == 0)).first()
-            )
+            has_default = bool(conn.execute(sa.select(e.experiment_id).where(e.experiment_id == 0))
+                               .first())
     finally:
         engine.dispose()
     return problem, rev, has_default
 
 
-def read_via_client(
-    src: MlflowSource, selection: Selection, max_workers: int
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+def read_via_client(src: MlflowSource, selection: Selection, max_workers: int
+                    ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     """Experiments, selected runs and their points through MlflowClient, never writing."""
     head, known = mlflow_revisions()
     if src.sqlite_path is None:
@@ -689,9 +628,8 @@ def read_via_client(
                 f"(schema {rev or problem}, installed MLflow expects {head}); use the fast path "
                 "or read it through a tracking server of the matching MLflow version"
             )
-        return read_with_client(
-            client_uri(src), selection, label=src.label, max_workers=max_workers
-        )
+        return read_with_client(client_uri(src), selection, label=src.label,
+                                max_workers=max_workers)
     with tempfile.TemporaryDirectory(prefix="saturate-mlflow-") as tmp, _quiet_mlflow():
         copy = Path(tmp) / "mlflow.db"
         try:
@@ -709,10 +647,8 @@ def read_via_client(
             raise SourceError(f"{src.label}: not an MLflow database ({problem})")
         if rev is not None and rev != head:
             if rev not in known:
-                raise SourceError(
-                    f"{src.label}: written by a newer MLflow (schema {rev}); upgrade mlflow "
-                    "or use the fast path"
-                )
+                raise SourceError(f"{src.label}: written by a newer MLflow (schema {rev}); upgrade "
+                                  "mlflow or use the fast path")
             _upgrade_copy(copy, src.label)
         return read_with_client(snap.target, selection, label=src.label, max_workers=1)
 

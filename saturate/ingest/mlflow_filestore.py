@@ -1,11 +1,9 @@
-"""Legacy MLflow file store (``mlruns/``) read directly, without MLflow's FileStore.
+"""Legacy MLflow file store (``mlruns/``) read directly (never written), without MLflow's
+FileStore, which MLflow 3 refuses to open by default.
 
-Layout: ``<root>/<exp_id>/meta.yaml`` per experiment (deleted ones under ``.trash``),
-``<exp_id>/<run_id>/meta.yaml`` per run, and ``metrics/``, ``params/``, ``tags/`` folders in
-which a key containing ``/`` is a nested path. A metric file holds one point per line,
-``timestamp value [step [extra fields...]]``; a param or tag file holds the value. MLflow 3
-refuses to open this store unless ``MLFLOW_ALLOW_FILE_STORE=true``; reading the files needs no
-such switch and never writes.
+Layout: ``<exp_id>/meta.yaml`` (deleted ones under ``.trash``), ``<exp_id>/<run_id>/meta.yaml``,
+and ``metrics/``, ``params/``, ``tags/`` folders (a key with ``/`` a nested path); a metric file
+holds ``timestamp value [step [extra...]]`` lines.
 """
 
 from __future__ import annotations
@@ -119,11 +117,8 @@ def runs_in(exp: Experiment, folder: Path) -> list[tuple[RunMeta, Path]]:
 
 
 def read_metric_file(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(steps, values, timestamps, malformed line count) of one metric file.
-
-    A line with only ``timestamp value`` has step 0 (as MLflow reads it); fields after the step
-    (run id, dataset name/digest) are ignored.
-    """
+    """(steps, values, timestamps, malformed line count) of one metric file; a line without a
+    step has step 0 (as MLflow reads it)."""
     try:
         df = pd.read_csv(
             path, sep=" ", header=None, names=_COLS, usecols=[0, 1, 2], engine="c",
@@ -187,9 +182,8 @@ def latest_values(points: pd.DataFrame) -> dict[str, dict[str, float]]:
     return out
 
 
-def read_filestore(
-    root: Path, selection: Selection, *, label: str, max_workers: int = 8
-) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
+def read_filestore(root: Path, selection: Selection, *, label: str, max_workers: int = 8
+                   ) -> tuple[list[Experiment], list[RunMeta], pd.DataFrame]:
     """Experiments, selected active runs and their points from an ``mlruns/`` folder."""
     found = experiments_in(Path(root))
     if not found:
@@ -207,9 +201,8 @@ def read_filestore(
         results = list(pool.map(lambda rf: _run_points(rf[0], rf[1], wanted), runs))
     malformed = sum(bad for _, bad in results)
     if malformed:
-        warnings.warn(
-            f"{label}: skipped {malformed} malformed metric line(s)", DataWarning, stacklevel=3
-        )
+        warnings.warn(f"{label}: skipped {malformed} malformed metric line(s)", DataWarning,
+                      stacklevel=3)
     frames = [p for p, _ in results if not p.empty]
     points = pd.concat(frames, ignore_index=True) if frames else empty_points()
     metas = [r for r, _ in runs]

@@ -1,24 +1,16 @@
-"""What a command reads: the sources as its :class:`~saturate.settings.Settings` select them.
-
-:func:`read_tables` gives the parts that :func:`saturate.api.analyze_read` (the one verdict
-path) takes, on the x axis ingest decides (``--gpus`` included); ``watch`` puts its stored points
-on the same x axis (:func:`check_gpus_axis`), and :func:`check_rates` checks the GPU-hours
-options against the x axis before any curve is fitted.
-"""
+"""What a command reads: the sources as its :class:`~saturate.settings.Settings` select them,
+on the x axis ingest decides (``--gpus`` included)."""
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from saturate.errors import SettingsError
 from saturate.ingest import Tables
 from saturate.ingest.stream import ReadProgress
 from saturate.settings import Settings
-
-if TYPE_CHECKING:
-    from saturate.settings import Settings
 
 
 def check_gpus_axis(settings: Settings) -> bool:
@@ -34,12 +26,11 @@ def check_gpus_axis(settings: Settings) -> bool:
 
 def read_tables(source: Any, settings: Settings, *, fast: bool = True,
                 on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
-    """The sources' tables as ``settings`` selects them, read part by part on their x axis
-    (GPU-hours from wall time with ``gpus``; what :func:`saturate.api.analyze_read` takes).
+    """The sources' tables as ``settings`` selects them, part by part on their x axis (what
+    :func:`saturate.api.analyze_read` takes).
 
-    A ``--metric`` selection that leaves out the GPU-hours metric would leave the cost and
-    allocation diagnostics without it, so it is read too, and kept apart from the analysed
-    curves. A DataFrame that is already the tidy table is only selected from.
+    The GPU-hours metric is read even when ``--metric`` leaves it out (the cost diagnostics need
+    it) and kept apart from the analysed curves.
     """
     selection = settings.selection()
     check_gpus_axis(settings)

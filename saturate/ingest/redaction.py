@@ -1,16 +1,9 @@
 """Credentials kept out of everything saturate prints or stores.
 
-Two nets, applied together by :func:`redact`:
-
-* the secrets saturate has seen (the password and user:password of every source URI it
-  classified, the credentials in MLflow's environment variables) are masked wherever they
-  appear, also percent-encoded or as a Basic authorisation header;
-* any ``scheme://user:password@host`` in the text loses everything up to the last ``@`` of the
-  URL, so a password holding an unencoded ``/``, ``#``, ``?`` or ``@`` is masked whole, and
-  ``password=`` query parameters lose their value.
-
-:func:`redact` is applied where messages are made from foreign exceptions (MLflow, requests,
-SQLAlchemy), to every source label, and once more at the CLI's error and warning boundary.
+:func:`redact` masks the secrets saturate has seen (source URIs' passwords, credential
+environment variables; also percent-encoded or as a Basic header) and every URL's userinfo (up to
+its last ``@``) and ``password=`` query values. It is applied to foreign exception messages,
+to source labels, and again at the CLI's error and warning boundary.
 """
 
 from __future__ import annotations
@@ -48,11 +41,8 @@ def remember_secret(value: str | None) -> None:
 
 
 def userinfo_split(uri: str) -> tuple[str, str, str] | None:
-    """``(scheme://, userinfo, rest)`` of a URI holding credentials, else None.
-
-    The userinfo runs to the last ``@`` of the URI, so a password with an unencoded ``/``, ``?``,
-    ``#`` or ``@`` stays whole.
-    """
+    """``(scheme://, userinfo, rest)`` of a URI holding credentials, else None; the userinfo
+    runs to the last ``@``, so a password with an unencoded ``/?#@`` stays whole."""
     match = re.match(r"^([A-Za-z][A-Za-z0-9+.\-]*://)(.*)$", uri, re.S)
     if not match:
         return None

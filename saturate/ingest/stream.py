@@ -1,18 +1,9 @@
-"""Read the sources part by part: each part a :class:`~saturate.table.table.Table` of whole runs
-(points, run facts, x axis), selected and on its x axis.
+"""Read the sources part by part: each part a :class:`~saturate.table.table.Table` of whole runs,
+selected and on its x axis (files one at a time, TensorBoard and W&B logs a run at a time, MLflow
+databases a few runs at a time), so memory follows the largest part, not the sweep.
 
-:class:`Tables` is what :func:`saturate.load` gathers into one table and what
-:func:`saturate.analyze` hands to the engine curve by curve as parts arrive: files one at a time,
-TensorBoard logs one run folder at a time, MLflow databases a few runs at a time
-(:func:`~saturate.ingest.mlflow.iter_mlflow`). With ``stream=True`` memory follows the largest
-part, not the sweep; ``stream=False`` reads each source whole (one part per source).
-
-Everything done to a part (the compute axis, the selection) works run by run, so parts give the
-same points as the whole table would. What needs all of them is settled at the end: the errors
-for a selection that kept nothing, the warnings (one per kind, their counts added up) and the
-x axis of the whole read (:attr:`Tables.axis`: its name, unit and note, and the runs left on their
-step), decided here once for every later stage; ``gpus`` puts each part on GPU-hours from wall
-time.
+Parts are prepared run by run, so they give the same points as the whole table would; what needs
+all of them (errors for an empty selection, summed warnings, :attr:`Tables.axis`) comes at the end.
 """
 
 from __future__ import annotations
@@ -30,7 +21,8 @@ import pandas as pd
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
 from saturate.ingest import axis_join
 from saturate.ingest.files import is_log_file, is_table_file, read_table_file
-from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite, redact
+from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
+from saturate.ingest.redaction import redact_uri
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
 from saturate.ingest.wandb_files import (
     is_run_folder,
@@ -66,12 +58,9 @@ def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
 
 
 def walk_all(root: Path) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
-    """:func:`walk`, and the W&B transaction logs (``run-<id>.wandb``) below ``root``: the rest of
-    a W&B run folder (its ``files/``, ``logs/``) is not read as tables."""
-    tables: list[Path] = []
-    events: list[Path] = []
-    stores: list[Path] = []
-    runs: list[Path] = []
+    """:func:`walk`, and the W&B transaction logs (``run-<id>.wandb``) below ``root`` (the rest of
+    a W&B run folder is not read as tables)."""
+    tables, events, stores, runs = [], [], [], []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
@@ -102,13 +91,9 @@ def walk_all(root: Path) -> tuple[list[Path], list[Path], list[Path], list[Path]
 
 @dataclass(frozen=True)
 class ReadProgress:
-    """How far reading has got, as :class:`Tables` reports it to ``on_part``.
-
-    ``done`` of ``total`` reads are finished (a read is a table file, the TensorBoard logs of a
-    folder, an MLflow store or server, or a DataFrame: ``kind`` says ``"files"`` when every
-    read is a table file, else ``"sources"``); ``runs`` and ``points`` were read so far (before
-    any selection).
-    """
+    """How far reading has got, as :class:`Tables` reports it to ``on_part``: ``done`` of
+    ``total`` reads (``kind``: ``"files"`` when every read is a table file, else ``"sources"``),
+    ``runs`` and ``points`` read so far (before any selection)."""
 
     done: int
     total: int
@@ -132,8 +117,7 @@ def _count(n: int) -> str:
 
 @dataclass(frozen=True)
 class _Read:
-    """One read planned: its parts, whether it is an MLflow source (for ``--filter``), and
-    whether it is a table file (for the progress counts)."""
+    """One read planned: its parts and what kind of source it is."""
 
     parts: Callable[[], Iterator[Table]]
     mlflow: bool = False
@@ -154,19 +138,8 @@ class _Options:
     run: list[str] | None = None
 
 
-def _wandb_api(uri: str, opt: _Options) -> _Read:
-    def parts() -> Iterator[Table]:
-        from saturate.ingest.wandb_api import iter_wandb_api
-
-        yield from iter_wandb_api(uri, filter=opt.filter, run=opt.run, metric=opt.metric,
-                                  timeout=opt.timeout)
-
-    return _Read(parts, wandb=True)
-
-
 def _identity(path: str | os.PathLike) -> object:
-    """The file or folder ``path`` names, however it is spelled (``s3.csv``, ``./s3.csv``, a
-    link to it); None when it cannot be seen."""
+    """The file or folder ``path`` names, however spelled (device and inode); None if unseen."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -175,9 +148,8 @@ def _identity(path: str | os.PathLike) -> object:
 
 
 def _once(reads: list[_Read]) -> list[_Read]:
-    """``reads`` without a second read of the same file or store (a source given twice, or a
-    file given beside its folder), said in one warning: copies would be counted as more runs
-    and pooled as seeds."""
+    """``reads`` without a second read of the same file or store, said in one warning (copies
+    would be counted as more runs and pooled as seeds)."""
     seen: set[object] = set()
     kept = []
     for r in reads:
@@ -210,8 +182,7 @@ def _one(value: Callable[[], Table]) -> Callable[[], Iterator[Table]]:
 
 def _given(source: Table | pd.DataFrame, as_given: bool) -> Table:
     """A Table, or a DataFrame that is already the tidy table (``as_given``), as it is (its x
-    axis kept, less the note on runs left on their step, said again for the points read); any
-    other DataFrame tidied."""
+    axis kept, less the note on runs left on their step); any other DataFrame tidied."""
     if isinstance(source, Table):
         axis = source.axis
         return source.with_points(source.points, ComputeAxis(axis.name, axis.unit, given_note(axis)))
@@ -230,13 +201,19 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
     if text.startswith("wandb://"):
-        return [_wandb_api(text, opt)]
+        def parts() -> Iterator[Table]:
+            from saturate.ingest.wandb_api import iter_wandb_api
+
+            yield from iter_wandb_api(text, filter=opt.filter, run=opt.run, metric=opt.metric,
+                                      timeout=opt.timeout)
+
+        return [_Read(parts, wandb=True)]
     if text.startswith(_URI_SCHEMES):
         return [_mlflow(text, opt)]
     path = Path(text).expanduser()
     if not path.exists():
         if "://" in text:
-            raise InputError(f"{shorten(redact(text), PATH_LIMIT)}: not a source saturate knows (no such file, and not "
+            raise InputError(f"{shorten(redact_uri(text), PATH_LIMIT)}: not a source saturate knows (no such file, and not "
                              "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
         raise InputError(f"{shorten(text, PATH_LIMIT)}: no such file or directory")
     if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
@@ -273,8 +250,8 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
 
 
 class _Notes:
-    """Warnings raised while parts are prepared, given once at the end: ``dropped N ...`` ones
-    of the same kind with their counts added up, others once each."""
+    """Warnings raised while parts are prepared, given once at the end (``dropped N ...`` ones of
+    a kind summed)."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[type[Warning], str, str], int | None] = {}
@@ -299,14 +276,11 @@ class _Notes:
 
 class Tables:
     """The sources' :class:`~saturate.table.table.Table` s, part by part (iterate once); after the
-    last part, :attr:`axis` is the x axis of the whole read and :attr:`apart` holds the points of
-    the metric set apart (read for the diagnostics, not analysed).
+    last part, :attr:`axis` is the x axis of the whole read and :attr:`apart` the points of the
+    ``apart`` metric (read for the diagnostics, not analysed).
 
-    Arguments as :func:`saturate.load`; ``as_given``: a DataFrame that is already the tidy
-    table is only selected from (not tidied again); a Table is always taken as given (its x axis
-    kept); ``apart``: a metric whose points are kept out of the parts; ``on_part``: called with a
-    :class:`ReadProgress` after each part is read and when each read ends (a progress display;
-    the library prints nothing).
+    Arguments as :func:`saturate.load`; ``as_given``: a tidy DataFrame is only selected from;
+    ``on_part``: called with a :class:`ReadProgress` after each part and each read.
     """
 
     def __init__(
@@ -390,8 +364,7 @@ class Tables:
             self.on_part(progress)
 
     def _prepare(self, part: Table, as_given: bool, notes: _Notes) -> Table:
-        """``part`` selected, on its x axis (``compute``, or one found; GPU-hours with ``gpus``),
-        the points of the metric set apart taken out."""
+        """``part`` selected and on its x axis, the ``apart`` metric's points taken out."""
         if self.experiment and not self.any_mlflow:
             part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:
@@ -409,8 +382,8 @@ class Tables:
         return part
 
     def _on_axis(self, part: Table, notes: _Notes) -> Table:
-        """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted as
-        :func:`saturate.ingest.axis_join.set_compute` counts them), and errors wait for the end."""
+        """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted), and
+        errors wait for the end."""
         name, points = self.compute, part.points
         self._metrics.update(map(str, points["metric"].unique()))
         if name not in points.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
@@ -437,21 +410,16 @@ class Tables:
             metrics = names_text(sorted(self._metrics), most=5, limit=40)
             raise InputError(f"--compute {shorten(repr(self.compute))} is neither a column nor a metric of "
                              f"the data (metrics: {metrics})")
-        what = []
-        if self.metric:
-            what.append(f"metric {names_text(self.metric, most=5)}")
-        if self.run:
-            what.append(f"run {names_text(self.run, most=5)}")
-        if self.experiment:
-            what.append(f"experiment {names_text(self.experiment, most=5)}")
+        what = [f"{kind} {names_text(chosen, most=5)}" for kind, chosen in
+                (("metric", self.metric), ("run", self.run), ("experiment", self.experiment))
+                if chosen]
         detail = f" matching {'; '.join(what)}" if what else ""
         names = names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)
         raise InputError(f"{names}: no curves{detail}")
 
 
 def _named(read: Callable[[], Iterator[Table]], where: str) -> Iterator[Table]:
-    """The parts ``read()`` gives, an unexpected error while reading them named as happening
-    ``where``."""
+    """The parts ``read()`` gives, an unexpected error named as happening ``where``."""
     with step(where):
         parts = read()
     while True:
@@ -467,6 +435,4 @@ def _label(source: Any) -> str:
 
 
 def _as_list(x: Sequence[str] | str | None) -> list[str] | None:
-    if x is None:
-        return None
-    return [x] if isinstance(x, str) else list(x)
+    return None if x is None else [x] if isinstance(x, str) else list(x)

@@ -24,10 +24,8 @@ def is_event_file(path: Path) -> bool:
 
 
 def _events(path: Path) -> Iterator[Any]:
-    """The events of one file, every record's checksums checked (TensorBoard's own loader stops
-    at the first bad record without a word). A record that fails its checksum is an
-    :class:`InputError`; a last record cut short (a file still being written, or copied in part)
-    a warning that says how many points were read before it."""
+    """The events of one file, every record's checksum checked (TensorBoard's own loader stops
+    silently): a bad record is an :class:`InputError`, a cut-short last one :class:`_CutShort`."""
     from tensorboard.compat.proto import event_pb2
     from tensorboard.compat.tensorflow_stub import errors
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
@@ -94,9 +92,8 @@ def _scalars(path: Path) -> list[tuple[str, int, float, float]]:
         raise
     except Exception as exc:  # protobuf and the reader raise a variety of errors on bad files
         why = shorten(str(exc).strip() or type(exc).__name__, 120)
-        raise InputError(
-            f"{shorten(path, PATH_LIMIT)}: not a readable TensorBoard event file ({why})"
-        ) from None
+        raise InputError(f"{shorten(path, PATH_LIMIT)}: not a readable TensorBoard event file "
+                         f"({why})") from None
     return rows
 
 
@@ -105,28 +102,27 @@ def _run_name(f: Path, root: Path) -> str:
     return str(rel) if rel is not None and str(rel) != "." else (root.name if root.is_dir() else f.parent.name)
 
 
+def _frame(f: Path, root: Path) -> pd.DataFrame | None:
+    """The scalar points of one event file, its run named; None when it holds none."""
+    rows = _scalars(f)
+    if not rows:
+        return None
+    return pd.DataFrame(rows, columns=["metric", "step", "value", "timestamp"]).assign(
+        run=_run_name(f, root))
+
+
 def read_event_files(files: list[Path], root: Path, *, source: str | None = None) -> Table:
     """Read event files under ``root`` into a :class:`~saturate.table.table.Table`, one run per
     folder (on their step)."""
-    frames = []
-    for f in sorted(files):
-        rows = _scalars(f)
-        if not rows:
-            continue
-        frame = pd.DataFrame(rows, columns=["metric", "step", "value", "timestamp"])
-        frame["run"] = _run_name(f, root)
-        frames.append(frame)
+    frames = [frame for f in sorted(files) if (frame := _frame(f, root)) is not None]
     if not frames:
-        raise InputError(
-            f"{shorten(root, PATH_LIMIT)}: TensorBoard event files hold no scalar summaries"
-        )
+        raise InputError(f"{shorten(root, PATH_LIMIT)}: TensorBoard event files hold no scalar "
+                         "summaries")
     df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))
     return Table.of(tidy(df, origin=str(root)))
 
 
-def iter_event_runs(
-    files: list[Path], root: Path, *, source: str | None = None
-) -> Iterator[Table]:
+def iter_event_runs(files: list[Path], root: Path, *, source: str | None = None) -> Iterator[Table]:
     """:func:`read_event_files` one run (folder) at a time, for bounded memory; the same error
     when no file holds a scalar."""
     by_run: dict[str, list[Path]] = {}
@@ -134,12 +130,7 @@ def iter_event_runs(
         by_run.setdefault(_run_name(f, root), []).append(f)
     found = False
     for run_files in by_run.values():
-        frames = []
-        for f in run_files:
-            rows = _scalars(f)
-            if rows:
-                frames.append(pd.DataFrame(rows, columns=["metric", "step", "value", "timestamp"])
-                              .assign(run=_run_name(f, root)))
+        frames = [frame for f in run_files if (frame := _frame(f, root)) is not None]
         if frames:
             found = True
             df = pd.concat(frames, ignore_index=True).assign(source=source or str(root))

@@ -1,24 +1,10 @@
-"""Read runs from a W&B server: ``wandb://ENTITY/PROJECT`` through the wandb package's public API
-(``wandb.Api()``, ``api.runs`` and ``run.scan_history``: every point, page by page; not the
-sampled ``run.history``).
+"""Read runs from a W&B server, ``wandb://ENTITY/PROJECT``, through the wandb package's public API
+(``run.scan_history``: every point, not the sampled ``run.history``), into the table
+:mod:`saturate.ingest.wandb_files` makes.
 
-* **the key**: ``WANDB_API_KEY`` (or the ``~/.netrc`` entry ``wandb login`` wrote); without one
-  the read stops with an error instead of the package's interactive prompt. The key is never
-  printed: it is remembered by :mod:`saturate.ingest.redaction`, so every message is scrubbed of it.
-  ``WANDB_BASE_URL`` names another server (W&B Server, a dedicated cloud).
-* **deadlines and retries**: each call to the server (the login, a page of runs, a page of one
-  run's history) is given ``timeout`` seconds (default ``$SATURATE_TIMEOUT``, else 120),
-  retries included; a call that fails for a reason that may pass (a 5xx, 429, a reset or refused
-  connection, a timeout) is tried again with backoff, at most :data:`RETRIES` more times, within
-  that deadline. A server that does not answer within it is given up on with one error.
-* **the selection**: ``--filter`` is W&B's own run filter (the MongoDB-style JSON the API takes,
-  such as ``{"config.lr": 0.001}``), sent to the server; ``--run`` globs match run names and
-  ids, ``--metric`` globs the history keys (every key is fetched: ``scan_history(keys=...)``
-  keeps only the rows holding all of them).
-* **the table**: as :mod:`saturate.ingest.wandb_files` makes it from a run folder: ``_step`` the
-  step, ``_timestamp`` the timestamp, nested keys joined with ``/``, the config as ``params.*``,
-  the group and job type as ``params.group`` / ``params.job_type``, the tags as
-  ``tags.wandb.tags``, the state as the run status.
+The key (``WANDB_API_KEY`` or ``~/.netrc``) is required, never prompted for, and redacted. Each
+call gets ``timeout`` seconds, retries of passing failures included. ``--filter`` is W&B's JSON
+run filter; ``--metric`` is applied here (``scan_history(keys=...)`` drops rows lacking a key).
 """
 
 from __future__ import annotations
@@ -81,18 +67,13 @@ def _why(exc: BaseException) -> str:
     return shorten(text, 160)
 
 
-def _is_auth(text: str) -> bool:
+def _has_word(text: str, words: tuple[str, ...]) -> bool:
     low = text.lower()
-    return any(w in low for w in _AUTH_WORDS)
-
-
-def _passes(text: str) -> bool:
-    low = text.lower()
-    return any(w in low for w in _PASSING_WORDS)
+    return any(w in low for w in words)
 
 
 class _Calls:
-    """Calls to the server, each with its deadline and retries (see the module docstring)."""
+    """Calls to the server, each with its deadline and retries."""
 
     def __init__(self, label: str, timeout: float) -> None:
         self.label, self.timeout = label, timeout
@@ -113,12 +94,13 @@ class _Calls:
             why = _why(error)
             if isinstance(error, (InputError, SettingsError)):
                 raise error
-            if _is_auth(why):
+            if _has_word(why, _AUTH_WORDS):
                 raise InputError(f"{self.label}: W&B refused the API key ({why}); check "
                                  "WANDB_API_KEY") from None
-            if isinstance(error, ValueError) and not _passes(why):
+            passes = _has_word(why, _PASSING_WORDS)
+            if isinstance(error, ValueError) and not passes:
                 raise InputError(f"{self.label}: {what}: {why}") from None
-            if not _passes(why) or attempt == RETRIES:
+            if not passes or attempt == RETRIES:
                 break
             time.sleep(max(0.0, min(_BACKOFF * 2**attempt, deadline - time.monotonic())))
         raise SourceError(f"{self.label}: {what} failed ({why})")
@@ -184,7 +166,7 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
                    run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
                    timeout: float | None = None, per_page: int = 50,
                    page_size: int = 1000) -> Iterator[Table]:  # fmt: skip
-    """The tidy table of each run of a W&B project, one run at a time (see the module docstring)."""
+    """The tidy table of each run of a W&B project, one run at a time."""
     entity, project = parse_wandb_uri(uri)
     filters = _filters(filter)
     key = _api_key()

@@ -1,25 +1,10 @@
-"""Read W&B run folders (``wandb/``, ``run-*``, ``offline-run-*``) from the run's own
-transaction log, ``run-<id>.wandb``, without a server and without a CSV export.
+"""Read W&B run folders from the run's own transaction log, ``run-<id>.wandb`` (32 KiB blocks of
+the wandb package's ``Record`` protobufs: the ``wandb`` extra is needed), without a server.
 
-The log is a sequence of 32 KiB blocks holding the ``Record`` protobuf messages the wandb
-package writes (``wandb.proto.wandb_internal_pb2``, read with the package's own schema, so the
-``wandb`` extra is needed: ``pip install 'saturate[wandb]'``). From them:
-
-* every history row: ``_step`` is the step, ``_timestamp`` the timestamp; every other numeric
-  value a point of its metric, nested keys (``{"eval": {"reward": 1}}``) flattened with ``/``
-  (``eval/reward``). ``_runtime`` (wall seconds since the start, the same clock as the timestamp:
-  ``--gpus`` derives GPU-hours from it) and other ``_``-keys W&B keeps for itself are left out, and
-  so are media, tables, histograms, text and booleans;
-* the run: its id, its name (the display name), the project as the experiment, its config as run
-  parameters (``params.<key>``, nested keys joined with ``.`` as W&B shows them), its group and job
-  type (``params.group``, ``params.job_type``, unless the config has such a key; ``--group-by
-  group`` pools a group's runs), its tags (``tags.wandb.tags``, comma-separated);
-* its state: FINISHED (exit code 0), FAILED (another exit code) or RUNNING (no exit record yet: a
-  run still being written, or one that crashed).
-
-A file cut short (a crash, a copy not finished, a run still being written) or damaged (a bad
-checksum) is read up to that point, and one :class:`~saturate.table.curves.DataWarning` says so. The
-runs of a folder are read one run id at a time (a resumed run's folders as one run).
+History rows give the points (``_step``, ``_timestamp``; other numbers by key, nested keys joined
+with ``/``; ``_``-keys and media left out); the run record its name, project, config
+(``params.*``), group, job type and tags; the exit record its state (none yet: RUNNING). A file
+cut short or damaged is read up to that point, with a warning.
 """
 
 from __future__ import annotations
@@ -54,17 +39,12 @@ _SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
 
 @dataclass(frozen=True)
 class LogScan:
-    """What :func:`scan` read: the records' payloads in order; ``end`` the offset after the last
-    whole record; ``problem`` why reading stopped before the end of the data (None: it did not)."""
+    """What :func:`scan` read: the records' payloads; ``end`` the offset after the last whole
+    record; ``problem`` why reading stopped early (None: it did not)."""
 
     records: tuple[bytes, ...]
     end: int
     problem: str | None = None
-
-
-def is_wandb_log(head: bytes) -> bool:
-    """Whether ``head`` (the first bytes of a file) starts like a W&B transaction log."""
-    return head[:6] == _MAGIC
 
 
 def header_problem(data: bytes) -> str | None:
@@ -79,8 +59,7 @@ def header_problem(data: bytes) -> str | None:
 
 
 def scan(data: bytes) -> LogScan:
-    """The records of a W&B transaction log (see the module docstring); ``data`` must start
-    with a valid header (:func:`header_problem`)."""
+    """The records of a W&B transaction log; ``data`` must start with a valid header."""
     records: list[bytes] = []
     pos = end = HEADER
     parts: list[bytes] = []  # the chunks of a record spread over blocks, so far
@@ -138,7 +117,7 @@ def is_wandb_file(path: Path) -> bool:
         return False
     try:
         with open(path, "rb") as f:
-            return is_wandb_log(f.read(HEADER))
+            return f.read(HEADER)[:6] == _MAGIC
     except OSError:
         return False
 
@@ -232,10 +211,6 @@ def _history(run: WandbRun, history: Any) -> None:
             run.rows.append((key, int(step), value, when))
 
 
-def _config_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
-
-
 def _config(run: WandbRun, config: Any) -> None:
     for item in config.update:
         key = _item_key(item)
@@ -243,7 +218,7 @@ def _config(run: WandbRun, config: Any) -> None:
             continue
         for name, leaf in flat_items(key, _json(item.value_json), "."):
             if leaf is not None:
-                run.config[name] = _config_text(leaf)
+                run.config[name] = leaf if isinstance(leaf, str) else json.dumps(leaf)
     for item in config.remove:
         prefix = _item_key(item)
         for name in [k for k in run.config if k == prefix or k.startswith(prefix + ".")]:
@@ -262,8 +237,8 @@ def _run(run: WandbRun, rec: Any) -> None:
 
 
 def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
-    """The run a transaction log's bytes describe (``into``: add to a run read before, the
-    earlier part of a resumed run). Raises :class:`InputError` when the bytes are not a log."""
+    """The run a transaction log's bytes describe (``into``: the earlier part of a resumed run);
+    :class:`InputError` when the bytes are not a log."""
     problem = header_problem(data)
     if problem is not None:
         raise InputError(problem)
@@ -309,8 +284,7 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
 
 
 def run_table(run: WandbRun, source: str) -> Table:
-    """The :class:`~saturate.table.table.Table` of one run's points and facts (empty: no
-    points)."""
+    """The :class:`~saturate.table.table.Table` of one run's points and facts."""
     frame = pd.DataFrame(run.rows, columns=["metric", "step", "value", "timestamp"])
     frame = frame.assign(source=source, experiment=run.project or "wandb", run_id=run.run_id,
                          run=run.name or run.run_id, run_status=run.status)
@@ -320,8 +294,8 @@ def run_table(run: WandbRun, source: str) -> Table:
 
 
 def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
-    """The files of each run id (a resumed run leaves one folder per start), in name order,
-    which for W&B's ``run-<date>_<time>-<id>`` folders is the order they were written."""
+    """The files of each run id (a resumed run leaves one folder per start), in name order: the
+    order W&B's ``run-<date>_<time>-<id>`` folders were written."""
     out: dict[str, list[Path]] = {}
     for f in sorted(files, key=lambda p: (p.parent.name, p.name)):
         out.setdefault(f.stem.removeprefix("run-"), []).append(f)
@@ -330,8 +304,8 @@ def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
 
 def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None
                     ) -> Iterator[Table]:  # fmt: skip
-    """The :class:`~saturate.table.table.Table` of each run of ``files`` (W&B transaction logs below ``root``), one run at
-    a time; an error when none holds a point."""
+    """The :class:`~saturate.table.table.Table` of each run of ``files`` (W&B logs below ``root``),
+    one at a time; an error when none holds a point."""
     label = source or str(root)
     found = False
     for run_files in group_by_run_id(files).values():

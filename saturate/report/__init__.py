@@ -1,6 +1,5 @@
-"""Reports over an analysis: terminal table, JSON, Markdown, HTML, and plots.
-
-Each format has its own module; :func:`render` picks one by name and returns the text.
+"""Reports over an analysis: terminal table, JSON, Markdown, HTML, and plots; :func:`render` picks
+a format by name and returns the text.
 """
 
 from __future__ import annotations
@@ -14,10 +13,8 @@ __all__ = ["FORMATS", "render"]
 
 
 def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
-    """The report in format ``fmt`` (one of :data:`FORMATS`) as text.
-
-    ``table`` is rendered without colours at ``width`` columns (the CLI prints it live instead).
-    """
+    """The report in format ``fmt`` (one of :data:`FORMATS`) as text; ``table`` without colours
+    at ``width`` columns (the CLI prints it live instead)."""
     if fmt == "json":
         from saturate.report.json import render_json
 

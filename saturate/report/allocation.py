@@ -1,6 +1,5 @@
-"""``saturate allocate`` faces: the plan as a terminal table, plain text, and JSON.
-
-Names from the data go in as :class:`rich.text.Text`, so a run called ``[bold]x`` shows literally.
+"""``saturate allocate`` faces: the plan as a terminal table, plain text, and JSON. Names from the
+data go in as :class:`rich.text.Text`, so a run called ``[bold]x`` shows literally.
 """
 
 from __future__ import annotations
@@ -20,9 +19,8 @@ from saturate.results import format_estimate
 def render_allocation(
     allocation: Allocation, console: Console, *, gpu_hour_cost: float | None = None
 ) -> None:
-    """The plan's headline, the objective and why it was chosen, the runs that pay ranked by UCB
-    gain per GPU-hour with their share (and the cost per point of metric when the price of a
-    GPU-hour is known), then the runs not funded and why."""
+    """The plan's headline and objective, the runs that pay ranked by UCB gain per GPU-hour with
+    their share (and cost per point when a GPU-hour's price is known), then the runs not funded."""
     a, unit = allocation, allocation.unit
     console.print(Text(for_terminal(a.headline), style="bold"))
     console.print(Text(for_terminal(f"objective: {a.metric} ({a.chosen})" if a.chosen
@@ -30,8 +28,8 @@ def render_allocation(
     if a.choices:
         table = Table(title=Text(f"runs that pay, ranked by UCB gain per {a.per_unit}"),
                       title_justify="left", header_style="bold")
-        cols = ["rank", "run", "P(pays)", f"gain if given all {a.budget:g} {unit}", f"UCB per {a.per_unit}",
-                f"plan ({unit})", "planned gain"]
+        cols = ["rank", "run", "P(pays)", f"gain if given all {a.budget:g} {unit}",
+                f"UCB per {a.per_unit}", f"plan ({unit})", "planned gain"]
         if gpu_hour_cost is not None:
             cols.append("cost per point")
         for col in cols:

@@ -1,10 +1,8 @@
-"""The HTML report: one self-contained page. A headline, a compact table of the curves (sorted by
-clicking a column, with a sparkline per curve), the diagnostics with their figures, the settings,
-then a section per curve with its charts (inline SVG), facts, reasons, forecasts and laws.
+"""The HTML report: one self-contained page (headline, a sortable table of the curves with
+sparklines, the diagnostics, the settings, then a section per curve with its inline SVG charts).
 
-Every string that came from the data is escaped with :func:`html.escape`. The page carries a
-Content-Security-Policy that lets only its own table-sorting script run (allowed by its hash) and
-fetches nothing (:data:`saturate.report.html_assets.CSP`), as a second line of defence.
+Every string from the data is escaped; the page's Content-Security-Policy
+(:data:`~saturate.report.html_assets.CSP`) lets only its own sorting script run and fetches nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +29,7 @@ from saturate.report.rows import (
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
     axis_text,
+    confidence_level,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -48,11 +47,6 @@ from saturate.report.svg.overlay import overlay_svg, run_color
 from saturate.results import VERDICTS, CurveAnalysis
 
 
-def _confidence(settings: dict[str, Any]) -> float:
-    level = settings.get("confidence")
-    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.9
-
-
 def _counts(curves: tuple[CurveAnalysis, ...]) -> str:
     parts = [f"<span>{badge(v)} {n}</span> " for v in VERDICTS
              if (n := sum(c.verdict == v for c in curves))]
@@ -64,13 +58,12 @@ def _sort_value(x: float | None) -> str:
 
 
 def _summary_table(curves: tuple[CurveAnalysis, ...], sparks: list[str]) -> str:
-    """One row per curve: run, metric, verdict, P(pays), gain, why, first forecast, last value, sparkline;
-    a click on a header sorts by that column."""
+    """One row per curve (run, metric, verdict, P(pays), gain, why, first forecast, last value,
+    sparkline); a click on a header sorts by that column."""
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
     heads = [("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"),
-             ("gain / doubling", "n"),
-             ("why", ""), (f"forecast {at}".strip(), "n"), ("last value", "n"),
-             ("curve", "nosort")]
+             ("gain / doubling", "n"), ("why", ""), (f"forecast {at}".strip(), "n"),
+             ("last value", "n"), ("curve", "nosort")]
     head = "".join(f'<th class="{cls}" scope="col">{esc(h)}</th>' for h, cls in heads)
     order = {v: i for i, v in enumerate(VERDICTS)}
     rows = []
@@ -152,22 +145,15 @@ def diagnostic_metrics_html(analysis: Any) -> str:
             f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def _source(analysis: Any) -> str:
-    """`` · settings from PATH`` beside the axis, when a settings file decided some options."""
-    text = settings_source(analysis)
-    return f" · {esc(text)}" if text else ""
-
-
 def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
                 progress: Progress | None = None, workers: int | None = None) -> str:
     """The whole report as one self-contained HTML page.
 
     ``progress(done, total)`` is called as the curves' sections are drawn; ``workers > 1`` draws
-    them in that many processes (default: one per core in a one-shot command, whose workers
-    are forked and start at once; else this process only).
+    them in that many processes (default: one per core where workers are forked, else one).
     """
     curves, settings = curves_and_settings(analysis)
-    confidence = _confidence(settings)
+    confidence = confidence_level(settings)
     pooled = any(len((c.group or {}).get("runs") or []) > 1 for c in curves)
     table = getattr(analysis, "data", None) if pooled else None  # rebuilt only to draw seeds
     if workers is None:
@@ -183,6 +169,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in items)
         + "</tbody></table></details>" if items else "")
     found = diagnostics_of(analysis)
+    source = f" · {esc(src)}" if (src := settings_source(analysis)) else ""
     note = (f"<p><a href='#diagnostics'>{len(found)} finding(s) across metrics and runs</a>, "
             f"{sum(d.severity == 'error' for d in found)} error(s).</p>" if found else "")
     return (
@@ -191,7 +178,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><style>{PAGE_CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1><p class='headline'>{esc(headline(curves))}</p>"
-        f"<p class='muted'>{esc(axis_text(analysis))}{_source(analysis)}</p>{_counts(curves)}{note}"
+        f"<p class='muted'>{esc(axis_text(analysis))}{source}</p>{_counts(curves)}{note}"
         f"{_suite(analysis, plots)}"
         "<p class='muted'>Click a column to sort. Gain per doubling: the fitted change of the "
         "metric (better is positive) when compute doubles from the last point, with its interval "
@@ -345,9 +332,8 @@ def overlay_section(curves: Sequence[CurveAnalysis], confidence: float) -> str:
         '<h2 id="overlays">Runs on one chart</h2>',
         "<p class='muted'>Per metric, the runs of a source together: each run's fit and band in its "
         "colour (its points are in its own chart below), and each recipe's pooled curve (dashed: "
-        "the mean of its seeds' fits "
-        "where they all have data). A run's checkbox shows or hides it; the filters below also "
-        "hide the summary table's rows that do not match.</p>",
+        "the mean of its seeds' fits where they all have data). A run's checkbox shows or hides "
+        "it; the filters below also hide the summary table's rows that do not match.</p>",
         '<p><label>verdict <select id="ov-verdict"><option value="">all</option>'
         f'{options}</select></label> <label>run <input id="ov-run" type="search" '
         'placeholder="part of a run name"></label></p>',

@@ -1,8 +1,7 @@
-"""What the HTML report and the Jupyter fragments share: the stylesheet (light and dark themes),
-the badges, the small script that sorts a table (and shows, hides and filters the runs of the
-charts of runs together), and the Content-Security-Policy that lets only that script run (by its hash: no other script, no fetch of anything).
-
-Badge colours hold white text at a contrast ratio of at least 4.5 (WCAG AA) in either theme.
+"""What the HTML report and the Jupyter fragments share: the stylesheets (light and dark themes),
+the badges (white text at a WCAG AA contrast of 4.5 or more in either theme), the script that
+sorts tables and filters the runs of the overlay charts, and the Content-Security-Policy that
+lets only that script run (by its hash) and fetches nothing.
 """
 
 from __future__ import annotations
@@ -14,12 +13,8 @@ from typing import Any
 from saturate.report.text import for_html
 
 BADGE_COLORS: dict[str, str] = {
-    "scaling": "#1a7f37",
-    "slowing": "#9a6700",
-    "saturated": "#cf222e",
-    "regressing": "#8250df",
-    "inconclusive": "#656d76",
-}
+    "scaling": "#1a7f37", "slowing": "#9a6700", "saturated": "#cf222e", "regressing": "#8250df",
+    "inconclusive": "#656d76"}
 SEVERITY_COLORS: dict[str, str] = {"error": "#cf222e", "warning": "#9a6700", "info": "#0969da"}
 
 _THEME = """
@@ -155,11 +150,9 @@ SORT_SCRIPT = """
   document.documentElement.setAttribute('data-overlay', 'on');
 })();
 """
-"""Sorts a ``table.sortable`` by the clicked column (again: the other way); a cell's ``data-v``
-is its sort key, numeric in columns whose header has class ``n``. Where the report has charts
-of runs together (``.ov-group``), a run's legend checkbox shows or hides its lines, and the
-filters ``#ov-verdict`` and ``#ov-run`` (a verdict; text in the run's name) hide the runs and
-the summary table's rows that do not match."""
+"""Sorts a ``table.sortable`` by the clicked column (again: the other way; a cell's ``data-v`` is
+its key, numeric under a header of class ``n``); in the charts of runs together, a legend
+checkbox shows or hides a run, and ``#ov-verdict`` and ``#ov-run`` filter runs and table rows."""
 
 
 def _sha256(text: str) -> str:
@@ -186,14 +179,13 @@ def breakable(text: Any) -> str:
     return out
 
 
-def badge(verdict: str) -> str:
-    color = BADGE_COLORS.get(verdict, "#656d76")
+def badge(verdict: str, colors: dict[str, str] = BADGE_COLORS) -> str:
+    color = colors.get(verdict, "#656d76")
     return f'<span class="badge" style="background:{color}">{esc(verdict)}</span>'
 
 
 def severity_badge(severity: str) -> str:
-    color = SEVERITY_COLORS.get(severity, "#656d76")
-    return f'<span class="badge" style="background:{color}">{esc(severity)}</span>'
+    return badge(severity, SEVERITY_COLORS)
 
 
 def _luminance(color: str) -> float:

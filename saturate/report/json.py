@@ -1,4 +1,4 @@
-"""The JSON report: one document (``schema_version`` 1) described by ``schema.json`` beside this file."""
+"""The JSON report: one document (``schema_version`` 1) described by ``schema.json`` beside it."""
 
 from __future__ import annotations
 
@@ -17,23 +17,17 @@ SCHEMA_VERSION = 1
 
 
 def document(analysis: Any) -> dict[str, Any]:
-    """The JSON document as Python data: the Analysis's own ``to_dict()``, or one built from curves."""
+    """The document as Python data: the Analysis's own ``to_dict()``, or one built from curves."""
     if hasattr(analysis, "to_dict") and hasattr(analysis, "curves"):
         return jsonable(analysis.to_dict())
     curves, settings = curves_and_settings(analysis)
-    return jsonable(
-        {
-            "schema_version": SCHEMA_VERSION,
-            "settings": settings,
-            "summary": verdict_counts(curves),
-            "curves": [c.to_dict() for c in curves],
-            "diagnostics": [],
-        }
-    )
+    return jsonable({"schema_version": SCHEMA_VERSION, "settings": settings,
+                     "summary": verdict_counts(curves), "curves": [c.to_dict() for c in curves],
+                     "diagnostics": []})
 
 
 def render_json(analysis: Any, *, indent: int | None = 2) -> str:
-    """The document as JSON text (strict: no NaN, which many parsers reject; missing is ``null``)."""
+    """The document as JSON text (strict: no NaN, which many parsers reject; missing is null)."""
     text = json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False)
     return for_json(text) + "\n"  # bidi and line separators escaped
 

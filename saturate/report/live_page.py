@@ -1,9 +1,6 @@
-"""The page ``watch --html PATH`` keeps: the current verdict of every curve followed, one row
-each, refreshing itself in the browser every ``refresh`` seconds.
-
-Self-contained (styles inline, no script, nothing fetched: the same Content-Security-Policy as the
-report, less the script), every name from the data escaped. :func:`render_live_page` is pure;
-the watch writes its text atomically (:mod:`saturate.tracker.live_output`).
+"""The page ``watch --html PATH`` keeps: the current verdict of every curve followed, refreshing
+itself every ``refresh`` seconds. Self-contained (the report's Content-Security-Policy less the
+script), every name escaped; the watch writes it atomically.
 """
 
 from __future__ import annotations
@@ -41,16 +38,17 @@ def render_live_page(curves: Iterable[CurveAnalysis], *, source: str, updated: f
         f'<tr><td colspan="{len(_HEAD)}">no curve analysed yet</td></tr>')
     head = "".join(f"<th>{esc(h)}</th>" for h in _HEAD)
     summary = esc(headline(rows)) if rows else "waiting for the first pass"
+    every = max(int(refresh), 1)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{esc(LIVE_CSP)}">
-<meta http-equiv="refresh" content="{max(int(refresh), 1)}">
+<meta http-equiv="refresh" content="{every}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>saturate watch · {esc(source)}</title>
 <style>{PAGE_CSS}</style></head>
 <body><main>
 <h1>saturate watch</h1>
-<p>{esc(source)} · last pass {esc(format_time(updated))} · refreshes every {max(int(refresh), 1)}s</p>
+<p>{esc(source)} · last pass {esc(format_time(updated))} · refreshes every {every}s</p>
 <p>{summary}</p>
 <table><thead><tr>{head}</tr></thead>
 <tbody>

@@ -1,10 +1,6 @@
-"""The Markdown report: the summary table, the diagnostics across metrics and runs, and each curve's
-reasons, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
-
-Text from the data goes through :func:`escape_md` (:func:`saturate.report.text.for_markdown`):
-HTML-significant characters become entities (GitHub renders inline HTML), Markdown punctuation is
-backslash-escaped and ``@mentions`` are broken, so a run name can neither break the table, inject
-markup or links, nor ping anyone.
+"""The Markdown report, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``. Text from the data
+goes through :func:`escape_md`, so a run name can neither break the table, inject markup or
+links, nor ping anyone.
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "
 
 
 def escape_md(text: Any) -> str:
-    """Text safe inside a Markdown table cell or paragraph: no markup, links, HTML, line breaks or
-    ``@mentions`` (the Markdown boundary, :func:`saturate.report.text.for_markdown`)."""
+    """Text safe in a Markdown cell or paragraph (:func:`~saturate.report.text.for_markdown`)."""
     return for_markdown(text)
 
 
@@ -64,22 +59,17 @@ def diagnostics_markdown(diagnostics: Any) -> list[str]:
                                 for k, _ in DIAGNOSTIC_COLUMNS) + "|")
     for d in found:
         row = diagnostic_row(d)
-        cells = []
-        for key, _ in DIAGNOSTIC_COLUMNS:
-            if key == "severity":
-                cells.append(f"{SEVERITY_ICONS.get(d.severity, '')} {escape_md(row[key])}".strip())
-            elif key == "kind":
-                cells.append(f"**{escape_md(row[key])}**")
-            else:
-                cells.append(escape_md(row[key]))
-        lines.append("| " + " | ".join(cells) + " |")
+        cells = {k: escape_md(row[k]) for k, _ in DIAGNOSTIC_COLUMNS}
+        cells["severity"] = f"{SEVERITY_ICONS.get(d.severity, '')} {cells['severity']}".strip()
+        cells["kind"] = f"**{cells['kind']}**"
+        lines.append("| " + " | ".join(cells.values()) + " |")
     lines.append("")
     return lines
 
 
 def diagnostic_metrics_markdown(analysis: Any) -> list[str]:
     """The ``### Diagnostic metrics`` section: the metrics that get no verdict (KL, entropy,
-    lengths, optimiser losses, timing, unused compute measures), as lines (none when none)."""
+    timing...), as lines (none when none)."""
     rows = diagnostic_rows(analysis)
     if not rows:
         return []
@@ -110,10 +100,9 @@ MAX_CHARS = 60_000
 
 def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True,
                     max_chars: int = MAX_CHARS) -> str:
-    """The report as GitHub-flavoured Markdown: heading, counts, the suite (when there is one),
-    table, diagnostics, reasons (folded), settings; at most ``max_chars`` characters: the rows
-    and reasons that do not fit (the passing curves' first) are left to the HTML and JSON
-    reports, and a line says how many."""
+    """The report as GitHub-flavoured Markdown: heading, counts, suite, table, diagnostics, reasons
+    (folded), settings. At most ``max_chars`` characters: rows and reasons that do not fit (the
+    passing curves' first) are left out, and a line says how many."""
     curves, settings = curves_and_settings(analysis)
     out = [f"## {escape_md(title)}", "", f"**{escape_md(verdict_counts(curves))}**", "",
            escape_md(axis_text(analysis)), ""]

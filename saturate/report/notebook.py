@@ -1,11 +1,7 @@
-"""What Jupyter shows for an :class:`~saturate.api.Analysis` (:func:`notebook_html`), a
-:class:`~saturate.results.CurveAnalysis` (:func:`curve_html`) and a
-:class:`~saturate.fit.result.CurveFit` (:func:`fit_html`): HTML fragments with their own small
-stylesheet (scoped to ``.saturate-nb``, no colours but the badges', so they read in light and
-dark themes) and inline SVG charts whose y range is the data's.
-
-Importing this module registers :func:`curve_html`, :func:`fit_html` and the suite's HTML and
-figure with :mod:`saturate.results`, which the result classes' ``_repr_html_`` and ``plot()`` ask.
+"""What Jupyter shows for an :class:`~saturate.api.Analysis`, a
+:class:`~saturate.results.CurveAnalysis` and a :class:`~saturate.fit.result.CurveFit`: HTML
+fragments with a small stylesheet scoped to ``.saturate-nb`` (light and dark themes) and inline
+SVG charts. Importing it registers the HTML and figure makers with :mod:`saturate.results`.
 """
 
 from __future__ import annotations
@@ -15,6 +11,7 @@ from typing import Any
 
 from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
 from saturate.report.rows import (
+    confidence_level,
     curves_and_settings,
     diagnostics_of,
     forecast_cell,
@@ -31,21 +28,16 @@ def _wrap(body: str) -> str:
     return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'
 
 
-def _confidence(settings: dict[str, Any]) -> float:
-    level = settings.get("confidence")
-    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.9
-
-
 def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     """The headline, the suite (when there is one), then one row per curve with a small chart of
     it (the first ``max_plots``), then the diagnostics."""
     from saturate.report.svg import thumbnail_svg
 
     curves, settings = curves_and_settings(analysis)
-    confidence = _confidence(settings)
+    confidence = confidence_level(settings)
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
-    heads = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "why", f"forecast {at}".strip(),
-             "last value", "curve")
+    heads = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "why",
+             f"forecast {at}".strip(), "last value", "curve")
     head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     rows = []
     for i, c in enumerate(curves):
@@ -71,11 +63,6 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
                  f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{diag}")
 
 
-def _facts_table(items: list[tuple[str, str]]) -> str:
-    return "<table><tbody>" + "".join(
-        f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items) + "</tbody></table>"
-
-
 def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
     """One curve: its verdict and why, its chart and gain chart, the numbers and the reasons."""
     from saturate.report.svg import chart_svg
@@ -98,9 +85,10 @@ def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
         *((f"forecast {f.at}", forecast_cell(curve, i)) for i, f in enumerate(curve.forecast)),
     ]
     reasons = "".join(f"<li>{esc(r)}</li>" for r in curve.reasons)
+    table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in facts)
     return _wrap(f"<p><b>{esc(curve.run)} / {esc(curve.metric)}</b> {badge(curve.verdict)} "
                  f"<span class='muted'>{esc(short_reason(curve))}</span></p>{charts}"
-                 f"{_facts_table(facts)}<ul>{reasons}</ul>")
+                 f"<table><tbody>{table}</tbody></table><ul>{reasons}</ul>")
 
 
 def _fit_chart(fit: Any) -> str:
@@ -112,8 +100,7 @@ def _fit_chart(fit: Any) -> str:
     if not (fit.compute_first > 0 and fit.compute_last > 0):
         return ""
     grid = np.geomspace(fit.compute_first, 4 * fit.compute_last, 120)
-    chart = Chart(600, 220, xlabel="compute, log scale", ylabel=f"fit ({fit.direction} is "
-                  "better)")
+    chart = Chart(600, 220, xlabel="compute, log scale", ylabel=f"fit ({fit.direction} is better)")
     lo, hi = fit.interval(grid)
     chart.band(grid, lo, hi, "#4c72b0", label=f"{fit.confidence:.0%} interval")
     inside = grid <= fit.compute_last
@@ -147,9 +134,9 @@ def fit_html(fit: Any) -> str:
 
 
 def _suite_html(suite: Any) -> str:
-    from saturate.report.suite_html import suite_notebook_html  # matplotlib: on first use
+    from saturate.report.suite_html import suite_html  # matplotlib: on first use
 
-    return suite_notebook_html(suite)
+    return suite_html(suite, plots=True, width=560)
 
 
 def _suite_figure(suite: Any) -> Any:
@@ -169,11 +156,9 @@ register_figure("suite", _suite_figure)
 
 
 class OverlayView:
-    """What :meth:`saturate.api.Analysis.overlay` returns: per metric of a source with two runs
-    or more, the runs on one chart (each run's fit and band in its colour, each recipe's pooled
-    curve dashed) with a legend naming each run, its verdict and P(pays). Jupyter shows it as
-    inline SVG (no script: a notebook's output may not run one); :meth:`figures` gives the same
-    charts as matplotlib figures, as ``saturate plot --overlay`` draws them."""
+    """What :meth:`saturate.api.Analysis.overlay` returns: per metric of a source with two runs or
+    more, the runs on one chart. Jupyter shows it as inline SVG (no script: a notebook's output
+    may not run one); :meth:`figures` gives the same charts as matplotlib figures."""
 
     def __init__(self, curves: tuple[CurveAnalysis, ...], confidence: float) -> None:
         from saturate.report.plots.overlay import overlay_groups
@@ -221,4 +206,4 @@ def overlay_view(analysis: Any, *, run: str | None = None,
     curves, settings = curves_and_settings(analysis)
     if run is not None or metric is not None:
         curves = analysis.select(run=run, metric=metric)
-    return OverlayView(tuple(curves), _confidence(settings))
+    return OverlayView(tuple(curves), confidence_level(settings))

@@ -1,16 +1,9 @@
-"""Writing reports to files so that a write never destroys what is there.
+"""Writing reports so that a write never destroys what is there (:func:`atomic_file`).
 
-:func:`atomic_file` decides by what the target is:
-
-* a regular file (or nothing yet): written to a temporary file in its folder and renamed over it
-  only once everything is on disk, so a full disk, a file-size limit or an interrupt (Ctrl-C,
-  SIGTERM) leaves the previous report as it was and no temporary file;
-* a symbolic link: followed, so the file it points to gets the report and the link stays a link;
-* a named pipe, a device (``/dev/null``, ``/dev/stdout``) or a terminal: written directly, never
-  replaced by a regular file.
-
-A temporary file left by a process that was killed (``kill -9``) is removed by the next write to
-the same target. :func:`check_not_inputs` refuses an output that is one of the inputs.
+A regular file (or nothing yet) is written to a temporary file beside it and renamed over it once
+on disk, so a full disk or an interrupt leaves the previous report and no temporary file (one left
+by ``kill -9`` goes at the next write). A symlink is followed; a pipe, device or terminal is
+written directly. :func:`check_not_inputs` refuses an output that is one of the inputs.
 """
 
 from __future__ import annotations
@@ -32,8 +25,8 @@ _STALE_SECONDS = 600.0
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike, *, what: str = "--out") -> Iterator[BinaryIO]:
-    """A binary file to write ``path``'s new content into (see the module for what each kind of
-    target gets). ``OSError`` becomes one-line :class:`InputError` naming ``what`` and the path."""
+    """A binary file to write ``path``'s new content into (see the module). ``OSError`` becomes
+    a one-line :class:`InputError` naming ``what`` and the path."""
     mode = _mode(Path(path))  # what the path leads to, links followed (/dev/stdout: a pipe)
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         with _direct(Path(path), Path(path), mode, what) as fh:
@@ -113,9 +106,7 @@ def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
         if key is not None:
             seen[key] = f"the input {given}"
     for option, out in outputs:
-        if out is None:
-            continue
-        key = _identity(out)
+        key = None if out is None else _identity(out)
         if key is None:
             continue
         if key in seen:
@@ -176,8 +167,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True
+    except OSError:  # exists, not ours
+        pass
     return True
 
 

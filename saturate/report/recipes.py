@@ -1,8 +1,6 @@
-"""``saturate compare`` faces: recipes side by side as terminal tables, Markdown, and JSON.
-
-Names from the data are made safe once per output kind: terminal text through
-:func:`saturate.report.text.for_terminal` (as :class:`rich.text.Text`, so ``[bold]x`` shows literally),
-Markdown cells through :func:`saturate.report.markdown.escape_md`.
+"""``saturate compare`` faces: recipes side by side as terminal tables, Markdown, and JSON. Names
+from the data go through :func:`~saturate.report.text.for_terminal` (as :class:`rich.text.Text`)
+or :func:`~saturate.report.markdown.escape_md`.
 """
 
 from __future__ import annotations

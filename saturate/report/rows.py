@@ -18,61 +18,28 @@ from saturate.results import CurveAnalysis, Estimate, format_estimate
 from saturate.vocabulary.names import axis_label
 
 VERDICT_ICONS: dict[str, str] = {
-    "scaling": "🟢",
-    "slowing": "🟡",
-    "saturated": "🔴",
-    "regressing": "🟣",
-    "inconclusive": "⚪",
-}
+    "scaling": "🟢", "slowing": "🟡", "saturated": "🔴", "regressing": "🟣", "inconclusive": "⚪"}
 """The verdict's mark in Markdown."""
 VERDICT_STYLES: dict[str, str] = {
-    "scaling": "bold green",
-    "slowing": "bold yellow",
-    "saturated": "bold red",
-    "regressing": "bold magenta",
-    "inconclusive": "dim",
-}
+    "scaling": "bold green", "slowing": "bold yellow", "saturated": "bold red",
+    "regressing": "bold magenta", "inconclusive": "dim"}
 """The verdict's style on the terminal (rich)."""
 
 # (key, header) in display order.
 COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run", "run"),
-    ("metric", "metric"),
-    ("points", "points"),
-    ("compute_last", "last compute"),
-    ("value_last", "last value"),
-    ("verdict", "verdict"),
-    ("p_pays", "P(pays)"),
-    ("gain", "gain / doubling"),
-    ("threshold", "threshold"),
-    ("asymptote", "asymptote"),
-    ("roi", "ROI stage"),
-    ("knee", "knee"),
-    ("stop", "stop point"),
-)
-
-
+    ("run", "run"), ("metric", "metric"), ("points", "points"), ("compute_last", "last compute"),
+    ("value_last", "last value"), ("verdict", "verdict"), ("p_pays", "P(pays)"),
+    ("gain", "gain / doubling"), ("threshold", "threshold"), ("asymptote", "asymptote"),
+    ("roi", "ROI stage"), ("knee", "knee"), ("stop", "stop point"))
 # (key, header) of the diagnostics section, in display order.
 DIAGNOSTIC_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("severity", "severity"),
-    ("kind", "kind"),
-    ("run", "run"),
-    ("metrics", "metrics"),
-    ("compute", "from compute"),
-    ("message", "message"),
-)
+    ("severity", "severity"), ("kind", "kind"), ("run", "run"), ("metrics", "metrics"),
+    ("compute", "from compute"), ("message", "message"))
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
-
 # (key, header) of the metrics without a verdict (diagnostics and axes), in display order.
 DIAGNOSTIC_METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("run", "run"),
-    ("metric", "metric"),
-    ("role", "role"),
-    ("points", "points"),
-    ("value", "first → last"),
-    ("trend", "recent change / doubling"),
-    ("rule", "why no verdict"),
-)
+    ("run", "run"), ("metric", "metric"), ("role", "role"), ("points", "points"),
+    ("value", "first → last"), ("trend", "recent change / doubling"), ("rule", "why no verdict"))
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -83,15 +50,13 @@ def num(x: float | None, digits: int = 3) -> str:
 
 
 def prob(p: float | None) -> str:
-    """P(pays) as every report writes it: two decimals, an en dash when the curve could not be
-    judged."""
+    """P(pays) as every report writes it: two decimals, an en dash when it could not be judged."""
     return "–" if p is None or not math.isfinite(p) else f"{p:.2f}"
 
 
 def interval(e: Estimate | None, digits: int = 3) -> str:
-    """The reports' style of :func:`~saturate.results.format_estimate`: ``0.12 [0.08, 0.15]``,
-    ``[lo, ∞)`` with only a lower end, ``?`` after a value the data cannot pin down, a dash when
-    missing."""
+    """``0.12 [0.08, 0.15]``, ``[lo, ∞)`` with only a lower end, ``?`` after a value the data
+    cannot pin down, a dash when missing."""
     return format_estimate(e, digits, missing="–", unidentified=" ?", open_interval=True)
 
 
@@ -99,36 +64,24 @@ def summary_row(curve: CurveAnalysis) -> dict[str, str]:
     """The cells of :data:`COLUMNS` for one curve, as text."""
     roi = curve.roi_stage if not math.isfinite(curve.roi) else f"{curve.roi_stage} ({curve.roi:.2f})"
     return {
-        "run": curve.run,
-        "metric": curve.metric,
-        "points": str(curve.n_points),
-        "compute_last": num(curve.compute_last),
-        "value_last": num(curve.value_last, 4),
-        "verdict": curve.verdict,
-        "p_pays": prob(curve.p_pays),
-        "gain": interval(curve.gain_per_doubling),
-        "threshold": num(curve.threshold),
-        "asymptote": interval(curve.asymptote),
-        "roi": roi,
-        "knee": num(curve.knee),
+        "run": curve.run, "metric": curve.metric, "points": str(curve.n_points),
+        "compute_last": num(curve.compute_last), "value_last": num(curve.value_last, 4),
+        "verdict": curve.verdict, "p_pays": prob(curve.p_pays),
+        "gain": interval(curve.gain_per_doubling), "threshold": num(curve.threshold),
+        "asymptote": interval(curve.asymptote), "roi": roi, "knee": num(curve.knee),
         "stop": interval(curve.stop_point) if curve.stop_point is not None else "–",
     }
 
 
 def diagnostic_row(d: Any) -> dict[str, str]:
     """The cells of :data:`DIAGNOSTIC_COLUMNS` for one diagnostic, as text."""
-    return {
-        "severity": str(d.severity),
-        "kind": str(d.kind),
-        "run": str(d.run),
-        "metrics": ", ".join(map(str, d.metrics)),
-        "compute": num(d.compute, 4),
-        "message": str(d.message),
-    }
+    return {"severity": str(d.severity), "kind": str(d.kind), "run": str(d.run),
+            "metrics": ", ".join(map(str, d.metrics)), "compute": num(d.compute, 4),
+            "message": str(d.message)}
 
 
 def diagnostics_of(analysis: Any) -> tuple[Any, ...]:
-    """The diagnostics of an Analysis, or of a list of diagnostics (none for a list of curves),
+    """The diagnostics of an Analysis or a list of diagnostics (none for a list of curves),
     errors first (the order is otherwise kept)."""
     found = getattr(analysis, "diagnostics", None)
     if found is None and isinstance(analysis, Sequence) and not isinstance(analysis, str):
@@ -137,7 +90,7 @@ def diagnostics_of(analysis: Any) -> tuple[Any, ...]:
 
 
 def curves_and_settings(analysis: Any) -> tuple[tuple[CurveAnalysis, ...], dict[str, Any]]:
-    """The curves and settings of an :class:`~saturate.api.Analysis`, or of a bare list of curves."""
+    """The curves and settings of an :class:`~saturate.api.Analysis` or a bare list of curves."""
     if isinstance(analysis, CurveAnalysis):
         return (analysis,), {}
     curves = getattr(analysis, "curves", None)
@@ -147,6 +100,12 @@ def curves_and_settings(analysis: Any) -> tuple[tuple[CurveAnalysis, ...], dict[
         raise TypeError(f"expected an Analysis or a list of CurveAnalysis, got {type(analysis)}")
     settings = getattr(analysis, "settings", None)
     return tuple(curves), dict(settings) if isinstance(settings, Mapping) else {}
+
+
+def confidence_level(settings: Mapping[str, Any]) -> float:
+    """The confidence the analysis was run at (0.9 when the settings do not say)."""
+    level = settings.get("confidence")
+    return float(level) if isinstance(level, (int, float)) and 0 < level < 1 else 0.9
 
 
 def settings_items(settings: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -201,9 +160,9 @@ def _first_clause(reason: str) -> str:
 
 
 def short_reason(curve: CurveAnalysis) -> str:
-    """Why the curve got its verdict, in a few words (the reasons give the whole argument):
-    ``above threshold 0.0105``, ``straddles 0.00328; leans above``, ``collapse at 269, not
-    recovered``; ``trend ...`` when the recent trend decided (the fit's gain had no interval)."""
+    """Why the curve got its verdict, in a few words: ``above threshold 0.0105``, ``straddles
+    0.00328; leans above``, ``collapse at 269, not recovered``, ``trend ...`` when the recent
+    trend decided."""
     if curve.verdict == "regressing":
         col = curve.collapse
         if col is not None:
@@ -238,11 +197,10 @@ GROW_FOR_SEPARATORS = 6
 
 
 def shorten_middle(text: str, width: int, *, on_separators: bool = True) -> str:
-    """``text`` cut in the middle to ``width`` characters with ``…``, keeping its head and its
-    tail (which holds the seed or variant that tells runs apart). With ``on_separators`` the
-    cuts fall on separators (``-_/: ``): the head ends after one, the tail starts at one (either
-    may be empty, ``eval/math500/…``, ``…/accuracy``, when nothing else fits), the most kept and
-    then the longest tail winning; a name with no separator to cut at is cut mid-word."""
+    """``text`` cut in the middle to ``width`` characters with ``…``, keeping its head and tail
+    (where the seed or variant that tells runs apart is). With ``on_separators`` the cuts fall on
+    separators (``-_/: ``), the most kept and then the longest tail winning; a name with no
+    separator to cut at is cut mid-word."""
     if len(text) <= width:
         return text
     if width < 3:
@@ -262,10 +220,9 @@ def shorten_middle(text: str, width: int, *, on_separators: bool = True) -> str:
 
 
 def unique_labels(names: Sequence[str], width: int) -> tuple[list[str], int]:
-    """The names shortened in the middle to the largest width <= ``width`` at which distinct
-    names stay distinct (the least larger one when none is), and that width. The cuts fall on
-    separators, at a smaller or a few characters larger width if need be, before any name is cut
-    mid-word."""
+    """The names shortened in the middle to the largest width <= ``width`` (else the least larger)
+    at which distinct names stay distinct, and that width. Cuts on separators, at a smaller or a
+    few characters larger width, are preferred to cutting any name mid-word."""
     distinct = sorted(set(names))
     longest = max((len(n) for n in names), default=0)
 
@@ -304,33 +261,26 @@ def diagnostic_metric_row(m: Any) -> dict[str, str]:
     """The cells of :data:`DIAGNOSTIC_METRIC_COLUMNS` for one
     :class:`~saturate.analysis.diagnostic_metrics.DiagnosticMetric`, as text."""
     slope = "–" if m.trend is None else f"{m.movement} {interval(m.trend.slope_per_doubling)}"
-    return {
-        "run": str(m.run),
-        "metric": str(m.metric),
-        "role": str(m.role),
-        "points": str(m.n_points),
-        "value": f"{num(m.value_first, 4)} → {num(m.value_last, 4)}",
-        "trend": slope,
-        "rule": str(m.rule),
-    }
+    return {"run": str(m.run), "metric": str(m.metric), "role": str(m.role),
+            "points": str(m.n_points), "value": f"{num(m.value_first, 4)} → {num(m.value_last, 4)}",
+            "trend": slope, "rule": str(m.rule)}
 
 
 def diagnostic_rows(analysis: Any) -> list[dict[str, str]]:
-    """The rows of the "Diagnostic metrics" section of an Analysis: the metrics that get no
-    verdict (none for a bare list of curves). Renderers place them after the diagnostics."""
+    """The rows of the "Diagnostic metrics" section: the metrics that get no verdict (none for a
+    bare list of curves)."""
     return [diagnostic_metric_row(m) for m in getattr(analysis, "diagnostic_metrics", ()) or ()]
 
 
 def settings_source(analysis: Any) -> str:
-    """``settings from PATH`` when a settings file decided some options, else ``""``: a report
-    read later says which file changed its thresholds."""
+    """``settings from PATH`` when a settings file decided some options, else ``""``."""
     _, settings = curves_and_settings(analysis)
     return f"settings from {settings['config']}" if settings.get("config") else ""
 
 
 def axis_text(analysis: Any) -> str:
-    """``x axis: GPU-hours (compute/gpu_hours)``, with the axis's note when it has one (runs on
-    their step, GPU-hours from wall time); from the curves' axis name for a bare list of curves."""
+    """``x axis: GPU-hours (compute/gpu_hours)``, with the axis's note when it has one; from the
+    curves' axis name for a bare list of curves."""
     axis = getattr(analysis, "axis", None)
     if axis is not None:
         return f"x axis: {axis.heading}"

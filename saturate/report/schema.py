@@ -1,17 +1,8 @@
-"""The JSON Schema of the report: ``schema.json`` beside this module, its ``estimate``, ``curve``
-and ``diagnostic_metric`` parts written from the result classes' fields (:func:`saturate.results.codec.schema_of`), its
-diagnostics part (the kind enum, and per kind its severities and the schema of its ``details``)
-from the diagnostics registry (:mod:`saturate.diagnostics.registry`), and its suite part
-(``suite`` and the ``$defs`` it uses) from the suite section's own schema, ``suite_schema.json``.
-
-The report is validated against :func:`build_schema`: the committed file with the diagnostics part
-as the registry has it now (so a diagnostic registered at run time is in it). After adding or
-changing a diagnostic, rewrite the committed file with::
-
-    python -m saturate.report.schema
-
-(a test checks that the committed file is what this writes). Do the same after changing
-``suite_schema.json`` or a field of the result classes.
+"""The JSON Schema of the report: the committed ``schema.json`` with its ``estimate``, ``curve``
+and ``diagnostic_metric`` parts written from the result classes' fields, its diagnostics part from
+the registry (so a diagnostic registered at run time is in it) and its suite part from
+``suite_schema.json``. After changing any of these, rewrite the file with
+``python -m saturate.report.schema`` (a test checks that it is up to date).
 """
 
 from __future__ import annotations
@@ -64,9 +55,8 @@ def build_schema(base: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def _add_suite(doc: dict[str, Any]) -> None:
-    """Lay the suite section's schema into ``doc``: ``properties.suite`` and its ``$defs``, each
-    named ``suite_<name>`` unless the report already defines the same schema under that name; a
-    group's ``analysis`` (the aggregate curve analysed) is a report ``curve``."""
+    """Lay the suite section's schema into ``doc``: ``properties.suite`` and its ``$defs`` (named
+    ``suite_<name>`` unless the report defines the same schema under that name)."""
     from saturate.report.suite import suite_schema
 
     part = suite_schema()
@@ -135,8 +125,7 @@ def write_schema(path: str | Path | None = None) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m saturate.report.schema [PATH]``: write the schema (default: the committed
-    file); ``--check`` exits 1 when the committed file is out of date, without writing."""
+    """``python -m saturate.report.schema [PATH] [--check]``: write the schema, or check it."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m saturate.report.schema",

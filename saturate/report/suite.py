@@ -1,21 +1,17 @@
-"""The suite section of the reports, as text: cells shared by every format, Markdown, and the
-JSON dict with its JSON-schema fragment.
-
-One row per group (the aggregate's verdict, its level and gain with intervals, the probability that
-the next doubling pays, how many tasks still pay, which saturated first, which regress), then the
-per-task verdicts as a grid (tasks x groups), then the comparisons between groups. The terminal
-face is :mod:`saturate.report.suite_table`, the HTML face :mod:`saturate.report.suite_html`.
+"""The suite section of the reports as text: cells shared by every format, Markdown, and the
+JSON schema fragment. One row per group, the per-task verdicts as a grid (tasks x groups), then
+the comparisons between groups; the terminal and HTML faces are :mod:`.suite_table` and
+:mod:`.suite_html`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from saturate.report.rows import VERDICT_ICONS, interval, num
+from saturate.report.rows import VERDICT_ICONS, interval, num, prob
 from saturate.report.text import for_markdown as escape_md
 from saturate.results import Estimate
 from saturate.results.codec import schema_of
@@ -23,18 +19,10 @@ from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
 
 # (key, header) of a group's row, in display order.
 SUITE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("group", "group"),
-    ("verdict", "suite verdict"),
-    ("p_pays", "P(pays)"),
-    ("gain", "gain / doubling"),
-    ("paying", "tasks still paying"),
-    ("first", "saturated first"),
-    ("regressing", "regressing"),
-    ("level", "aggregate at last compute"),
-    ("forecast", "forecast 2x"),
-    ("tasks", "tasks"),
-    ("threshold", "threshold"),
-)
+    ("group", "group"), ("verdict", "suite verdict"), ("p_pays", "P(pays)"),
+    ("gain", "gain / doubling"), ("paying", "tasks still paying"), ("first", "saturated first"),
+    ("regressing", "regressing"), ("level", "aggregate at last compute"),
+    ("forecast", "forecast 2x"), ("tasks", "tasks"), ("threshold", "threshold"))
 
 if TYPE_CHECKING:  # types only: suites.result renders itself through this module
     from saturate.suites.result import SuiteAnalysis, SuiteGroup
@@ -46,10 +34,6 @@ def level_at_last(g: SuiteGroup, statistic: str) -> Estimate:
     k = a.analysed[1] - 1
     value = getattr(a, statistic)[k]
     return Estimate(value, getattr(a, f"{statistic}_lo")[k], getattr(a, f"{statistic}_hi")[k])
-
-
-def _prob(p: float | None) -> str:
-    return "–" if p is None or not math.isfinite(p) else f"{p:.2f}"
 
 
 def suite_group_row(suite: SuiteAnalysis, g: SuiteGroup) -> dict[str, str]:
@@ -65,12 +49,11 @@ def suite_group_row(suite: SuiteAnalysis, g: SuiteGroup) -> dict[str, str]:
         "level": f"{interval(level_at_last(g, suite.statistic))} at {num(a.compute_last)}",
         "gain": interval(a.gain_per_doubling),
         "threshold": num(a.threshold),
-        "p_pays": _prob(g.p_pays),
+        "p_pays": prob(g.p_pays),
         "paying": f"{len(g.paying)}/{len(g.task_results)}" if per_task else "–",
         "first": "–" if first is None else f"{first.task} ({num(first.saturation_compute)})",
         "regressing": ", ".join(g.regressing) or ("none" if per_task else "–"),
-        "forecast": "–" if two is None else
-        f"{num(two.value)} [{num(two.lo)}, {num(two.hi)}]",
+        "forecast": "–" if two is None else f"{num(two.value)} [{num(two.lo)}, {num(two.hi)}]",
     }
 
 
@@ -84,17 +67,16 @@ def task_grid(suite: SuiteAnalysis) -> tuple[list[str], list[str], dict[tuple[st
     many groups still pay on them, the ones holding the suite back first)."""
     groups = [g.group for g in suite.groups]
     cells = {(t.task, g.group): t.verdict for g in suite.groups for t in g.task_results}
-    tasks = sorted({t for t, _ in cells},
-                   key=lambda t: (sum(cells.get((t, g)) in ("scaling", "slowing") for g in groups),
-                                  t))
+    tasks = sorted({t for t, _ in cells}, key=lambda t: (
+        sum(cells.get((t, g)) in ("scaling", "slowing") for g in groups), t))
     return tasks, groups, cells
 
 
 def comparison_text(c: Any) -> str:
     cross = ("fitted aggregates do not cross within 64x" if c.crossing is None else
              f"fitted aggregates cross at {interval(c.crossing)}, {c.leader_after} ahead after")
-    return (f"{c.a} vs {c.b}: P({c.a} ahead) {_prob(c.p_a_ahead)} at {num(c.compute)}, "
-            f"{_prob(c.p_a_ahead_2x)} at 2x ({num(c.compute_2x)}); {cross}")
+    return (f"{c.a} vs {c.b}: P({c.a} ahead) {prob(c.p_a_ahead)} at {num(c.compute)}, "
+            f"{prob(c.p_a_ahead_2x)} at 2x ({num(c.compute_2x)}); {cross}")
 
 
 def suite_notes(suite: SuiteAnalysis) -> list[str]:
@@ -143,8 +125,8 @@ def _schema_text() -> str:
 
 
 def suite_schema() -> dict[str, Any]:
-    """The JSON-schema fragment of the suite section: ``saturate/report/suite_schema.json`` with
-    the parts of the result classes written from their fields (:func:`saturate.results.codec.schema_of`)."""
+    """The JSON-schema fragment of the suite section: ``suite_schema.json`` with the parts of the
+    result classes written from their fields (:func:`saturate.results.codec.schema_of`)."""
     doc = json.loads(_schema_text())
     for cls in (Estimate, AggregateCurve, TaskResult, GroupComparison):
         doc["$defs"][cls._json_def] = schema_of(cls)

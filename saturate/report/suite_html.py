@@ -1,23 +1,13 @@
-"""The suite section in HTML, and its figure.
-
-* :func:`suite_chart` / :func:`suite_svg`: each group's aggregate curve with its bootstrap band,
-  the fit over the analysed stretch and the forecast as the analysis reports it (line, band and
-  the forecasts asked for), on a log compute axis, as inline SVG (like every chart of the report);
-* :func:`plot_suite`: the same with matplotlib, for figure files and ``SuiteAnalysis.plot()``
-  (``ax=None`` makes a figure);
-* :func:`suite_html`: the section for the HTML report: the group table, the chart, the per-task
-  verdicts as a compact grid (tasks x groups, coloured by verdict), the comparisons and notes;
-* :func:`suite_notebook_html`: the same, smaller, for Jupyter (``SuiteAnalysis._repr_html_``).
-
-Every string from the data is escaped; the chart is inline SVG and the styles are inline, so the
-page stays self-contained under the report's Content-Security-Policy (which runs no other script
-and fetches nothing).
+"""The suite section in HTML and its figure: :func:`suite_chart` / :func:`suite_svg` (each group's
+aggregate with its band, fit and forecast as reported, as inline SVG), :func:`plot_suite` (the
+same with matplotlib, for files and ``SuiteAnalysis.plot()``) and :func:`suite_html` (the group
+table, chart, per-task grid, comparisons and notes). Every string from the data is escaped.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -46,8 +36,7 @@ if TYPE_CHECKING:  # types only: suites.result renders itself through this modul
     from saturate.suites.result import SuiteAnalysis, SuiteGroup
 
 
-def _e(x: Any) -> str:
-    return for_html(x)  # control and bidi characters escaped, then HTML's
+_e = for_html  # control and bidi characters escaped, then HTML's
 
 
 def _badge(verdict: str) -> str:
@@ -202,8 +191,3 @@ def suite_html(suite: SuiteAnalysis, *, plots: bool = True, width: float = 720) 
             f"<h2>Suite {_e(suite.suite)}</h2><p class='muted'>{_e(suite.method())}</p>"
             f"{_group_table(suite)}{img}{_task_grid(suite)}{_comparisons(suite)}"
             f"<details><summary>Why</summary>{reasons}</details>{_notes(suite)}</section>")
-
-
-def suite_notebook_html(suite: SuiteAnalysis) -> str:
-    """A compact fragment for Jupyter: the group table, a small figure, the task grid."""
-    return suite_html(suite, plots=True, width=560)

@@ -1,18 +1,9 @@
-"""The suite section of the terminal report, fitted to the console's width like the table of
-curves (:mod:`saturate.report.table`), and printed before it: the suite is the answer asked for.
-
-* a title: the suite, its tasks and seeds, the aggregate and the metric;
-* one row per group: the group, its suite verdict and gain per doubling always show (numbers
-  never cut, group names shortened in the middle); then, while they fit, P(pays),
-  the tasks still paying, the aggregate at the last compute, the 2x forecast, the task that
-  saturated first, the regressing tasks, tasks x seeds and the threshold (``wide``: all);
-* each group's verdict and why in one line;
-* the per-task verdicts as a grid (tasks x groups) when it fits, else one line per group
-  listing its tasks by verdict;
-* the comparisons between groups, how the aggregate was made, and the notes (lines that wrap).
-
-Every name from the data passes :func:`saturate.report.text.for_terminal` and goes in as
-:class:`rich.text.Text`, so it shows literally and stays on its line.
+"""The suite section of the terminal report, printed before the table of curves (the suite is
+the answer asked for) and fitted to the console's width like it: the group, its verdict and gain
+always show (numbers never cut, names shortened in the middle), the other columns while they
+fit; then each group's why, the per-task verdicts as a grid when it fits (else one line per
+group), the comparisons, the method and the notes. Names from the data go through
+:func:`~saturate.report.text.for_terminal` as :class:`rich.text.Text`.
 """
 
 from __future__ import annotations
@@ -34,7 +25,8 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
-from saturate.report.table_layout import wrap_header
+from saturate.report.table_layout import _cost, wrap_header
+from saturate.report.table_layout import _header_width as _word
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS
 
@@ -55,14 +47,6 @@ INDENT = 2
 def _text(value: Any, style: str = "") -> Text:
     """Data as terminal text: literal, one line, control characters escaped."""
     return Text(for_terminal(str(value)), style=style)
-
-
-def _cost(widths: Mapping[str, int]) -> int:
-    return sum(widths.values()) + 3 * (len(widths) - 1)
-
-
-def _word(header: str) -> int:
-    return max(len(w) for w in header.split())
 
 
 def plan_suite_columns(

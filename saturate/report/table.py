@@ -1,10 +1,7 @@
-"""The terminal report: a headline, a table of curves that fits the console's width, a one-line
-reason per curve, the diagnostics across metrics and runs, and a footer that explains the marks.
-
-Fitting the width: run, metric and verdict always show (names shortened in the middle, a prefix
-every name shares said once above the table), and numbers are never cut: the columns people need
-least are left out instead (``wide=True`` keeps every column). Names from the data go in as
-:class:`rich.text.Text` (see :func:`_cell`), so a run called ``[bold]x`` shows literally.
+"""The terminal report: a headline, a table of curves fitted to the console's width (the layout
+is :mod:`.table_layout`'s), a one-line reason per curve, the diagnostics, and a footer explaining
+the marks. Names from the data go in as :class:`rich.text.Text` (:func:`_cell`), so a run called
+``[bold]x`` shows literally.
 """
 
 from __future__ import annotations
@@ -44,37 +41,27 @@ SEVERITY_STYLES: dict[str, str] = {"error": "bold red", "warning": "bold yellow"
 
 # (key, header, right-aligned), in display order; the headers of numbers may wrap onto two lines.
 TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
-    ("run", "run", False),
-    ("metric", "metric", False),
-    ("verdict", "verdict", False),
-    ("p_pays", "P(pays)", True),
-    ("gain", "gain / doubling", True),
-    ("why", "why", False),
-    ("forecast", "forecast", True),
-    ("value_last", "last value", True),
-    ("asymptote", "asymptote", True),
-    ("roi", "ROI stage", False),
-    ("stop", "stop point", True),
-    ("knee", "knee", True),
-    ("points", "points", True),
-    ("compute_last", "last compute", True),
-    ("threshold", "threshold", True),
-)
+    ("run", "run", False), ("metric", "metric", False), ("verdict", "verdict", False),
+    ("p_pays", "P(pays)", True), ("gain", "gain / doubling", True), ("why", "why", False),
+    ("forecast", "forecast", True), ("value_last", "last value", True),
+    ("asymptote", "asymptote", True), ("roi", "ROI stage", False), ("stop", "stop point", True),
+    ("knee", "knee", True), ("points", "points", True), ("compute_last", "last compute", True),
+    ("threshold", "threshold", True))
 _BOX = {"box": box.MINIMAL, "padding": (0, 1), "pad_edge": False, "show_edge": False}
 INDENT = 2
 """Rows under a run heading are indented this far."""
 
 
 def _cell(text: Any, style: str = "") -> Text:
-    """Text from data for the terminal: literal (never console markup) and one line, control
-    characters shown escaped (:func:`saturate.report.text.for_terminal`, the terminal boundary)."""
+    """Data as terminal text: literal (never console markup), one line, control characters
+    escaped (:func:`~saturate.report.text.for_terminal`)."""
     return Text(for_terminal(str(text)), style=style)
 
 
 def table_cells(curve: CurveAnalysis) -> dict[str, str]:
     """Every cell :data:`TABLE_COLUMNS` can show for ``curve``, as text."""
     row = summary_row(curve)
-    row.update(gain=row["gain"], why=short_reason(curve), forecast=forecast_cell(curve))
+    row.update(why=short_reason(curve), forecast=forecast_cell(curve))
     return row
 
 
@@ -111,8 +98,7 @@ def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
     lines = [_cell(f"{compute} · intervals at {confidence:.0%}", "dim")]
     for what in NAMES:
         if prefix := layout.prefixes.get(what):
-            lines.append(_cell(f"Every {what} name starts with {prefix!r}: left out below.",
-                               "dim"))
+            lines.append(_cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim"))
     return lines
 
 
@@ -143,12 +129,8 @@ def _footer(layout: Layout, cells: list[dict[str, str]], headers: dict[str, str]
 
 def render_table(analysis: Any, console: Console, *, reasons: bool = False,
                  wide: bool = False) -> None:
-    """Print the report on ``console``, fitted to its width: the headline, the table of curves,
-    the diagnostics and a footer explaining the marks.
-
-    ``wide=True`` shows every column at full width whatever the console's width;
-    ``reasons=True`` adds each curve's full reasons.
-    """
+    """Print the report on ``console``, fitted to its width (``wide=True``: every column at full
+    width); ``reasons=True`` adds each curve's full reasons."""
     curves, settings = curves_and_settings(analysis)
     confidence = settings.get("confidence") or 0.9
     cells = [table_cells(c) for c in curves]
@@ -291,8 +273,7 @@ def render_diagnostics(analysis: Any, console: Console) -> None:
     for key, header in (("severity", "severity"), ("kind", "kind"), ("run", "run"),
                         ("compute", "from compute"), ("message", "message")):
         table.add_column(header, justify="right" if key == "compute" else "left",
-                         width=fixed.get(key, room), no_wrap=key != "message",
-                         overflow="fold")
+                         width=fixed.get(key, room), no_wrap=key != "message", overflow="fold")
     for d, row in zip(found, rows, strict=True):
         table.add_row(_cell(row["severity"], SEVERITY_STYLES.get(d.severity, "")),
                       _cell(row["kind"]), _cell(row["run"]), _cell(row["compute"]),

@@ -1,13 +1,9 @@
 """Which columns of the terminal table show, and how wide, for a console of a given width.
 
-Pure text arithmetic, no rich: the table is drawn with one space of padding on each side of a
-one-character divider, so ``n`` columns cost ``3 (n - 1)`` characters besides their cells.
-
-* run, metric, verdict, P(pays) and the gain per doubling always show; a verdict or a number is never
-  cut, and names are shortened in the middle (distinct names stay distinct, a prefix every name
-  shares is left out and said once above the table);
-* then the one-line reason, then the names grow back to full length, then the other columns in
-  :data:`PRIORITY` order while they fit.
+Pure text arithmetic (``n`` columns cost ``3 (n - 1)`` characters besides their cells). Run,
+metric, verdict, P(pays) and gain always show, numbers never cut and names shortened in the
+middle (a shared prefix said once above); then the reason, then names back to full length, then
+the other columns in :data:`PRIORITY` order while they fit.
 """
 
 from __future__ import annotations

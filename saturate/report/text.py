@@ -1,22 +1,11 @@
-"""Names from the data made safe for each place they are shown, one function per output kind.
+"""Names from the data made safe for each place they are shown, one boundary function per output.
 
-A run, metric, experiment or source name is whatever a user (or an attacker) logged. Shown raw, a
-newline in it starts a new line, so ``x\\n::error::FORGED`` becomes a real GitHub annotation; an
-ANSI escape (``\\x1b[2J``) clears the terminal; ``@everyone`` in Markdown pings people. Each
-output kind has one boundary function, applied where its text is assembled:
-
-* :func:`for_terminal`: terminal and plain CI lines (tables, gate's PASS/FAIL lines, watch and
-  history lines, error and warning lines): control characters, ANSI escapes, line and paragraph
-  separators and bidirectional overrides are shown escaped (a newline as the two characters
-  ``\\n``), so one logical line stays one line;
-* :func:`for_annotation`: a GitHub Actions workflow-command message or property (the terminal
-  rules, then GitHub's percent-encoding);
-* :func:`for_markdown`: a Markdown cell or paragraph (no markup, links, HTML, line breaks, and
-  ``@mentions`` broken by a zero-width space);
-* :func:`for_message`: an error or warning line: credentials redacted, then :func:`for_terminal`.
-
-HTML reports escape with :func:`for_html`: the terminal rules, then :func:`html.escape`. No line
-of any output can begin with ``::`` from the data (:func:`no_command`).
+A run name is whatever a user (or an attacker) logged: a newline in it can forge a GitHub
+annotation (``x\\n::error::FORGED``), an ANSI escape clear the terminal, ``@everyone`` ping
+people. :func:`for_terminal` shows control, separator and bidi characters escaped (one logical
+line stays one line); :func:`for_annotation`, :func:`for_markdown`, :func:`for_message`,
+:func:`for_html`, :func:`for_json` and :func:`for_document` build on it. No line of any output
+can begin with ``::`` from the data (:func:`no_command`).
 """
 
 from __future__ import annotations
@@ -56,20 +45,28 @@ def for_terminal(text: Any) -> str:
 
 
 def no_command(text: str, colon: str = "\\x3a") -> str:
-    """``text`` with a leading ``::`` (after spaces) written ``<colon>:``, so that it can never
-    start a line GitHub Actions reads as a workflow command (``::error::``,
-    ``::stop-commands::``)."""
+    """``text`` with a leading ``::`` (after spaces) written ``<colon>:``, so that it never starts
+    a line GitHub Actions reads as a workflow command (``::error::``, ``::stop-commands::``)."""
     stripped = text.lstrip()
     if not stripped.startswith("::"):
         return text
     return text[: len(text) - len(stripped)] + colon + stripped[1:]
 
 
+def escape_data(text: str) -> str:
+    """A workflow-command message: ``%``, CR and LF percent-encoded (GitHub's toolkit rules)."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow-command property value: also ``:`` and ``,`` encoded."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def for_annotation(text: Any, *, prop: bool = False) -> str:
-    """``text`` for a GitHub workflow command: one line (:func:`for_terminal`), then ``%``, CR
-    and LF percent-encoded, and for a property value (``prop=True``: ``title=``) ``:`` and ``,``."""
-    s = for_terminal(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return s.replace(":", "%3A").replace(",", "%2C") if prop else s
+    """``text`` for a GitHub workflow command: one line (:func:`for_terminal`), then
+    :func:`escape_data`, or :func:`escape_property` for a property value (``prop=True``)."""
+    return (escape_property if prop else escape_data)(for_terminal(text))
 
 
 def for_markdown(text: Any) -> str:

@@ -1,7 +1,6 @@
 """Terminal tables of the tracker: the live ``saturate watch`` view and ``saturate history``.
-
-Names from the data go in as :class:`rich.text.Text` (so a run called ``[bold]x`` shows literally)
-made safe for a terminal by :func:`saturate.report.text.for_terminal` (control characters shown escaped).
+Names from the data go in as :class:`rich.text.Text` made safe by
+:func:`~saturate.report.text.for_terminal`.
 """
 
 from __future__ import annotations
@@ -51,9 +50,8 @@ def watch_table(
     last_event: Mapping[tuple[str, str, str], str],
     width: int = 120,
 ) -> Table:
-    """The current verdict of every watched curve and the last event it raised, one line per
-    curve in ``width`` columns: names shortened on separators, the asymptote, knee and compute
-    shown only while they fit."""
+    """The current verdict and last event of every watched curve, one line each in ``width``
+    columns: names shortened on separators, the optional columns shown while they fit."""
     keys = sorted(latest, key=lambda k: (latest[k].run, latest[k].metric))
     rows = [_watch_cells(latest[k], last_event.get(k, "")) for k in keys]
     if not rows:
@@ -73,8 +71,7 @@ def watch_table(
         if room(wanted) >= min(natural["run"] + natural["metric"], _WATCH_NAME_ROOM):
             shown = wanted
     labels = _fit_names(rows, max(room(shown), 2 * _WATCH_NAME_LEAST))
-    table = Table(title="saturate watch", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
-                  expand=False)
+    table = Table(title="saturate watch", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     heads = dict(_WATCH_COLUMNS)
     widths = {**natural, **{k: max([len(v) for v in labels[k].values()] + [len(k)]) for k in NAMES}}
     over = sum(widths[k] for k in shown) + 3 * (len(shown) - 1) - width
@@ -90,9 +87,8 @@ def watch_table(
 
 
 def _fit_names(rows: Sequence[Mapping[str, str]], room: int) -> dict[str, dict[str, str]]:
-    """Run and metric names shortened on separators (distinct names stay distinct) so that both
-    fit in ``room`` characters, the metric (what the row is about) given half or what it needs,
-    the run what is left."""
+    """Run and metric names shortened (distinct names stay distinct) to fit ``room`` together:
+    the metric gets half or what it needs, the run the rest."""
     runs, metrics = [r["run"] for r in rows], [r["metric"] for r in rows]
     metric_labels, metric_width = unique_labels(metrics, min(max(map(len, metrics)), room // 2))
     run_labels, _ = unique_labels(runs, max(room - metric_width, 1))

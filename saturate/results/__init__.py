@@ -1,10 +1,8 @@
-"""Result objects of an analysis: frozen dataclasses with ``to_dict()`` (JSON-safe),
-``from_dict()`` (its inverse) and ``summary()``; both, and the report schema's ``estimate`` and
-``curve``, are made from the fields by :mod:`saturate.results.codec`.
+"""Result objects of an analysis: frozen dataclasses with ``to_dict()``, ``from_dict()`` and
+``summary()``, their JSON made from the fields by :mod:`saturate.results.codec`.
 
-Formatting lives in :mod:`saturate.report`; these classes only hold numbers and say what they mean.
-This module imports neither :mod:`saturate.analysis` nor :mod:`saturate.fit` (the fit's type is
-named for type checkers only).
+They only hold numbers; formatting lives in :mod:`saturate.report`. This module imports neither
+:mod:`saturate.analysis` nor :mod:`saturate.fit`.
 """
 
 from __future__ import annotations
@@ -19,24 +17,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from saturate.results.codec import from_dict, meta, num, to_dict
+from saturate.results.codec import Coded, meta, num, to_dict
 
 if TYPE_CHECKING:
     from saturate.fit.result import CurveFit
 
 
-# ---- how results show themselves in Jupyter (``_repr_html_``) ----
-# The results sit below the reports, so they cannot import the renderer:
-# :mod:`saturate.report.notebook` registers it here when imported (``import saturate`` does).
-# Until then an object shows its plain ``summary()``.
+# Jupyter views (``_repr_html_``) and figures: results sit below the reports, so _PROVIDER
+# registers them here when imported, by name on first need.
 _RENDERERS: dict[str, Callable[[Any], str]] = {}
 _FIGURES: dict[str, Callable[[Any], Any]] = {}
-
-
 _PROVIDER = "saturate.report.notebook"
-"""The module that registers the renderers and drawers when it is imported: loaded by name on
-first need (results sit below the reports, so they never import them), so that a suite analysed
-without ``saturate.analyze`` still draws itself."""
 
 
 def _provided(registry: Mapping[str, Any], kind: str) -> Any:
@@ -82,7 +73,7 @@ _NAN = math.nan
 
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(Coded):
     """A point estimate with its interval; ``identified`` is False when the data cannot pin it down."""
 
     _json_def: ClassVar[str] = "estimate"
@@ -94,14 +85,10 @@ class Estimate:
     identified: bool = field(default=True, metadata=meta(
         "False when the data cannot pin the value down.", required=True))
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate:
-        """The estimate of a :meth:`to_dict` entry (None or ``{}``: a missing, unidentified one).
-        Without ``identified`` (the gain's entries leave it out) it is identified when it has an
-        interval."""
+        """The estimate of a :meth:`to_dict` entry (None or ``{}``: missing, unidentified);
+        without ``identified`` (the gain's entries) it is identified when it has an interval."""
         lo = num((d or {}).get("lo"))
         return cls(num((d or {}).get("value")), lo, num((d or {}).get("hi")),
                    bool((d or {}).get("identified", math.isfinite(lo))))
@@ -111,19 +98,14 @@ class Estimate:
 
 
 def format_estimate(
-    e: Estimate | None,
-    digits: int = 3,
-    *,
-    missing: str | None = "n/a",
-    unidentified: str = " (not identified)",
-    open_interval: bool = False,
+    e: Estimate | None, digits: int = 3, *, missing: str | None = "n/a",
+    unidentified: str = " (not identified)", open_interval: bool = False,
 ) -> str:
-    """``0.12 [0.08, 0.15]``: the value with ``digits`` significant digits and its interval when
-    both ends are known; the one estimate formatter of saturate, its variants set by keywords.
+    """``0.12 [0.08, 0.15]``: the value to ``digits`` significant digits and its interval.
 
-    ``missing``: the text for an absent estimate or a non-finite value (``None``: format the value
-    as it is, ``nan``). ``unidentified``: appended to a value the data cannot pin down (``""`` for
-    nothing). ``open_interval``: show ``[lo, ∞)`` when only the lower end is known.
+    ``missing``: the text for an absent or non-finite value (``None``: format it as is).
+    ``unidentified``: appended to a value the data cannot pin down. ``open_interval``: show
+    ``[lo, ∞)`` when only the lower end is known.
     """
     if e is None or e.value is None or (missing is not None and not math.isfinite(e.value)):
         return "n/a" if missing is None else missing
@@ -143,7 +125,7 @@ def _interval(doc: str | None = None, **kw: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class ForecastPoint:
+class ForecastPoint(Coded):
     """The model-averaged forecast at one compute, with its interval."""
 
     at: str | float = field(metadata=meta("The request echoed: '2x' or a compute value."))
@@ -153,17 +135,9 @@ class ForecastPoint:
     hi: float = _interval()
     identified: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ForecastPoint:
-        """The forecast point of a :meth:`to_dict` entry."""
-        return from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class LawSummary:
+class LawSummary(Coded):
     """One fitted law as reported: parameters with intervals and the weight it got."""
 
     name: str
@@ -173,17 +147,9 @@ class LawSummary:
     cv_error: float = _NAN
     converged: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> LawSummary:
-        """The law of a :meth:`to_dict` entry (the extra keys of ``LawFit.to_dict`` are ignored)."""
-        return from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class Trend:
+class Trend(Coded):
     """Slope of the recent stretch per doubling of compute, from a test robust to autocorrelation."""
 
     slope_per_doubling: Estimate
@@ -193,17 +159,9 @@ class Trend:
     compute_to: float = field(metadata=meta(missing=_NAN))
     n_points: int = field(metadata=meta(missing=0))
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Trend:
-        """The trend of a :meth:`to_dict` entry."""
-        return from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class Collapse:
+class Collapse(Coded):
     """A sudden drop after a good stretch: where it happened and how far it fell."""
 
     compute: float
@@ -212,14 +170,6 @@ class Collapse:
     level_after: float = field(metadata=meta(missing=_NAN))
     drop: float = _interval()
     drop_fraction: float = field(metadata=meta(missing=_NAN))
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Collapse:
-        """The collapse of a :meth:`to_dict` entry."""
-        return from_dict(cls, d)
 
 
 def _gain_entry(e: Estimate) -> dict[str, Any]:
@@ -249,14 +199,11 @@ _DOMAIN_SCHEMA = {"oneOf": [{"type": "null"}, {
 
 
 @dataclass(frozen=True, kw_only=True)
-class CurveAnalysis:
+class CurveAnalysis(Coded):
     """Everything saturate says about one (run, metric) curve.
 
-    ``fit`` (the :class:`~saturate.fit.CurveFit` behind the numbers, None when no law could be
-    fitted) and ``points`` (the curve's tidy rows) are kept for plots and diagnostics; they are
-    not part of ``to_dict()`` and do not take part in comparisons. The fields are declared in
-    the order of the JSON entry (see :mod:`saturate.results.codec`); an entry stored before a key existed
-    reads as its default, an entry without one of the curve's identity is refused.
+    ``fit`` (None when no law could be fitted) and ``points`` are kept for plots and diagnostics,
+    outside ``to_dict()`` and comparisons. Fields are declared in the JSON entry's order.
     """
 
     _json_def: ClassVar[str] = "curve"
@@ -326,17 +273,6 @@ class CurveAnalysis:
     def passes(self) -> bool:
         """True when the curve still gains at least the threshold per doubling."""
         return self.verdict in PASSING_VERDICTS
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON entry for this curve (see ``saturate/report/schema.json``)."""
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CurveAnalysis:
-        """Rebuild a curve's analysis from its :meth:`to_dict` entry, without ``fit`` and
-        ``points`` (which the entry does not hold); a missing identity key raises
-        :class:`~saturate.errors.InputError`."""
-        return from_dict(cls, d)
 
     def _repr_html_(self) -> str:
         """Jupyter: the verdict, its charts, numbers and reasons."""

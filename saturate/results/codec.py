@@ -1,19 +1,9 @@
-"""Frozen dataclasses to JSON and back, and their JSON Schema, from one declaration: the fields,
-their type hints and a few words of metadata (:func:`meta`).
+"""Frozen dataclasses to JSON and back (:func:`to_dict`, :func:`from_dict`), and their JSON
+Schema (:func:`schema_of`), from the fields, their type hints and :func:`meta`.
 
-* :func:`to_dict`: the fields that take part in comparisons (``compare=False`` ones, such as a
-  curve's fit or points, are kept in memory only), in the order declared, JSON-safe (NaN and
-  infinities as ``null``, tuples as lists); ``key="roi.value"`` nests a field in an object.
-* :func:`from_dict`: its inverse, each value converted by its field's type (``null`` is NaN
-  where the field is a float); a missing key takes the field's default, and a missing key
-  without one raises :class:`~saturate.errors.InputError`.
-* :func:`derived`: a property written as well (read back, it follows from the fields);
-* :func:`schema_of`: the JSON Schema of the same objects (a class with ``_json_def`` is
-  referenced as ``#/$defs/<name>``; floats as ``#/$defs/num``: a number or null).
-
-A field whose JSON form is not its type's (a pair written as ``{"lo", "hi"}``) gives ``encode``,
-``decode`` and ``schema`` in its metadata. ``from_dict(cls, cls_obj.to_dict()) == cls_obj``
-holds by construction: what is compared is what is written.
+Only fields with ``compare=True`` are written (NaN as ``null``, tuples as lists), so
+``from_dict(cls, obj.to_dict()) == obj`` holds by construction. ``key="roi.value"`` nests a
+field; ``encode``/``decode``/``schema`` give a field a JSON form other than its type's.
 """
 
 from __future__ import annotations
@@ -31,7 +21,7 @@ import numpy as np
 
 from saturate.errors import InputError
 
-__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num"]
+__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num", "Coded"]
 
 
 _NO = object()
@@ -41,11 +31,9 @@ def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str,
          missing: Any = _NO, required: bool | None = None,
          encode: Callable[[Any], Any] | None = None,
          decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
-    """A field's JSON metadata: its description, its key (``a.b``: nested), schema keywords to
-    add (``minimum``...), the value an entry without the key reads as (``missing``, for a field
-    without a default; else the entry is refused), whether the schema requires the key (default:
-    when the entry is refused without it), and its own ``encode``/``decode`` (and then its
-    ``schema``) when its JSON form is not its type's."""
+    """A field's JSON metadata: description, key (``a.b``: nested), schema keywords to add, the
+    value a missing key reads as (``missing``; else the entry is refused unless the field has a
+    default), whether the schema requires the key, and its own ``encode``/``decode``/``schema``."""
     out = dict(doc=doc, key=key, schema=schema, required=required, encode=encode, decode=decode)
     if missing is not _NO:
         out["missing"] = missing
@@ -53,8 +41,8 @@ def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str,
 
 
 def derived(after: str, doc: str | None = None) -> Callable[[Callable[[Any], Any]], property]:
-    """A property also written to the JSON object, after the field ``after`` (and left when it
-    is read back: it follows from the fields), its schema from its return type."""
+    """A property also written to the JSON object, after the field ``after`` (ignored when read
+    back: it follows from the fields)."""
     def wrap(fn: Callable[[Any], Any]) -> property:
         fn._json_derived = {"after": after, **meta(doc)}  # type: ignore[attr-defined]
         return property(fn)
@@ -125,11 +113,6 @@ def _has_default(f: dataclasses.Field) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
 
 
-def _optional(f: dataclasses.Field) -> bool:
-    """Whether an entry may leave the field out (it has a default or a ``missing`` value)."""
-    return _has_default(f) or "missing" in f.metadata
-
-
 def _args(hint: Any) -> tuple[Any, ...]:
     return typing.get_args(hint)
 
@@ -142,7 +125,7 @@ def _is_union(hint: Any) -> bool:
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
-    """``obj``'s JSON object (see the module docstring)."""
+    """``obj``'s JSON object."""
     out: dict[str, Any] = {}
     for f, _ in _fields(type(obj)):
         value = getattr(obj, f.name)
@@ -158,7 +141,8 @@ def to_dict(obj: Any) -> dict[str, Any]:
 
 
 def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
-    """An instance of ``cls`` from its JSON object (see the module docstring)."""
+    """An instance of ``cls`` from its JSON object; a missing key without a default or
+    ``missing`` value raises :class:`~saturate.errors.InputError`."""
     d = d or {}
     kwargs = {}
     for f, hint in _fields(cls):
@@ -176,6 +160,20 @@ def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
         decode = f.metadata.get("decode")
         kwargs[f.name] = decode(here[last]) if decode is not None else _value(hint, here[last])
     return cls(**kwargs)
+
+
+class Coded:
+    """Mixin of a dataclass whose ``to_dict()`` and ``from_dict()`` are made from its fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON entry (see ``saturate/report/schema.json``)."""
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+        """An instance from its :meth:`to_dict` entry (a missing key without a default raises
+        :class:`~saturate.errors.InputError`)."""
+        return from_dict(cls, d)
 
 
 def _value(hint: Any, x: Any) -> Any:
@@ -227,7 +225,8 @@ def schema_of(cls: type, *, ref: bool = False) -> dict[str, Any]:
         if "doc" in f.metadata:
             prop["description"] = f.metadata["doc"]
         node.setdefault("properties", {})[last] = prop
-        _require(node, last, f.metadata.get("required", not _optional(f)))
+        optional = _has_default(f) or "missing" in f.metadata
+        _require(node, last, f.metadata.get("required", not optional))
         for name, info, hint in _derived(cls).get(f.name, ()):
             root["properties"][name] = _schema(hint) | (
                 {"description": info["doc"]} if "doc" in info else {})

@@ -1,10 +1,7 @@
 """The settings: every option declared once (:mod:`~saturate.settings.fields`), checked once
 (:mod:`~saturate.settings.checks`), read from the settings file (:mod:`~saturate.settings.file`)
-and held in one :class:`Settings` (:mod:`~saturate.settings.model`).
-
-This package sits in the shared bottom row: it imports no part of the flow after it; each part
-builds its own view of the settings from :class:`Settings`.
-"""
+and held in one :class:`Settings` (:mod:`~saturate.settings.model`). Imports no later part of
+the flow."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
-"""Every option check, in one place: each ``check_*`` validates one value and returns it converted.
+"""Every option check: each ``check_*`` validates one value and returns it converted.
 
-The ``name`` argument is the option as the user spelled it (``--confidence`` on the command line,
-``confidence`` in Python, ``saturate.toml: confidence`` in a settings file), so that a
-:class:`~saturate.errors.SettingsError` names the option, shows the value received and, where there
-is one, the allowed range::
-
-    --confidence must be in [0.5, 1), got 1.5
-
-It depends on nothing else in saturate but :mod:`saturate.errors`, so any layer may use it.
+``name`` is the option as the user spelled it (``--confidence``, ``confidence``, ``saturate.toml:
+confidence``), so a :class:`~saturate.errors.SettingsError` reads ``--confidence must be in
+[0.5, 1), got 1.5``. Depends only on :mod:`saturate.errors`, so any layer may use it.
 """
 
 from __future__ import annotations
@@ -22,40 +17,15 @@ from typing import Any
 
 from saturate.errors import SettingsError
 
-__all__ = [
-    "CONFIDENCE_RANGE",
-    "check_confidence",
-    "check_band",
-    "check_gain",
-    "gain_parts",
-    "check_thresholds",
-    "check_forecast_at",
-    "check_forecast_points",
-    "resolve_at",
-    "check_number",
-    "check_positive",
-    "check_gpus",
-    "check_int",
-    "check_text",
-    "check_strings",
-    "check_choice",
-    "check_choices",
-    "check_target",
-    "check_targets",
-    "check_pair",
-    "check_pairs",
-    "check_domain",
-    "check_domains",
-    "check_bool",
-    "check_normalize",
-    "check_count",
-    "check_workers",
-    "check_scheduler",
-]
+__all__ = ["CONFIDENCE_RANGE", "check_confidence", "check_band", "check_gain", "gain_parts",
+           "check_thresholds", "check_forecast_at", "check_forecast_points", "resolve_at",
+           "check_number", "check_positive", "check_gpus", "check_int", "check_text",
+           "check_strings", "check_choice", "check_choices", "check_target", "check_targets",
+           "check_pair", "check_pairs", "check_domain", "check_domains", "check_bool",
+           "check_normalize", "check_workers", "check_scheduler"]
 
 CONFIDENCE_RANGE = (0.5, 1.0)
-"""Every interval's level lies in ``[0.5, 1)``: below one half an "interval" would be narrower
-than the even odds it is meant to exceed, and the verdict rules read its bounds as evidence."""
+"""Every interval's level lies in ``[0.5, 1)``: the verdict rules read its bounds as evidence."""
 
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _GAIN = re.compile(rf"^\s*({_NUMBER})\s*(%?)\s*$")
@@ -107,10 +77,8 @@ def _range(low: float, high: float, closed: str) -> str:
 def check_number(
     value: Any, name: str, low: float = -math.inf, high: float = math.inf, *, closed: str = "both"
 ) -> float:
-    """A finite real number between ``low`` and ``high``.
-
-    ``closed`` says which ends are allowed: ``"both"``, ``"left"``, ``"right"`` or ``"neither"``.
-    """
+    """A finite real number between ``low`` and ``high``; ``closed``: which ends are allowed
+    (``"both"``, ``"left"``, ``"right"`` or ``"neither"``)."""
     allowed = _range(low, high, closed)
     number = _real(value, name, allowed if allowed.startswith("a ") else f"a number {allowed}")
     below = number < low or (number == low and closed not in ("both", "left"))
@@ -261,10 +229,8 @@ def check_text(value: Any, name: str) -> str:
 def check_strings(value: Any, name: str) -> tuple[str, ...]:
     """One string or a list of non-empty strings (globs, names) as a tuple."""
     items = [value] if isinstance(value, str) else value
-    if (
-        isinstance(items, Mapping) or not isinstance(items, Iterable)
-        or not all(isinstance(v, str) and v.strip() for v in items)
-    ):
+    if isinstance(items, Mapping) or not isinstance(items, Iterable) or not all(
+            isinstance(v, str) and v.strip() for v in items):
         raise _fail(name, "must be a string or a list of non-empty strings", value)
     return tuple(v.strip() for v in items)
 
@@ -366,9 +332,8 @@ def check_pairs(value: Any, name: str = "pairs") -> tuple[tuple[str, str], ...]:
             out.append(check_pair(item, name))
         elif isinstance(item, Mapping) and {"reward", "benchmark"} <= set(item):
             out += [(str(item["reward"]), b) for b in globs(item["benchmark"])]
-        elif isinstance(item, Sequence) and len(item) == 2 and all(
-            isinstance(x, str) and x for x in item
-        ):
+        elif isinstance(item, Sequence) and len(item) == 2 and all(isinstance(x, str) and x
+                                                                    for x in item):
             out.append((item[0], item[1]))
         else:
             raise _fail(name, rule, value)
@@ -438,14 +403,10 @@ def _baseline_pair(value: Any, name: str, shown: Any = None) -> dict[str, float]
 
 
 def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]:
-    """How a suite's scores are normalised per task, checked for form (a file's contents are read
-    by :func:`saturate.suites.read_baselines` when the suite is analysed):
-
-    * ``"min-max"`` (also ``"minmax"``) or ``"none"``;
-    * ``"random=R,human=H"``: one pair for every task (returned with the numbers as parsed);
-    * the path of an existing ``task,random,human`` CSV or JSON file (returned as given);
-    * a mapping ``{"random": R, "human": H}`` or ``{task: {"random": R, "human": H}}``.
-    """
+    """How a suite's scores are normalised per task, checked for form: ``"min-max"``
+    (``"minmax"``), ``"none"``, ``"random=R,human=H"``, the path of an existing baselines file
+    (read later by :func:`saturate.suites.read_baselines`), or a mapping ``{"random": R, "human":
+    H}`` or ``{task: {"random": R, "human": H}}``."""
     if isinstance(value, Mapping):
         if {str(k).strip().lower() for k in value} & {"random", "human"}:
             return _baseline_pair(value, name)
@@ -472,11 +433,6 @@ def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]
     if not path.is_file():
         raise _fail(name, f"{_NORMALIZE_RULE}; no such file", value)
     return text
-
-
-def check_count(value: Any, name: str) -> int:
-    """A count >= 0 (resamples, a seed)."""
-    return check_int(value, name, 0)
 
 
 def check_workers(value: Any, name: str) -> int:

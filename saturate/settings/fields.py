@@ -1,15 +1,9 @@
 """Every option of saturate, declared once: :data:`OPTIONS`.
 
-One :class:`Option` per setting holds its name, type, default, check, help and command-line
-spelling. From it are made the fields of :class:`~saturate.settings.Settings`, the keys of the
-settings file (``[tool.saturate]``), the keyword arguments of :func:`saturate.analyze` and the
-command line's options (:mod:`saturate.cli.options`, by ``group``). Adding an option is one
-:class:`Option` here; the part that uses it reads it from the :class:`Settings` it is given.
-
-A list of names that belongs to a later part (the laws of :mod:`saturate.fit.laws`, the kinds
-``--fail-on`` accepts) and the help made from it are named with a :class:`Ref`: the module is
-imported when a value is checked or the help is shown, as a plug-in's entry point is, so these
-declarations import no part after them in the flow.
+Each :class:`Option` makes a field of :class:`~saturate.settings.Settings`, a settings-file key,
+a keyword of :func:`saturate.analyze` and a command-line option. Names that a later part holds
+(the laws, the ``--fail-on`` kinds) are a :class:`Ref`, imported only when needed, so these
+declarations import no later part of the flow.
 """
 
 from __future__ import annotations
@@ -32,16 +26,14 @@ REPORT_FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 
 
 DEFAULT_STATE = Path(".saturate") / "history.db"
-"""The watch history file (``--state``), relative to the folder saturate runs in (one history
-per project)."""
+"""The watch history file (``--state``), relative to the folder saturate runs in."""
 
 SUITE_STATISTICS: tuple[str, ...] = ("iqm", "mean")
-"""The suite aggregates a group is judged on: the interquartile mean over tasks and seeds (robust to
-a few outlying tasks, rliable's choice) or the mean of task means."""
+"""The suite aggregates: the interquartile mean over tasks and seeds (rliable's) or the mean of
+task means."""
 
 SUITE_N_BOOT = 2000
-"""Bootstrap replicates of a suite aggregate by default: rliable's figures use 2000; the percentile
-interval's Monte Carlo error is then about 1% of its width."""
+"""Bootstrap replicates of a suite aggregate, as rliable's (Monte Carlo error ~1% of the width)."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +61,9 @@ class Switch:
 class Option:
     """One setting: its field, check, help and command-line form.
 
-    ``check(value, name)`` validates a value and returns it converted (``name``: the option as
-    the user spelled it). ``help``: the command line's help (a :class:`Ref` when made
-    by a later part). ``group``: the option group commands take it by (:data:`GROUPS`);
-    ``flags``: the command-line spelling when it is not ``--name-with-dashes``, short options
-    after it; ``many``: repeatable; ``flag``: ``--name/--no-name``; ``merge``: a glob table
-    whose globs given later replace the same globs below; ``cli``: shown on the command line.
+    ``check(value, name)`` validates and converts. ``flags``: the spelling when not
+    ``--name-with-dashes``; ``many``: repeatable; ``flag``: ``--name/--no-name``; ``merge``: a
+    glob table merged over the one below; ``cli``: shown on the command line.
     """
 
     name: str
@@ -145,9 +134,7 @@ _DEFAULT = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n
 GROUPS: tuple[str, ...] = (
     "selection", "analysis", "suite", "diagnostics", "format", "fail_on", "compare", "engine",
 )
-"""The option groups a command takes its options by (:func:`saturate.cli.options.settings_options`):
-what to read, how curves are judged, a benchmark suite, the diagnostics, the report format,
-the gate's kinds, where recipes are compared, where curves are analysed."""
+"""The option groups a command takes its options by (:func:`saturate.cli.options.settings_options`)."""
 
 OPTIONS: list[Option] = [
     # ---- selection: what to read
@@ -201,9 +188,9 @@ OPTIONS: list[Option] = [
     Option("confidence", "float", _DEFAULT["confidence"], c.check_confidence, "Confidence level "
            f"of every interval, in [0.5, 1) (default {_DEFAULT['confidence']:g}).", "analysis",
            "LEVEL"),
-    Option("n_boot", "int", _DEFAULT["n_boot"], c.check_count, "Bootstrap resamples for the "
+    Option("n_boot", "int", _DEFAULT["n_boot"], c.check_int, "Bootstrap resamples for the "
            f"intervals, >= 0 (default {_DEFAULT['n_boot']}).", "analysis", "N"),
-    Option("seed", "int", _DEFAULT["seed"], c.check_count,
+    Option("seed", "int", _DEFAULT["seed"], c.check_int,
            f"Random seed of the bootstrap (default {_DEFAULT['seed']}).", "analysis", "N"),
     Option("laws", "tuple[Any, ...] | None", None, _check_laws,
            Ref(__name__, "_law_help"), "analysis", "LAW", ("--law",), many=True),
@@ -274,15 +261,14 @@ _MADE: list[Callable[[], None]] = []
 
 
 def on_declare(remake: Callable[[], None]) -> None:
-    """Call ``remake`` whenever :func:`declare` changes :data:`OPTIONS`: the modules that make
-    something from the declarations when imported (the :class:`Settings` fields, the commands'
-    options, the API's keywords) make it again."""
+    """Call ``remake`` whenever :func:`declare` changes :data:`OPTIONS` (what was made from the
+    declarations at import is made again)."""
     _MADE.append(remake)
 
 
 def declare(option: Option | None = None, *, withdraw: str | None = None) -> None:
-    """Add ``option`` to :data:`OPTIONS` (or ``withdraw`` the one of that name) after import,
-    as an edit of this module would before it: for a plug-in, or a test of the declarations."""
+    """Add ``option`` to :data:`OPTIONS` (or ``withdraw`` the one of that name) after import:
+    for a plug-in, or a test of the declarations."""
     if withdraw is not None:
         OPTIONS[:] = [o for o in OPTIONS if o.name != withdraw]
         OPTIONS_BY_NAME.pop(withdraw, None)

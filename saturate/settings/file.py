@@ -1,35 +1,9 @@
-"""Find and read the settings file: ``[tool.saturate]`` in ``pyproject.toml``, or a ``saturate.toml``.
+"""Find and read the settings file: ``[tool.saturate]`` in ``pyproject.toml``, or a
+``saturate.toml`` (keys at the top level, or under ``[tool.saturate]``).
 
-The file is found from the current directory upward (in each directory ``saturate.toml`` first, then a
-``pyproject.toml`` that has a ``[tool.saturate]`` table) up to the project's root (a repository,
-the home folder; never a shared folder such as ``/tmp``: :func:`find_config`), or named with ``--config PATH``. This
-module only finds and reads it; :class:`saturate.settings.Settings` validates the values (with the
-same checks as the command line's) and lays the options given over them::
-
-    [tool.saturate]
-    min_gain = "1%"                 # per doubling of compute: an absolute number or "N%"
-    compute = "compute/gpu_hours"
-    group_by = "recipe"
-    metric = ["eval/*"]
-    lower_is_better = ["*/kl"]
-    forecast_at = ["2x", "4x"]
-    fail_on = ["saturated", "regressing", "divergence"]
-    gpu_hour_cost = 2.5             # price of a GPU-hour: cost per point of metric
-    pretrain_compute = 4e5          # same unit as the x axis: RL share of pre-training
-    gpu_hours = "compute/gpu_hours" # metric/column of cumulative GPU-hours (allocation, cost)
-    budget = 5000                   # GPU-hours: rank the runs worth extending
-
-    [tool.saturate.thresholds]
-    "eval/accuracy" = 0.005
-    "train/*" = "2%"
-
-    [tool.saturate.pairs]           # reward glob = benchmark globs (default: naming conventions)
-    "train/reward" = ["eval/*", "bench/*"]
-
-    [tool.saturate.targets]         # metric glob = value to reach: the compute it takes
-    "eval/math500/accuracy" = 0.6
-
-In a ``saturate.toml`` the same keys sit at the top level (a ``[tool.saturate]`` table also works).
+It is named with ``--config PATH`` or found upward from the current directory (:func:`find_config`).
+This module only reads it; :class:`saturate.settings.Settings` validates the values. The
+README shows an example file.
 """
 
 from __future__ import annotations
@@ -69,10 +43,8 @@ def _table(data: Mapping[str, Any], path: Path) -> Mapping[str, Any] | None:
 
 
 def read_config(path: str | os.PathLike, *, name: str = "--config") -> SettingsFile:
-    """Read one settings file (a ``pyproject.toml`` needs a ``[tool.saturate]`` table).
-
-    ``name`` is how errors name the option that gave the path.
-    """
+    """Read one settings file (a ``pyproject.toml`` needs a ``[tool.saturate]`` table); ``name``
+    is how errors name the option that gave the path."""
     p = Path(path).expanduser()
     if not p.is_file():
         raise SettingsError(f"{name} {os.fspath(path)}: no such file")
@@ -90,10 +62,9 @@ def read_config(path: str | os.PathLike, *, name: str = "--config") -> SettingsF
 
 def find_config(start: str | os.PathLike | None = None) -> Path | None:
     """The nearest ``saturate.toml``, or ``pyproject.toml`` with ``[tool.saturate]``, upward from
-    ``start`` (default: the current directory), no further than the project's root, as ruff and
-    pytest find theirs: the search stops after a folder holding a repository (``.git``, ``.hg``,
-    ``.svn``) or the home folder, and never enters a folder anyone may write (``/tmp``): a
-    settings file two folders above the project, in a shared ``/tmp``, is not read."""
+    ``start`` (default: the current directory), as ruff and pytest find theirs: the search stops
+    after a repository's root or the home folder, and never enters a folder anyone may write
+    (``/tmp``), whose settings file is nobody's."""
     here = Path(start if start is not None else Path.cwd()).resolve()
     home = _home()
     for d in (here, *here.parents):
@@ -124,8 +95,7 @@ def _shared(folder: Path) -> bool:
         return False
 
 
-_ROOT_MARKS = (".git", ".hg", ".svn")
-"""What makes a folder the root of a project's repository: the search for settings stops there."""
+_ROOT_MARKS = (".git", ".hg", ".svn")  # a repository's root: the search for settings stops there
 
 
 def _home() -> Path | None:
@@ -136,9 +106,7 @@ def _home() -> Path | None:
 
 
 def load_config(
-    config: str | os.PathLike | bool | None,
-    *,
-    start: str | os.PathLike | None = None,
+    config: str | os.PathLike | bool | None, *, start: str | os.PathLike | None = None,
     name: str = "--config",
 ) -> SettingsFile | None:
     """The settings file ``config`` names: a path, ``True`` to look upward from ``start`` (default:

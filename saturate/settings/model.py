@@ -1,17 +1,9 @@
 """One :class:`Settings` object for every entry point: built once, validated once, then read.
 
-Its fields are made from the declarations (:data:`saturate.settings.fields.OPTIONS`). Precedence:
-the defaults, then the settings file (``[tool.saturate]`` in ``pyproject.toml`` or a
-``saturate.toml``, see :mod:`saturate.settings.file`), then ``$SATURATE_SCHEDULER``, then the
-options given (command line or keyword arguments). Every value passes through its option's check
-once, here, so an error names the option as it was spelled: ``--confidence`` on the command line,
-``confidence`` in Python, ``saturate.toml: confidence`` in a file. The parts that use the
-settings build their own small views from it (``AnalysisSettings.from_settings``,
-``diagnostic_settings``, ``engine_for``) and do not check the values again.
-
->>> s = Settings.build(min_gain="2%", forecast_at=["2x", 1e6])
->>> s.forecast_at
-('2x', 1000000.0)
+Its fields are made from :data:`saturate.settings.fields.OPTIONS`. Precedence: defaults < the
+settings file < ``$SATURATE_SCHEDULER`` < the options given. Each value is checked once, here, so
+an error names the option as it was spelled; the parts that use the settings build their own
+views from it and do not check again.
 """
 
 from __future__ import annotations
@@ -47,8 +39,8 @@ class _Settings:
     config: str | None
 
     def __post_init__(self) -> None:
-        """A value made directly (``Settings(n_boot=3)``) is checked here; the values
-        :meth:`build` and :meth:`updated` lay on were checked as they came in."""
+        """Check a value made directly (``Settings(n_boot=3)``); :meth:`build` and
+        :meth:`updated` check theirs as they come in."""
         for o in OPTIONS:
             value = getattr(self, o.name)
             if o.name not in self.explicit and value is not None and value != o.default:
@@ -58,12 +50,9 @@ class _Settings:
 
     @classmethod
     def build(cls, config: ConfigArg = None, *, cli: bool = False, **given: Any) -> Settings:
-        """Defaults < the settings file < ``$SATURATE_SCHEDULER`` < ``given``.
-
-        ``config``: a file path, ``True`` to look for ``saturate.toml`` / ``pyproject.toml`` from
-        the current folder upward, ``None``/``False`` for none. ``given`` are options by name
-        (``min_gain="2%"``); ``None`` or an empty list leaves the value below in place. ``cli``
-        names options as on the command line (``--min-gain``) in error messages.
+        """Defaults < the settings file < ``$SATURATE_SCHEDULER`` < ``given`` (options by name;
+        ``None`` or ``[]`` leaves the value below). ``config``: a path, ``True`` to look upward
+        for one, ``None``/``False`` for none. ``cli``: name options as ``--min-gain`` in errors.
         """
         base = cls(cli=cli)
         found = load_config(config, name=cli_name("config") if cli else "config")
@@ -117,13 +106,8 @@ class _Settings:
         }
 
     def suite_options(self) -> dict[str, Any] | None:
-        """Keyword arguments of :func:`saturate.suites.analyze_suite` (None without ``suite``).
-
-        With a suite, ``group_by`` names its groups (agents or recipes): each gets one verdict on
-        its aggregate over the tasks, and curves are not pooled across runs (that would average
-        over tasks). One ``metric`` glob, when given, picks the suite's metric (or, with
-        ``suite="metric"``, its tasks).
-        """
+        """Keyword arguments of :func:`saturate.suites.analyze_suite` (None without ``suite``):
+        ``group_by`` names its groups (no pooling across runs), one ``metric`` glob its metric."""
         s: Any = self
         if s.suite is None:
             return None
@@ -183,8 +167,8 @@ Settings = _make()
 
 
 def _remake() -> None:
-    """The fields of :class:`Settings` made again after :func:`~saturate.settings.fields.declare`,
-    on the same class (so that every module's ``Settings`` is the one with the new fields)."""
+    """Remake the fields of :class:`Settings` after a :func:`~saturate.settings.fields.declare`,
+    on the same class, so every module's ``Settings`` has them."""
     fresh = _make()
     for name in ("__init__", "__repr__", "__eq__", "__hash__", "__dataclass_fields__",
                  "__match_args__", "__annotations__"):

@@ -1,14 +1,8 @@
 """Suites: is an agent, as a whole, still scaling over a benchmark suite, and which tasks hold it
-back?
-
-* :mod:`.frame`: the suite's rows (task key, group key, metric), checked;
-* :mod:`.normalize`: per-task normalisation (baselines ``random``/``human``, min-max, none);
-* :mod:`.grid`: every (task, seed) run on one compute grid;
-* :mod:`.aggregate`: IQM and mean across tasks and seeds, and their stratified bootstrap;
-* :mod:`.group`: one group's aggregate curve analysed, its tasks' verdicts;
-* :mod:`.compare`: two groups' aggregates compared now, at 2x, and where they cross;
-* :mod:`.result`: the result objects (JSON both ways by :mod:`saturate.results.codec`);
-* :mod:`.analysis`: :func:`analyze_suite`, which runs the steps.
+back? :func:`analyze_suite` (:mod:`.analysis`) runs the steps: the rows picked (:mod:`.frame`),
+normalised per task (:mod:`.normalize`), put on one compute grid (:mod:`.grid`), aggregated with a
+stratified bootstrap (:mod:`.aggregate`), each group analysed (:mod:`.group`) and groups compared
+(:mod:`.compare`) into the objects of :mod:`.result`.
 """
 
 from __future__ import annotations
@@ -17,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from saturate import lazy_exports
 
-# Loaded on first use (:func:`saturate.lazy_exports`): the settings read the light constants of
-# :mod:`.aggregate` without the analysis (scipy.stats) being imported.
-if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_exports)
+# Loaded on first use: the settings read the light constants of :mod:`.aggregate` without the
+# analysis (scipy.stats) being imported.
+if TYPE_CHECKING:
     from saturate.suites.aggregate import (
         DEFAULT_N_BOOT,
         STATISTICS,
@@ -41,19 +35,7 @@ if TYPE_CHECKING:  # the exports, each imported on first use (saturate.lazy_expo
 __getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
-    "analyze_suite",
-    "DEFAULT_N_BOOT",
-    "SuiteAnalysis",
-    "SuiteGroup",
-    "TaskResult",
-    "AggregateCurve",
-    "GroupComparison",
-    "Normalization",
-    "parse_normalize",
-    "read_baselines",
-    "STATISTICS",
-    "aggregate",
-    "iqm",
-    "task_mean",
-    "stratified_bootstrap",
+    "analyze_suite", "DEFAULT_N_BOOT", "SuiteAnalysis", "SuiteGroup", "TaskResult",
+    "AggregateCurve", "GroupComparison", "Normalization", "parse_normalize", "read_baselines",
+    "STATISTICS", "aggregate", "iqm", "task_mean", "stratified_bootstrap",
 ]

@@ -1,20 +1,9 @@
-"""Aggregate scores across tasks and seeds, and the stratified bootstrap of those aggregates.
-
-The definitions are rliable's (Agarwal et al., 2021, ``rliable/metrics.py``), with the scores of a
-grid point the ``(task, seed)`` entries that are present there:
-
-* ``iqm``: the interquartile mean of all (task, seed) scores, ``scipy.stats.trim_mean(x, 0.25)``
-  over the flattened matrix (``rliable.metrics.aggregate_iqm``);
-* ``mean``: the mean over tasks of each task's mean over its seeds
-  (``rliable.metrics.aggregate_mean``).
-
-The bootstrap is rliable's ``StratifiedBootstrap``: each replicate resamples the seeds of every task
-with replacement, within the task (``task_bootstrap=True`` also resamples the tasks). It differs in
-two ways, both needed for curves: a replicate draws its seeds once and uses them at every grid
-point (rliable draws afresh per point, which gives the same band at each point but breaks the
-link between points that the gain over a doubling needs), and a task with fewer seeds resamples
-the ones it has. It is vectorised over grid points and replicates and draws from one seeded
-``numpy.random.Generator`` (rliable draws from the global ``np.random`` state).
+"""Aggregate scores across tasks and seeds, and their stratified bootstrap, as rliable defines
+them (Agarwal et al. 2021): ``iqm`` (``trim_mean(x, 0.25)`` of all present (task, seed) scores)
+and ``mean`` (of each task's mean over seeds). Unlike rliable's ``StratifiedBootstrap``, a
+replicate draws its seeds once for every grid point (the gain over a doubling needs the link
+between points) and a task with fewer seeds resamples the ones it has; draws come from one seeded
+``numpy.random.Generator``.
 """
 
 from __future__ import annotations
@@ -30,11 +19,8 @@ DEFAULT_N_BOOT = SUITE_N_BOOT
 
 
 def iqm(x: np.ndarray) -> np.ndarray:
-    """Interquartile mean over the last axis, of its finite entries (NaN where there are none).
-
-    Matches ``scipy.stats.trim_mean(v, 0.25)`` on the finite entries ``v`` of each row: the
-    ``int(0.25 n)`` lowest and highest are cut.
-    """
+    """Interquartile mean over the last axis of the finite entries (NaN where there are none):
+    ``scipy.stats.trim_mean(v, 0.25)`` of each row's finite entries ``v``."""
     x = np.asarray(x, dtype=float)
     flat = x.reshape(-1, x.shape[-1])
     out = np.full(flat.shape[0], np.nan)
@@ -84,12 +70,9 @@ def _draw_counts(
 
 
 def _weighted_iqm(values: np.ndarray, weights_t: np.ndarray) -> np.ndarray:
-    """IQM of the multiset holding ``values[i]`` ``weights_t[i, b]`` times, for each replicate ``b``.
-
-    ``values`` (n,) may hold NaN (never counted); ``weights_t`` is ``(n, B)``. In the sorted
-    multiset the positions ``int(N/4)`` to ``N - int(N/4)`` are kept; with ``C_i`` the cumulative
-    weight up to value ``i`` clipped to that window, value ``i`` keeps ``C_i - C_{i-1}`` copies, so
-    the kept sum is ``sum_i (C_i - C_{i-1}) v_i``, one matrix product after summing by parts.
+    """IQM of the multiset holding ``values[i]`` ``weights_t[i, b]`` times, for each replicate ``b``
+    (NaN values never count). With ``C_i`` the cumulative weight clipped to the kept positions
+    ``[int(N/4), N - int(N/4)]``, the kept sum ``sum_i (C_i - C_{i-1}) v_i`` is one matrix product.
     """
     order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
     m = int(np.isfinite(values).sum())
@@ -117,10 +100,9 @@ def stratified_bootstrap(
 ) -> dict[str, np.ndarray]:
     """``{statistic: (n_boot, points)}`` replicates of each aggregate curve.
 
-    ``scores`` is ``(T, S, G)`` with NaN for missing seeds; seed slots ``s >= n_seeds[t]`` are
-    never drawn. Each replicate picks, for every task slot, ``n_seeds`` seeds of that task with
-    replacement (and first the task itself with replacement when ``task_bootstrap``). A replicate
-    is a multiset of (task, seed) entries, so it is held as counts and every grid point reuses it.
+    ``scores`` is ``(T, S, G)``, NaN for missing seeds (slots ``s >= n_seeds[t]`` are never
+    drawn). A replicate, a multiset of (task, seed) entries, is held as counts reused at every
+    grid point.
     """
     scores = np.asarray(scores, dtype=float)
     n_tasks, s_max, n_points = scores.shape

@@ -1,12 +1,9 @@
 """``analyze_suite``: is each agent, as a whole, still scaling over a suite of tasks?
 
-Per group (agent or recipe) the (task, seed) scores are normalised per task, put on one compute
-grid, aggregated (IQM and mean, rliable's definitions) with a stratified bootstrap, and the
-aggregate curve gets the full per-curve analysis (fit, gain per doubling, verdict, knee, stop
-point, forecast). The bootstrap spread of the aggregate's gain over the last doubling enters that
-analysis as ``doubling_se``, the way :mod:`saturate.analysis.seeds` feeds in the spread across
-pooled seeds, so the gain's interval carries the task and seed spread. Each task's pooled seeds
-get their own verdict, summarised per group.
+Per group, the normalised (task, seed) scores on one grid are aggregated (IQM and mean) with a
+stratified bootstrap, and the aggregate curve gets the full per-curve analysis; the bootstrap
+spread of its last-doubling gain enters as ``doubling_se`` (as pooled seeds' spread does), so the
+gain's interval carries the task and seed spread. Each task's pooled seeds get their own verdict.
 """
 
 from __future__ import annotations
@@ -31,7 +28,8 @@ from saturate.vocabulary.direction import metric_direction
 
 def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: object) -> None:
     if statistic not in STATISTICS:
-        raise SettingsError(f"statistic: expected one of {', '.join(STATISTICS)}, got {statistic!r}")
+        raise SettingsError(
+            f"statistic: expected one of {', '.join(STATISTICS)}, got {statistic!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 100:
         raise SettingsError(f"n_boot: expected an integer >= 100 (bootstrap replicates), "
                             f"got {n_boot!r}")
@@ -60,28 +58,14 @@ def analyze_suite(
 ) -> SuiteAnalysis:
     """Analyse a suite: one aggregate verdict per group, per-task verdicts, group comparisons.
 
-    Args:
-        table: the Table ``saturate.load(...)`` gives (or a tidy DataFrame, on its step).
-        suite: the column, parameter or tag naming the task (``game``, ``env``, ``task``), or
-            ``"metric"`` when the tasks are metrics of the same runs (eval sets).
-        group_by: the column, parameter or tag naming the agent or recipe; None: one group.
-        metric: the metric (a glob) when the suite's runs log several.
-        normalize: per-task normalisation: None or ``"min-max"`` (over all groups), ``"none"``,
-            a ``task,random,human`` CSV/JSON file, ``"random=R,human=H"`` or a mapping
-            (see :func:`saturate.suites.normalize.parse_normalize`).
-        settings: how curves are judged (threshold, confidence, fit bootstrap); default
-            ``AnalysisSettings()``. Its ``group_by`` is ignored here, and its per-metric
-            ``thresholds`` (metric units) do not apply to normalised scores: ``min_gain`` does.
-        statistic: the aggregate analysed, ``"iqm"`` (default, rliable's recommendation) or
-            ``"mean"``; both are reported.
-        n_boot: stratified bootstrap replicates (>= 100).
-        seed: the bootstrap's seed (default ``settings.seed``).
-        task_bootstrap: resample tasks as well as seeds (rliable's ``task_bootstrap``): the
-            intervals then also say how much the verdict depends on which tasks are in the suite.
-        min_coverage: share of a group's tasks a grid point needs to enter the analysed curve
-            (1.0: all, so the aggregate never changes its mix of tasks along the curve).
-        per_task: also analyse each task's pooled seeds (one fit per task and group).
-        progress: called with ``(done, total)`` after each curve analysed.
+    ``table``: what ``saturate.load`` gives (or a tidy DataFrame, on its step). ``suite`` and
+    ``group_by``: the column, parameter or tag naming the task (``"metric"``: tasks are metrics of
+    the same runs) and the agent (None: one group). ``normalize``: see :func:`parse_normalize`.
+    ``settings``' per-metric thresholds do not apply to normalised scores (``min_gain`` does).
+    ``statistic``: the aggregate analysed (``"iqm"`` or ``"mean"``; both are reported).
+    ``task_bootstrap`` resamples tasks as well as seeds; ``min_coverage`` is the share of a
+    group's tasks a grid point needs to be analysed (1.0: the mix of tasks never changes);
+    ``per_task`` also fits each task's pooled seeds; ``progress(done, total)`` after each curve.
     """
     settings = AnalysisSettings() if settings is None else settings
     _check_options(statistic, n_boot, min_coverage, settings)
@@ -133,10 +117,8 @@ def _normalised(
     """The rows with ``_score`` (normalised, larger is better) and the normalisation used."""
     rows = sr.rows
     per_task = rows.drop_duplicates("_task").set_index("_task")["metric"].astype(str)
-    directions = {
-        t: metric_direction(m, settings.lower_is_better, settings.higher_is_better)
-        for t, m in per_task.items()
-    }
+    directions = {t: metric_direction(m, settings.lower_is_better, settings.higher_is_better)
+                  for t, m in per_task.items()}
     norm = task_bounds(rows[["_task", "value"]], "_task", normalize, directions)
     return rows.assign(_score=apply_bounds(rows["value"], rows["_task"], norm)), norm
 

@@ -1,14 +1,8 @@
 """Compare the aggregates of two groups: who is ahead now, at twice the compute, and where their
-fitted curves cross.
-
-* At the last compute both aggregates cover: ``P(A > B)`` over the two groups' independent
-  stratified-bootstrap replicates (every pair of replicates, ties counted half).
-* At twice that compute (beyond the data): each group's fit draws at ``2C``, each widened by a
-  normal term with the standard error per doubling the draws do not carry (the suite spread and
-  the fit's extrapolation error) times the doublings ahead; ``P(A > B)`` over every pair of draws.
-* Crossing: the first compute beyond ``C`` (up to 64x) where the fitted curves change order, with
-  an interval from the paired fit draws (draws that never cross count as beyond the horizon, and
-  make a bound not identified); ``p_cross`` is the share of draw pairs that cross at all.
+fitted curves cross. Now: ``P(A > B)`` over pairs of bootstrap replicates at the last shared
+compute ``C``; at ``2C``: over pairs of fit draws, each widened by the standard error the draws do
+not carry (:func:`~saturate.suites.group.gain_se`); crossing: the first change of order up to 64x,
+its interval from paired draws (those that never cross count as beyond the horizon).
 """
 
 from __future__ import annotations

@@ -72,11 +72,8 @@ def suite_rows(
     group_by: str | None = None,
     metric: str | None = None,
 ) -> SuiteRows:
-    """The rows of the runs that name a task (and a group), for one metric, checked.
-
-    Runs without a task (or, with ``group_by``, without a group) are left out and counted in the
-    notes; a run that names two tasks or two groups is an input error.
-    """
+    """The rows of the runs that name a task (and a group), for one metric, checked: runs without
+    one are left out (counted in the notes), a run naming two is an input error."""
     if isinstance(table, Table):
         table = table.to_frame()  # the suite and group keys are often run parameters or tags
     elif not isinstance(table, pd.DataFrame):

@@ -1,12 +1,8 @@
 """Put every (task, seed) run of a group on one compute grid: the ``(task, seed, point)`` tensor.
 
-The grid is shared by all groups so their aggregates can be compared point by point. When every
-run was logged at the same computes the grid is exactly those computes (nothing is interpolated,
-so the aggregate equals rliable's on the raw scores). Otherwise it is the union of the runs'
-computes, thinned to as many points as the longest run has (evenly in rank, so the grid keeps the
-density the runs were logged with); each run is interpolated on log compute inside the range it
-covers. A task covers the range all of its seeds cover (so the seeds resampled at every point are
-the same ones); outside it the task is left out of that point.
+The grid, shared by all groups, is the runs' computes when they all match (nothing interpolated),
+else their union thinned evenly in rank to the longest run's length, each run interpolated on log
+compute. A task covers only the range all its seeds cover, so every point resamples the same seeds.
 """
 
 from __future__ import annotations
@@ -21,11 +17,8 @@ from saturate.errors import InputError
 
 @dataclass(frozen=True, eq=False)
 class ScoreTensor:
-    """Scores of one group: ``scores[t, s, g]`` is seed ``s`` of task ``t`` at grid point ``g``.
-
-    Missing seeds (a task with fewer seeds than the most) and points outside a task's range are
-    NaN; ``n_seeds[t]`` counts the seeds of task ``t``.
-    """
+    """Scores of one group: ``scores[t, s, g]`` is seed ``s`` of task ``t`` at grid point ``g``,
+    NaN for missing seeds and outside the task's range; ``n_seeds[t]`` counts task ``t``'s seeds."""
 
     tasks: tuple[str, ...]
     runs: tuple[tuple[str, ...], ...]
@@ -57,11 +50,8 @@ def run_points(rows: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def common_grid(
     points: dict[str, tuple[np.ndarray, np.ndarray]], span: tuple[float, float] | None = None
 ) -> tuple[np.ndarray, bool]:
-    """The shared compute grid and whether the runs were all logged at the same computes.
-
-    ``span`` is the range every task covers (when there is one): a thinned grid gets its ends
-    exactly, in place of the nearest grid points, so the aggregate over all tasks reaches them.
-    """
+    """The shared compute grid and whether the runs were all logged at the same computes; a
+    thinned grid gets the ends of ``span`` (the range all tasks cover) exactly, to reach them."""
     arrays = [c for c, _ in points.values() if c.size]
     if not arrays:
         raise InputError("suite: no run has a point with positive compute (the grid is on log "

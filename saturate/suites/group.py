@@ -1,5 +1,5 @@
-"""One group of a suite: its aggregate curve with bootstrap bands, the analysis of that curve, the
-probability that the next doubling pays, and the verdict on each of its tasks."""
+"""One group of a suite: its aggregate curve with bootstrap bands and its analysis, P(the next
+doubling pays), and the verdict on each of its tasks."""
 
 from __future__ import annotations
 
@@ -57,14 +57,11 @@ def analyze_group(
     tick()
     tasks = _task_results(name, rows, tensor, settings, compute_name, tick) if per_task else ()
     return SuiteGroup(
-        group=name,
-        tasks=tensor.tasks,
+        group=name, tasks=tensor.tasks,
         n_seeds={t: int(n) for t, n in zip(tensor.tasks, tensor.n_seeds, strict=True)},
-        aggregate=curve,
-        analysis=analysis,
+        aggregate=curve, analysis=analysis,
         p_next_doubling_pays=p_next_doubling_pays(analysis, curve, settings.confidence),
-        task_results=tasks,
-        notes=_notes(tensor, curve, task_bootstrap),
+        task_results=tasks, notes=_notes(tensor, curve, task_bootstrap),
     )
 
 
@@ -83,8 +80,7 @@ def _longest_run(ok: np.ndarray) -> tuple[int, int]:
 
 def doubling_se(grid: np.ndarray, reps: np.ndarray, start: int, stop: int) -> np.ndarray:
     """Per grid point ``c``, the bootstrap standard error of ``A(c) - A(c / 2)`` (NaN where
-    ``c / 2`` falls before ``start``): each replicate curve is read at ``c / 2`` on log compute,
-    so the seeds drawn are the same at both ends of the doubling."""
+    ``c / 2`` is before ``grid[start]``), each replicate read at ``c / 2`` on log compute."""
     out = np.full(grid.size, np.nan)
     if stop - start < 2:
         return out
@@ -122,27 +118,22 @@ def aggregate_curve(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # points no task covers stay NaN
         for name in STATISTICS:
-            lo, hi = np.nanquantile(reps[name], [a, 1.0 - a], axis=0)
-            bands[name] = (lo, hi)
+            bands[name] = np.nanquantile(reps[name], [a, 1.0 - a], axis=0)
         need = math.ceil(min_coverage * len(tensor.tasks) - 1e-9)
         start, stop = _longest_run(n_tasks >= need)
         value_se = np.full(grid.size, np.nan)
         if stop - start >= 1:
             value_se[start:stop] = np.nanstd(reps[statistic][:, start:stop], axis=0, ddof=1)
+    def floats(a: np.ndarray) -> tuple[float, ...]:
+        return tuple(map(float, a))
+
     return AggregateCurve(
-        compute=tuple(map(float, grid)),
-        iqm=tuple(map(float, point["iqm"])),
-        iqm_lo=tuple(map(float, bands["iqm"][0])),
-        iqm_hi=tuple(map(float, bands["iqm"][1])),
-        mean=tuple(map(float, point["mean"])),
-        mean_lo=tuple(map(float, bands["mean"][0])),
-        mean_hi=tuple(map(float, bands["mean"][1])),
-        n_tasks=tuple(map(int, n_tasks)),
-        n_scores=tuple(map(int, n_scores)),
-        value_se=tuple(map(float, value_se)),
-        doubling_se=tuple(map(float, doubling_se(grid, reps[statistic], start, stop))),
-        analysed=(int(start), int(stop)),
-        replicates=reps[statistic],
+        compute=floats(grid), iqm=floats(point["iqm"]), iqm_lo=floats(bands["iqm"][0]),
+        iqm_hi=floats(bands["iqm"][1]), mean=floats(point["mean"]),
+        mean_lo=floats(bands["mean"][0]), mean_hi=floats(bands["mean"][1]),
+        n_tasks=tuple(map(int, n_tasks)), n_scores=tuple(map(int, n_scores)),
+        value_se=floats(value_se), analysed=(int(start), int(stop)), replicates=reps[statistic],
+        doubling_se=floats(doubling_se(grid, reps[statistic], start, stop)),
     )
 
 
@@ -166,12 +157,8 @@ def _aggregate_analysis(
     metric = f"{statistic.upper()}({sr.metric})"
     sources = "; ".join(map(str, pd.unique(sr.rows["source"])))
     pts = pd.DataFrame({
-        "source": sources,
-        "experiment": f"suite {sr.task_col}",
-        "run_id": f"suite:{name}",
-        "run": name,
-        "metric": metric,
-        "step": np.arange(start, stop, dtype="int64"),
+        "source": sources, "experiment": f"suite {sr.task_col}", "run_id": f"suite:{name}",
+        "run": name, "metric": metric, "step": np.arange(start, stop, dtype="int64"),
         "compute": np.asarray(curve.compute[start:stop]),
         "value": np.asarray(getattr(curve, statistic)[start:stop]),
         "value_se": np.asarray(curve.value_se[start:stop]),
@@ -181,9 +168,7 @@ def _aggregate_analysis(
     result = dataclasses.replace(result, compute_name=compute_name)
     reasons = tuple(
         r.replace(_SEED_SPREAD, "spread across tasks and seeds (stratified bootstrap) adds")
-        if r.startswith(_SEED_SPREAD) else r
-        for r in result.reasons
-    )
+        if r.startswith(_SEED_SPREAD) else r for r in result.reasons)
     group = {"by": sr.group_col, "value": name, "suite": sr.task_col,
              "n_tasks": len(tensor.tasks), "n_seeds": int(tensor.n_seeds.sum()), "runs": []}
     return dataclasses.replace(result, reasons=reasons, group=group)
@@ -194,15 +179,10 @@ def p_next_doubling_pays(
 ) -> float | None:
     """Probability that the aggregate gains at least the threshold over the next doubling.
 
-    Two estimates of that gain, weighed as the verdict weighs them
-    (:func:`saturate.analysis.verdict.decide_verdict`): the fit's, the share of its bootstrap
-    draws whose gain ``f(2C) - f(C)`` clears the threshold, each draw counted by its normal
-    probability given the spread the draws do not carry (:func:`gain_se`: the suite bootstrap's
-    spread of the last-doubling gain and the fit's extrapolation error); and the recent trend's,
-    ``P(slope > threshold)`` for a normal slope with the trend's interval (which carries the same
-    suite spread). They are averaged with the fit's share of their combined precision (inverse
-    squared interval widths) as its weight, so the probability follows the estimate the verdict
-    rests on (``confidence`` is the level of the trend's interval). None with neither.
+    The fit's (share of draws whose ``f(2C) - f(C)`` clears it, widened by :func:`gain_se`) and
+    the trend's (``P(slope > threshold)``, normal) are averaged by precision (inverse squared
+    interval widths), as the verdict weighs them; ``confidence`` is the trend interval's level.
+    None with neither.
     """
     p_fit = None
     if curve.fit is not None:

@@ -1,17 +1,8 @@
-"""Per-task normalisation of a suite's scores, so tasks with different score scales can be pooled.
-
-Every task's raw score ``x`` becomes ``(x - zero) / (one - zero)``: 0 at the task's ``zero`` and 1
-at its ``one``. Three ways to set them, named in every report:
-
-* ``baselines``: given reference scores per task, ``random`` (zero) and ``human`` (one), as in the
-  Atari literature's human-normalised score; read from a ``task,random,human`` CSV or JSON file
-  (:func:`read_baselines`), or one pair for every task (``"random=0.25,human=1"``);
-* ``min-max``: the lowest and highest score the task shows over all groups, seeds and points
-  (for a lower-is-better metric the other way round, so 1 is always the best seen);
-* ``none``: the scores are used as they are (already on a common scale, e.g. success rates).
-
-Normalised scores are always larger-is-better when the bounds are min-max; with baselines they are
-as good as the baselines say (``human`` is the better reference).
+"""Per-task normalisation, so tasks with different score scales can be pooled: each raw score
+``x`` becomes ``(x - zero) / (one - zero)``. ``baselines``: ``random`` (zero) and ``human`` (one)
+per task, from a file or one pair for all; ``min-max``: the worst and best score the task shows
+over all groups (so 1 is always the best seen); ``none``: scores as they are (negated when lower
+is better).
 """
 
 from __future__ import annotations
@@ -55,9 +46,7 @@ class Normalization:
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({
-            "method": self.method,
-            "source": self.source,
-            "description": self.describe(),
+            "method": self.method, "source": self.source, "description": self.describe(),
             "bounds": {t: {"zero": z, "one": o} for t, (z, o) in self.bounds.items()},
             "notes": list(self.notes),
         })
@@ -69,17 +58,11 @@ class Normalization:
                    notes=tuple(d.get("notes", ())))
 
 
-# ---------------------------------------------------------------------------------------------
-# Reading the spec
-
 
 def parse_normalize(spec: NormalizeSpec) -> tuple[Method, dict[str, tuple[float, float]] | None,
                                                    str]:
-    """``(method, baselines, source)`` from any accepted spelling of the option.
-
-    ``baselines`` maps a task to ``(random, human)``; the key ``"*"`` holds one pair for every
-    task. A string that is neither a keyword nor ``random=..,human=..`` is read as a file path.
-    """
+    """``(method, baselines, source)`` from any accepted spelling of the option; ``baselines``
+    maps a task (``"*"``: every task) to ``(random, human)``; another string is a file path."""
     if spec is None:
         return "min-max", None, "over all groups"
     if isinstance(spec, Mapping):
@@ -134,11 +117,8 @@ def _pair(d: Any, name: str) -> tuple[float, float]:
 
 
 def read_baselines(path: str | Path) -> dict[str, tuple[float, float]]:
-    """``{task: (random, human)}`` from a CSV (columns ``task,random,human``) or JSON file.
-
-    JSON may be ``{task: {"random": r, "human": h}}`` or a list of ``{"task", "random", "human"}``
-    records. The task column may also be called ``game``, ``env`` or ``environment``.
-    """
+    """``{task: (random, human)}`` from a CSV (``task,random,human``; the task column may be
+    ``game``, ``env`` or ``environment``) or a JSON mapping or list of records."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"baselines file {str(p)!r}: not found")
@@ -170,9 +150,6 @@ def read_baselines(path: str | Path) -> dict[str, tuple[float, float]]:
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Bounds per task
-
 
 def task_bounds(
     scores: pd.DataFrame,
@@ -180,11 +157,8 @@ def task_bounds(
     spec: NormalizeSpec,
     direction: Direction | Mapping[str, Direction],
 ) -> Normalization:
-    """The :class:`Normalization` of the tasks in ``scores`` (tidy rows, one metric per task).
-
-    ``direction`` is the metric's, or one per task. Baselines must name every task; a task whose
-    scores never change cannot be min-max scaled.
-    """
+    """The :class:`Normalization` of the tasks in ``scores`` (tidy rows, one metric per task);
+    ``direction`` is the metric's, or one per task."""
     method, baselines, source = parse_normalize(spec)
     tasks = sorted(scores[task_col].astype(str).unique())
     way = {t: direction if isinstance(direction, str) else direction[t] for t in tasks}

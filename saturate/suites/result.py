@@ -25,7 +25,7 @@ from saturate.results import (
     format_estimate,
     html_of,
 )
-from saturate.results.codec import from_dict, jsonable, meta, to_dict
+from saturate.results.codec import Coded, from_dict, jsonable, meta
 from saturate.suites.normalize import Normalization
 
 __all__ = ["AggregateCurve", "TaskResult", "SuiteGroup", "GroupComparison", "SuiteAnalysis"]
@@ -35,14 +35,13 @@ _BAND_FIELDS = ("iqm", "iqm_lo", "iqm_hi", "mean", "mean_lo", "mean_hi", "value_
 
 
 @dataclass(frozen=True)
-class AggregateCurve:
+class AggregateCurve(Coded):
     """A group's aggregate curves on the shared compute grid, with pointwise bootstrap bands.
 
     ``n_tasks[g]`` counts the tasks covering grid point ``g`` (``n_scores[g]`` their seeds);
-    ``analysed`` is the ``[start, stop)`` index range whose points enter the analysis (every point
-    covered by enough tasks). ``value_se`` and ``doubling_se`` are the bootstrap standard errors of
-    the analysed statistic and of its gain over the doubling ending at each point.
-    ``replicates`` holds the bootstrap curves of that statistic (not serialised).
+    ``analysed`` is the ``[start, stop)`` range covered by enough tasks. ``value_se`` and
+    ``doubling_se``: bootstrap standard errors of the analysed statistic and of its gain over the
+    doubling ending at each point, whose bootstrap curves ``replicates`` holds (not serialised).
     """
 
     _json_def: ClassVar[str] = "aggregate"
@@ -76,16 +75,9 @@ class AggregateCurve:
         df["analysed"] = (idx >= self.analysed[0]) & (idx < self.analysed[1])
         return df
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> AggregateCurve:
-        return from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Coded):
     """The verdict on one task of a group: its seeds pooled, its scores normalised."""
 
     _json_def: ClassVar[str] = "task"
@@ -119,16 +111,9 @@ class TaskResult:
         return cls(task, n_seeds, c.verdict, c.gain_per_doubling, c.threshold, c.knee,
                    c.stop_point, c.compute_last, c.value_last, c.reasons, curve=c)
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> TaskResult:
-        return from_dict(cls, d)
-
 
 @dataclass(frozen=True)
-class SuiteGroup:
+class SuiteGroup(Coded):
     """One agent (or recipe) over the suite: its aggregate curve analysed, its tasks summarised."""
 
     group: str
@@ -186,31 +171,20 @@ class SuiteGroup:
     def to_dict(self) -> dict[str, Any]:
         first = self.saturated_first
         return jsonable({
-            "group": self.group,
-            "verdict": self.verdict,
-            "tasks": list(self.tasks),
-            "n_seeds": self.n_seeds,
-            "p_pays": self.p_pays,
+            "group": self.group, "verdict": self.verdict, "tasks": list(self.tasks),
+            "n_seeds": self.n_seeds, "p_pays": self.p_pays,
             "p_next_doubling_pays": self.p_next_doubling_pays,
-            "tasks_paying": list(self.paying),
-            "tasks_regressing": list(self.regressing),
+            "tasks_paying": list(self.paying), "tasks_regressing": list(self.regressing),
             "saturated_first": None if first is None else {
                 "task": first.task, "compute": first.saturation_compute},
-            "task_verdicts": self.task_counts(),
-            "aggregate": self.aggregate.to_dict(),
+            "task_verdicts": self.task_counts(), "aggregate": self.aggregate.to_dict(),
             "analysis": self.analysis.to_dict(),
-            "task_results": [t.to_dict() for t in self.task_results],
-            "notes": list(self.notes),
+            "task_results": [t.to_dict() for t in self.task_results], "notes": list(self.notes),
         })
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SuiteGroup:
-        """The group back from :meth:`to_dict` (whose derived keys it leaves)."""
-        return from_dict(cls, d)
 
 
 @dataclass(frozen=True)
-class GroupComparison:
+class GroupComparison(Coded):
     """Two groups' aggregates: who is ahead at the last shared compute and at twice it, and
     where their fitted curves cross (``crossing`` beyond the data, None when they do not within
     the horizon). Probabilities are that ``a`` is ahead of ``b``."""
@@ -226,13 +200,6 @@ class GroupComparison:
     crossing: Estimate | None = field(default=None, metadata=meta(required=True))
     leader_after: str | None = field(default=None, metadata=meta(required=True))
     notes: tuple[str, ...] = field(default=(), metadata=meta(required=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> GroupComparison:
-        return from_dict(cls, d)
 
     def summary(self) -> str:
         def p(x: float | None) -> str:
@@ -338,8 +305,7 @@ class SuiteAnalysis:
         rows = {(t.task, g.group): t.verdict for g in self.groups for t in g.task_results}
         if not rows:
             return pd.DataFrame()
-        s = pd.Series(rows)
-        return s.unstack().reindex(columns=[g.group for g in self.groups])
+        return pd.Series(rows).unstack().reindex(columns=[g.group for g in self.groups])
 
     def summary(self) -> str:
         """A plain-text report: method, each group's verdict and tasks, the comparisons."""

@@ -1,6 +1,5 @@
-"""The tidy table every stage builds on: a :class:`Table` (:mod:`.table`) holds the points
-(:mod:`.curves`, their cells cleaned by :mod:`.cells`, their order by :mod:`.row_order`), the run
-facts beside them (:mod:`.run_table`) and the x axis (:mod:`.axis`)."""
+"""The tidy table every stage builds on: a :class:`Table` holds the points (:mod:`.curves`), the
+run facts (:mod:`.run_table`) and the x axis (:mod:`.axis`)."""
 
 from saturate.table.table import Table, as_table, concat_tables
 

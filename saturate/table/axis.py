@@ -1,17 +1,9 @@
-"""The x axis of an analysis: what it measures and in which unit, GPU-hours derived from wall time,
-and whether the runs fell back to their step because no measure of compute was found.
+"""The x axis of an analysis (:class:`ComputeAxis`): what it measures, its unit, and which runs
+fell back to their step because no measure of compute was found; and GPU-hours from wall time
+(:func:`gpu_hours_from_time`, ``--gpus``).
 
-Which names measure compute is in :mod:`saturate.vocabulary.names`; the automatic choice among them in
-:func:`saturate.ingest.axis_join.auto_compute`; the x axis of a read is decided there, once. Here:
-
-* :func:`gpu_hours_from_time` (``--gpus N`` or ``--gpus PARAM``): GPU-hours of each point from its
-  logged timestamp, ``(timestamp - the run's first timestamp) / 3600 * N``, N the number of GPUs
-  given or read from the run parameter ``PARAM`` (``n_gpus``). Timestamps are epoch seconds (the
-  loaders convert MLflow's milliseconds); a run whose timestamps exceed 1e11 is taken to be in
-  milliseconds. It measures wall-clock time on N GPUs: idle time between logged points counts.
-* :func:`describe_axis`: the :class:`ComputeAxis` a :class:`~saturate.table.table.Table` and the
-  reports carry (name, unit, a note), and which runs are on their step. Steps are never called GPU-hours: the cost and allocation diagnostics
-  refuse to run on them (:func:`saturate.diagnostics.cost.gpu_hour_rates`).
+The x axis of a read is chosen once, in :func:`saturate.ingest.axis_join.auto_compute`. Steps are
+never called GPU-hours: the cost and allocation diagnostics refuse to run on them.
 """
 
 from __future__ import annotations
@@ -86,11 +78,7 @@ class ComputeAxis:
 
     def warning(self) -> str | None:
         """The one line to tell a user whose curves are (partly) on steps, else ``None``."""
-        if self.is_steps and self.note:
-            return self.note
-        if self.step_runs:
-            return self.note
-        return None
+        return self.note if (self.is_steps and self.note) or self.step_runs else None
 
 
 def named_axis(name: str, unit: str | None = None, note: str | None = None) -> ComputeAxis:
@@ -110,15 +98,14 @@ def joined_axis(axes: Sequence[ComputeAxis]) -> ComputeAxis:
 
 def describe_axis(points: pd.DataFrame, axis: ComputeAxis, *, explicit: bool = False) -> ComputeAxis:
     """The :class:`ComputeAxis` of ``points`` on ``axis``, with the runs left on their step
-    (``explicit``: the axis was named by the user, so landing on steps is no fallback worth a
-    warning)."""
+    (``explicit``: the user named the axis, so steps are no fallback worth a warning)."""
     return axis_from(axis.name, axis.unit, given_note(axis), run_step_flags(points),
                      explicit=explicit)
 
 
 def given_note(axis: ComputeAxis) -> str | None:
-    """The note of ``axis`` that says how it was made (GPU-hours from wall time), without the
-    one :func:`axis_from` adds on runs left on their step (said again for the points at hand)."""
+    """The note of ``axis`` on how it was made, without the one :func:`axis_from` adds on runs
+    left on their step."""
     if axis.note == _NO_AXIS or (axis.step_runs and axis.note == _steps_note(axis.step_runs,
                                                                              axis.name)):
         return None
@@ -165,12 +152,12 @@ def run_step_flags(df: pd.DataFrame) -> list[tuple[str, bool]]:
 
 
 def gpu_hours_from_time(df: pd.DataFrame, gpus: float | str) -> tuple[pd.DataFrame, ComputeAxis]:
-    """The points with GPU-hours from wall time as their x axis, and that axis (see module
-    docstring); ``df`` has the run facts on every row.
+    """The points with GPU-hours from wall time as their x axis, and that axis; ``df`` has the
+    run facts on every row.
 
-    ``gpus`` is the number of GPUs of every run, or the name of the run parameter that holds it
-    (``n_gpus`` or ``params.n_gpus``; a column of that name is read too). A run without timestamps, or without a positive GPU count,
-    is a :class:`~saturate.errors.SettingsError` naming it.
+    GPU-hours are ``(timestamp - the run's first) / 3600 * gpus`` (a run whose timestamps exceed
+    1e11 is in milliseconds): idle time between points counts. ``gpus``: a count, or the run
+    parameter holding it. A run without timestamps or a positive GPU count is an error.
     """
     if "timestamp" not in df.columns or not np.isfinite(pd.to_numeric(
             df["timestamp"], errors="coerce").to_numpy(float)).any():

@@ -1,13 +1,9 @@
-"""Raw cells made clean: any cell into hashable text or a float, before the tidy table is built.
+"""Raw cells made clean before the tidy table is built: any cell into hashable text or a float.
 
-Readers hand over whatever a file held: lists and dicts (JSON), bytes (Parquet), numbers written
-as text, the spellings loggers use for NaN and infinity. :func:`plain_cells` makes every cell
-hashable, :func:`text_codes` gives an identifying column as integer codes with the text and sort
-rank of each (so rows are sorted on integers and the text spread to them once, by
-:func:`spread_texts`), :func:`as_numeric` a value column into floats (or names the first cell
-that is not a number). Columns whose equal values come together (a run's rows) are compared with
-their neighbours before anything is hashed: :func:`differs`, :func:`distinct`,
-:func:`grouped_factorize`.
+:func:`plain_cells` makes every cell hashable (lists, dicts, bytes), :func:`text_codes` gives an
+identifying column as integer codes, :func:`as_numeric` a value column as floats. Columns whose
+equal values come together (a run's rows) are compared with their neighbours before anything is
+hashed (:func:`differs`, :func:`distinct`, :func:`grouped_factorize`).
 """
 
 from __future__ import annotations
@@ -21,7 +17,8 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
-__all__ = ["plain_cells", "text_codes", "TextCodes", "spread_texts", "distinct", "differs", "grouped_codes", "grouped_factorize", "as_numeric"]
+__all__ = ["plain_cells", "text_codes", "TextCodes", "spread_texts", "distinct", "differs",
+           "grouped_codes", "grouped_factorize", "as_numeric"]
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -32,10 +29,8 @@ _PLAIN_KINDS = frozenset({
 
 def plain_cells(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with cells that are lists, dicts, arrays, bytes or complex numbers turned into text
-    (JSON for containers, UTF-8 with bad bytes escaped for bytes), so every cell can be grouped
-    and compared; a list of values then reads as one parameter value, or is reported as "not
-    numeric" where a number is needed. Columns of plain scalars are left untouched (and uncopied).
-    """
+    (JSON for containers, UTF-8 for bytes), so every cell can be grouped and compared. Columns of
+    plain scalars are left untouched (and uncopied)."""
     fixed = {}
     for i, dtype in enumerate(df.dtypes):
         if not (pd.api.types.is_object_dtype(dtype) or pd.api.types.is_complex_dtype(dtype)):
@@ -66,10 +61,8 @@ def _plain_cell(v: object) -> object:
 
 
 def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(each row's code, the text of each code): missing values are the last code, ``""``.
-
-    A categorical column gives its own codes (no pass over the rows): readers hand run and
-    metric names over that way."""
+    """(each row's code, the text of each code): missing values are the last code, ``""``; a
+    categorical column gives its own codes (no pass over the rows)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         codes, uniques = col.array.codes, col.cat.categories  # a view: not copied
     else:
@@ -81,10 +74,9 @@ def _text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def text_codes(col: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(codes, texts, ranks)``: each row's code, the text of each distinct value (``str`` of
-    it; missing: ``""``) and each code's rank among the texts in sorted order (distinct values
-    with the same text, 1 and "1", share a rank), so rows are sorted and taken on integers and
-    the text column built once, in its final order: ``texts[codes]``."""
+    """``(codes, texts, ranks)``: each row's code, the text of each code (missing: ``""``) and
+    its rank among the sorted texts (1 and "1" share one), so rows are sorted on integers and
+    the text column built once, at the end: ``texts[codes]``."""
     codes, names = _text_codes(col)
     _, rank = np.unique(names, return_inverse=True)
     return codes, names, rank.reshape(-1)
@@ -100,8 +92,7 @@ class TextCodes:
     rank: np.ndarray
 
     def row_ranks(self) -> np.ndarray:
-        """Each row's rank: the codes themselves when they already sort as their texts do (a
-        reader's categories in sorted order), which saves a pass over the rows."""
+        """Each row's rank: the codes themselves when they already sort as their texts do."""
         r, last = self.rank, len(self.rank) - 1
         if last >= 1 and bool((r[1:last] > r[:last - 1]).all()) and not (self.codes == last).any():
             return self.codes
@@ -116,9 +107,8 @@ class TextCodes:
 
 def spread_texts(texts: dict[str, TextCodes], rows: np.ndarray | None) -> dict[str, np.ndarray]:
     """Each text column's text at ``rows`` (``None``: all), ``names[codes]``; a column given
-    twice (run_id is often the run) is spread once. The columns share one block of memory: one
-    large allocation is backed by huge pages where the system offers them, where separate
-    columns cost a page fault per 4 KiB."""
+    twice is spread once. The columns share one block of memory (huge pages where the system
+    offers them, rather than a page fault per 4 KiB per column)."""
     seen: list[TextCodes] = []
     for t in texts.values():
         if not any(t is d for d in seen):
@@ -150,9 +140,8 @@ def _stretches(codes: np.ndarray) -> np.ndarray | None:
 
 
 def distinct(col: pd.Series | np.ndarray) -> np.ndarray:
-    """``pandas.unique(col)`` (the values in order of first appearance); an object column is
-    compared with its neighbours first (:func:`differs`), so that only the rows where the value
-    changes are hashed (a tidy table holds each run's and curve's rows together)."""
+    """``pandas.unique(col)``, hashing only the rows of an object column where the value changes
+    (:func:`differs`)."""
     values = col.to_numpy() if isinstance(col, pd.Series) else np.asarray(col)
     if values.dtype == object and len(values) > 1:
         try:
@@ -164,10 +153,9 @@ def distinct(col: pd.Series | np.ndarray) -> np.ndarray:
 
 
 def differs(values: np.ndarray) -> np.ndarray:
-    """``values[1:] != values[:-1]`` as booleans. An object array is compared by identity
-    first and by value only where the object changes: the text columns of a tidy table point
-    at one object per distinct text, so the values are compared a few hundred times, not once
-    per row. Identical objects count as equal (a NaN object repeated included)."""
+    """``values[1:] != values[:-1]`` as booleans. An object array is compared by identity first
+    and by value only where the object changes (a tidy table's text columns point at one object
+    per distinct text). Identical objects count as equal, a repeated NaN object included."""
     if values.dtype != object or len(values) < 2:
         return np.asarray(values[1:] != values[:-1], dtype=bool)
     values = np.ascontiguousarray(values)
@@ -188,10 +176,8 @@ def grouped_codes(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True) 
 
 def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True
                       ) -> tuple[np.ndarray, np.ndarray | pd.api.extensions.ExtensionArray]:
-    """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value
-    differs from the row before: a table holds each run's rows together, so a column of run
-    names or parameters changes a few hundred times in tens of thousands of rows. The codes
-    may come in a smaller integer type than pandas gives."""
+    """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value differs
+    from the row before; the codes may come in a smaller integer type than pandas gives."""
     n = len(col)
     array = col.array if isinstance(col, pd.Series) else col
     if n < 64:
@@ -217,9 +203,8 @@ def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = Tr
 
 def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
     """Convert a column to float; non-numeric text is an error that names the column."""
-    if pd.api.types.is_bool_dtype(col):
-        return col.astype(float)
-    if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_complex_dtype(col):
+    if pd.api.types.is_bool_dtype(col) or (pd.api.types.is_numeric_dtype(col)
+                                           and not pd.api.types.is_complex_dtype(col)):
         return col.astype(float)
     out = pd.to_numeric(col, errors="coerce")
     bad = out.isna() & col.notna()
@@ -230,11 +215,9 @@ def as_numeric(col: pd.Series, name: str, origin: str) -> pd.Series:
         known = words.isin({"nan", "inf", "+inf", "-inf", "infinity", "-infinity", "", "none", "null"})
         if not known.all():
             sample = text[bad][~known.to_numpy()].iloc[0]
-            raise InputError(
-                f"{shorten(origin, PATH_LIMIT)}: column {name!r} is not numeric (found {shorten(repr(str(sample)))})"
-            )
+            raise InputError(f"{shorten(origin, PATH_LIMIT)}: column {name!r} is not numeric "
+                             f"(found {shorten(repr(str(sample)))})")
         out = out.copy()
-        out[bad] = pd.to_numeric(
-            words.replace({"+inf": "inf", "infinity": "inf", "-infinity": "-inf"}), errors="coerce"
-        )
+        out[bad] = pd.to_numeric(words.replace({"+inf": "inf", "infinity": "inf",
+                                                "-infinity": "-inf"}), errors="coerce")
     return out.astype(float)

@@ -1,15 +1,8 @@
 """The tidy curve table every source produces and every later stage consumes.
 
-One row per logged point::
-
-    source  experiment  run_id  run  metric  step  compute  value  [timestamp]  [run_status]
-    [params.<name> ...]  [tags.<name> ...]
-
-``step`` is an integer, ``compute`` the x axis used for scaling (``step`` unless another axis is
-chosen), ``value`` a finite float. Run-level parameters and tags ride along as ``params.*`` and
-``tags.*`` columns (the names MLflow's ``search_runs`` uses), so later stages can group seeds and
-recipes. The name of the x axis, the run facts and the points travel together in a
-:class:`~saturate.table.table.Table`.
+One row per logged point: ``source experiment run_id run metric step compute value`` (then
+``timestamp``, ``run_status``, ``params.*``, ``tags.*`` when present). ``step`` is an integer,
+``compute`` the x axis (``step`` unless another is chosen), ``value`` a finite float.
 """
 
 from __future__ import annotations
@@ -34,34 +27,12 @@ from saturate.table.cells import (
 )
 from saturate.vocabulary import names
 
-__all__ = [
-    "REQUIRED_COLUMNS",
-    "KEY_COLUMNS",
-    "PARAM_PREFIX",
-    "TAG_PREFIX",
-    "DataWarning",
-    "tidy",
-    "tidy_points",
-    "TidyPoints",
-    "empty_table",
-    "select",
-    "AXIS_METRICS",
-    "iter_curves",
-    "curve_table",
-    "run_columns",
-    "is_compute_sorted",
-]
+__all__ = ["REQUIRED_COLUMNS", "KEY_COLUMNS", "PARAM_PREFIX", "TAG_PREFIX", "DataWarning", "tidy",
+           "tidy_points", "TidyPoints", "empty_table", "select", "AXIS_METRICS", "iter_curves",
+           "curve_table", "run_columns", "is_compute_sorted"]
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
-    "source",
-    "experiment",
-    "run_id",
-    "run",
-    "metric",
-    "step",
-    "compute",
-    "value",
-)
+    "source", "experiment", "run_id", "run", "metric", "step", "compute", "value")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("timestamp", "run_status")
 KEY_COLUMNS: tuple[str, ...] = ("source", "run_id", "metric")
 PARAM_PREFIX = "params."
@@ -89,29 +60,24 @@ def run_columns(df: pd.DataFrame) -> list[str]:
 
 
 def tidy(
-    df: pd.DataFrame,
-    *,
-    compute_name: str | None = None,
-    allow_empty: bool = False,
+    df: pd.DataFrame, *, compute_name: str | None = None, allow_empty: bool = False,
     origin: str = "data",
 ) -> pd.DataFrame:
-    """Validate and normalise a long table into the tidy form.
+    """Validate and normalise a long table into the tidy form (the input is never modified).
 
-    Fills ``source``/``experiment``/``run_id``/``run`` when missing, copies ``step`` into ``compute``
-    when no compute is given, coerces types, drops NaN/inf values with a :class:`DataWarning` that
-    counts them, resolves duplicate (run, metric, step) points by keeping the last logged value and
-    sorts by run, metric and step. ``origin`` names the input in error messages.
-    The input frame is never modified.
+    Fills missing ``source``/``experiment``/``run_id``/``run``, copies ``step`` into ``compute``
+    when absent, coerces types, drops non-finite values with a :class:`DataWarning`, keeps the
+    last logged of duplicate (run, metric, step) points and sorts by run, metric and step.
+    ``origin`` names the input in error messages.
     """
     return _tidy(df, compute_name, allow_empty, origin).table
 
 
 @dataclass(frozen=True)
 class TidyPoints:
-    """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the position in the
-    input of row ``i`` (``None``: every row in its place); ``run_starts`` the first row of each run ``(source, run_id)`` (rows of a
-    run are together); ``compute_name`` the name of the x axis. Readers use them to put run-level columns they kept apart (one row per
-    run or per wide row, not per point) beside the points without a pass over text."""
+    """:func:`tidy`'s table with where its rows came from: ``rows[i]`` is the input position of
+    row ``i`` (``None``: every row in its place), ``run_starts`` the first row of each run.
+    Readers use them to put run-level columns they kept apart beside the points."""
 
     table: pd.DataFrame
     rows: np.ndarray | None
@@ -120,16 +86,13 @@ class TidyPoints:
 
 
 def tidy_points(
-    df: pd.DataFrame,
-    *,
-    compute_name: str | None = None,
-    allow_empty: bool = False,
+    df: pd.DataFrame, *, compute_name: str | None = None, allow_empty: bool = False,
     origin: str = "data",
 ) -> TidyPoints:
     """:func:`tidy`, with the input position of each row and the first row of each run.
 
-    The identifying columns are handled as integer codes (a categorical column gives its own)
-    until the rows are in their final order; their text is spread to the rows once, at the end.
+    The identifying columns are handled as integer codes until the rows are in their final
+    order; their text is spread to the rows once, at the end.
     """
     return _tidy(df, compute_name, allow_empty, origin)
 
@@ -179,17 +142,14 @@ def _tidy(df: pd.DataFrame, compute_name: str | None, allow_empty: bool, origin:
 
 
 def _warn_repeats(n: int, origin: str) -> None:
-    """Points that repeat the (run, metric, step) of another row and carry no timestamp to say
-    which was logged last: the later row is kept, and the user told, since a column that tells
-    runs apart (a seed the loader did not recognise) would lose its points silently otherwise."""
+    """Warn of points that repeat the (run, metric, step) of a later row, with no timestamp to
+    say which was last: a column that tells runs apart would otherwise lose points silently."""
     if n > 0:
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {n} point(s) that repeat the run, metric and "
             "step of a later row (the later row kept); if a column tells runs apart, name it "
             "seed or give a run column",
-            DataWarning,
-            stacklevel=4,
-        )
+            DataWarning, stacklevel=4)
 
 
 def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
@@ -200,10 +160,8 @@ def _checked_copy(df: pd.DataFrame, origin: str) -> pd.DataFrame:
     if "step" not in df.columns and "compute" not in df.columns:
         missing.append("step")
     if missing:
-        raise InputError(
-            f"{shorten(origin, PATH_LIMIT)}: missing column(s) {', '.join(missing)}; "
-            f"found {names_text(df.columns) or 'none'}"
-        )
+        raise InputError(f"{shorten(origin, PATH_LIMIT)}: missing column(s) {', '.join(missing)}; "
+                         f"found {names_text(df.columns) or 'none'}")
     dup = df.columns[df.columns.duplicated()].unique()
     if len(dup):
         raise InputError(f"{shorten(origin, PATH_LIMIT)}: more than one column is named {names_text(dup)}; "
@@ -268,18 +226,14 @@ def _finite_points(value: pd.Series, compute: pd.Series | None, name: str, origi
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_value.sum())} non-finite value(s) "
             f"({n_nan} NaN, {n_inf} infinite)",
-            DataWarning,
-            stacklevel=4,
-        )
+            DataWarning, stacklevel=4)
     if compute is None:
         return ~bad_value
     bad_x = ~np.isfinite(compute.to_numpy(dtype=float)) & ~bad_value
     if bad_x.any():
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int(bad_x.sum())} point(s) without a finite {name}",
-            DataWarning,
-            stacklevel=4,
-        )
+            DataWarning, stacklevel=4)
     return ~(bad_value | bad_x)
 
 
@@ -293,9 +247,7 @@ def _usable_steps(step: pd.Series, keep: np.ndarray, origin: str) -> np.ndarray:
         warnings.warn(
             f"{shorten(origin, PATH_LIMIT)}: dropped {int((~ok[keep]).sum())} point(s) whose step is infinite or "
             "beyond +-9.2e18",
-            DataWarning,
-            stacklevel=4,
-        )
+            DataWarning, stacklevel=4)
     return ok
 
 
@@ -322,9 +274,8 @@ def _assemble(df: pd.DataFrame, rows: np.ndarray | None, texts: dict[str, np.nda
 
 
 def _strictly_increasing(df: pd.DataFrame, keys: list[str]) -> bool:
-    """Whether the rows are sorted by ``keys`` with no two rows equal on all of them. Works one
-    key at a time with vectorised comparisons of neighbours, so it needs a few bytes per row (a
-    MultiIndex needs tens). Key columns hold no missing values (see :func:`_with_ids`)."""
+    """Whether the rows are sorted by ``keys`` with no two rows equal on all of them, one key at a
+    time (a few bytes per row; a MultiIndex needs tens). Key columns hold no missing values."""
     n = len(df)
     tied = np.ones(max(n - 1, 0), dtype=bool)  # rows equal to their predecessor on keys so far
     for k in keys:
@@ -352,11 +303,8 @@ def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series
 
 
 def select(
-    df: pd.DataFrame,
-    *,
-    metric: Sequence[str] | str | None = None,
-    run: Sequence[str] | str | None = None,
-    experiment: Sequence[str] | str | None = None,
+    df: pd.DataFrame, *, metric: Sequence[str] | str | None = None,
+    run: Sequence[str] | str | None = None, experiment: Sequence[str] | str | None = None,
 ) -> pd.DataFrame:
     """Keep the curves whose metric / run name (or id) / experiment match the glob patterns."""
     if _match_all(metric) and run is None and experiment is None:
@@ -370,12 +318,8 @@ def select(
 
 
 def iter_curves(df: pd.DataFrame) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
-    """Yield ((source, run_id, metric), points sorted by compute) for each curve, in key order.
-
-    A curve whose rows are contiguous and already in compute order (as in a tidy table whose
-    compute grows with step) is yielded as a slice of ``df``, not a copy: with copy-on-write,
-    changing it never changes ``df``, and a long curve costs no second copy.
-    """
+    """Yield ((source, run_id, metric), points sorted by compute) for each curve, in key order; a
+    curve already contiguous and sorted is a slice of ``df`` (copy-on-write), not a copy."""
     groups = df.groupby(list(KEY_COLUMNS), sort=True).indices
     for key in sorted(groups):
         idx = groups[key]
@@ -395,9 +339,9 @@ def is_compute_sorted(points: pd.DataFrame) -> bool:
 
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per curve: run, metric, number of points, compute range and last value."""
+    cols = ["source", "experiment", "run_id", "run", "metric", "n_points",
+            "compute_first", "compute_last", "value_last"]
     if df.empty:
-        cols = ["source", "experiment", "run_id", "run", "metric", "n_points",
-                "compute_first", "compute_last", "value_last"]
         return pd.DataFrame(columns=cols)
     ordered = df.sort_values([*KEY_COLUMNS, "compute", "step"], kind="stable")
     g = ordered.groupby(list(KEY_COLUMNS), sort=True)
@@ -409,8 +353,6 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
         compute_last=("compute", "max"),
         value_last=("value", "last"),
     ).reset_index()
-    cols = ["source", "experiment", "run_id", "run", "metric", "n_points",
-            "compute_first", "compute_last", "value_last"]
     return out[cols]
 
 

@@ -1,10 +1,8 @@
-"""Ordering the points of the tidy table on integer keys: numbering the points of curves logged
-without steps, finding the rows that are already sorted and unique, and otherwise the positions
-that sort them keeping the last logged point of each (curve, step).
+"""Ordering the points of the tidy table on integer keys: numbering points logged without steps,
+and sorting the rows keeping the last logged point of each (curve, step).
 
-The keys are integer codes of the identifying columns (text ranks, see
-:func:`saturate.table.cells.text_codes`) and the steps: sorting text per point costs several times
-more than sorting integers.
+The keys are text ranks (:func:`saturate.table.cells.text_codes`) and steps: sorting text per
+point costs several times more than sorting integers.
 """
 
 from __future__ import annotations
@@ -16,9 +14,8 @@ __all__ = ["number_steps", "group_codes", "order", "starts", "last_of_each", "in
 
 
 def number_steps(step: np.ndarray, compute: np.ndarray, keys: list[np.ndarray]) -> np.ndarray:
-    """Integer steps; points logged without a step (NaN) are numbered in compute order within
-    their curve (``keys``), ties in logged order. Steps that are infinite or beyond int64 must
-    have been dropped before (:func:`saturate.table.curves.tidy` does)."""
+    """Integer steps; points without a step (NaN) are numbered in compute order within their
+    curve (``keys``), ties in logged order. Steps beyond int64 must have been dropped before."""
     missing = np.isnan(step)
     if missing.any():
         by_compute = np.argsort(compute, kind="stable")
@@ -44,8 +41,7 @@ def group_codes(keys: list[np.ndarray]) -> np.ndarray:
 
 def order(keys: list[np.ndarray], step: np.ndarray, timestamp: pd.Series | None) -> np.ndarray | None:
     """The positions that make the rows one per (curve, step), the last logged winning, sorted;
-    ``None`` when they already are (readers that deliver sorted, unique points skip the work).
-    ``keys`` are the text ranks of the key columns but ``step``: the work is done on integers."""
+    ``None`` when they already are. ``keys``: the text ranks of the key columns but ``step``."""
     keys = [*keys, step]
     return None if increasing(keys) else last_of_each(keys, timestamp)
 
@@ -85,8 +81,7 @@ def last_of_each(keys: list[np.ndarray], timestamp: pd.Series | None) -> np.ndar
 
 
 def _packed(keys: list[np.ndarray]) -> list[np.ndarray]:
-    """The sort keys for :func:`numpy.lexsort` (last key first in rank), packed into one int64
-    key where their ranges allow it."""
+    """The sort keys for :func:`numpy.lexsort`, packed into one int64 key where ranges allow."""
     packed = np.zeros(len(keys[0]), dtype=np.int64)
     room = 1
     for k in keys:

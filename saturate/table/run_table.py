@@ -1,28 +1,8 @@
-"""Run-level facts (status, parameters, tags) kept beside the points, one row per run.
+"""Run-level facts (``run_status``, ``params.*``, ``tags.*``) kept beside the points, one row per
+run keyed by ``(source, run_id)``, so a sweep of thousands of runs costs memory for its points only.
 
-The tidy points (:mod:`saturate.table.curves`) hold one row per logged point. What belongs to a
-whole run, ``run_status``, ``params.<name>`` and ``tags.<name>``, is not repeated on every point:
-it lives in a frame of its own keyed by ``(source, run_id)``, the ``runs`` of a
-:class:`~saturate.table.table.Table`, so that a sweep of thousands of runs costs memory for its
-points only.
-
-* :func:`run_facts`: one row per run of the points (from the run frame, or from the run columns
-  of a wide frame);
-* :func:`with_facts`: the points with the run facts joined onto every row (the wide form
-  :meth:`Table.to_frame <saturate.table.table.Table.to_frame>` gives, and that seed pooling reads);
-* :func:`split_facts`: the other way: the run columns of a wide frame moved into a run frame;
-* :func:`merge_facts`: run frames of several parts as one.
-
-A wide frame (run facts on every row, as a user may build it) is accepted everywhere.
-
->>> import pandas as pd
->>> wide = pd.DataFrame({"source": "s", "run_id": ["a", "a", "b"], "metric": "m",
-...                      "step": [1, 2, 1], "params.lr": ["1e-3", "1e-3", "1e-4"]})
->>> points, runs = split_facts(wide)
->>> list(points.columns), run_facts(points, runs)["params.lr"].tolist()
-(['source', 'run_id', 'metric', 'step'], ['1e-3', '1e-4'])
->>> with_facts(points, runs)["params.lr"].tolist()
-['1e-3', '1e-3', '1e-4']
+:func:`split_facts` moves the run columns of a wide frame (as a user may build it) into a run
+frame, :func:`with_facts` joins them back onto every point, :func:`merge_facts` merges parts'.
 """
 
 from __future__ import annotations
@@ -35,18 +15,8 @@ import pandas as pd
 from saturate.table.cells import differs
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX
 
-__all__ = [
-    "RUN_KEY",
-    "empty_facts",
-    "run_fact_columns",
-    "run_facts",
-    "with_facts",
-    "split_facts",
-    "merge_facts",
-    "run_count",
-    "run_starts",
-    "status_of",
-]
+__all__ = ["RUN_KEY", "empty_facts", "run_fact_columns", "run_facts", "with_facts", "split_facts",
+           "merge_facts", "run_count", "run_starts", "status_of"]
 
 RUN_KEY: tuple[str, str] = ("source", "run_id")
 _STATUS = "run_status"
@@ -64,16 +34,14 @@ def empty_facts() -> pd.DataFrame:
 
 
 def run_facts(points: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per run of ``points`` (``source``, ``run_id``, ``run_status``, ``params.*``,
-    ``tags.*``): the rows of ``runs``, or (``runs=None``) the run columns of a wide frame; runs
-    without points left out."""
+    """One row per run of ``points``: the rows of ``runs``, or (``runs=None``) the run columns of
+    a wide frame; runs without points left out."""
     keys = _first_of_each_run(points)[list(RUN_KEY)] if len(points) else empty_facts()
     if runs is None:
         cols = run_fact_columns(points)
         facts = points.drop_duplicates(list(RUN_KEY))[[*RUN_KEY, *cols]] if cols else keys
         return facts.sort_values(list(RUN_KEY), kind="stable").reset_index(drop=True)
-    out = runs.merge(keys, on=list(RUN_KEY), how="inner")
-    return out.reset_index(drop=True)
+    return runs.merge(keys, on=list(RUN_KEY), how="inner").reset_index(drop=True)
 
 
 def with_facts(points: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -103,8 +71,8 @@ def merge_facts(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _increasing(src: np.ndarray, run: np.ndarray) -> bool:
-    """Whether the rows are sorted by ``(src, run)`` with no two equal (so no missing value):
-    then sorting and dropping duplicates would change nothing."""
+    """Whether the rows are sorted by ``(src, run)`` with no two equal (sorting and dropping
+    duplicates would change nothing)."""
     if src.dtype != object or run.dtype != object:
         return False
     try:
@@ -125,16 +93,15 @@ def split_facts(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _first_of_each_run(df: pd.DataFrame) -> pd.DataFrame:
-    """``df.drop_duplicates(RUN_KEY)``; when the rows are sorted by run, as tidy leaves them,
-    found by comparing neighbours (several times faster than hashing every row's text)."""
+    """``df.drop_duplicates(RUN_KEY)``, by comparing neighbours when the rows are sorted by run
+    (several times faster than hashing every row's text)."""
     starts = run_starts(df)
     return df.drop_duplicates(list(RUN_KEY)) if starts is None else df.iloc[starts]
 
 
 def run_starts(df: pd.DataFrame) -> np.ndarray | None:
-    """The first row of each run when the rows are sorted by run with each run's rows together
-    (``None`` when they are not, or cannot be told so): neighbours are compared, and the order
-    is checked only where a row's run differs from the one before."""
+    """The first row of each run when the rows are sorted by run (``None`` when they are not, or
+    cannot be told so), found by comparing neighbours."""
     src, run = (df[c].to_numpy() for c in RUN_KEY)
     if len(df) <= 1 or src.dtype != object or run.dtype != object:
         return None

@@ -1,14 +1,9 @@
-"""What changed between two analyses of the same curve, as events worth a line.
-
-:func:`detect_events` is pure: the previous analysis (None the first time a curve is seen) and the
-new one in, a tuple of :class:`Event` out. The event line is stable and parseable::
+"""What changed between two analyses of the same curve (:func:`detect_events`, pure), as events
+on one stable line that :func:`parse_event_line` reads back::
 
     2026-11-29T17:03:12Z EVENT verdict_changed run=ppo-1 metric=eval/reward from=scaling to=slowing compute=1234
 
-Values holding spaces, quotes, ``=`` or control characters are double-quoted with backslash
-escapes (a newline as ``\\n``, an escape character as ``\\x1b``: :func:`saturate.report.text.for_terminal`),
-so an event is always one line, whatever a run is called; :func:`parse_event_line` reads a line
-back.
+Values with spaces, quotes, ``=`` or control characters are double-quoted with backslash escapes.
 """
 
 from __future__ import annotations
@@ -16,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from saturate.analysis.constants import KNEE_ROI
@@ -142,23 +137,13 @@ def _stop_moved(prev: CurveAnalysis, new: CurveAnalysis) -> bool:
 def detect_events(
     prev: CurveAnalysis | None, new: CurveAnalysis, *, at: float = 0.0, stop_reached: bool = False
 ) -> tuple[Event, ...]:
-    """The events between two analyses of one curve (``prev`` None: first time seen).
+    """The events between two analyses of one curve (``prev`` None: first seen, which gets only
+    ``verdict_changed`` from ``none`` and a collapse); ``at`` stamps them (epoch seconds).
 
-    * ``verdict_changed``: the verdict differs (from ``none`` the first time);
-    * ``knee_crossed``: the curve went past its knee since the last analysis (the knee at or
-      before the last compute and the ROI now below the knee level, :data:`KNEE_ROI`);
-    * ``collapse_detected``: a collapse, none before (or one at another step);
-    * ``stop_point_reached``: the last compute passed the stop point; once per curve: after it
-      (``stop_reached``: the history holds one already, or ``prev``'s stop point was reached) the
-      stop point stays reached, and a later estimate beyond the last compute neither moves it
-      nor reaches it again;
-    * ``stop_point_moved``: the stop point, not yet reached, left the previous one's interval (or
-      appeared/vanished; without an interval, moved by more than :data:`STOP_MOVE_FRACTION`);
-    * ``run_finished``: the run's status became FINISHED/FAILED/KILLED since the last analysis.
-
-    A curve seen for the first time has no past to cross from: it gets its verdict (from ``none``)
-    and a collapse if it has one, nothing else. ``at`` stamps the events (epoch seconds); the
-    function itself reads no clock.
+    ``knee_crossed``: now past the knee (ROI below :data:`KNEE_ROI`); ``stop_point_reached``
+    once per curve (``stop_reached``: the history holds one already), after which the stop point
+    neither moves nor is reached again; ``stop_point_moved``: it left the previous interval (or
+    moved by :data:`STOP_MOVE_FRACTION`); ``run_finished``: status became FINISHED/FAILED/KILLED.
     """
 
     def ev(kind: str, before: str | None = None, after: str | None = None, detail: str = "",
@@ -182,13 +167,11 @@ def detect_events(
                       compute=c.compute))  # fmt: skip
     if prev is None:
         return tuple(out)
-    stop = _stop(new)
-    reached = stop is not None and stop <= new.compute_last
-    before = _stop(prev)
+    stop, before = _stop(new), _stop(prev)
     was_reached = stop_reached or (before is not None and before <= prev.compute_last)
     if was_reached:
         pass  # reached once; it stays reached
-    elif reached:
+    elif stop is not None and stop <= new.compute_last:
         out.append(ev("stop_point_reached", after=_fmt(stop)))
     elif _stop_moved(prev, new):
         out.append(ev("stop_point_moved", _fmt(before), _fmt(stop)))
@@ -198,6 +181,4 @@ def detect_events(
     return tuple(out)
 
 
-def stamp(events: tuple[Event, ...], at: float) -> tuple[Event, ...]:
-    """The same events with their time set to ``at``."""
-    return tuple(replace(e, time=at) for e in events)
+

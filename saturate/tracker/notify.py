@@ -1,18 +1,9 @@
-"""Tell the team when a verdict changes: ``watch --notify URL`` posts one JSON message per change
-to an incoming webhook.
+"""Tell the team when a verdict changes: ``watch --notify URL`` posts ``{"text": "..."}`` (what
+Slack and Teams incoming webhooks accept) per verdict change, collapse or stop point reached.
 
-The message is ``{"text": "..."}``, the shape both Slack and Microsoft Teams incoming webhooks
-accept: one line with the run, the metric, the old and the new verdict, P(the next doubling pays)
-and the reason of the verdict in a few words (the reports' short reason). A collapse and a stop
-point reached are posted too; other events are not (they are in the watch's event lines and
-history).
-
-Posting never holds the watch up for long: a pass hands its messages to a worker thread and waits
-for it at most ``timeout`` seconds, all tries included; a webhook that hangs, refuses or answers
-5xx is tried again with a short backoff, at most ``retries`` more times, within that budget; what
-is not delivered then is dropped and counted. Nothing secret is posted or printed: the text goes
-through :func:`saturate.ingest.redaction.redact`, and the webhook is named by its host only (its path is
-the webhook's secret, remembered for redaction).
+A pass waits for its posting at most ``timeout`` seconds, retries included (hangs, refusals, 5xx);
+what is not delivered then is dropped and counted. The text is redacted, and the webhook is named
+by its host only: its path is the secret.
 """
 
 from __future__ import annotations
@@ -83,8 +74,8 @@ class Delivery:
 
 @dataclass
 class Webhook:
-    """An incoming webhook (see the module docstring): ``timeout`` bounds one pass's posting,
-    ``retries`` the tries after the first for each message."""
+    """An incoming webhook: ``timeout`` bounds one pass's posting, ``retries`` the tries after the
+    first for each message."""
 
     url: str
     timeout: float = 10.0

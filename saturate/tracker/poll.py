@@ -1,24 +1,8 @@
-"""Incremental fetching: only the points logged after the last seen step of each curve.
-
-Four pollers, one result (:class:`~saturate.tracker.poll.PollResult`), each reading a source
-the way ``analyze`` reads it:
-
-* :class:`RestPoller`, MLflow tracking servers: ``runs/search`` returns each run's latest metrics
-  with their step, so only the curves whose latest step passed the stored cursor get their
-  history fetched (with the ingest's deadline, retries and answer checks). New runs are new keys.
-* :class:`DbPoller`, MLflow backend databases (an ``mlflow.db``, PostgreSQL, MySQL): the same idea
-  through the ingest fast path's read-only SQL (``latest_metrics``, then ``metrics WHERE step > ?``).
-* :class:`FileStorePoller`, legacy ``mlruns/`` stores, read directly: only the metric files whose
-  size or modification time changed are re-read.
-* :class:`FilesPoller`, files and folders: only files whose size or modification time changed
-  are re-read, and only their rows after the cursor are kept; every MLflow store inside a folder
-  is polled by its own poller, as ``analyze`` reads it; W&B run folders' transaction logs are
-  read again when they change (a live run's log ending inside a record is its normal state).
-
-This module picks the poller for a source (:func:`make_poller`) and polls several as one
-(:class:`MultiPoller`). A source that cannot be reached raises
-:class:`~saturate.errors.SourceError`; the watch loop retries it with backoff. Nothing here writes
-to a source or to the history store.
+"""Incremental fetching: only the points logged after the last seen step of each curve, each
+source read the way ``analyze`` reads it: tracking servers and backend databases fetch only the
+curves whose latest step passed the cursor; ``mlruns/`` stores and files re-read only files whose
+(mtime, size) changed; MLflow stores inside a folder get their own poller. An unreachable source
+raises :class:`~saturate.errors.SourceError` (``watch`` retries); nothing here writes.
 """
 
 from __future__ import annotations
@@ -87,10 +71,9 @@ from saturate.tracker.state import CurveKey, RunRecord
 class PollResult:
     """What one poll found: new points (tidy rows after the cursors), run facts, counters.
 
-    ``fetched`` counts the points received from the source (what a poll costs), ``points`` holds
-    only those after each curve's cursor. ``file_stamps`` are the (mtime_ns, size) of the files
-    read, to be stored once the points are; ``seen`` the last step received per curve (so
-    points dropped as NaN are not fetched again).
+    ``fetched`` counts the points received (what a poll costs); ``file_stamps`` are the (mtime_ns,
+    size) of the files read, stored with the points; ``seen`` the last step received per curve
+    (so points dropped as NaN are not fetched again).
     """
 
     points: pd.DataFrame
@@ -329,8 +312,6 @@ class DbPoller:
         return since, checked
 
 
-
-
 def _points(run_id: str, key: str, path: Path) -> pd.DataFrame:
     steps, values, stamps, _malformed = read_metric_file(path)  # a half-written line: next time
     n = len(steps)
@@ -384,12 +365,8 @@ class FileStorePoller:
                 if not self.selection.wants_metric(key):
                     continue
                 checked += 1
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                stamp, where = (int(st.st_mtime_ns), int(st.st_size)), str(path.resolve())
-                if file_stamps.get(where) == stamp:
+                stamp = _stamp(path)  # None: gone; resolved only when there
+                if stamp is None or file_stamps.get(where := str(path.resolve())) == stamp:
                     continue
                 parts.append(_points(meta.run_id, key, path))
                 stamps[where] = stamp
@@ -505,13 +482,8 @@ class FilesPoller:
         fetched = changed.fetched
         for group, is_events in ((tables, False), (events, True)):
             for path in group:
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                stamp = (int(st.st_mtime_ns), int(st.st_size))
-                key = str(path.resolve())
-                if file_stamps.get(key) == stamp:
+                stamp = _stamp(path)
+                if stamp is None or file_stamps.get(key := str(path.resolve())) == stamp:
                     continue
                 try:
                     if is_events:
@@ -521,7 +493,7 @@ class FilesPoller:
                         source = self.label if self.root.is_file() else str(path)
                         df = read_table_file(path, source=source).to_frame()
                 except InputError:
-                    if path.stat().st_size == 0 or _growing(path, st):
+                    if path.stat().st_size == 0 or _growing(path, stamp[1]):
                         continue  # being written; read it next time
                     raise
                 stamps[key] = stamp
@@ -547,9 +519,9 @@ class FilesPoller:
         return df.loc[mask].reset_index(drop=True)
 
 
-def _growing(path: Path, before: os.stat_result) -> bool:
+def _growing(path: Path, size: int) -> bool:
     try:
-        return path.stat().st_size != before.st_size
+        return path.stat().st_size != size
     except OSError:
         return True
 

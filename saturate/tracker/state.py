@@ -1,17 +1,9 @@
-"""The watch history: a small local SQLite file (default ``.saturate/history.db``).
-
-It holds what ``saturate watch`` needs to resume after a restart without fetching anything twice
-(the points seen so far, the last seen step per curve, file sizes and times, run statuses) and what
-it found (every analysis with its time and compute, every event, every poll). The schema version is
-kept in ``PRAGMA user_version``; the file uses WAL so ``history``/``timeline`` can read while a
-watcher writes.
-
-A watch pass writes inside one :meth:`HistoryStore.transaction`: its points, cursors, analyses,
-events and poll record are committed together or not at all (Ctrl-C, a kill, a full disk), so an
-interrupted pass is simply read again next time. Any failure of the file itself (a read-only
-folder, a full disk, a corrupt or foreign file) is one :class:`~saturate.errors.InputError` line.
-The file carries saturate's marker and one writer's lock: a ``--state`` that is not saturate's is
-refused unchanged.
+"""The watch history: a small local SQLite file (default ``.saturate/history.db``) holding what
+``watch`` needs to resume without fetching twice (points, cursors, file stamps, run statuses) and
+what it found (analyses, events, polls). WAL lets ``history``/``timeline`` read while one writer
+(holding a lock) writes; a pass commits in one transaction or not at all. The file carries
+saturate's marker (a foreign ``--state`` is refused unchanged); any failure of the file is one
+:class:`~saturate.errors.InputError` line.
 """
 
 from __future__ import annotations
@@ -121,10 +113,8 @@ class PollRecord:
         return jsonable(self.__dict__)
 
     def summary(self) -> str:
-        text = (
-            f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
-            f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)"
-        )
+        text = (f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
+                f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)")
         return f"{text}; error: {self.error}" if self.error else text
 
 
@@ -250,10 +240,6 @@ def check_owner(db: sqlite3.Connection, path: Path, schema_version: int) -> bool
                      f"{what}); it was left unchanged; pass --state with a new file path")
 
 
-def mark(db: sqlite3.Connection) -> None:
-    """Write the marker (inside the caller's transaction)."""
-    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-
 
 class WriterLock:
     """An exclusive lock on ``<state>.lock`` for one writing process, naming its holder."""
@@ -292,14 +278,9 @@ class WriterLock:
             self._fh = None
 
 
-
-
 class HistoryStore:
     """The watch state and history in one SQLite file; use as a context manager or ``close()``.
-
-    ``readonly=True`` opens an existing file without creating or changing it (for ``history`` and
-    ``timeline``).
-    """
+    ``readonly=True`` opens an existing file without changing it (``history``, ``timeline``)."""
 
     def __init__(self, path: str | Path = DEFAULT_STATE, *, readonly: bool = False) -> None:
         self.path = Path(path)
@@ -331,10 +312,8 @@ class HistoryStore:
             self._lock = WriterLock(self.path)
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise InputError(
-                f"--state {self.path}: written by a newer saturate (schema {version}, this one "
-                f"reads up to {SCHEMA_VERSION})"
-            )
+            raise InputError(f"--state {self.path}: written by a newer saturate (schema {version}, "
+                             f"this one reads up to {SCHEMA_VERSION})")
         if readonly:
             if version == 0:
                 raise InputError(f"--state {self.path}: not a saturate history file")
@@ -344,8 +323,8 @@ class HistoryStore:
         with self.transaction():
             self._db.executescript(SCHEMA)
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            if unmarked:
-                mark(self._db)
+            if unmarked:  # the marker, inside this transaction
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -427,9 +406,7 @@ class HistoryStore:
         with self.transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO points (source, run_id, metric, step, compute, value, "
-                "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+                "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
             for key in added:
                 self._db.execute(
                     "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
@@ -438,9 +415,7 @@ class HistoryStore:
                     "ON CONFLICT(source, run_id, metric) DO UPDATE SET "
                     "last_step = MAX(cursors.last_step, excluded.last_step), "
                     "n_points = excluded.n_points, "
-                    "updated = excluded.updated",
-                    (now, *key),
-                )
+                    "updated = excluded.updated", (now, *key))
         return added
 
     @guarded
@@ -454,8 +429,7 @@ class HistoryStore:
                 "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
                 "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(source, run_id, metric) DO UPDATE SET "
                 "last_step = MAX(cursors.last_step, excluded.last_step)",
-                [(*k, int(step), now) for k, step in seen.items()],
-            )
+                [(*k, int(step), now) for k, step in seen.items()])
 
     @guarded
     def points(
@@ -466,16 +440,12 @@ class HistoryStore:
             "SELECT p.source, COALESCE(r.experiment, '') AS experiment, p.run_id, "
             "COALESCE(r.run, p.run_id) AS run, p.metric, p.step, p.compute, p.value, p.timestamp, "
             "r.status AS run_status, r.params, r.tags FROM points p LEFT JOIN runs r "
-            "ON r.source = p.source AND r.run_id = p.run_id"
-        )
+            "ON r.source = p.source AND r.run_id = p.run_id")
         if runs is None:
             frames = [pd.read_sql_query(sql, self._db)]
         else:
-            frames = [
-                pd.read_sql_query(sql + " WHERE p.source = ? AND p.run_id = ?", self._db,
-                                  params=(s, r))
-                for s, r in dict.fromkeys(runs)
-            ]
+            frames = [pd.read_sql_query(sql + " WHERE p.source = ? AND p.run_id = ?", self._db,
+                                        params=(s, r)) for s, r in dict.fromkeys(runs)]
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         return points_table(df, compute_name, origin=str(self.path))
 
@@ -526,8 +496,7 @@ class HistoryStore:
         with self.transaction():
             self._db.executemany(
                 "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
-                [(p, m, s) for p, (m, s) in stamps.items()],
-            )
+                [(p, m, s) for p, (m, s) in stamps.items()])
 
     # ------------------------------------------------------------------ analyses
 
@@ -536,21 +505,15 @@ class HistoryStore:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
         with self.transaction():
-            cur = self._db.execute(
-                f"INSERT INTO analyses ({', '.join(ANALYSIS_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(row))})",
-                row,
-            )
+            cur = self._db.execute(f"INSERT INTO analyses ({', '.join(ANALYSIS_COLUMNS)}) "
+                                   f"VALUES ({', '.join('?' * len(row))})", row)
         return int(cur.lastrowid)
 
     @guarded
     def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
         """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
-        row = self._db.execute(
-            "SELECT payload FROM analyses WHERE source = ? AND run_id = ? AND metric = ? "
-            "ORDER BY id DESC LIMIT 1",
-            key,
-        ).fetchone()
+        row = self._db.execute("SELECT payload FROM analyses WHERE source = ? AND run_id = ? AND "
+                               "metric = ? ORDER BY id DESC LIMIT 1", key).fetchone()
         return None if row is None else curve_from_dict(json.loads(row[0]))
 
     @guarded
@@ -558,8 +521,7 @@ class HistoryStore:
         """The latest analysis of every curve the watcher analysed."""
         rows = self._db.execute(
             "SELECT payload FROM analyses WHERE id IN (SELECT MAX(id) FROM analyses "
-            "GROUP BY source, run_id, metric) ORDER BY run, metric"
-        )
+            "GROUP BY source, run_id, metric) ORDER BY run, metric")
         return [curve_from_dict(json.loads(r[0])) for r in rows]
 
     @guarded
@@ -569,13 +531,8 @@ class HistoryStore:
         """Every recorded analysis (headline columns), oldest first; run matches name or id."""
         where, params = _where(run=run, metric=metric, source=source)
         return pd.read_sql_query(
-            "SELECT id, time, source, run_id, run, metric, compute_name, compute_last, n_points, "
-            "verdict, gain, gain_lo, gain_hi, asymptote, asymptote_lo, asymptote_hi, "
-            "asymptote_identified, knee, stop_point, stop_lo, stop_hi, collapse, run_status, "
-            f"payload FROM analyses{where} ORDER BY id",
-            self._db,
-            params=params,
-        )
+            f"SELECT id, {', '.join(ANALYSIS_COLUMNS)} FROM analyses{where} ORDER BY id",
+            self._db, params=params)
 
     # ------------------------------------------------------------------ events and polls
 
@@ -631,8 +588,7 @@ class HistoryStore:
     def polls(self) -> list[PollRecord]:
         rows = self._db.execute(
             "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "
-            "FROM polls ORDER BY id"
-        )
+            "FROM polls ORDER BY id")
         return [PollRecord(*tuple(r)) for r in rows]
 
 

@@ -1,9 +1,6 @@
-"""How the estimates of one curve evolved as the run grew.
-
-:func:`refit_timeline` re-analyses the curve truncated at log-spaced points of its own history;
-:func:`history_timeline` reads the analyses ``saturate watch`` recorded. Both give a
-:class:`Timeline`, which answers "when did we first see saturation?" (:meth:`Timeline.first_seen`,
-:meth:`Timeline.since`) and "was the asymptote estimate stable?" (:meth:`Timeline.asymptote_stability`).
+"""How the estimates of one curve evolved as the run grew: :func:`refit_timeline` re-analyses it
+truncated at log-spaced points, :func:`history_timeline` reads what ``watch`` recorded. A
+:class:`Timeline` answers "when did we first see saturation?" and "was the asymptote stable?".
 """
 
 from __future__ import annotations
@@ -94,11 +91,8 @@ class Timeline:
         return start
 
     def asymptote_stability(self) -> Stability:
-        """Compare the estimates of the later half of the history with the final one.
-
-        Stable when each identified later estimate lies inside the final estimate's interval;
-        ``drift`` is their spread relative to the final value's magnitude.
-        """
+        """Stable when each identified estimate of the later half of the history lies inside the
+        final one's interval; ``drift`` is their spread relative to the final value's magnitude."""
         ident = [p for p in self.points if p.asymptote.identified and math.isfinite(p.asymptote.value)]
         if len(ident) < 2 or not self.points[-1].asymptote.identified:
             return Stability(None, math.nan, len(ident),
@@ -134,14 +128,10 @@ class Timeline:
             row: dict[str, Any] = {"compute": p.compute, "n_points": p.n_points,
                                    "verdict": p.verdict, "p_pays": p.p_pays}
             for name, e in (("asymptote", p.asymptote), ("gain_per_doubling", p.gain_per_doubling),
-                            ("stop_point", p.stop_point)):  # fmt: skip
+                            ("stop_point", p.stop_point), ("forecast", p.forecast)):  # fmt: skip
                 row[name] = None if e is None else e.value
                 row[f"{name}_lo"] = None if e is None else e.lo
                 row[f"{name}_hi"] = None if e is None else e.hi
-            f = p.forecast
-            row["forecast"] = None if f is None else f.value
-            row["forecast_lo"] = None if f is None else f.lo
-            row["forecast_hi"] = None if f is None else f.hi
             row["knee"] = p.knee
             rows.append(row)
         return pd.DataFrame(rows)
@@ -197,14 +187,9 @@ def refit_timeline(
     """Re-analyse the curve ``key`` (``(source, run_id, metric)``) of ``table`` truncated at
     ``n`` log-spaced points of its history.
 
-    ``table`` is a :class:`~saturate.table.table.Table` on its x axis (as :func:`saturate.load`
-    gives it) holding the curve and
-    the runs it pools with (:func:`saturate.analysis.table.sibling_runs`); each truncation cuts
-    every curve of it at the same compute and goes through :func:`saturate.api.analyze_read`
-    with ``settings`` (a :class:`~saturate.settings.Settings`), the verdict path of
-    ``saturate analyze``, so the last point is what ``analyze`` says of the whole curve.
-    ``target`` is the compute to forecast at every step (default: twice the final compute), so
-    forecasts made at different times are comparable.
+    ``table`` (on its x axis) holds the curve and the runs it pools with; each cut applies to all
+    of them and goes through :func:`saturate.api.analyze_read`, so the last point is what
+    ``analyze`` says. ``target``: the compute forecast at every point (default: twice the last).
     """
     from saturate.analysis.settings import AnalysisSettings
     from saturate.settings import Settings
@@ -213,7 +198,9 @@ def refit_timeline(
     settings = dataclasses.replace(settings, suite=None)  # one curve: never a suite's groups
     if n < 2:
         raise SettingsError(f"--points must be >= 2, got {n}")
-    mine = _curve_points(table.points, key)
+    pts = table.points
+    mine = pts.loc[(pts["source"] == key[0]).to_numpy() & (pts["run_id"] == key[1]).to_numpy()
+                   & (pts["metric"] == key[2]).to_numpy()]
     if mine.empty:
         raise InputError("timeline: the curve has no points")
     if target is not None and (not math.isfinite(target) or target <= 0):
@@ -229,11 +216,6 @@ def refit_timeline(
     return Timeline(key[0], key[1], str(mine["run"].iloc[0]), key[2], table.axis.name, "refit",
                     target, tuple(out))
 
-
-def _curve_points(points: pd.DataFrame, key: tuple[str, str, str]) -> pd.DataFrame:
-    return points.loc[(points["source"] == key[0]).to_numpy()
-                      & (points["run_id"] == key[1]).to_numpy()
-                      & (points["metric"] == key[2]).to_numpy()]
 
 
 def _analysed(table: Table, key: tuple[str, str, str], settings: Any,
@@ -263,11 +245,8 @@ def _point(a: CurveAnalysis, target: float | None, time: float | None = None) ->
 
 def history_timeline(store: Any, run: str, metric: str, *, source: str | None = None,
                      target: float | None = None) -> Timeline:
-    """The timeline of one curve from the analyses ``saturate watch`` recorded in ``store``.
-
-    Forecasts appear only where a recorded forecast was made at ``target``; the watcher's
-    forecasts are relative to each pass (``2x``), so ``--at`` usually needs a re-fit instead.
-    """
+    """The timeline of one curve from the analyses ``watch`` recorded in ``store``; forecasts
+    only where one was made at ``target`` (the watcher forecasts at ``2x`` of each pass)."""
     import json
 
     from saturate.tracker.state import curve_from_dict
@@ -288,10 +267,8 @@ def history_timeline(store: Any, run: str, metric: str, *, source: str | None = 
 
 
 def plot_timeline(timeline: Timeline, ax: Any = None) -> Any:
-    """The asymptote estimate and its band (and the forecast at the target) against compute.
-
-    Verdict changes are marked with a vertical line and the new verdict. Returns the Axes.
-    """
+    """The asymptote estimate and its band (and the forecast at the target) against compute, with
+    verdict changes marked; returns the Axes."""
     from matplotlib.figure import Figure
 
     if ax is None:
@@ -345,10 +322,8 @@ def curve_timeline(
 ) -> Timeline:
     """The timeline of one curve: from the watch history in ``state`` or re-fitted from ``source``.
 
-    ``origin``: ``history`` reads the history only; ``refit`` re-fits only; ``auto`` uses the
-    history when it holds at least two analyses of the curve, else re-fits. ``settings`` is a
-    :class:`saturate.settings.Settings` (its selection and analysis settings; ``run`` and
-    ``metric`` name the curve). ``points`` and ``at`` as in :func:`refit_timeline`.
+    ``origin``: ``history``, ``refit``, or ``auto`` (the history when it holds two analyses of the
+    curve, else a re-fit). ``points`` and ``at`` as in :func:`refit_timeline`.
     """
     from saturate.settings import Settings
     from saturate.settings.checks import check_choice

@@ -1,17 +1,9 @@
-"""The watch loop: poll, re-analyse only the curves that changed, record, emit events.
-
-:class:`Watcher` does one pass (:meth:`Watcher.poll_once`); :func:`run_watch` repeats it every
-``interval`` seconds, retrying with exponential backoff while the source is unreachable (and saying
-so through ``on_status``). All output goes through callbacks, so the CLI decides how it looks.
-
-A pass is atomic: its points, cursors, analyses, events and poll record are written in one
-transaction of the history file, so a pass cut short (Ctrl-C, SIGTERM, a crash) leaves nothing
-behind and the next pass reads the same points again and reports the same events; run_watch
-raises :class:`PassInterrupted` then. The first pass of a new history is a baseline: its
-analyses are recorded and summed up in one line (:meth:`PassResult.summary`), not one event per
-curve. Test hook: with ``SATURATE_TEST_PAUSE_AFTER_POINTS=<file>`` in the environment, every pass
-creates ``<file>`` after storing its points and waits (up to a minute) before analysing them, so a
-test can interrupt a pass between its two writes.
+"""The watch loop: poll, re-analyse only the curves that changed, record, emit events (through
+callbacks, so the CLI decides how they look). A pass is one transaction of the history: cut short,
+it leaves nothing and is read again next time. The first pass of a new history is a baseline,
+summed up in one line rather than one event per curve. Test hook: with
+``SATURATE_TEST_PAUSE_AFTER_POINTS=<file>`` set, a pass creates ``<file>`` after storing its points
+and waits up to a minute, so a test can interrupt it between its two writes.
 """
 
 from __future__ import annotations
@@ -105,13 +97,10 @@ class Backoff:
 class Watcher:
     """Polls a source into a :class:`HistoryStore` and re-analyses the curves that changed.
 
-    ``settings`` is the one :class:`~saturate.settings.Settings` of ``saturate analyze`` (its
-    selection: ``compute``, ``metric``, ``run``; its metric roles, ``gpus`` and analysis
-    settings). The curves of the runs that changed, with the runs they pool with (their seeds),
-    go through :func:`saturate.api.analyze_read`, the verdict path of every command, so a curve
-    gets the verdict, gain and P(pays) ``saturate analyze`` gives it. ``on_analysed`` is called
-    with the curves analysed in a pass (``--log-back`` hooks in there) and its return value kept
-    in :attr:`PassResult.writeback`.
+    ``settings``: the :class:`~saturate.settings.Settings` of ``analyze``; changed runs and their
+    seeds go through :func:`saturate.api.analyze_read`, so a curve gets the verdict ``analyze``
+    gives it. ``on_analysed`` gets each pass's analyses (``--log-back``); its return value is
+    kept in :attr:`PassResult.writeback`.
     """
 
     poller: Poller
@@ -142,10 +131,7 @@ class Watcher:
 
     def poll_once(self) -> PassResult:
         """Fetch what is new, store it, re-analyse the changed curves, record analyses and events,
-        all in one transaction of the history (see the module docstring).
-
-        Raises :class:`SourceError` when the source cannot be read; nothing is stored then.
-        """
+        all in one transaction; a :class:`SourceError` when the source cannot be read."""
         store = self.store
         result = self.poller.poll(store.cursors(), store.file_stamps())
         now = self.clock()
@@ -204,7 +190,6 @@ class Watcher:
 
         if not AnalysisSettings.from_settings(self.settings).decision.pool:
             return runs
-
         facts = self.store.runs()
         rows = [
             {"source": s, "experiment": facts[s, r].experiment, "run_id": r, "run": facts[s, r].run,
@@ -245,11 +230,9 @@ class Watcher:
             # A run whose compute metric has not caught up yet loses its newest points until it does.
             warnings.simplefilter("ignore", curves.DataWarning)
             try:
-                if self._on_steps:
-                    pass
-                elif self.compute:
+                if self.compute and not self._on_steps:
                     table = axis_join.set_compute(table, self.compute)
-                else:
+                elif not self._on_steps:
                     table = axis_join.auto_compute(table)
             except SaturateError:
                 if self.compute and not (points["metric"] == self.compute).any():
@@ -283,13 +266,9 @@ def run_watch(
 ) -> int:
     """Repeat :meth:`Watcher.poll_once` every ``interval`` seconds; returns the passes made.
 
-    When the source is unreachable, ``on_status`` hears about it and the pass is retried after
-    :class:`Backoff` delays; when it answers again, ``on_status`` hears that too. ``retries``
-    bounds the consecutive failures (default: unbounded, or 3 with ``once``) before the
-    :class:`SourceError` is raised. ``once`` stops after one successful pass, ``max_passes`` after
-    that many. Ctrl-C (KeyboardInterrupt) between passes propagates as is; during a pass (or while
-    waiting to retry one) it is raised as :class:`PassInterrupted`: that pass left nothing in the
-    history and is read again next time.
+    An unreachable source is retried after :class:`Backoff` delays (``on_status`` hears of it and
+    of its return), at most ``retries`` times in a row (default: unbounded, 3 with ``once``).
+    Ctrl-C during a pass or a retry's wait is raised as :class:`PassInterrupted`.
     """
     if interval < 0:
         raise SettingsError(f"--interval must be >= 0 seconds, got {interval!r}")

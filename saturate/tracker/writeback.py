@@ -1,17 +1,13 @@
 """``--log-back``: write the verdicts to the MLflow runs they are about, only when asked.
 
-Per analysed MLflow run: the tags ``saturate.<metric>.verdict``, ``.p_pays`` (P(pays): the
-probability that the next doubling of compute gains at least the threshold), ``.gain_per_doubling``,
-``.asymptote`` and ``.knee`` (``set_tag`` replaces, so re-running updates them), and under the
-artifact folder ``saturate/`` the HTML report of the run's curves (``saturate/report.html``) and
-one figure per curve (``saturate/figures/<metric>.png``), always at the same paths so a re-run
-overwrites rather than adds.
+Per run: the tags ``saturate.<metric>.verdict``, ``.p_pays``, ``.gain_per_doubling``,
+``.asymptote`` and ``.knee``, and the artifacts ``saturate/report.html`` and
+``saturate/figures/<metric>.png``, always at the same keys and paths so a re-run overwrites.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import posixpath
 import re
 import tempfile
@@ -27,6 +23,7 @@ from saturate.ingest.mlflow_common import is_mlflow_source, resolve_source, sour
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis
 from saturate.results.codec import jsonable
+from saturate.tracker.events import _fmt as _num  # "none", or 6 significant digits
 
 TAG_PREFIX = "saturate."
 ARTIFACT_DIR = "saturate"
@@ -51,16 +48,10 @@ class WritebackResult:
         return text + (f"; skipped {len(self.skipped)} curve(s)" if self.skipped else "")
 
 
-def _num(x: float | None) -> str:
-    if x is None or not math.isfinite(x):
-        return "none"
-    return f"{x:.6g}"
-
 
 def tags_for(curve: CurveAnalysis) -> dict[str, str]:
-    """The tags for one curve (pure); missing numbers are ``none``. A metric name too long for
-    a tag key, or with characters MLflow refuses there, gets a shortened key (and a ``.metric``
-    tag holding the full name)."""
+    """The tags for one curve (pure); missing numbers are ``none``. A metric name MLflow refuses
+    in a tag key gets a shortened key and a ``.metric`` tag with the full name."""
     name = tag_name(curve.metric)
     p = f"{TAG_PREFIX}{name}."
     asym = curve.asymptote.value if curve.asymptote.identified else None
@@ -83,9 +74,8 @@ _TAG_CHARS = re.compile(r"[\w./\- ]+")  # what MLflow accepts in a tag key
 
 
 def tag_name(metric: str) -> str:
-    """``metric`` as it can stand in a tag key: itself when MLflow takes it, else its first
-    characters made safe and a stable hash of the whole name (``<start>-h<12 hex>``), so two long
-    names that share a start never share a key and a re-run finds the same key."""
+    """``metric`` as it can stand in a tag key: itself when MLflow takes it, else its start made
+    safe and a stable hash of the whole (``<start>-h<12 hex>``): unique, and the same on a re-run."""
     key = TAG_PREFIX + metric
     if (len(metric) <= _NAME_LIMIT and _TAG_CHARS.fullmatch(metric)
             and posixpath.normpath(key) == key):
@@ -121,12 +111,9 @@ def log_back(
     figures: bool = True,
     settings: dict[str, Any] | None = None,
 ) -> WritebackResult:
-    """Write tags (and the report and figures) to each analysed MLflow run of ``analysis``.
-
-    ``analysis``: a :class:`saturate.Analysis` or an iterable of :class:`CurveAnalysis`.
-    ``tracking_uri``: where to write (default: each curve's own MLflow source). Curves that do not
-    come from MLflow, or pool several runs (``--group-by``), are skipped with a warning.
-    """
+    """Write tags (and the report and figures) to each analysed MLflow run of ``analysis`` (an
+    Analysis or CurveAnalysis objects), at ``tracking_uri`` (default: each curve's own source).
+    Curves not from MLflow, or pooling several runs, are skipped with a warning."""
     curves: Iterable[CurveAnalysis] = getattr(analysis, "curves", analysis)
     settings = settings if settings is not None else getattr(analysis, "settings", {}) or {}
     by_run: dict[tuple[str, str], list[CurveAnalysis]] = {}

@@ -14,29 +14,11 @@ from saturate.errors import SettingsError
 from saturate.results import Direction
 from saturate.vocabulary.names import LOSS_WORDS, matches_any, metric_tokens
 
-# Words that make a metric lower-is-better when they appear as a whole token of its name
-# (tokens are split on anything that is not a letter or digit, and on camelCase boundaries).
-LOWER_IS_BETTER_WORDS: frozenset[str] = LOSS_WORDS | frozenset(
-    {
-        "error",
-        "errors",
-        "err",
-        "perplexity",
-        "ppl",
-        "regret",
-        "latency",
-        "mse",
-        "mae",
-        "rmse",
-        "wer",
-        "cer",
-        "bpb",
-        "bpc",
-        "cost",
-        "violation",
-        "violations",
-    }
-)
+# Tokens (:func:`metric_tokens`) that make a metric lower-is-better.
+LOWER_IS_BETTER_WORDS: frozenset[str] = LOSS_WORDS | frozenset({
+    "error", "errors", "err", "perplexity", "ppl", "regret", "latency", "mse", "mae", "rmse", "wer",
+    "cer", "bpb", "bpc", "cost", "violation", "violations",
+})
 # Words that keep a metric higher-is-better even when a lower-is-better word is in its name:
 # "error_free_rate" or "loss_reduction" are things one wants more of.
 _HIGHER_OVERRIDES: frozenset[str] = frozenset(
@@ -45,24 +27,15 @@ _HIGHER_OVERRIDES: frozenset[str] = frozenset(
 
 
 def metric_direction(
-    metric: str,
-    lower_is_better: Sequence[str] = (),
-    higher_is_better: Sequence[str] = (),
+    metric: str, lower_is_better: Sequence[str] = (), higher_is_better: Sequence[str] = ()
 ) -> Direction:
-    """``"lower"`` or ``"higher"``: explicit glob patterns first, then the name rules.
-
-    A metric matched by both pattern lists is a settings error. The name rules: a whole-word token
-    among :data:`LOWER_IS_BETTER_WORDS` (``loss``, ``error``, ``perplexity``, ``regret``,
-    ``latency``...) makes it lower-is-better unless a word such as ``reduction``, ``accuracy`` or
-    ``reward`` says otherwise; everything else (rewards, returns, scores, accuracies) is
-    higher-is-better.
-    """
+    """``"lower"`` or ``"higher"``: explicit glob patterns first (matching both is a settings
+    error), then lower when a token is in :data:`LOWER_IS_BETTER_WORDS` and none overrides it."""
     if isinstance(lower_is_better, str):
         lower_is_better = (lower_is_better,)
     if isinstance(higher_is_better, str):
         higher_is_better = (higher_is_better,)
-    low = matches_any(metric, lower_is_better)
-    high = matches_any(metric, higher_is_better)
+    low, high = matches_any(metric, lower_is_better), matches_any(metric, higher_is_better)
     if low and high:
         raise SettingsError(
             f"metric {metric!r} matches both --lower-is-better {list(lower_is_better)} and "
@@ -73,11 +46,8 @@ def metric_direction(
     if high:
         return "higher"
     tokens = metric_tokens(metric)
-    if any(t in LOWER_IS_BETTER_WORDS for t in tokens) and not any(
-        t in _HIGHER_OVERRIDES for t in tokens
-    ):
-        return "lower"
-    return "higher"
+    lower = any(t in LOWER_IS_BETTER_WORDS for t in tokens)
+    return "lower" if lower and not any(t in _HIGHER_OVERRIDES for t in tokens) else "higher"
 
 
 def signed(values: np.ndarray | float, direction: Direction) -> np.ndarray | float:
@@ -85,6 +55,5 @@ def signed(values: np.ndarray | float, direction: Direction) -> np.ndarray | flo
     return -values if direction == "lower" else values
 
 
-def unsigned(values: np.ndarray | float, direction: Direction) -> np.ndarray | float:
-    """Back from the better-is-larger scale to the metric's own units (``signed`` is its own inverse)."""
-    return -values if direction == "lower" else values
+unsigned = signed
+"""Back to the metric's own units (``signed`` is its own inverse)."""

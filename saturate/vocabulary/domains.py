@@ -1,19 +1,8 @@
 """The range a metric's values can take (its *domain*), so fits and forecasts never leave it.
 
-Rates, accuracies, pass@k, success and win rates live in ``[0, 1]``; their percent spellings in
-``[0, 100]``. A domain comes, by the first of these rules that applies:
-
-1. **setting**: a ``domains`` glob (``--domain 'eval/*=0,1'``, settings file
-   ``[tool.saturate.domains]``); ``none`` removes the domain a name would give;
-2. **name**: a word of the metric's name (split by :func:`saturate.vocabulary.names.metric_tokens`) says it
-   is a share (:data:`SHARE_WORDS`, ``pass@k``, ``*_rate`` of an outcome) -> ``[0, 1]``, or a
-   percentage (``pct``, ``percent``, or a share whose values run above 1) -> ``[0, 100]``.
-
-A domain is only kept when the data confirm it: a curve with a finite value outside it does not
-measure what the name says (a "rate" of tokens per second), and gets no domain (the reason says
-so when a setting asked for one). The fit keeps its laws' levels inside the domain
-(:class:`saturate.fit.FitSettings` ``domain``), and the forecasts' bands are widened within it
-(:func:`saturate.analysis.quantities.widen_within`).
+A domain comes from a ``domains`` glob setting (``--domain 'eval/*=0,1'``; ``none`` removes one),
+else from the name: a share (rate, accuracy, pass@k...) is ``[0, 1]``, a percentage ``[0, 100]``.
+It is kept only when every finite value lies in it (a "rate" of tokens per second is no share).
 """
 
 from __future__ import annotations
@@ -46,8 +35,7 @@ Source = Literal["name", "setting"]
 
 @dataclass(frozen=True)
 class Domain:
-    """A closed interval ``[lo, hi]`` of the metric's values (an end may be infinite) and where it
-    came from (``name`` or ``setting``, with the glob)."""
+    """A closed interval ``[lo, hi]`` (an end may be infinite) and where it came from."""
 
     lo: float
     hi: float
@@ -75,15 +63,14 @@ class Domain:
 
 
 def domain_from_name(metric: str, values: np.ndarray | None = None) -> Domain | None:
-    """The domain the name gives (``[0, 1]`` or ``[0, 100]``), or None.
-
-    A share whose values run above 1 but stay within 100 is read as a percentage.
-    """
-    words = set(metric_tokens(metric))
+    """The domain the name gives (``[0, 1]`` or ``[0, 100]``), or None; a share whose values run
+    above 1 but stay within 100 is read as a percentage."""
+    tokens = metric_tokens(metric)
+    words = set(tokens)
     lowered = metric.lower()
     share = bool(words & SHARE_WORDS) or _PASS_AT.search(lowered) is not None or any(
         _PASS_K.fullmatch(w) for w in words) or any(
-        w == "rate" and prev in _RATE_OF for prev, w in _pairs(metric_tokens(metric))
+        w == "rate" and prev in _RATE_OF for prev, w in itertools.pairwise(["", *tokens])
     ) or "win_rate" in lowered or "success_rate" in lowered
     if not share:
         return None
@@ -97,21 +84,13 @@ def domain_from_name(metric: str, values: np.ndarray | None = None) -> Domain | 
     return Domain(0.0, 1.0)
 
 
-def _pairs(words: list[str]) -> list[tuple[str, str]]:
-    """Each word with the one before it (``""`` for the first); none for a name without ASCII
-    words (``精度``, an emoji, ``--``)."""
-    return list(itertools.pairwise(["", *words]))
-
-
 def metric_domain(
     metric: str,
     values: np.ndarray,
     settings: Mapping[str, tuple[float, float] | None] | None = None,
 ) -> tuple[Domain | None, str]:
-    """The domain of one curve and, when a domain was asked for but the data refuse it, why.
-
-    ``settings`` maps metric globs to ``(lo, hi)`` or ``None`` (no domain); the first glob that
-    matches wins over the name.
+    """The domain of one curve and, when a set domain was refused by the data, why.
+    ``settings`` maps metric globs to ``(lo, hi)`` or ``None``; the first match wins over the name.
     """
     for pattern, bounds in (settings or {}).items():
         if fnmatch.fnmatchcase(metric, pattern):
@@ -123,6 +102,4 @@ def metric_domain(
             return None, (f"the domain {dom.text} set for {pattern!r} was not applied: the curve "
                           f"has values outside it")
     dom = domain_from_name(metric, values)
-    if dom is None or not dom.holds(values):
-        return None, ""
-    return dom, ""
+    return (dom if dom is not None and dom.holds(values) else None), ""

@@ -1,14 +1,9 @@
-"""Metric and column names read as words: the one tokenizer, and the names that measure compute.
+"""Metric and column names read as words: the one tokenizer (:func:`metric_tokens`), used by
+every rule that reads a name, and the names that measure compute.
 
-Every rule that reads a name (which way is better, a metric's role, the compute axis, the
-diagnostics' conventions) splits it with :func:`metric_tokens`. A name measures compute when its
-last path segment, less counting words (``total``, ``num``, ``cumulative``...), is one of
-:data:`QUANTITIES` (GPU-hours, FLOPs, tokens, samples, environment steps, frames, wall time...),
-or when it is ``compute`` or under ``compute/``. Progress counters (``step``, ``epoch``,
-``updates``...) are axes too, but never picked as the x axis automatically.
-
->>> axis_unit("compute/gpu_hours"), axis_unit("total_flops"), axis_unit("train/loss")
-('GPU-hours', 'FLOPs', None)
+A name measures compute when its last path segment, less counting words (``total``, ``num``...),
+is one of :data:`QUANTITIES`, or when it is ``compute`` or under ``compute/``. Progress counters
+(``step``, ``epoch``...) are axes too, but never picked as the x axis automatically.
 """
 
 from __future__ import annotations
@@ -29,17 +24,11 @@ def _splitter(keep: str) -> re.Pattern[str]:
 
 def metric_tokens(name: str, keep: str = "") -> list[str]:
     """Lower-case word tokens of a metric name, split on camelCase boundaries and on every
-    character that is not a letter, a digit or one of ``keep``.
+    character that is not a letter, a digit or one of ``keep``; ``cross entropy`` is one word
+    (``cross_entropy``, a loss, not the policy's entropy).
 
-    >>> metric_tokens("rollout/rewardMean")
-    ['rollout', 'reward', 'mean']
-    >>> metric_tokens("eval/math/pass@8", keep="@")
-    ['eval', 'math', 'pass@8']
-
-    ``cross entropy`` is one word (``cross_entropy``, a loss, not the policy's entropy):
-
-    >>> metric_tokens("test_cross_entropy")
-    ['test', 'cross_entropy']
+    >>> metric_tokens("rollout/rewardMean"), metric_tokens("eval/pass@8", keep="@")
+    (['rollout', 'reward', 'mean'], ['eval', 'pass@8'])
     """
     words = [t.lower() for t in _splitter(keep).split(_CAMEL.sub("_", name)) if t]
     for i in range(len(words) - 2, -1, -1):
@@ -62,9 +51,8 @@ LOSS_WORDS = frozenset({"loss", "losses", "nll", "cross_entropy", "crossentropy"
 
 @dataclass(frozen=True)
 class Quantity:
-    """What an axis name measures: its ``unit`` (as reports print it), whether it measures
-    ``compute`` (a candidate for the automatic x axis) and its ``rank`` among candidates (lower
-    first: a run logging both GPU-hours and tokens is analysed against GPU-hours)."""
+    """What an axis name measures: its ``unit`` (as reports print it), whether it is ``compute``
+    (a candidate for the automatic x axis) and its ``rank`` among candidates (lower first)."""
 
     unit: str
     compute: bool
@@ -112,11 +100,8 @@ def _leaf_key(segment: str) -> str:
 
 
 def axis_quantity(name: str) -> Quantity | None:
-    """The :class:`Quantity` a metric or column name measures, or ``None`` for other names.
-
-    ``compute`` itself measures compute in an unknown unit; ``compute/<x>`` measures what ``x``
-    does (``compute/gpu_hours``: GPU-hours), or compute in the unit ``x`` when ``x`` is not known.
-    """
+    """The :class:`Quantity` a name measures, or ``None``. ``compute`` has no unit;
+    ``compute/<x>`` measures what ``x`` does, or compute in the unit ``x`` when it is not known."""
     segments = [s for s in str(name).split("/") if s]
     if not segments:
         return None
@@ -130,8 +115,8 @@ def axis_quantity(name: str) -> Quantity | None:
 
 
 def axis_unit(name: str | None) -> str | None:
-    """The unit of an x axis named ``name`` (``GPU-hours``, ``FLOPs``, ``steps``...), ``None``
-    when the name does not say (``compute``, or a name that is not a compute quantity)."""
+    """The unit of an x axis named ``name`` (``GPU-hours``, ``FLOPs``...), ``None`` when the name
+    does not say."""
     if name is None:
         return None
     q = axis_quantity(name)
@@ -139,8 +124,8 @@ def axis_unit(name: str | None) -> str | None:
 
 
 def axis_label(name: str | None, unit: str | None = None) -> str:
-    """How reports and plots name the x axis: ``GPU-hours (compute/gpu_hours)``, ``steps``, or
-    the name alone when its unit is unknown. ``unit`` overrides the unit read from the name."""
+    """How reports name the x axis: ``GPU-hours (compute/gpu_hours)``, ``steps``, or the name
+    alone when its unit is unknown; ``unit`` overrides the unit read from the name."""
     name = name or "compute"
     unit = unit or axis_unit(name)
     if unit is None or unit == name:
@@ -167,9 +152,8 @@ _ID_WORDS = frozenset({"id", "idx", "index", "no", "number", "random", "rng", "e
 
 
 def is_replicate_name(name: str) -> bool:
-    """Whether a column ``name`` tells repeated runs of one configuration apart (``seed``,
-    ``random_seed``, ``trial``, ``replicate``): a run parameter even when its values are numbers
-    that change along the table, never a metric or a per-point column."""
+    """Whether a column ``name`` tells repeated runs apart (``seed``, ``random_seed``, ``trial``):
+    a run parameter even when its values are numbers, never a metric."""
     words = metric_tokens(name)
     return (bool(words) and bool(_REPLICATE_WORDS & set(words))
             and set(words) <= _REPLICATE_WORDS | _ID_WORDS)
@@ -182,5 +166,5 @@ def _globs() -> tuple[str, ...]:
 
 
 AXIS_GLOBS: tuple[str, ...] = _globs()
-"""Glob patterns of the usual spellings of compute metrics, fetched with any metric selection so
-that the x axis is found (``compute/*``, ``gpu_hours``, ``*/total_flops``, ...)."""
+"""Globs of the usual spellings of compute metrics, fetched with any metric selection so that the
+x axis is found."""

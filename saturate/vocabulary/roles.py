@@ -1,37 +1,7 @@
 """The role of every metric: an *objective* (gets a verdict and counts in the gate), a
-*diagnostic* (a health signal of the training: no verdict, read by the diagnostics) or an *axis*
-(a measure of compute or progress: never a curve to judge).
-
-Roles come from the name, split into words by :func:`saturate.vocabulary.names.metric_tokens`, by the first
-of these rules that applies (:func:`classify` says which one did):
-
-1. **override**: a ``--objective`` / ``--diagnostic`` glob (settings file: ``objective = [...]``,
-   ``diagnostic = [...]``); a metric matched by both is a settings error.
-2. **spread**: the last word, or any word of the last path segment, is a spread or an extreme
-   (``std``, ``var``, ``min``, ``max``): ``critic/score/max``, ``reward_std``, SB3's
-   ``std_return``, ``eval/min_reward`` describe a batch, not the level to improve. Diagnostic.
-3. **system namespace**: the first path segment is a namespace of system or optimiser logs
-   (``timing/``, ``timing_s/``, ``perf/``, ``system/``, ``throughput/``, ``memory/``,
-   ``losses/`` of CleanRL, ``optim/``). Diagnostic.
-4. **axis**: the name measures compute or progress (:func:`saturate.vocabulary.names.is_axis_name`:
-   ``gpu_hours``, ``compute/*``, ``total_flops``, ``num_tokens``, ``env_steps``, ``wall_time``,
-   ``epoch``...). Axis.
-5. **health word**: a word of :data:`HEALTH_WORDS` (KL, entropy, lengths, gradient norms, clip
-   fractions, learning rate, values and advantages of a critic, throughput, memory, timing)
-   appears, unless the metric's head (its last word, statistics such as ``mean`` dropped) names
-   an objective: ``eval/length_controlled_win_rate`` stays an objective. Diagnostic.
-6. **optimiser loss**: a loss whose name says which part of an RL learner it trains
-   (``actor/pg_loss``, ``critic/vf_loss``, ``qf1_loss``, :data:`RL_LOSS_WORDS`), or any loss outside
-   the held-out prefixes (``eval/``, ``val/``, ``test/``) of a run that also logs a reward or a
-   return (SB3's ``train/loss`` next to ``rollout/ep_rew_mean``). Diagnostic.
-7. **objective**: everything else: rewards, returns, scores, accuracies, pass@k, win and success
-   rates, and the losses and perplexities of supervised runs (``train/loss`` of a scaling study,
-   ``eval/loss``; lower is better, see :mod:`saturate.vocabulary.direction`).
-
->>> metric_role("critic/kl"), metric_role("val/test_score/openai/gsm8k"), metric_role("gpu_hours")
-('diagnostic', 'objective', 'axis')
->>> metric_role("train/loss"), metric_role("train/loss", run_metrics=["rollout/ep_rew_mean"])
-('objective', 'diagnostic')
+*diagnostic* (a health signal of the training, read by the diagnostics) or an *axis* (a measure
+of compute or progress), read from its name (:func:`classify`); and the naming conventions the
+diagnostics read (reward, benchmark, entropy, KL, length, slices).
 """
 
 from __future__ import annotations
@@ -49,17 +19,15 @@ from saturate.vocabulary.names import LOSS_WORDS, is_axis_name, matches_any, met
 Role = Literal["objective", "diagnostic", "axis"]
 ROLES: tuple[str, ...] = ("objective", "diagnostic", "axis")
 
-BENCHMARK_PREFIXES = frozenset(
-    {"eval", "evals", "evaluation", "bench", "benchmark", "benchmarks", "val", "valid",
-     "validation", "test", "heldout", "held_out"}
-)
+BENCHMARK_PREFIXES = frozenset({"eval", "evals", "evaluation", "bench", "benchmark", "benchmarks",
+                                "val", "valid", "validation", "test", "heldout", "held_out"})
 """First path segments of held-out evaluations."""
 REWARD_WORDS = frozenset({"reward", "rewards", "rew", "return", "returns", "score", "scores"})
 """Words of a training reward (see :func:`is_reward`)."""
 _RL_REWARD = REWARD_WORDS - {"score", "scores"}
 _SPREAD = frozenset({"std", "stddev", "stdev", "sd", "var", "variance", "min", "max", "minimum",
                      "maximum", "range", "iqr"})
-"""Words of a spread or an extreme of a batch (rule 2); ``range`` only as the last word."""
+"""Words of a spread or an extreme of a batch (:func:`classify` rule 2; ``range`` only last)."""
 _STATS = frozenset({"mean", "avg", "average", "median", "ema", "smooth", "smoothed", "last",
                     "final", "sum"})
 _NAMESPACES = frozenset({"timing", "perf", "performance", "system", "sys", "throughput", "memory",
@@ -75,20 +43,19 @@ HEALTH_WORDS = frozenset({
     "fps", "sps", "throughput", "mfu", "tflops", "memory", "mem",  # speed and memory
     "timing", "duration", "seconds", "sec", "ms",              # timing
 })
-"""Words that make a metric a health signal of the training (rule 5)."""
+"""Words that make a metric a health signal of the training (rule 5 of :func:`classify`)."""
 RL_LOSS_WORDS = frozenset({"policy", "pg", "actor", "critic", "value", "vf", "q", "qf", "qf1", "qf2",
                            "td", "ent", "entropy", "kl", "aux", "alpha", "bc", "surrogate", "ppo",
                            "clip", "dual", "lagrangian", "lagrange"})
-"""Words that say a loss trains a part of an RL learner (rule 6)."""
+"""Words that say a loss trains a part of an RL learner (rule 6 of :func:`classify`)."""
 _OBJECTIVE_HEADS = REWARD_WORDS | {"accuracy", "acc", "success", "solved", "em", "f1", "bleu",
                                    "rouge"}
 RATE_OF = frozenset({"win", "success", "pass", "solve", "solved", "hit", "resolve", "resolved",
                       "completion", "acceptance", "accept"})
 """Outcomes whose ``*_rate`` names an objective (``win_rate``, ``success_rate``)."""
-MEASURE_WORDS = frozenset(
-    HEALTH_WORDS | RL_LOSS_WORDS | LOSS_WORDS | _OBJECTIVE_HEADS | _SPREAD | _STATS
-    | {"rate", "ratio", "fraction", "frac", "pass", "error", "perplexity", "ppl"}
-)
+MEASURE_WORDS = frozenset(HEALTH_WORDS | RL_LOSS_WORDS | LOSS_WORDS | _OBJECTIVE_HEADS | _SPREAD
+                          | _STATS | {"rate", "ratio", "fraction", "frac", "pass", "error",
+                                      "perplexity", "ppl"})
 """Words that say *what* a metric measures; a path segment holding none names a data subset
 (``eval/<slice>/score``), see :func:`slice_families`."""
 
@@ -120,16 +87,19 @@ def _logs_reward(run_metrics: Iterable[str]) -> bool:
 
 
 def classify(
-    metric: str,
-    *,
-    objective: Sequence[str] = (),
-    diagnostic: Sequence[str] = (),
+    metric: str, *, objective: Sequence[str] = (), diagnostic: Sequence[str] = (),
     run_metrics: Iterable[str] = (),
 ) -> RoleCall:
-    """The role of ``metric`` and why (the rules of the module docstring, first match wins).
+    """The role of ``metric`` and why, by the first rule that applies:
 
-    ``objective`` / ``diagnostic`` are glob patterns that override the name rules;
-    ``run_metrics`` the other metrics of its run (rule 6 asks whether the run logs a reward).
+    1. override: an ``objective`` / ``diagnostic`` glob (matching both is a settings error);
+    2. spread: the last word, or a word of the last segment, is in ``_SPREAD`` -> diagnostic;
+    3. system namespace: the first segment is in ``_NAMESPACES`` (``timing/``...) -> diagnostic;
+    4. axis: :func:`~saturate.vocabulary.names.is_axis_name` (a length is not an axis) -> axis;
+    5. health word (:data:`HEALTH_WORDS`), unless the head names an objective -> diagnostic;
+    6. optimiser loss: a loss with a word of :data:`RL_LOSS_WORDS`, or outside the held-out
+       prefixes in a run whose ``run_metrics`` log a reward -> diagnostic;
+    7. everything else (rewards, scores, pass@k, supervised losses) -> objective.
     """
     if matches_any(metric, objective) and matches_any(metric, diagnostic):
         raise SettingsError(
@@ -167,9 +137,7 @@ def classify(
 
 
 def metric_role(
-    metric: str,
-    objective: Sequence[str] = (),
-    diagnostic: Sequence[str] = (),
+    metric: str, objective: Sequence[str] = (), diagnostic: Sequence[str] = (),
     run_metrics: Iterable[str] = (),
 ) -> Role:
     """``"objective"``, ``"diagnostic"`` or ``"axis"`` (see :func:`classify`)."""
@@ -197,10 +165,7 @@ def curve_roles(
 def split_by_role(
     df: pd.DataFrame, objective: Sequence[str] = (), diagnostic: Sequence[str] = ()
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(objective points, other points, roles)``: the tidy table cut by :func:`curve_roles`.
-
-    The roles frame has one row per curve.
-    """
+    """``(objective points, other points, roles)``: the tidy table cut by :func:`curve_roles`."""
     roles = curve_roles(df, objective, diagnostic)
     if df.empty:
         return df, df, roles
@@ -227,14 +192,13 @@ def _first(metric: str) -> str:
 
 def is_benchmark(metric: str) -> bool:
     """Held-out evaluations: under ``eval/``, ``bench/``, ``val/``, ``test/`` (or a pass@k)."""
-    return _first(metric) in BENCHMARK_PREFIXES or (
-        pass_at_k(metric) is not None and not is_reward(metric)
-    )
+    return _first(metric) in BENCHMARK_PREFIXES or (pass_at_k(metric) is not None
+                                                     and not is_reward(metric))
 
 
 def is_reward(metric: str) -> bool:
-    """The training reward: an objective (by the name rules) with a reward/return/score word,
-    outside the held-out prefixes (``critic/score/std`` and ``reward_std`` are diagnostics)."""
+    """The training reward: an objective with a reward/return/score word, outside the held-out
+    prefixes."""
     if _first(metric) in BENCHMARK_PREFIXES:
         return False
     return (any(t in REWARD_WORDS for t in tokens(metric)) and not is_instability(metric)
@@ -244,12 +208,9 @@ def is_reward(metric: str) -> bool:
 def reward_rank(metric: str) -> tuple[int, int, int, int]:
     """Sort key: the most reward-like name first (``train/reward`` before ``critic/score/mean``)."""
     t = tokens(metric)
-    return (
-        0 if metric.lower() in ("train/reward", "reward", "train/rewards") else 1,
-        0 if any(w in t for w in ("reward", "rewards")) else 1,
-        0 if "train" in t or "rollout" in t else 1,
-        len(metric),
-    )
+    return (0 if metric.lower() in ("train/reward", "reward", "train/rewards") else 1,
+            0 if any(w in t for w in ("reward", "rewards")) else 1,
+            0 if "train" in t or "rollout" in t else 1, len(metric))
 
 
 def is_entropy(metric: str) -> bool:
@@ -284,20 +245,16 @@ def pass_at_k(metric: str) -> tuple[str, int] | None:
 
 
 def names_subset(segment: str) -> bool:
-    """Whether a path segment names a data subset (``math500``, ``easy``, ``openai``) rather than
-    what is measured: none of its words is in :data:`MEASURE_WORDS`."""
+    """Whether a path segment names a data subset (``math500``, ``easy``): none of its words is in
+    :data:`MEASURE_WORDS`."""
     words = tokens(segment)
     return bool(words) and not any(w in MEASURE_WORDS or w.startswith("pass@") for w in words)
 
 
 def slice_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Objectives that measure the same thing on different data: they differ in ONE middle path
-    segment, and that segment names a data subset (:func:`names_subset`): ``eval/<slice>/score``.
-
-    Returns ``{"eval/*/score": [(slice, metric), ...]}`` for families of two or more. The last
-    segment never varies here (``eval/math`` vs ``eval/code`` are benchmarks, not slices), and
-    ``critic/rewards/mean`` vs ``critic/score/mean`` are two measures, not two slices.
-    """
+    """Objectives that differ in ONE middle path segment naming a data subset
+    (:func:`names_subset`): ``{"eval/*/score": [(slice, metric), ...]}``, families of two or more.
+    The last segment never varies (``eval/math`` vs ``eval/code`` are benchmarks, not slices)."""
     fams: dict[str, list[tuple[str, str]]] = {}
     for m in metrics:
         if metric_role(m) != "objective":
@@ -312,10 +269,9 @@ def slice_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
 
 
 def subtask_families(metrics: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Groups of task scores that should move together: slice families, and objectives that share
-    a reward or benchmark prefix and differ in a last segment naming a task (``train/reward/<task>``,
-    ``eval/<task>``; not ``critic/rewards/max`` vs ``critic/rewards/mean``). Health signals and
-    pass@k metrics are left out."""
+    """Groups of task scores that should move together: slice families, and objectives under a
+    reward or benchmark prefix whose last segment names a task (``train/reward/<task>``,
+    ``eval/<task>``). Health signals and pass@k metrics are left out."""
     names = [m for m in metrics if not is_instability(m) and pass_at_k(m) is None
              and metric_role(m) == "objective"]
     fams = slice_families(names)

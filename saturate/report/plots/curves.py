@@ -1,11 +1,7 @@
-"""Figures of analysed curves.
-
-* :func:`plot_curve`: the observed points, the fitted curve over the observed range, the forecast
-  beyond it with its interval band, the asymptote, the knee and the stop point, on a log compute axis.
-* :func:`plot_gain`: the marginal gain per doubling of compute: the fitted one, the one measured
-  between successive doublings of the data, and the threshold.
-* :func:`curve_figure` (both side by side), :func:`plot_analysis` (both for every selected curve)
-  and :func:`sparkline_figure` (a thumbnail for a table cell).
+"""Figures of analysed curves: :func:`plot_curve` (points, fit, forecast band, asymptote, knee,
+stop point on a log compute axis), :func:`plot_gain` (fitted and measured gain per doubling
+against the threshold), and :func:`curve_figure`, :func:`plot_analysis`,
+:func:`sparkline_figure` built from them.
 """
 
 from __future__ import annotations
@@ -117,19 +113,10 @@ def _marks(ax: Axes, curve: CurveAnalysis) -> None:
         ax.axvline(col.compute, color="#8250df", lw=1.0, alpha=0.7, label="collapse")
 
 
-def plot_curve(
-    curve: CurveAnalysis,
-    ax: Axes | None = None,
-    *,
-    confidence: float = 0.9,
-    title: bool = True,
-    legend: bool = True,
-) -> Axes:
-    """The curve with its fit, forecast band, asymptote, knee and stop point (log compute axis).
-
-    Works without a fit (``curve.fit is None``): then only the points and the marks the analysis
-    found are drawn, and the title says there is no fit.
-    """
+def plot_curve(curve: CurveAnalysis, ax: Axes | None = None, *, confidence: float = 0.9,
+               title: bool = True, legend: bool = True) -> Axes:
+    """The curve with its fit, forecast band, asymptote, knee and stop point (log compute axis);
+    without a fit only the points and marks, and the title says so."""
     ax = axes_or_new(ax)
     c, y = observed(curve)
     if c.size:
@@ -152,11 +139,9 @@ def plot_curve(
 
 
 def measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
-    """Gain per doubling measured from the data: mean of each octave of compute minus the previous.
-
-    Octaves are ``[2^k, 2^(k+1))`` of compute relative to the first point; each gain is placed at the
-    geometric centre between the two octaves' mean computes. Larger-is-better scale.
-    """
+    """Gain per doubling measured from the data (larger is better): the mean of each octave
+    ``[2^k, 2^(k+1))`` of compute (relative to the first point) minus the previous one's, placed
+    at the geometric centre of the two octaves' mean computes."""
     if c.size < 4:
         return np.empty(0), np.empty(0)
     k = np.floor(np.log2(c / c[0])).astype(int)
@@ -171,18 +156,10 @@ def measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.nda
     return at, gain
 
 
-def plot_gain(
-    curve: CurveAnalysis,
-    ax: Axes | None = None,
-    *,
-    title: bool = True,
-    legend: bool = True,
-) -> Axes:
-    """Marginal gain per doubling of compute, ``f(2c) - f(c)`` (better-is-positive), against compute.
-
-    Shows the fitted gain over the observed range and beyond, the gain measured between octaves of
-    the data, the analysis's gain at the last compute with its interval, the threshold and zero.
-    """
+def plot_gain(curve: CurveAnalysis, ax: Axes | None = None, *, title: bool = True,
+              legend: bool = True) -> Axes:
+    """Gain per doubling ``f(2c) - f(c)`` (better is positive) against compute: fitted, measured
+    between octaves of the data, and at the last compute with its interval; threshold and zero."""
     ax = axes_or_new(ax)
     c, y = observed(curve)
     sign = -1.0 if curve.direction == "lower" else 1.0
@@ -236,23 +213,16 @@ def curve_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:
 
 def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None, *,
                   pyplot: bool = False) -> Figure:
-    """A figure with one row per selected curve: curve plot and gain plot side by side.
-
-    ``run`` and ``metric`` are glob patterns (run name or id). At most
-    :data:`MAX_CURVES_PER_FIGURE` rows are drawn; a warning says when some were left out.
-    ``pyplot=True`` makes the figure through pyplot and closes it there at once (see
-    :meth:`saturate.api.Analysis.plot`).
+    """One row per curve ``run`` and ``metric`` (globs) select: curve and gain side by side, at
+    most :data:`MAX_CURVES_PER_FIGURE` rows (a warning says when some were left out).
+    ``pyplot=True`` makes the figure through pyplot (see :meth:`saturate.api.Analysis.plot`).
     """
     curves = select(curves_of(analysis), run, metric)
     if not curves:
         raise InputError(f"no analysed curve matches run={run!r}, metric={metric!r}")
     if len(curves) > MAX_CURVES_PER_FIGURE:
-        warnings.warn(
-            f"plotting the first {MAX_CURVES_PER_FIGURE} of {len(curves)} curves; "
-            "narrow the selection with run= or metric=",
-            UserWarning,
-            stacklevel=2,
-        )
+        warnings.warn(f"plotting the first {MAX_CURVES_PER_FIGURE} of {len(curves)} curves; "
+                      "narrow the selection with run= or metric=", UserWarning, stacklevel=2)
         curves = curves[:MAX_CURVES_PER_FIGURE]
     confidence = confidence_of(analysis)
     size = (11.0, 3.6 * len(curves))

@@ -28,9 +28,8 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG repo
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-_REWARD = "#c44e52"
-_BENCH = "#4c72b0"
-_SINCE = "#8250df"
+_REWARD, _BENCH, _SINCE = "#c44e52", "#4c72b0", "#8250df"
+RECIPE_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3")
 DIAGNOSTIC_PLOTS = ("divergence", "sharpening", "recipe")
 """Diagnostic kinds that have a figure (:func:`diagnostic_figure`)."""
 
@@ -104,7 +103,8 @@ def plot_sharpening(diagnostic: Any, ax: Axes | None = None) -> Axes:
     v = np.array([np.nan if e["value"] is None else e["value"] for e in delta], dtype=float)
     lo = np.array([np.nan if e["lo"] is None else e["lo"] for e in delta], dtype=float)
     hi = np.array([np.nan if e["hi"] is None else e["hi"] for e in delta], dtype=float)
-    err = np.vstack([np.where(np.isfinite(lo), v - lo, 0.0), np.where(np.isfinite(hi), hi - v, 0.0)])
+    err = np.vstack([np.where(np.isfinite(lo), v - lo, 0.0),
+                     np.where(np.isfinite(hi), hi - v, 0.0)])
     ax.errorbar(k, v, yerr=np.clip(err, 0.0, None), fmt="o-", ms=5, capsize=3, color=_BENCH,
                 label="change since the first checkpoint")
     ax.axhline(0.0, color="grey", lw=0.9)
@@ -139,9 +139,8 @@ def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
     if crossing and crossing.get("value") is not None:
         end = max(end, 1.3 * float(crossing["value"]))
     end = min(end, 64.0 * last) if math.isfinite(last) else end
-    colors = ("#4c72b0", "#dd8452", "#55a868", "#8172b3")
     for i, (label, curve) in enumerate(curves):
-        color = colors[i % len(colors)]
+        color = RECIPE_COLORS[i % len(RECIPE_COLORS)]
         if curve is None:
             continue
         c, y = observed(curve)

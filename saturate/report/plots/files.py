@@ -68,19 +68,11 @@ def _save(fig: Figure, out: Path, name: str, formats: tuple[str, ...], dpi: int)
     return paths
 
 
-def save_curve_figures(
-    analysis: Any,
-    out_dir: str | Path,
-    formats: Iterable[str] = ("png",),
-    *,
-    run: str | None = None,
-    metric: str | None = None,
-    dpi: int = 120,
-) -> list[Path]:
-    """Write one figure per curve to ``out_dir`` as ``<run>__<metric>.<fmt>``; return the paths.
-
-    File names keep only ``[A-Za-z0-9._-]`` of the run and metric names; clashes get ``-2``, ``-3``.
-    """
+def save_curve_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",), *,
+                       run: str | None = None, metric: str | None = None,
+                       dpi: int = 120) -> list[Path]:
+    """Write one figure per curve to ``out_dir`` as ``<run>__<metric>.<fmt>`` (only
+    ``[A-Za-z0-9._-]`` kept, clashes get ``-2``, ``-3``); return the paths."""
     formats = _check_formats(formats)
     curves = select(curves_of(analysis), run, metric)
     if not curves:
@@ -96,9 +88,8 @@ def save_curve_figures(
     return written
 
 
-def save_diagnostic_figures(
-    analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",), *, dpi: int = 120
-) -> list[Path]:
+def save_diagnostic_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",),
+                            *, dpi: int = 120) -> list[Path]:
     """Write the figure of every diagnostic that has one to ``out_dir`` as
     ``diagnostic__<kind>__<run>__<metric>.<fmt>``; return the paths (none when no diagnostic
     has a figure)."""

@@ -1,13 +1,8 @@
-"""Runs on one chart: per metric, every run of a comparison (the runs of one source: the seeds of
-a recipe, the recipes of a sweep) drawn together, each with its points, its fit over its observed
-range and the fit's interval band, in its own colour, the legend naming the run and its verdict;
-and the pooled curve of each recipe, the mean of its seeds' fits over the compute range they all
-cover (the seeds of a recipe are the runs whose names differ only in a trailing ``seed0``,
-``s1``, ``rep2``, ``trial3``; when no two runs are seeds of one recipe, all the runs are pooled).
-
-:func:`overlay_groups` picks the charts (a source's metric with two runs or more),
-:func:`overlay_figure` draws one, :func:`save_overlay_figures` writes them all
-(``saturate plot --overlay``).
+"""Runs on one chart: per metric of a source, every run (the seeds of a recipe, the recipes of a
+sweep) with its points, fit and band in its own colour, and each recipe's pooled curve (the mean
+of its seeds' fits where they all have data). The seeds of a recipe are the runs whose names
+differ only in a trailing ``seed0``, ``s1``, ``rep2``, ``trial3``; with no such pair all the runs
+are pooled. :func:`save_overlay_figures` writes them (``saturate plot --overlay``).
 """
 
 from __future__ import annotations
@@ -79,7 +74,8 @@ def fit_line(curve: CurveAnalysis, n: int = 120) -> tuple[np.ndarray, np.ndarray
     return None if p is None else (grid, p)
 
 
-def pooled_curve(curves: Sequence[CurveAnalysis], n: int = 120) -> tuple[np.ndarray, np.ndarray] | None:
+def pooled_curve(curves: Sequence[CurveAnalysis], n: int = 120
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The mean of the runs' fitted values over the compute range every fitted run covers, on
     ``n`` points (None when fewer than two runs have a fit, or their ranges do not overlap)."""
     lines = [line for line in (fit_line(c, n) for c in curves) if line is not None]

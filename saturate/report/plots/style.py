@@ -17,12 +17,8 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG repo
     from matplotlib.figure import Figure
 
 VERDICT_COLORS: dict[str, str] = {
-    "scaling": "#1a7f37",
-    "slowing": "#b08800",
-    "saturated": "#cf222e",
-    "regressing": "#8250df",
-    "inconclusive": "#6e7781",
-}
+    "scaling": "#1a7f37", "slowing": "#b08800", "saturated": "#cf222e", "regressing": "#8250df",
+    "inconclusive": "#6e7781"}
 POINTS = "#4c72b0"
 FIT = "#222222"
 BAND = "#4c72b0"
@@ -95,14 +91,12 @@ def interval(fit: Any, grid: np.ndarray, confidence: float) -> tuple[np.ndarray,
 def forecast_path(
     curve: CurveAnalysis, grid: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """The forecast beyond the last compute as the analysis reports it, on ``grid`` (computes
-    past the last): (value, lo, hi), or ``None`` without a fit.
+    """The forecast on ``grid`` (computes past the last) as the analysis reports it: (value, lo,
+    hi), or ``None`` without a fit.
 
-    The reported forecasts (``curve.forecast``) are not the raw fit: they carry the fit's
-    measured extrapolation error and are shrunk toward the current level when they cannot be
-    told from "no change" (:func:`saturate.analysis.quantities.honest_forecast`). Drawing the raw
-    fit beyond the data would put the forecast markers off the line and show more confidence
-    than the analysis has, so the line and its band are that same forecast, point by point.
+    Not the raw fit: the reported forecasts carry the measured extrapolation error and shrink
+    toward the current level (:func:`saturate.analysis.quantities.honest_forecast`), so drawing
+    the raw fit would put the forecast markers off the line and overstate the confidence.
     """
     fit = curve.fit
     if fit is None or grid.size == 0:
@@ -129,8 +123,8 @@ def forecast_path(
     raw = tuple(ForecastPoint(at=float(c), compute=float(c), value=float(v), lo=float(a),
                               hi=float(b)) for c, v, a, b in zip(grid, value, lo, hi, strict=True))
     honest = honest_forecast(raw, last, level, extra, confidence)
-    return tuple(np.array([getattr(f, k) for f in honest], dtype=float)  # type: ignore[return-value]
-                 for k in ("value", "lo", "hi"))
+    return tuple(  # type: ignore[return-value]
+        np.array([getattr(f, k) for f in honest], dtype=float) for k in ("value", "lo", "hi"))
 
 
 def forecast_grid(curve: CurveAnalysis, last: float, n: int = 60) -> np.ndarray:

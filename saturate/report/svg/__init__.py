@@ -1,13 +1,7 @@
-"""Charts as inline SVG built from the data, for the HTML report and Jupyter: small, vector,
-fast, and drawn in the page's text colour so that they read in light and dark themes.
-
-* :mod:`.chart`: :class:`Chart` (the layers of one plot) and the ticks of its axes;
-* :mod:`.draw`: :func:`chart_svg`, the ``<svg>`` element of a chart;
-* :mod:`.curves`: the charts of one curve (:func:`curve_svg`, :func:`thumbnail_svg`,
-  :func:`sparkline_svg`);
-* :mod:`.diagnostics`: the figures of the diagnostics (:func:`diagnostic_svg`).
-
-Files (``saturate plot``) are drawn by matplotlib in :mod:`saturate.report.plots`.
+"""Charts as inline SVG for the HTML report and Jupyter: :mod:`.chart` (:class:`Chart` and its
+ticks), :mod:`.draw` (:func:`chart_svg`), :mod:`.curves` (one curve's charts) and
+:mod:`.diagnostics` (:func:`diagnostic_svg`). Files are drawn by matplotlib
+(:mod:`saturate.report.plots`).
 """
 
 from __future__ import annotations

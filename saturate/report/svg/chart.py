@@ -1,14 +1,10 @@
 """A small chart built from the data (lines, bands, dots, marks) and the ticks of its axes;
-:func:`saturate.report.svg.draw.chart_svg` draws it as SVG, with the legend below the plot (never
-over the data).
+:func:`saturate.report.svg.draw.chart_svg` draws it as SVG, the legend below the plot.
 
-Why not matplotlib here: a report holds a few hundred small charts, and matplotlib takes about a
-second to draw and encode each one (the HTML report of the 53 sample curves took minutes and
-weighed 6 MB as PNG). These charts are text built in milliseconds, a few kilobytes each,
-vector-sharp, and they follow the page's text colour (``currentColor``) in light and dark themes.
-
-Coordinates are rounded to 0.1 px and runs of points closer than half a pixel are thinned, which
-is invisible on screen. Every text from the data is escaped.
+Not matplotlib: it took about a second per chart (the HTML report of the 53 sample curves took
+minutes and weighed 6 MB as PNG); these are text built in milliseconds, vector, and drawn in
+``currentColor`` for light and dark themes. Coordinates are rounded to 0.1 px and runs of points
+closer than half a pixel are thinned.
 """
 
 from __future__ import annotations
@@ -25,8 +21,7 @@ FONT = 11.0
 CHAR = 6.1  # average advance of a character at FONT px, for laying out legends and labels
 
 
-def _e(text: object) -> str:
-    return for_html(text)  # control and bidi characters escaped, then HTML's
+_e = for_html  # control and bidi characters escaped, then HTML's
 
 
 def tick_label(v: float) -> str:
@@ -84,9 +79,9 @@ class _Item:
 
 @dataclass
 class Chart:
-    """One plot: add layers (drawn in order), then draw it with ``chart_svg``. The y range comes from the layers
-    added with ``scale=True`` (the data), never from bands, so an interval that runs off to
-    infinity does not squash the curve; whatever leaves the range is clipped."""
+    """One plot: add layers (drawn in order), then draw it with ``chart_svg``. The y range comes
+    from the layers added with ``scale=True`` (the data), never from bands, so an interval that
+    runs off to infinity does not squash the curve; whatever leaves the range is clipped."""
 
     width: float = 640.0
     height: float = 260.0

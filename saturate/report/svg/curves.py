@@ -1,10 +1,6 @@
-"""SVG charts of one analysed curve: :func:`curve_chart` (points, seeds, fit, forecast with its
-band, the forecasts asked for, asymptote, knee, stop point), :func:`gain_chart` (gain per
-doubling against the threshold), :func:`thumbnail_svg` (a small chart with readable ticks, for
-notebooks) and :func:`sparkline_svg` (a bare line for a table cell).
-
-The forecast line and band beyond the data are the forecast the analysis reports
-(:func:`~saturate.report.plots.style.forecast_path`), so the forecast markers sit on the line.
+"""SVG charts of one analysed curve: :func:`curve_chart`, :func:`gain_chart`, a thumbnail for
+notebooks and a sparkline for a table cell. The forecast beyond the data is the one the analysis
+reports (:func:`~saturate.report.plots.style.forecast_path`), so its markers sit on the line.
 """
 
 from __future__ import annotations
@@ -30,15 +26,8 @@ from saturate.report.svg.chart import Chart
 from saturate.report.svg.draw import chart_svg
 from saturate.results import CurveAnalysis
 
-POINTS = "#4c72b0"
-BAND = "#4c72b0"
-SEEDS = "#8172b3"
-FORECAST = "#dd8452"
-ASYMPTOTE = "#55a868"
-KNEE = "#c44e52"
-STOP = "#8172b3"
-THRESHOLD = "#cf222e"
-GREY = "#8c959f"
+POINTS, BAND, SEEDS, FORECAST = "#4c72b0", "#4c72b0", "#8172b3", "#dd8452"
+ASYMPTOTE, KNEE, STOP, THRESHOLD, GREY = "#55a868", "#c44e52", "#8172b3", "#cf222e", "#8c959f"
 
 
 def x_label(curve: Any, *, scale: bool = True) -> str:
@@ -48,8 +37,8 @@ def x_label(curve: Any, *, scale: bool = True) -> str:
     return f"{name}, log scale" if scale else name
 
 
-def seed_curves(curve: CurveAnalysis, data: pd.DataFrame | None) -> list[tuple[str, np.ndarray,
-                                                                            np.ndarray]]:
+def seed_curves(curve: CurveAnalysis, data: pd.DataFrame | None
+                ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(run, compute, value) of each seed pooled into ``curve`` (``--group-by``), read from the
     analysis's table; none for a curve that is not pooled."""
     runs = (curve.group or {}).get("runs") or []

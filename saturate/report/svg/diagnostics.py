@@ -1,7 +1,6 @@
-"""SVG figures of the diagnostics a picture explains best, for the HTML report: a benchmark that
-stopped following the reward (the two curves stacked on one compute axis), pass@k sharpening
-(the change of pass@k against k) and two recipes' forecasts. The same pictures as
-:mod:`saturate.report.plots.diagnostics` draws with matplotlib for files."""
+"""SVG figures of the diagnostics a picture explains best, for the HTML report: divergence (reward
+and benchmark stacked on one compute axis), pass@k sharpening and two recipes' forecasts; the
+matplotlib twins are in :mod:`saturate.report.plots.diagnostics`."""
 
 from __future__ import annotations
 
@@ -10,7 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from saturate.report.plots.diagnostics import DIAGNOSTIC_PLOTS, curve_of, curve_points
+from saturate.report.plots.diagnostics import (
+    DIAGNOSTIC_PLOTS,
+    RECIPE_COLORS,
+    curve_of,
+    curve_points,
+)
 from saturate.report.plots.style import (
     FORECAST_SPAN,
     confidence_of,
@@ -23,11 +27,7 @@ from saturate.report.svg.chart import Chart
 from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import chart_svg
 
-_REWARD = "#c44e52"
-_BENCH = "#4c72b0"
-_SINCE = "#8250df"
-_CROSS = "#cf222e"
-_RECIPES = ("#4c72b0", "#dd8452", "#55a868", "#8172b3")
+_REWARD, _BENCH, _SINCE, _CROSS = "#c44e52", "#4c72b0", "#8250df", "#cf222e"
 
 
 def _divergence(d: Any, analysis: Any) -> str:
@@ -59,11 +59,9 @@ def _sharpening(d: Any) -> str:
     chart = Chart(640, 240, xlabel="k (log scale)", ylabel="pass@k: end - first", xbase2=True)
     for ch in changes:
         e = ch["delta"]
-        value = math.nan if e["value"] is None else e["value"]
-        lo = math.nan if e["lo"] is None else e["lo"]
-        hi = math.nan if e["hi"] is None else e["hi"]
-        chart.marker(float(ch["k"]), value, lo, hi, _BENCH, label="change since the first "
-                     "checkpoint")
+        value, lo, hi = (math.nan if e[k] is None else e[k] for k in ("value", "lo", "hi"))
+        chart.marker(float(ch["k"]), value, lo, hi, _BENCH,
+                     label="change since the first checkpoint")
     chart.line([ch["k"] for ch in changes],
                [math.nan if ch["delta"]["value"] is None else ch["delta"]["value"]
                 for ch in changes], _BENCH, width=1.2)
@@ -89,7 +87,7 @@ def _recipe(d: Any, analysis: Any) -> str:
     conf = confidence_of(analysis)
     chart = Chart(640, 280, xlabel=x_label(curves[0][1]), ylabel=short(metric, 40))
     for i, (label, curve) in enumerate(curves):
-        color = _RECIPES[i % len(_RECIPES)]
+        color = RECIPE_COLORS[i % len(RECIPE_COLORS)]
         c, y = observed(curve)
         chart.dots(c, y, color, size=2.6, opacity=0.5)
         if curve.fit is None or not c.size:

@@ -135,8 +135,8 @@ def _diamond(x: float, y: float, color: str, r: float = 4.0) -> str:
 def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, float]) -> str:
     x0, y0, x1, y1 = box
     c = item.color
+    dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
     if item.kind == "line":
-        dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
         op = f' stroke-opacity="{item.opacity:.2f}"' if item.opacity < 1 else ""
         return (f'<path d="{polyline(sx(item.x), sy(item.y))}" fill="none" stroke="{c}" '
                 f'stroke-width="{item.width:g}"{dash}{op} stroke-linejoin="round"/>')
@@ -178,7 +178,6 @@ def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, fl
             a, b = sorted(np.clip(xs, x0, x1))
             return (f'<rect x="{_f(a)}" y="{_f(y0)}" width="{_f(b - a)}" height="{_f(y1 - y0)}" '
                     f'fill="{c}" fill-opacity="{item.opacity:.2f}"/>')
-        dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
         return (f'<path d="M{_f(xs[0])} {_f(y0)}V{_f(y1)}" stroke="{c}" stroke-width="1.3"'
                 f'{dash}/>')
     ys = sy(item.y)
@@ -188,7 +187,6 @@ def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, fl
         a, b = sorted(np.clip(ys, y0, y1))
         return (f'<rect x="{_f(x0)}" y="{_f(a)}" width="{_f(x1 - x0)}" height="{_f(b - a)}" '
                 f'fill="{c}" fill-opacity="{item.opacity:.2f}"/>')
-    dash = f' stroke-dasharray="{item.dash}"' if item.dash else ""
     return f'<path d="M{_f(x0)} {_f(ys[0])}H{_f(x1)}" stroke="{c}" stroke-width="1.2"{dash}/>'
 
 

@@ -1,9 +1,7 @@
-"""The runs of a metric on one chart as inline SVG, for the HTML report: the chart of
-``saturate plot --overlay`` (:mod:`saturate.report.plots.overlay`: each run's fit and band in its
-own colour, each recipe's pooled curve) less the points, which each curve's own chart shows (a
-report of many runs stays small), each run drawn in its own group
-``<g class="ov-run" data-run=... data-verdict=...>`` so that the report's legend can show or hide
-it, and the pooled curves in ``<g class="ov-pooled">``.
+"""The runs of a metric on one chart as inline SVG, for the HTML report: each run's fit and band
+and each recipe's pooled curve, as ``saturate plot --overlay`` draws them, less the points (a
+report of many runs stays small). Each run is its own ``<g class="ov-run">`` so that the page's
+legend can show or hide it; the pooled curves are in ``<g class="ov-pooled">``.
 """
 
 from __future__ import annotations
