@@ -7,6 +7,10 @@
 - ``mlflow_store``: a fresh ``mlflow.db`` (template copy) in the test's tmp folder, for direct
   sqlite logging with ``MlflowClient(tracking_uri=f"sqlite:///{path}")``.
 
+Analyses: ``sample_runs_sequential``: ``saturate.analyze(sample_runs/, n_boot=40, workers=1)``,
+made once per session for the tests that compare other engines with it (test_engine.py,
+test_dask.py); read it, never change it.
+
 Lanes (markers declared in pyproject.toml): a test is classed by the fixtures it uses
 (``LANE_FIXTURES``: a test on ``mlflow_server`` is a ``server`` test without saying so) or by a
 module's ``pytestmark``. ``make test`` runs every lane; ``make test-fast`` deselects the heavy
@@ -125,6 +129,20 @@ def fresh_mlflow_server(mlflow_template: Path, tmp_path: Path) -> Iterator[Mlflo
         yield server
     finally:
         server.stop()
+
+
+#: The bootstrap size of ``sample_runs_sequential``.
+SAMPLE_RUNS_N_BOOT = 40
+
+
+@pytest.fixture(scope="session")
+def sample_runs_sequential():
+    """sample_runs/ analysed in this process, one curve after another (99 curves, ~10 s): the
+    reference the pool, forked workers and Dask are compared with."""
+    import saturate
+
+    return saturate.analyze(Path(__file__).resolve().parents[1] / "sample_runs",
+                            n_boot=SAMPLE_RUNS_N_BOOT, workers=1)
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ a list is empty, the matching ``*_at_all`` test stops being an expected failure.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +147,13 @@ def _defined_in_root() -> set[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of saturate it imports (the deepest module each name names)."""
+    """Module -> the modules of saturate it imports (the deepest module each name names). A copy
+    of the graph of :data:`MODULES`, which is read once: the tests that ask for it share it."""
+    return {name: set(targets) for name, targets in _import_graph().items()}
+
+
+@functools.cache
+def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     root = _defined_in_root()
     for name, module in MODULES.items():
@@ -253,9 +260,15 @@ def package_cycles() -> list[list[str]]:
     return strongly_connected(package_graph())
 
 
-def long_functions() -> dict[str, int]:
+@functools.cache
+def _long_functions() -> dict[str, int]:
     return {f"{m.rel}::{name}": n for m in MODULES.values()
             for name, n in function_lengths(m).items() if n > MAX_FUNCTION_LINES}
+
+
+def long_functions() -> dict[str, int]:
+    """The functions of :data:`MODULES` longer than the limit (measured once: a copy)."""
+    return dict(_long_functions())
 
 
 def _show(cycle_components: list[list[str]], graph: dict[str, set[str]] | None = None) -> str:

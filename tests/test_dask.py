@@ -6,11 +6,10 @@ caller is used and left open."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 pytest.importorskip("distributed")
 pytestmark = pytest.mark.cluster  # every test starts a scheduler and workers
@@ -34,9 +33,11 @@ def _doc(analysis: saturate.Analysis) -> dict:
 
 
 @pytest.fixture(scope="module")
-def sequential() -> dict:
-    """``saturate analyze sample_runs/`` in this process, one curve after another."""
-    return _doc(saturate.analyze(SAMPLES, n_boot=N_BOOT, workers=1))
+def sequential(sample_runs_sequential: saturate.Analysis) -> dict:
+    """``saturate analyze sample_runs/`` in this process, one curve after another (made once a
+    session, tests/conftest.py; test_engine.py compares with the same analysis)."""
+    assert sample_runs_sequential.settings["n_boot"] == N_BOOT
+    return _doc(sample_runs_sequential)
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +47,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_cli_on_a_running_scheduler_gives_the_local_json(cluster, sequential: dict) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "saturate", "analyze", str(SAMPLES), "--scheduler",
-         cluster.address, "--n-boot", str(N_BOOT), "--format", "json"],
-        capture_output=True, text=True, timeout=900, cwd=ROOT,
-    )  # fmt: skip
+    # in this process (tests/cli_run.py: exit code and streams as a process gives them): the
+    # subject is what the command computes on the cluster, not how a process starts
+    proc = run_cli("analyze", SAMPLES, "--scheduler", cluster.address, "--n-boot", str(N_BOOT),
+                   "--format", "json", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "Dask workers" not in proc.stderr  # started with saturate's malloc settings: no warning
     doc = json.loads(proc.stdout)

@@ -37,8 +37,10 @@ def _doc(analysis: saturate.Analysis) -> dict:
 
 
 @pytest.fixture(scope="module")
-def sequential() -> saturate.Analysis:
-    return saturate.analyze(SAMPLES, n_boot=N_BOOT, workers=1)
+def sequential(sample_runs_sequential: saturate.Analysis) -> saturate.Analysis:
+    """``analyze(SAMPLES, n_boot=N_BOOT, workers=1)``: made once a session (tests/conftest.py)."""
+    assert sample_runs_sequential.settings["n_boot"] == N_BOOT
+    return sample_runs_sequential
 
 
 def _curve(i: int, n: int = 12) -> pd.DataFrame:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
+from cli_run import run_cli
 
 from saturate.errors import InputError, SettingsError, SourceError
 from saturate.table.run_table import run_facts
@@ -109,14 +109,16 @@ def test_a_bad_uri_and_a_bad_filter(api_env):
 
 
 def _cli(server: WandbServer | None, *args: str, key: str | None = KEY, home: str = "") -> subprocess.CompletedProcess:
+    """``saturate analyze ARGS`` in this process (tests/cli_run.py: exit code and streams as a
+    process gives them) with only the W&B variables given: the subject is what the command reads
+    and says, not how a process starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WANDB_")}
     env.update({"HOME": home or env.get("HOME", ""), "SATURATE_TIMEOUT": "30"})
     if server is not None:
         env["WANDB_BASE_URL"] = server.url
     if key is not None:
         env["WANDB_API_KEY"] = key
-    return subprocess.run([sys.executable, "-m", "saturate", "analyze", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("analyze", *args, env=env)
 
 
 def test_cli_reads_a_project_and_a_bad_key_is_one_error_line(tmp_path):

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import sys
 
-from saturate.cli.app import app
 from saturate.cli.common import (
     Fast,
     Out,
     Sources,
     format_option,
-    handle_errors,
     run_analysis,
     terminal,
     write_text,
 )
-from saturate.cli.options import settings_options
+from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
 
@@ -25,9 +23,7 @@ FORMATS = ("table", "json")
 AllocFormat = format_option(FORMATS)
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis", "diagnostics", "engine")
+@settings_command("selection", "analysis", "diagnostics", "engine")
 def allocate(
     settings: Settings,
     sources: Sources = None,

@@ -9,18 +9,16 @@ from typing import Annotated, Any
 
 import typer
 
-from saturate.cli.app import app
 from saturate.cli.common import (
     Fast,
     Out,
     Sources,
-    handle_errors,
     progress_bar,
     run_analysis,
     terminal,
     write_text,
 )
-from saturate.cli.options import settings_options
+from saturate.cli.options import settings_command
 from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
@@ -43,9 +41,7 @@ Wide = Annotated[
 ]
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis", "suite", "diagnostics", "format", "engine")
+@settings_command("selection", "analysis", "suite", "diagnostics", "format", "engine")
 def analyze(
     settings: Settings,
     sources: Sources = None,

@@ -121,14 +121,9 @@ def run_analysis(
     check_not_inputs((outputs or {}).items(), sources or ())
 
     hook, on_read, bar = _progress_callback(Console(stderr=True))
-    try:
-        if bar is not None:
-            bar.start()
+    with bar or contextlib.nullcontext():
         analysis = analyze(sources or None, settings=settings, progress=hook, on_read=on_read,
                            diagnostics=diagnostics, fast=fast)
-    finally:
-        if bar is not None:
-            bar.stop()
     if not analysis.curves:
         raise InputError("no curves to analyse after selection")
     return analysis

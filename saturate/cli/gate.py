@@ -14,9 +14,8 @@ from typing import Annotated
 
 import typer
 
-from saturate.cli.app import app
-from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import settings_options
+from saturate.cli.common import Fast, Sources, run_analysis
+from saturate.cli.options import settings_command
 from saturate.settings import Settings
 
 Junit = Annotated[
@@ -26,9 +25,7 @@ Junit = Annotated[
 ]
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis", "suite", "fail_on", "diagnostics", "engine")
+@settings_command("selection", "analysis", "suite", "fail_on", "diagnostics", "engine")
 def gate(
     settings: Settings,
     sources: Sources = None,

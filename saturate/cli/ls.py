@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from saturate.cli.app import app
-from saturate.cli.common import Fast, Out, Sources, format_option, handle_errors, write_text
-from saturate.cli.options import settings_options
+from saturate.cli.common import Fast, Out, Sources, format_option, write_text
+from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
 
@@ -32,9 +31,7 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
     write_text(text, out)  # type: ignore[arg-type]
 
 
-@app.command("ls")
-@handle_errors
-@settings_options("selection", "analysis", exclude=("min_gain", "forecast_at", "confidence",
+@settings_command("selection", "analysis", exclude=("min_gain", "forecast_at", "confidence",
                                                    "n_boot", "seed", "laws", "group_by"))
 def ls(
     settings: Settings,

@@ -15,12 +15,13 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from saturate.cli.app import late_help
+from saturate.cli.app import app, late_help
+from saturate.cli.common import handle_errors
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Option, Settings, cli_name
 from saturate.settings.fields import GROUPS, on_declare
 
-__all__ = ["settings_options"]
+__all__ = ["settings_options", "settings_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,5 +149,15 @@ def settings_options(*groups: str, exclude: Collection[str] = ()) -> Callable[[F
         _sign(command, own, groups, exclude)
         _COMMANDS.append((command, own, groups, exclude))
         return command  # type: ignore[return-value]
+
+    return decorate
+
+
+def settings_command(*groups: str, exclude: Collection[str] = ()) -> Callable[[F], F]:
+    """Register a command on :data:`~saturate.cli.app.app` that takes the options of ``groups``
+    (:func:`settings_options`) and says its errors in one line (:func:`handle_errors`)."""
+
+    def decorate(func: F) -> F:
+        return app.command()(handle_errors(settings_options(*groups, exclude=exclude)(func)))
 
     return decorate

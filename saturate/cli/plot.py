@@ -9,9 +9,8 @@ from typing import Annotated
 
 import typer
 
-from saturate.cli.app import app
-from saturate.cli.common import Fast, Sources, handle_errors, run_analysis
-from saturate.cli.options import settings_options
+from saturate.cli.common import Fast, Sources, run_analysis
+from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choices
 
@@ -29,9 +28,7 @@ ImageFormat = Annotated[
 ]
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis", "diagnostics", "engine")
+@settings_command("selection", "analysis", "diagnostics", "engine")
 def plot(
     settings: Settings,
     sources: Sources = None,

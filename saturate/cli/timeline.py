@@ -8,17 +8,15 @@ from typing import Annotated
 
 import typer
 
-from saturate.cli.app import app
 from saturate.cli.common import (
     Fast,
     Out,
     Sources,
     format_option,
-    handle_errors,
     save_figure,
     write_text,
 )
-from saturate.cli.options import settings_options
+from saturate.cli.options import settings_command
 from saturate.cli.watch import State
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
@@ -27,9 +25,7 @@ from saturate.settings.fields import DEFAULT_STATE
 FORMATS = ("table", "json")
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis",
+@settings_command("selection", "analysis",
                   exclude=("metric", "run", "group_by", "objective", "diagnostic"))
 def timeline(
     settings: Settings,

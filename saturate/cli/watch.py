@@ -17,9 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
-from saturate.cli.app import app
-from saturate.cli.common import Sources, format_option, handle_errors
-from saturate.cli.options import settings_options
+from saturate.cli.common import Sources, format_option
+from saturate.cli.options import settings_command
 from saturate.report.text import for_message
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
@@ -138,9 +137,7 @@ class _Outputs:
         return on_pass
 
 
-@app.command()
-@handle_errors
-@settings_options("selection", "analysis", exclude=("group_by",))
+@settings_command("selection", "analysis", exclude=("group_by",))
 def watch(
     settings: Settings,
     sources: Sources = None,

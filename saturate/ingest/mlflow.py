@@ -24,12 +24,12 @@ from saturate.ingest.mlflow_common import (
     RunMeta,
     Selection,
     check_filter,
+    first_line,
     kept_tags,
     resolve_source,
     resolve_timeout,
 )
 from saturate.ingest.mlflow_filestore import read_filestore
-from saturate.ingest.redaction import redact
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.table.run_table import merge_facts
 from saturate.table.table import Table, concat_tables
@@ -234,6 +234,5 @@ def store_faults(label: str) -> Iterator[None]:
     try:
         yield
     except (ValueError, TypeError, OverflowError, sqlite3.Error, sa.exc.SQLAlchemyError) as err:
-        text = str(getattr(err, "orig", None) or err).strip().splitlines()
-        why = redact(text[0])[:200] if text else type(err).__name__
+        why = first_line(getattr(err, "orig", None) or err, type(err).__name__)
         raise SourceError(f"{label}: the store holds data saturate cannot read ({why})") from None

@@ -15,12 +15,11 @@ import math
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -31,11 +30,10 @@ from saturate.ingest.mlflow_common import (
     MlflowSource,
     RunMeta,
     Selection,
-    empty_points,
+    first_line,
     pick_experiments,
-    points_frame,
     resolve_timeout,
-    restore_values,
+    stack_curves,
 )
 from saturate.ingest.redaction import redact, remember_uri
 
@@ -363,12 +361,14 @@ def _num(v: Any) -> float:
     raise _Bad("a number")
 
 
-def _text(v: Any) -> str:
+def _str(v: Any) -> str:
     if type(v) is str:
         return v
-    if v is None:
-        return ""
     raise _Bad("a string")
+
+
+def _text(v: Any) -> str:
+    return "" if v is None else _str(v)
 
 
 def _id(v: Any) -> str:
@@ -403,19 +403,23 @@ def page(data: Any, field: str, shape: Shape) -> tuple[list, str | None]:
     return items, token or None
 
 
+def _fields(obj: dict, where: str, shape: Shape, **convert: Callable[[Any], Any]) -> list:
+    """``obj``'s fields through their converters in turn; the first that fails is named."""
+    out = []
+    for name, conv in convert.items():
+        try:
+            out.append(conv(obj.get(name)))
+        except _Bad as bad:
+            raise shape.fail(f"{where}.{name}", bad.expected, obj.get(name)) from None
+    return out
+
+
 def experiments(items: list, shape: Shape) -> list[Experiment]:
     out = []
     for i, e in enumerate(items):
         e = _obj(e, f"experiments[{i}]", shape)
-        field = "experiment_id"
-        try:
-            exp_id = _id(e.get("experiment_id"))
-            field = "name"
-            name = _text(e.get("name"))
-            field = "lifecycle_stage"
-            stage = _text(e.get("lifecycle_stage"))
-        except _Bad as bad:
-            raise shape.fail(f"experiments[{i}].{field}", bad.expected, e.get(field)) from None
+        exp_id, name, stage = _fields(e, f"experiments[{i}]", shape, experiment_id=_id, name=_text,
+                                      lifecycle_stage=_text)  # fmt: skip
         out.append(Experiment(exp_id, name, stage != "deleted"))
     return out
 
@@ -423,14 +427,9 @@ def experiments(items: list, shape: Shape) -> list[Experiment]:
 def _pairs(items: Any, where: str, shape: Shape) -> dict[str, str]:
     out = {}
     for j, kv in enumerate(_list(items, where, shape)):
-        kv = _obj(kv, f"{where}[{j}]", shape)
-        key = kv.get("key")
-        if type(key) is not str:
-            raise shape.fail(f"{where}[{j}].key", "a string", key)
-        value = kv.get("value")
-        if value is not None and type(value) is not str:
-            raise shape.fail(f"{where}[{j}].value", "a string", value)
-        out[key] = value or ""
+        at = f"{where}[{j}]"
+        key, value = _fields(_obj(kv, at, shape), at, shape, key=_str, value=_text)
+        out[key] = value
     return out
 
 
@@ -440,39 +439,31 @@ def run_meta(run: Any, i: int, shape: Shape) -> tuple[RunMeta, dict[str, tuple[i
     run = _obj(run, where, shape)
     info = _obj(run.get("info") or {}, f"{where}.info", shape)
     data = _obj(run.get("data") or {}, f"{where}.data", shape)
-    field = "run_id"
     try:
         run_id = _id(info.get("run_id") or info.get("run_uuid"))
-        field = "experiment_id"
-        exp_id = _id(info.get("experiment_id"))
-        values = {}
-        for field in ("run_name", "status", "user_id", "artifact_uri", "lifecycle_stage"):
-            values[field] = _text(info.get(field))
-        field = "start_time"
-        start = _int(info.get("start_time"))
-        field = "end_time"
-        end = _int(info["end_time"]) if info.get("end_time") else None
     except _Bad as bad:
-        raise shape.fail(f"{where}.info.{field}", bad.expected, info.get(field)) from None
+        raise shape.fail(f"{where}.info.run_id", bad.expected, info.get("run_id")) from None
+    exp_id, name, status, user, art, stage, start, end = _fields(
+        info, f"{where}.info", shape, experiment_id=_id, run_name=_text, status=_text,
+        user_id=_text, artifact_uri=_text, lifecycle_stage=_text, start_time=_int,
+        end_time=lambda v: _int(v) if v else None,
+    )  # fmt: skip
     meta = RunMeta(
-        run_id=run_id, experiment_id=exp_id, name=values["run_name"], status=values["status"],
+        run_id=run_id, experiment_id=exp_id, name=name, status=status,
         params=_pairs(data.get("params"), f"{where}.data.params", shape),
         tags=_pairs(data.get("tags"), f"{where}.data.tags", shape),
-        start_time=start, end_time=end, user_id=values["user_id"],
-        artifact_uri=values["artifact_uri"],
+        start_time=start, end_time=end, user_id=user, artifact_uri=art,
     )  # fmt: skip
     latest: dict[str, tuple[int, int]] = {}
     for j, m in enumerate(_list(data.get("metrics"), f"{where}.data.metrics", shape)):
         at = f"{where}.data.metrics[{j}]"
         m = _obj(m, at, shape)
-        key = m.get("key")
-        if type(key) is not str:
-            raise shape.fail(f"{at}.key", "a string", key)
+        key = _fields(m, at, shape, key=_str)[0]
         try:
             latest[key] = (_int(m.get("step")), _int(m.get("timestamp")))
         except _Bad as bad:
             raise shape.fail(f"{at}.step/timestamp", bad.expected, m) from None
-    return meta, latest, values["lifecycle_stage"]
+    return meta, latest, stage
 
 
 def history(points: list, shape: Shape, where: str = "metrics") -> tuple[list, list, list]:
@@ -611,16 +602,7 @@ def gather(jobs: Sequence[Callable[[], list[Curve]]], max_workers: int,
                     f.cancel()
                 raise error
             results = [f.result() for f in futures]
-    curves = [c for res in results for c in res]
-    if not curves:
-        return empty_points()
-    sizes = np.array([len(c[2]) for c in curves], dtype=np.int64)
-    run_ids = np.repeat(np.array([c[0] for c in curves], dtype=object), sizes)
-    keys = np.repeat(np.array([c[1] for c in curves], dtype=object), sizes)
-    steps = np.concatenate([np.asarray(c[2], dtype=np.int64) for c in curves])
-    values = np.concatenate([np.asarray(c[3], dtype=float) for c in curves])
-    stamps = np.concatenate([np.asarray(c[4], dtype=np.int64) for c in curves])
-    return points_frame(run_ids, keys, steps, restore_values(values), stamps)
+    return stack_curves([c for res in results for c in res], restore=True)
 
 
 class Histories:
@@ -746,15 +728,8 @@ def read_with_client(tracking_uri: str, selection: Selection, *, label: str, max
     client = None
     try:
         client = MlflowClient(tracking_uri=tracking_uri)
-        available, token = [], None
-        while True:
-            found = client.search_experiments(view_type=ViewType.ALL, max_results=_PAGE,
-                                              page_token=token)
-            available += [Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted")
-                          for e in found]
-            token = found.token
-            if not token:
-                break
+        available = [Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted")
+                     for e in _client_pages(client.search_experiments, view_type=ViewType.ALL)]
         exps = pick_experiments(available, selection.experiment, label)
         runs, tasks = _client_runs(client, [e.id for e in exps], selection)
 
@@ -769,10 +744,10 @@ def read_with_client(tracking_uri: str, selection: Selection, *, label: str, max
     except MlflowException as err:
         if selection.filter and err.error_code == "INVALID_PARAMETER_VALUE":
             raise InputError(f"--filter {selection.filter!r}: {err.message}") from None
-        first = redact((err.message.strip().splitlines() or ["unknown error"])[0])[:200]
-        raise SourceError(f"{label}: MLflow could not read the store ({first})") from None
+        raise SourceError(f"{label}: MLflow could not read the store ({first_line(err.message)})"
+                          ) from None
     except SQLAlchemyError as err:
-        reason = redact(str(getattr(err, "orig", err)).strip().splitlines()[0])[:200]
+        reason = first_line(getattr(err, "orig", err))
         raise SourceError(f"{label}: MLflow could not read the store ({reason})") from None
     finally:
         _release(client)
@@ -788,6 +763,17 @@ def _release(client: object) -> None:
         engine.dispose()
 
 
+def _client_pages(search: Callable[..., Any], *args: Any, **kwargs: Any) -> Iterator[Any]:
+    """Every item an MlflowClient search finds, page after page."""
+    token = None
+    while True:
+        found = search(*args, max_results=_PAGE, page_token=token, **kwargs)
+        yield from found
+        token = found.token
+        if not token:
+            return
+
+
 def _client_runs(client: object, exp_ids: list[str], selection: Selection
                  ) -> tuple[list[RunMeta], list[tuple[str, str]]]:
     from mlflow.entities import ViewType
@@ -795,25 +781,17 @@ def _client_runs(client: object, exp_ids: list[str], selection: Selection
     runs: list[RunMeta] = []
     tasks: list[tuple[str, str]] = []
     for i in range(0, len(exp_ids), _EXP_CHUNK):
-        token = None
-        while True:
-            page = client.search_runs(
-                exp_ids[i : i + _EXP_CHUNK], filter_string=selection.filter or "",
-                run_view_type=ViewType.ACTIVE_ONLY, max_results=_PAGE, page_token=token,
+        found = _client_pages(client.search_runs, exp_ids[i : i + _EXP_CHUNK],
+                              filter_string=selection.filter or "",
+                              run_view_type=ViewType.ACTIVE_ONLY)
+        for run in found:
+            info = run.info
+            meta = RunMeta.of(
+                info.run_id, info.experiment_id, info.run_name, info.status,
+                params=run.data.params, tags=run.data.tags, start_time=info.start_time,
+                end_time=info.end_time, user_id=info.user_id, artifact_uri=info.artifact_uri,
             )  # fmt: skip
-            for run in page:
-                info = run.info
-                meta = RunMeta(
-                    run_id=info.run_id, experiment_id=str(info.experiment_id),
-                    name=info.run_name or "", status=info.status,
-                    params=dict(run.data.params), tags=dict(run.data.tags),
-                    start_time=int(info.start_time or 0), end_time=info.end_time,
-                    user_id=info.user_id or "", artifact_uri=info.artifact_uri or "",
-                )  # fmt: skip
-                runs.append(meta)
-                keys = sorted(run.data.metrics)
-                tasks.extend((meta.run_id, k) for k in keys if selection.wants_metric(k))
-            token = page.token
-            if not token:
-                break
+            runs.append(meta)
+            keys = sorted(run.data.metrics)
+            tasks.extend((meta.run_id, k) for k in keys if selection.wants_metric(k))
     return runs, tasks

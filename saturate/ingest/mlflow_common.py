@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError
-from saturate.ingest.redaction import redact_uri, remember_uri, userinfo_split
+from saturate.ingest.redaction import redact, redact_uri, remember_uri, userinfo_split
 
 #: Seconds a read of a store (a server, a locked database) may wait before it stops.
 DEFAULT_TIMEOUT = 120.0
@@ -87,6 +87,18 @@ class RunMeta:
     end_time: int | None = None
     user_id: str = ""
     artifact_uri: str = ""
+
+    @classmethod
+    def of(cls, run_id: object, experiment_id: object, name: object, status: object, *,
+           params: Mapping[str, str], tags: Mapping[str, str], start_time: object,
+           end_time: object, user_id: object, artifact_uri: object) -> RunMeta:
+        """A run from a store's raw fields: ids and texts as str (None as ""), times as int."""
+        return cls(
+            run_id=str(run_id), experiment_id=str(experiment_id), name=str(name or ""),
+            status=str(status or ""), params=dict(params), tags=dict(tags),
+            start_time=int(start_time or 0), end_time=None if end_time is None else int(end_time),
+            user_id=str(user_id or ""), artifact_uri=str(artifact_uri or ""),
+        )  # fmt: skip
 
     @property
     def display_name(self) -> str:
@@ -212,6 +224,38 @@ def empty_points() -> pd.DataFrame:
     return points_frame([], [], [], [], [])
 
 
+def curve_points(run_ids: Sequence[str], metrics: Sequence[str], sizes: Sequence[int] | np.ndarray,
+                 step: np.ndarray, value: np.ndarray, timestamp: np.ndarray) -> pd.DataFrame:
+    """:func:`points_frame` of curves end to end, each run id and metric given once per curve."""
+    return points_frame(np.repeat(np.array(run_ids, dtype=object), sizes),
+                        np.repeat(np.array(metrics, dtype=object), sizes), step, value, timestamp)
+
+
+def stack_curves(curves: Sequence[tuple], restore: bool = False) -> pd.DataFrame:
+    """The points of ``(run_id, metric, steps, values, timestamps[, is_nan])`` curves in turn
+    (``restore``: values through :func:`restore_values`)."""
+    if not curves:
+        return empty_points()
+    step, value, ts = (np.concatenate([np.asarray(c[i], dtype=dt) for c in curves])
+                       for i, dt in ((2, np.int64), (3, float), (4, np.int64)))
+    if restore:
+        is_nan = np.concatenate([c[5] for c in curves]) if len(curves[0]) > 5 else None
+        value = restore_values(value, is_nan)
+    sizes = [len(c[2]) for c in curves]
+    return curve_points([c[0] for c in curves], [c[1] for c in curves], sizes, step, value, ts)
+
+
+def first_line(text: object, default: str = "unknown error") -> str:
+    """The first line of an error's text (else ``default``), credentials masked, <= 200 chars."""
+    lines = str(text).strip().splitlines()
+    return redact(lines[0] if lines else default)[:200]
+
+
+def readonly_sqlite_uri(path: str | os.PathLike) -> str:
+    """The sqlite URI opening ``path`` read-only (``mode=ro``: never written, never created)."""
+    return f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
+
+
 DB_FILE = "mlflow.db"
 LEGACY_FOLDER = "mlruns"
 _DB_SCHEMES = ("sqlite", "postgresql", "postgres", "mysql", "mssql")
@@ -251,8 +295,7 @@ def is_mlflow_sqlite(path: Path) -> bool:
         with open(path, "rb") as fh:
             if fh.read(16) != _SQLITE_MAGIC:
                 return False
-        uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=2)
+        conn = sqlite3.connect(readonly_sqlite_uri(path), uri=True, timeout=2)
         try:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         finally:

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,12 +35,15 @@ from saturate.ingest.mlflow_common import (
     MlflowSource,
     RunMeta,
     Selection,
+    curve_points,
     empty_points,
     filter_runs,
     filter_uses_metrics,
+    first_line,
     pick_experiments,
-    points_frame,
+    readonly_sqlite_uri,
     restore_values,
+    stack_curves,
 )
 from saturate.ingest.redaction import redact
 
@@ -133,8 +135,7 @@ def client_uri(src: MlflowSource) -> str:
 
 def open_engine(src: MlflowSource) -> sa.Engine:
     if src.sqlite_path is not None:
-        path = Path(src.sqlite_path).resolve()
-        uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+        uri = readonly_sqlite_uri(src.sqlite_path)
 
         def connect() -> sqlite3.Connection:
             return sqlite3.connect(uri, uri=True, timeout=src.timeout, check_same_thread=False)
@@ -174,7 +175,7 @@ def connect(engine: sa.Engine, label: str) -> Iterator[sa.Connection]:
 
 def _reason(err: BaseException) -> str:
     """The first line of a database error, without SQLAlchemy's wrapping or credentials."""
-    return redact(str(getattr(err, "orig", err)).strip().splitlines()[0])[:200]
+    return first_line(getattr(err, "orig", err))
 
 
 @contextmanager
@@ -255,8 +256,7 @@ class ArrowRows(Rows):
         import adbc_driver_sqlite.dbapi as adbc  # only sqlite stores use it; ImportError is handled
 
         super().__init__(conn)
-        uri = f"file:{urllib.parse.quote(str(Path(path).resolve()))}?mode=ro"
-        self.adbc = adbc.connect(uri)
+        self.adbc = adbc.connect(readonly_sqlite_uri(path))
 
     def _table(self, stmt: sa.Select):  # noqa: ANN202 - a pyarrow.Table, or None
         """The query's result as Arrow; None (and the plain route from then on) if ADBC fails,
@@ -346,12 +346,8 @@ def _runs(conn: sa.Connection, exp_ids: Sequence[str]) -> list[RunMeta]:
     params = _key_values(conn, "params", run_ids)
     tags = _key_values(conn, "tags", run_ids)
     return [
-        RunMeta(
-            run_id=str(uid), experiment_id=str(exp), name=name or "", status=status or "",
-            params=params.get(uid, {}), tags=tags.get(uid, {}), start_time=int(start or 0),
-            end_time=None if end is None else int(end), user_id=user or "",
-            artifact_uri=art or "",
-        )  # fmt: skip
+        RunMeta.of(uid, exp, name, status, params=params.get(uid, {}), tags=tags.get(uid, {}),
+                   start_time=start, end_time=end, user_id=user, artifact_uri=art)
         for uid, name, status, start, end, user, art, exp in rows
     ]
 
@@ -401,14 +397,6 @@ def _metric_keys(conn: sa.Connection, run_ids: list[str], selection: Selection) 
     return sorted(k for (k,) in conn.execute(stmt) if selection.wants_metric(k))
 
 
-def _points(reader: Rows, run_ids: list[str], selection: Selection) -> pd.DataFrame:
-    """All points of a batch of runs (:func:`_iter_points` gathered)."""
-    parts = list(_iter_points(reader, run_ids, selection))
-    if len(parts) > 1:
-        return pd.concat(parts, ignore_index=True)
-    return parts[0] if parts else empty_points()
-
-
 def _iter_points(reader: Rows, run_ids: list[str], selection: Selection, attempt: int = 0
                  ) -> Iterator[pd.DataFrame]:
     """The points of a batch of runs, in chunks of whole runs up to ``POINT_CHUNK`` points.
@@ -437,9 +425,8 @@ def _iter_points(reader: Rows, run_ids: list[str], selection: Selection, attempt
             continue
         if not len(step):
             continue
-        uid = np.repeat(np.array([g[0] for g in groups[lo:hi]], dtype=object), counts[lo:hi])
-        key = np.repeat(np.array([g[1] for g in groups[lo:hi]], dtype=object), counts[lo:hi])
-        yield points_frame(uid, key, step, restore_values(value, is_nan), ts)
+        yield curve_points([g[0] for g in groups[lo:hi]], [g[1] for g in groups[lo:hi]],
+                           counts[lo:hi], step, restore_values(value, is_nan), ts)
 
 
 def _chunks(groups: list[tuple], counts: np.ndarray) -> Iterator[tuple[int, int]]:
@@ -462,24 +449,16 @@ def points_after(conn: sa.Connection, since: Mapping[tuple[str, str], int | None
     all), one indexed query per curve, each curve in (step, timestamp, value) order."""
     m = TABLES["metrics"].c
     reader = Rows(conn)
-    parts, ids, keys = [], [], []
+    curves = []
     for (run_id, key), last in since.items():
         stmt = sa.select(m.step, m.value, m.is_nan, m.timestamp)
         stmt = stmt.where(m.run_uuid == run_id, m.key == key)
         if last is not None:
             stmt = stmt.where(m.step > last)
-        part = reader.numbers(stmt.order_by(m.step, m.timestamp, m.value))
-        if len(part[0]):
-            parts.append(part)
-            ids.append(run_id)
-            keys.append(key)
-    if not parts:
-        return empty_points()
-    sizes = [len(p[0]) for p in parts]
-    step, value, is_nan, ts = (np.concatenate(cols) for cols in zip(*parts, strict=True))
-    uid = np.repeat(np.array(ids, dtype=object), sizes)
-    key = np.repeat(np.array(keys, dtype=object), sizes)
-    return points_frame(uid, key, step, restore_values(value, is_nan), ts)
+        step, value, is_nan, ts = reader.numbers(stmt.order_by(m.step, m.timestamp, m.value))
+        if len(step):
+            curves.append((run_id, key, step, value, ts, is_nan))
+    return stack_curves(curves, restore=True)
 
 
 def _read_fast(src: MlflowSource, selection: Selection, max_workers: int, arrow: bool = True
@@ -490,7 +469,7 @@ def _read_fast(src: MlflowSource, selection: Selection, max_workers: int, arrow:
         if src.sqlite_path is not None or max_workers == 1 or len(batches) < 2:
             reader = row_reader(conn, src, arrow)
             try:
-                parts = [_points(reader, b, selection) for b in batches]
+                parts = [p for b in batches for p in _iter_points(reader, b, selection)]
             finally:
                 reader.close()
         else:
@@ -503,12 +482,12 @@ def _parallel_points(engine: sa.Engine, label: str, batches: list[list[str]], se
                      workers: int) -> list[pd.DataFrame]:
     """Server databases: one read-only connection per worker, batches spread over them."""
 
-    def work(batch: list[str]) -> pd.DataFrame:
+    def work(batch: list[str]) -> list[pd.DataFrame]:
         with connect(engine, label) as conn:
-            return _points(Rows(conn), batch, selection)
+            return list(_iter_points(Rows(conn), batch, selection))
 
     with ThreadPoolExecutor(max_workers=min(workers, 4, len(batches))) as pool:
-        return list(pool.map(work, batches))
+        return [part for parts in pool.map(work, batches) for part in parts]
 
 
 def iter_database(
@@ -564,8 +543,7 @@ def _fall_back(src: MlflowSource, why: UnsupportedSchema) -> None:
 def _snapshot(db: Path, dest: Path, timeout: float) -> None:
     """Consistent copy of a live sqlite database through a read-only connection; a lock held over
     ``timeout`` seconds is a :class:`SourceError` (sqlite's backup would retry forever)."""
-    uri = f"file:{urllib.parse.quote(str(db.resolve()))}?mode=ro"
-    src = sqlite3.connect(uri, uri=True, timeout=timeout)
+    src = sqlite3.connect(readonly_sqlite_uri(db), uri=True, timeout=timeout)
     dst = sqlite3.connect(dest)
     deadline = time.monotonic() + timeout
 

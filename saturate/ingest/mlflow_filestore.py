@@ -22,11 +22,10 @@ from saturate.ingest.mlflow_common import (
     Experiment,
     RunMeta,
     Selection,
-    empty_points,
     filter_runs,
     filter_uses_metrics,
     pick_experiments,
-    points_frame,
+    stack_curves,
 )
 from saturate.table.curves import DataWarning
 
@@ -103,14 +102,12 @@ def runs_in(exp: Experiment, folder: Path) -> list[tuple[RunMeta, Path]]:
             continue
         if meta.get("lifecycle_stage", "active") == "deleted":
             continue
-        run_id = str(meta.get("run_id") or meta.get("run_uuid"))
-        end = meta.get("end_time")
-        run = RunMeta(
-            run_id=run_id, experiment_id=exp.id, name=str(meta.get("run_name") or ""),
-            status=_status(meta.get("status")), params=_values(child / "params"),
-            tags=_values(child / "tags"), start_time=int(meta.get("start_time") or 0),
-            end_time=None if end is None else int(end), user_id=str(meta.get("user_id") or ""),
-            artifact_uri=str(meta.get("artifact_uri") or ""),
+        run = RunMeta.of(
+            meta.get("run_id") or meta.get("run_uuid"), exp.id, meta.get("run_name"),
+            _status(meta.get("status")), params=_values(child / "params"),
+            tags=_values(child / "tags"), start_time=meta.get("start_time"),
+            end_time=meta.get("end_time"), user_id=meta.get("user_id"),
+            artifact_uri=meta.get("artifact_uri"),
         )  # fmt: skip
         runs.append((run, child))
     return runs
@@ -157,18 +154,16 @@ def metric_files(run_folder: Path) -> dict[str, Path]:
     return _key_files(run_folder / "metrics")
 
 
-def _run_points(run: RunMeta, folder: Path, selection: Selection) -> tuple[pd.DataFrame, int]:
-    parts, malformed = [], 0
+def _run_curves(run: RunMeta, folder: Path, selection: Selection) -> tuple[list[tuple], int]:
+    """The run's wanted curves for :func:`~saturate.ingest.mlflow_common.stack_curves`, and its
+    malformed line count."""
+    curves, malformed = [], 0
     for key, path in sorted(metric_files(folder).items()):
-        if not selection.wants_metric(key):
-            continue
-        steps, values, stamps, bad = read_metric_file(path)
-        malformed += bad
-        n = len(steps)
-        parts.append(points_frame([run.run_id] * n, [key] * n, steps, values, stamps))
-    if not parts:
-        return empty_points(), malformed
-    return pd.concat(parts, ignore_index=True), malformed
+        if selection.wants_metric(key):
+            steps, values, stamps, bad = read_metric_file(path)
+            malformed += bad
+            curves.append((run.run_id, key, steps, values, stamps))
+    return curves, malformed
 
 
 def latest_values(points: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -198,13 +193,12 @@ def read_filestore(root: Path, selection: Selection, *, label: str, max_workers:
         kept = {r.run_id for r in filter_runs([r for r, _ in runs], selection.filter)}
         runs = [(r, f) for r, f in runs if r.run_id in kept]
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs) or 1))) as pool:
-        results = list(pool.map(lambda rf: _run_points(rf[0], rf[1], wanted), runs))
+        results = list(pool.map(lambda rf: _run_curves(rf[0], rf[1], wanted), runs))
     malformed = sum(bad for _, bad in results)
     if malformed:
         warnings.warn(f"{label}: skipped {malformed} malformed metric line(s)", DataWarning,
                       stacklevel=3)
-    frames = [p for p, _ in results if not p.empty]
-    points = pd.concat(frames, ignore_index=True) if frames else empty_points()
+    points = stack_curves([c for curves, _ in results for c in curves])
     metas = [r for r, _ in runs]
     if uses_metrics:
         metas = filter_runs(metas, selection.filter, latest_values(points))

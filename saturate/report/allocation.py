@@ -12,7 +12,7 @@ from rich.text import Text
 
 from saturate.diagnostics import Allocation
 from saturate.report.rows import prob
-from saturate.report.text import for_terminal
+from saturate.report.table_layout import cell
 from saturate.results import format_estimate
 
 
@@ -22,9 +22,9 @@ def render_allocation(
     """The plan's headline and objective, the runs that pay ranked by UCB gain per GPU-hour with
     their share (and cost per point when a GPU-hour's price is known), then the runs not funded."""
     a, unit = allocation, allocation.unit
-    console.print(Text(for_terminal(a.headline), style="bold"))
-    console.print(Text(for_terminal(f"objective: {a.metric} ({a.chosen})" if a.chosen
-                                    else f"objective: {a.metric}")))
+    console.print(cell(a.headline, "bold"))
+    console.print(cell(f"objective: {a.metric} ({a.chosen})" if a.chosen
+                       else f"objective: {a.metric}"))
     if a.choices:
         table = Table(title=Text(f"runs that pay, ranked by UCB gain per {a.per_unit}"),
                       title_justify="left", header_style="bold")
@@ -35,7 +35,7 @@ def render_allocation(
         for col in cols:
             table.add_column(col, justify="left" if col == "run" else "right")
         for i, c in enumerate(a.choices, 1):
-            row = [str(i), Text(for_terminal(c.run)), prob(c.p_pays), format_estimate(c.gain),
+            row = [str(i), cell(c.run), prob(c.p_pays), format_estimate(c.gain),
                    f"{c.ucb_per_gpu_hour:.3g}", f"{c.planned_hours:g}",
                    format_estimate(c.planned_gain)]
             if gpu_hour_cost is not None:
@@ -43,7 +43,7 @@ def render_allocation(
             table.add_row(*row)
         console.print(table)
     for s in a.skipped:
-        console.print(Text(for_terminal(f"  not funded: {s}")))
+        console.print(cell(f"  not funded: {s}"))
 
 
 def allocation_text(allocation: Allocation) -> str:

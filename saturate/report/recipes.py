@@ -10,12 +10,11 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from saturate.diagnostics import RecipeComparison
 from saturate.report.markdown import escape_md
 from saturate.report.rows import prob
-from saturate.report.text import for_terminal
+from saturate.report.table_layout import cell
 from saturate.results import format_estimate
 
 COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",
@@ -32,14 +31,14 @@ def render_comparisons(comparisons: Sequence[RecipeComparison], console: Console
     """One table per metric (the recipes' A, B, last value, verdict and P(pays)), then P(beats)
     per pair."""
     for comp in comparisons:
-        table = Table(title=Text(for_terminal(f"{comp.metric}: recipes by {comp.group_by}")))
+        table = Table(title=cell(f"{comp.metric}: recipes by {comp.group_by}"))
         for col in COMPARE_COLUMNS:
             table.add_column(col, justify="left" if col in ("recipe", "verdict") else "right")
         for row in _cells(comp):
-            table.add_row(Text(for_terminal(row[0])), *row[1:])
+            table.add_row(cell(row[0]), *row[1:])
         console.print(table)
         for p in comp.pairs:
-            console.print(Text(for_terminal(f"  {p.first} vs {p.second}: {p.summary()}")))
+            console.print(cell(f"  {p.first} vs {p.second}: {p.summary()}"))
 
 
 def comparisons_markdown(comparisons: Sequence[RecipeComparison]) -> str:

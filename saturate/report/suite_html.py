@@ -14,7 +14,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from saturate.report.plots import VERDICT_COLORS
-from saturate.report.plots.style import forecast_grid, forecast_path, short
+from saturate.report.plots.overlay import PALETTE
+from saturate.report.plots.style import error_bar, forecast_grid, forecast_path, short
 from saturate.report.suite import (
     SUITE_COLUMNS,
     comparison_text,
@@ -25,8 +26,7 @@ from saturate.report.suite import (
 from saturate.report.svg import Chart, chart_svg
 from saturate.report.text import for_html
 
-_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
-            "#8c8c8c", "#ccb974", "#64b5cd")
+_PALETTE = PALETTE[:10]
 _CSS = (
     ".suite-grid td.v { color: #fff; font-weight: 600; text-align: center; font-size: 12px; "
     "padding: 3px 8px; }"
@@ -45,17 +45,22 @@ def _badge(verdict: str) -> str:
             f'color:#fff;font-weight:600;background:{color}">{_e(verdict)}</span>')
 
 
-def _draw_group(ax: Axes, g: SuiteGroup, statistic: str, color: str, confidence: float) -> None:
+def _aggregate(g: SuiteGroup, statistic: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(compute, statistic, lo, hi, within the analysed stretch) of a group's aggregate."""
     a = g.aggregate
     c = np.asarray(a.compute, float)
-    y = np.asarray(getattr(a, statistic), float)
-    lo = np.asarray(getattr(a, f"{statistic}_lo"), float)
-    hi = np.asarray(getattr(a, f"{statistic}_hi"), float)
     start, stop = a.analysed
-    shown = np.isfinite(y) & (c > 0)
-    ax.fill_between(c[shown], lo[shown], hi[shown], color=color, alpha=0.18, lw=0)
     inside = np.zeros(c.size, bool)
     inside[start:stop] = True
+    y, lo, hi = (np.asarray(getattr(a, f"{statistic}{k}"), float) for k in ("", "_lo", "_hi"))
+    return c, y, lo, hi, inside
+
+
+def _draw_group(ax: Axes, g: SuiteGroup, statistic: str, color: str, confidence: float) -> None:
+    c, y, lo, hi, inside = _aggregate(g, statistic)
+    shown = np.isfinite(y) & (c > 0)
+    ax.fill_between(c[shown], lo[shown], hi[shown], color=color, alpha=0.18, lw=0)
     ax.plot(c[shown & ~inside], y[shown & ~inside], ".", ms=3, color=color, alpha=0.5)
     ax.plot(c[inside], y[inside], "o-", ms=3, lw=1.2, color=color,
             label=f"{g.group}: {g.verdict} ({len(g.tasks)} tasks)")
@@ -67,10 +72,8 @@ def _draw_group(ax: Axes, g: SuiteGroup, statistic: str, color: str, confidence:
         ax.plot(ahead, value, "--", lw=1.4, color=color)
     for f in g.analysis.forecast:
         if f.compute > 0 and math.isfinite(f.value):
-            err = None
-            if math.isfinite(f.lo) and math.isfinite(f.hi):
-                err = [[max(f.value - f.lo, 0.0)], [max(f.hi - f.value, 0.0)]]
-            ax.errorbar([f.compute], [f.value], yerr=err, fmt="D", ms=4, color=color, capsize=3)
+            ax.errorbar([f.compute], [f.value], yerr=error_bar(f.value, f.lo, f.hi), fmt="D", ms=4,
+                        color=color, capsize=3)
 
 
 def _forecast(g: SuiteGroup, confidence: float
@@ -108,14 +111,8 @@ def suite_chart(suite: SuiteAnalysis, *, width: float = 720, height: float = 320
                   ylabel=f"{stat.upper()} of normalised {short(suite.metric, 30)}")
     for i, g in enumerate(suite.groups):
         color = _PALETTE[i % len(_PALETTE)]
-        a = g.aggregate
-        c = np.asarray(a.compute, float)
-        y = np.asarray(getattr(a, stat), float)
-        start, stop = a.analysed
-        chart.band(c, getattr(a, f"{stat}_lo"), getattr(a, f"{stat}_hi"), color,
-                   label=f"{suite.confidence:.0%} band", opacity=0.16)
-        inside = np.zeros(c.size, bool)
-        inside[start:stop] = True
+        c, y, lo, hi, inside = _aggregate(g, stat)
+        chart.band(c, lo, hi, color, label=f"{suite.confidence:.0%} band", opacity=0.16)
         if (~inside & np.isfinite(y)).any():
             chart.dots(c[~inside], y[~inside], color, size=2.5, opacity=0.5,
                        label="fewer tasks (not analysed)")

@@ -9,9 +9,8 @@ group), the comparisons, the method and the notes. Names from the data go throug
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rich import box
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -25,7 +24,7 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
-from saturate.report.table_layout import _cost, wrap_header
+from saturate.report.table_layout import BOX, INDENT, _cost, at_least, cell, wrap_header
 from saturate.report.table_layout import _header_width as _word
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS
@@ -40,13 +39,6 @@ PRIORITY: tuple[str, ...] = ("p_pays", "paying", "level", "forecast", "first", "
 _RIGHT = frozenset({"gain", "p_pays", "paying", "level", "forecast", "tasks", "threshold"})
 LEAST_NAME = 10
 """Group and task names are never shortened below this (more to keep them distinct)."""
-_BOX = {"box": box.MINIMAL, "padding": (0, 1), "pad_edge": False, "show_edge": False}
-INDENT = 2
-
-
-def _text(value: Any, style: str = "") -> Text:
-    """Data as terminal text: literal, one line, control characters escaped."""
-    return Text(for_terminal(str(value)), style=style)
 
 
 def plan_suite_columns(
@@ -77,13 +69,13 @@ def _group_table(suite: SuiteAnalysis, width: int, wide: bool) -> tuple[Table, i
     widths = plan_suite_columns(rows, headers, width, wide=wide)
     labels, _ = unique_labels([r["group"] for r in rows], widths["group"])
     widths["group"] = max([len(headers["group"]), *map(len, labels)])
-    table = Table(header_style="bold", **_BOX)
+    table = Table(header_style="bold", **BOX)
     for k, w in widths.items():
         table.add_column(wrap_header(headers[k], w), width=w, no_wrap=True, overflow="fold",
                          justify="right" if k in _RIGHT else "left")
     for g, row, label in zip(suite.groups, rows, labels, strict=True):
         shown = {**row, "group": label}
-        table.add_row(*(_text(shown[k], VERDICT_STYLES.get(g.verdict, "") if k == "verdict"
+        table.add_row(*(cell(shown[k], VERDICT_STYLES.get(g.verdict, "") if k == "verdict"
                               else "") for k in widths))
     dropped = [headers[k] for k, _ in SUITE_COLUMNS if k not in widths]
     return table, _cost(widths), dropped
@@ -102,15 +94,15 @@ def _grid(suite: SuiteAnalysis, width: int) -> Table | None:
     group_labels, _ = unique_labels(groups, col)
     if task_w > room:
         return None
-    grid = Table(header_style="bold", **_BOX)
+    grid = Table(header_style="bold", **BOX)
     grid.add_column("task", width=max(4, task_w), no_wrap=True, overflow="fold")
     for label in group_labels:
         grid.add_column(for_terminal(label), width=col, no_wrap=True, overflow="fold")
     for t, label in zip(tasks, task_labels, strict=True):
-        row = [_text(label)]
+        row = [cell(label)]
         for name in groups:
             v = cells.get((t, name), "")
-            row.append(_text(v or "–", VERDICT_STYLES.get(v, "")))
+            row.append(cell(v or "–", VERDICT_STYLES.get(v, "")))
         grid.add_row(*row)
     return grid
 
@@ -119,7 +111,7 @@ def _tasks_by_verdict(suite: SuiteAnalysis) -> list[Text]:
     """One line per group: its tasks grouped by verdict (the grid's narrow form)."""
     out = []
     for g in suite.groups:
-        line = _text(f"{g.group}: ")
+        line = cell(f"{g.group}: ")
         parts = [(v, [t.task for t in g.task_results if t.verdict == v]) for v in VERDICTS]
         for i, (v, names) in enumerate(p for p in parts if p[1]):
             line.append("; " if i else "")
@@ -135,23 +127,19 @@ def render_suite_table(suite: SuiteAnalysis, console: Console, *, reasons: bool 
     full width): the groups, why, the per-task verdicts, comparisons, method and notes;
     ``reasons=True`` adds each group's full reasons."""
     n_tasks = len({t for g in suite.groups for t in g.tasks})
-    console.print(_text(f"Suite {suite.suite}: {suite.statistic.upper()} over {n_tasks} tasks "
+    console.print(cell(f"Suite {suite.suite}: {suite.statistic.upper()} over {n_tasks} tasks "
                         f"and their seeds of {suite.metric}, one verdict per group", "bold"))
     table, total, dropped = _group_table(suite, console.width, wide)
-    saved = console.width
-    console.width = max(saved, total)
-    try:
+    with at_least(console, total):
         console.print(table)
-    finally:
-        console.width = saved
     for g in suite.groups:
-        line = _text(f"  {g.group}: ")
+        line = cell(f"  {g.group}: ")
         line.append(g.verdict, style=VERDICT_STYLES.get(g.verdict, ""))
         line.append(for_terminal(f", {short_reason(g.analysis)}"))
         console.print(line)
         if reasons:
             for r in g.analysis.reasons:
-                console.print(Padding(_text(f"- {r}"), (0, 0, 0, 2 * INDENT), expand=False))
+                console.print(Padding(cell(f"- {r}"), (0, 0, 0, 2 * INDENT), expand=False))
     if any(g.task_results for g in suite.groups):
         console.print(Text("Per-task verdicts (each task's seeds pooled; the tasks holding the "
                            "suite back first)", style="bold"))
@@ -162,10 +150,10 @@ def render_suite_table(suite: SuiteAnalysis, console: Console, *, reasons: bool 
             for line in _tasks_by_verdict(suite):
                 console.print(Padding(line, (0, 0, 0, INDENT), expand=False))
     for c in suite.comparisons:
-        console.print(_text(comparison_text(c)))
-    console.print(_text(f"Method: {suite.method()}", "dim"))
+        console.print(cell(comparison_text(c)))
+    console.print(cell(f"Method: {suite.method()}", "dim"))
     for n in suite_notes(suite):
-        console.print(_text(f"note: {n}", "dim"))
+        console.print(cell(f"note: {n}", "dim"))
     if dropped:
         console.print(Text(f"Left out of the suite table to fit {console.width} columns: "
                            f"{', '.join(dropped)}.", style="dim"))

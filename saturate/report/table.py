@@ -1,18 +1,16 @@
 """The terminal report: a headline, a table of curves fitted to the console's width (the layout
 is :mod:`.table_layout`'s), a one-line reason per curve, the diagnostics, and a footer explaining
-the marks. Names from the data go in as :class:`rich.text.Text` (:func:`_cell`), so a run called
-``[bold]x`` shows literally.
+the marks. Names from the data go in as :class:`rich.text.Text`
+(:func:`~saturate.report.table_layout.cell`), so a run called ``[bold]x`` shows literally.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -33,7 +31,16 @@ from saturate.report.rows import (
     shorten_middle,
     summary_row,
 )
-from saturate.report.table_layout import NAMES, Layout, plan_columns, wrap_header
+from saturate.report.table_layout import (
+    BOX,
+    INDENT,
+    NAMES,
+    Layout,
+    at_least,
+    cell,
+    plan_columns,
+    wrap_header,
+)
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
 
@@ -47,15 +54,6 @@ TABLE_COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("asymptote", "asymptote", True), ("roi", "ROI stage", False), ("stop", "stop point", True),
     ("knee", "knee", True), ("points", "points", True), ("compute_last", "last compute", True),
     ("threshold", "threshold", True))
-_BOX = {"box": box.MINIMAL, "padding": (0, 1), "pad_edge": False, "show_edge": False}
-INDENT = 2
-"""Rows under a run heading are indented this far."""
-
-
-def _cell(text: Any, style: str = "") -> Text:
-    """Data as terminal text: literal (never console markup), one line, control characters
-    escaped (:func:`~saturate.report.text.for_terminal`)."""
-    return Text(for_terminal(str(text)), style=style)
 
 
 def table_cells(curve: CurveAnalysis) -> dict[str, str]:
@@ -95,10 +93,10 @@ def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
 
 
 def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
-    lines = [_cell(f"{compute} · intervals at {confidence:.0%}", "dim")]
+    lines = [cell(f"{compute} · intervals at {confidence:.0%}", "dim")]
     for what in NAMES:
         if prefix := layout.prefixes.get(what):
-            lines.append(_cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim"))
+            lines.append(cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim"))
     return lines
 
 
@@ -171,7 +169,7 @@ def _print_suite(console: Console, suite: Any, *, reasons: bool, wide: bool) -> 
 
 def _table(layout: Layout, headers: dict[str, str], *, header: bool) -> Table:
     right = {k for k, _, r in TABLE_COLUMNS if r}
-    table = Table(header_style="bold", show_header=header, **_BOX)
+    table = Table(header_style="bold", show_header=header, **BOX)
     for key in layout.columns:
         table.add_column(wrap_header(headers[key], layout.widths[key]),
                          justify="right" if key in right else "left",
@@ -182,19 +180,7 @@ def _table(layout: Layout, headers: dict[str, str], *, header: bool) -> Table:
 def _add_row(table: Table, layout: Layout, curve: CurveAnalysis, row: dict[str, str]) -> None:
     shown = {**row, **layout.labels_for(row)}
     style = VERDICT_STYLES.get(curve.verdict, "")
-    table.add_row(*(_cell(shown[k], style if k == "verdict" else "") for k in layout.columns))
-
-
-@contextmanager
-def _at_least(console: Console, width: int) -> Iterator[None]:
-    """The console at least ``width`` wide while the table prints (rich never prints wider than
-    its console; ``--wide`` asks for exactly that)."""
-    saved = console.width
-    console.width = max(saved, width)
-    try:
-        yield
-    finally:
-        console.width = saved
+    table.add_row(*(cell(shown[k], style if k == "verdict" else "") for k in layout.columns))
 
 
 def _print_curves(console: Console, curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
@@ -204,17 +190,17 @@ def _print_curves(console: Console, curves: Sequence[CurveAnalysis], cells: list
         table = _table(layout, headers, header=True)
         for curve, row in zip(curves, cells, strict=True):
             _add_row(table, layout, curve, row)
-        with _at_least(console, layout.total):
+        with at_least(console, layout.total):
             console.print(table)
         return
     groups: dict[str, list[int]] = {}
     for i, curve in enumerate(curves):
         groups.setdefault(curve.run_id, []).append(i)
-    with _at_least(console, layout.total + INDENT):
+    with at_least(console, layout.total + INDENT):
         console.print(Padding(_table(layout, headers, header=True), (0, 0, 0, INDENT)))
         for members in groups.values():
             run = curves[members[0]].run.removeprefix(layout.prefixes.get("run", ""))
-            console.print(_cell(shorten_middle(run, console.width), "bold"))
+            console.print(cell(shorten_middle(run, console.width), "bold"))
             table = _table(layout, headers, header=False)
             for i in members:
                 _add_row(table, layout, curves[i], cells[i])
@@ -228,7 +214,7 @@ def _print_why(console: Console, curves: Sequence[CurveAnalysis], cells: list[di
     for curve, row in zip(curves, cells, strict=True):
         labels = {"run": curve.run.removeprefix(layout.prefixes.get("run", "")),
                   **layout.labels_for(row)}
-        line = _cell(f"  {labels['run']} · {labels['metric']}: ")
+        line = cell(f"  {labels['run']} · {labels['metric']}: ")
         line.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
         line.append(for_terminal(f", {row['why']}"))
         console.print(line)
@@ -242,16 +228,16 @@ def _print_diagnostic_metrics(console: Console, rows: list[dict[str, str]]) -> N
     for row in rows:
         line = (f"{row['run']} · {row['metric']}: {row['value']} over {row['points']} points, "
                 f"recent change per doubling {row['trend']} ({row['role']}: {row['rule']})")
-        console.print(Padding(_cell(line), (0, 0, 0, INDENT)))
+        console.print(Padding(cell(line), (0, 0, 0, INDENT)))
 
 
 def _print_reasons(console: Console, curves: Sequence[CurveAnalysis]) -> None:
     for curve in curves:
-        head = _cell(f"{curve.run} / {curve.metric}: ")
+        head = cell(f"{curve.run} / {curve.metric}: ")
         head.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
         console.print(head)
         for r in curve.reasons:
-            console.print(_cell(f"  - {r}"))
+            console.print(cell(f"  - {r}"))
 
 
 def render_diagnostics(analysis: Any, console: Console) -> None:
@@ -269,24 +255,24 @@ def render_diagnostics(analysis: Any, console: Console) -> None:
     if room < 60:
         _print_findings(console, found, rows)
         return
-    table = Table(header_style="bold", **_BOX)
+    table = Table(header_style="bold", **BOX)
     for key, header in (("severity", "severity"), ("kind", "kind"), ("run", "run"),
                         ("compute", "from compute"), ("message", "message")):
         table.add_column(header, justify="right" if key == "compute" else "left",
                          width=fixed.get(key, room), no_wrap=key != "message", overflow="fold")
     for d, row in zip(found, rows, strict=True):
-        table.add_row(_cell(row["severity"], SEVERITY_STYLES.get(d.severity, "")),
-                      _cell(row["kind"]), _cell(row["run"]), _cell(row["compute"]),
-                      _cell(row["message"]))
+        table.add_row(cell(row["severity"], SEVERITY_STYLES.get(d.severity, "")),
+                      cell(row["kind"]), cell(row["run"]), cell(row["compute"]),
+                      cell(row["message"]))
     console.print(table)
 
 
 def _print_findings(console: Console, found: Sequence[Any], rows: list[dict[str, str]]) -> None:
     """Each finding as a heading line and its message below, for a narrow console."""
     for d, row in zip(found, rows, strict=True):
-        head = _cell(f"{row['severity']:<8}", SEVERITY_STYLES.get(d.severity, ""))
+        head = cell(f"{row['severity']:<8}", SEVERITY_STYLES.get(d.severity, ""))
         head.append(f"{row['kind']} · {row['run']}")
         if d.compute is not None:
             head.append(f" · from {num(d.compute, 4)}")
         console.print(head)
-        console.print(Padding(_cell(row["message"]), (0, 0, 0, INDENT)))
+        console.print(Padding(cell(row["message"]), (0, 0, 0, INDENT)))

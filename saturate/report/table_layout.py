@@ -1,17 +1,26 @@
-"""Which columns of the terminal table show, and how wide, for a console of a given width.
+"""Which columns of the terminal tables show, and how wide, for a console of a given width, and
+what every terminal table shares (its box, indent, cells of data as safe text, the console
+widened while it prints).
 
-Pure text arithmetic (``n`` columns cost ``3 (n - 1)`` characters besides their cells). Run,
-metric, verdict, P(pays) and gain always show, numbers never cut and names shortened in the
-middle (a shared prefix said once above); then the reason, then names back to full length, then
-the other columns in :data:`PRIORITY` order while they fit.
+The widths are pure text arithmetic (``n`` columns cost ``3 (n - 1)`` characters besides their
+cells). Run, metric, verdict, P(pays) and gain always show, numbers never cut and names shortened
+in the middle (a shared prefix said once above); then the reason, then names back to full length,
+then the other columns in :data:`PRIORITY` order while they fit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.text import Text
 
 from saturate.report.rows import common_prefix, unique_labels
+from saturate.report.text import for_terminal
 
 NAMES: tuple[str, ...] = ("run", "metric")
 REQUIRED: tuple[str, ...] = ("run", "metric", "verdict", "p_pays", "gain")
@@ -24,6 +33,29 @@ LEAST_NAME = 10
 """Names are never shortened below this (more when that is needed to keep them distinct)."""
 LEAST_WHY = 26
 """Below this width the reasons go under the table instead of into a column (where they wrap)."""
+BOX: dict[str, Any] = {"box": box.MINIMAL, "padding": (0, 1), "pad_edge": False,
+                       "show_edge": False}
+"""The frame of the report's tables (keywords of :class:`rich.table.Table`)."""
+INDENT = 2
+"""Rows under a run heading are indented this far."""
+
+
+def cell(text: Any, style: str = "") -> Text:
+    """Data as terminal text: literal (never console markup), one line, control characters
+    escaped (:func:`~saturate.report.text.for_terminal`)."""
+    return Text(for_terminal(str(text)), style=style)
+
+
+@contextmanager
+def at_least(console: Console, width: int) -> Iterator[None]:
+    """The console at least ``width`` wide while a table prints (rich never prints wider than
+    its console; ``--wide`` asks for exactly that)."""
+    saved = console.width
+    console.width = max(saved, width)
+    try:
+        yield
+    finally:
+        console.width = saved
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,10 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from saturate.report.rows import interval, prob, unique_labels
-from saturate.report.table_layout import NAMES
-from saturate.report.text import for_terminal
+from saturate.report.table_layout import NAMES, cell
 from saturate.results import CurveAnalysis
-
-
-def _safe(text: str) -> Text:
-    return Text(for_terminal(text))
 
 
 def _fmt(x: float | None) -> str:
@@ -82,7 +76,7 @@ def watch_table(
         table.add_column(heads[key], no_wrap=True, overflow="ellipsis", width=widths[key],
                          justify="right" if numeric else "left")
     for row in rows:
-        table.add_row(*(_safe(labels[k][row[k]] if k in NAMES else row[k]) for k in shown))
+        table.add_row(*(cell(labels[k][row[k]] if k in NAMES else row[k]) for k in shown))
     return table
 
 
@@ -103,17 +97,17 @@ def render_history(
     from saturate.report.rows import format_time
 
     if not events:
-        console.print(_safe(f"no {title}"))
+        console.print(cell(f"no {title}"))
         return
-    table = Table(title=_safe(title))
+    table = Table(title=cell(title))
     table.add_column("time (UTC)", no_wrap=True, min_width=len("2026-01-01T00:00:00Z"))
     for col in ("run", "metric", "event", "from", "to"):  # names wrap, a time never
         table.add_column(col, overflow="fold")
     table.add_column("compute", no_wrap=True)
     for e in events:
-        table.add_row(format_time(e.time), *(_safe(x) for x in (
+        table.add_row(format_time(e.time), *(cell(x) for x in (
             e.run, e.metric, e.kind, e.before or "", e.after or "")), f"{e.compute:.4g}")
     console.print(table)
     now = ", ".join(f"{c.run}/{c.metric}: {c.verdict}" for c in current)
     if now:
-        console.print(_safe(f"current: {now}"))
+        console.print(cell(f"current: {now}"))

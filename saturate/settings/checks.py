@@ -93,14 +93,19 @@ def check_positive(value: Any, name: str) -> float:
     return check_number(value, name, 0.0, math.inf, closed="neither")
 
 
+def _above_zero(number: float, name: str, rule: str, value: Any) -> float:
+    """``number`` when finite and > 0, else the error ``name rule, got value``."""
+    if not math.isfinite(number) or number <= 0:
+        raise _fail(name, rule, value)
+    return number
+
+
 def check_gpus(value: Any, name: str) -> float | str:
     """A GPU count > 0 (``8``, ``"8"``), or the run parameter that holds it (``"n_gpus"``)."""
     if isinstance(value, str) and value.strip() and not re.match(rf"^\s*{_NUMBER}\s*$", value):
         return value.strip()
-    number = _real(value, name, "a number of GPUs > 0 or the run parameter that holds it")
-    if not (math.isfinite(number) and number > 0):
-        raise _fail(name, "must be a number of GPUs > 0 or the run parameter that holds it", value)
-    return number
+    rule = "must be a number of GPUs > 0 or the run parameter that holds it"
+    return _above_zero(_real(value, name, rule.removeprefix("must be ")), name, rule, value)
 
 
 def check_int(value: Any, name: str, minimum: int = 0) -> int:
@@ -136,18 +141,15 @@ def check_confidence(value: Any, name: str = "confidence") -> float:
 def check_band(value: Any, name: str = "band") -> tuple[float, float]:
     """The inconclusive band of P(pays): ``(low, high)`` with ``0 < low <= high < 1``, from
     ``"0.3,0.7"``, ``"30%,70%"`` or a pair; ``low == high`` (``"0.5,0.5"``) never abstains."""
+    expected = "two probabilities LOW,HIGH such as 0.3,0.7"
     parts: Any = value
     if isinstance(value, str):
         parts = [p.strip() for p in value.replace(":", ",").split(",")]
     if not (isinstance(parts, (list, tuple)) and len(parts) == 2):
-        raise _fail(name, "must be two probabilities LOW,HIGH such as 0.3,0.7", value)
-    pair = []
-    for v in parts:
-        if isinstance(v, str) and v.endswith("%"):
-            pair.append(_real(v[:-1], name, "two probabilities LOW,HIGH such as 0.3,0.7") / 100)
-        else:
-            pair.append(_real(v, name, "two probabilities LOW,HIGH such as 0.3,0.7"))
-    low, high = pair
+        raise _fail(name, f"must be {expected}", value)
+    low, high = (_real(v[:-1], name, expected) / 100
+                 if isinstance(v, str) and v.endswith("%") else _real(v, name, expected)
+                 for v in parts)
     if not 0.0 < low <= high < 1.0:
         raise _fail(name, "must be two probabilities with 0 < LOW <= HIGH < 1 (P(pays) below "
                     "LOW: does not pay; at least HIGH: pays; between: inconclusive)", value)
@@ -189,14 +191,8 @@ def check_forecast_at(value: Any, name: str = "forecast_at") -> str | float:
     or an absolute compute value > 0 (a float)."""
     rule = "must be 'Nx' (a multiple > 0 of the last compute, e.g. 2x) or a compute value > 0"
     if isinstance(value, str) and (m := _TIMES.match(value)):
-        times = float(m.group(1))
-        if not math.isfinite(times) or times <= 0:
-            raise _fail(name, rule, value)
-        return f"{times:g}x"
-    number = _real(value, name, rule.removeprefix("must be "))
-    if not math.isfinite(number) or number <= 0:
-        raise _fail(name, rule, value)
-    return number
+        return f"{_above_zero(float(m.group(1)), name, rule, value):g}x"
+    return _above_zero(_real(value, name, rule.removeprefix("must be ")), name, rule, value)
 
 
 def check_forecast_points(value: Any, name: str = "forecast_at") -> tuple[str | float, ...]:
@@ -273,10 +269,18 @@ def _split_assignment(text: Any, name: str, example: str) -> tuple[str, str]:
     raise _fail(name, f"must be {example}", text)
 
 
+def _assignment(text: Any, name: str, check: Any, example: str) -> tuple[str, Any]:
+    """``"GLOB=VALUE"`` -> ``(glob, check(value))``, the value named ``name glob`` in errors."""
+    glob, value = _split_assignment(text, name, example)
+    return glob, check(value, f"{name} {glob}")
+
+
+_TARGET = "GLOB=VALUE such as 'eval/math*=0.6'"
+
+
 def check_target(text: Any, name: str = "--target") -> tuple[str, float]:
     """``"eval/*=0.6"`` -> ``("eval/*", 0.6)``: a metric glob and the finite value to reach."""
-    glob, value = _split_assignment(text, name, "GLOB=VALUE such as 'eval/math*=0.6'")
-    return glob, check_number(value, f"{name} {glob}")
+    return _assignment(text, name, check_number, _TARGET)
 
 
 def _glob_table(value: Any, name: str, check: Any, what: str, example: str) -> dict[str, Any]:
@@ -289,17 +293,12 @@ def _glob_table(value: Any, name: str, check: Any, what: str, example: str) -> d
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, Iterable):
         raise _fail(name, f"must be a table of metric glob = {what}", value)
-    out = {}
-    for item in items:
-        glob, text = _split_assignment(item, name, example)
-        out[glob] = check(text, f"{name} {glob}")
-    return out
+    return dict(_assignment(item, name, check, example) for item in items)
 
 
 def check_targets(value: Any, name: str = "targets") -> dict[str, float]:
     """Targets from a mapping ``{glob: value}`` or a list of ``"GLOB=VALUE"`` texts."""
-    return _glob_table(value, name, check_number, "value to reach",
-                       "GLOB=VALUE such as 'eval/math*=0.6'")
+    return _glob_table(value, name, check_number, "value to reach", _TARGET)
 
 
 def check_pair(text: Any, name: str = "--pair") -> tuple[str, str]:

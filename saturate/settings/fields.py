@@ -12,6 +12,7 @@ import difflib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,15 +93,6 @@ class Option:
     def checked(self, value: Any, name: str) -> Any:
         """``value`` validated and converted, with ``name`` in any error."""
         return self.check(value, name)
-
-
-def _bound(check: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[[Any, str], Any]:
-    """``check`` with its limits given: ``check(value, name, *args, **kwargs)``."""
-
-    def bound(value: Any, name: str) -> Any:
-        return check(value, name, *args, **kwargs)
-
-    return bound
 
 
 def _among(names: Ref, *, at_least_one: bool = False) -> Callable[[Any, str], Any]:
@@ -205,15 +197,16 @@ OPTIONS: list[Option] = [
            "normalisation of the suite's scores: a task,random,human CSV or JSON file, "
            "random=R,human=H (every task), min-max (default: each task's worst and best score "
            "over all groups) or none.", "suite", "SPEC"),
-    Option("suite_statistic", "str", "iqm", _bound(c.check_choice, SUITE_STATISTICS),
+    Option("suite_statistic", "str", "iqm", partial(c.check_choice, choices=SUITE_STATISTICS),
            "The suite aggregate judged: iqm (interquartile mean, default) or mean (of task "
            "means).", "suite", "STAT"),
-    Option("suite_boot", "int", SUITE_N_BOOT, _bound(c.check_int, 100), "Stratified bootstrap "
-           f"replicates of the suite aggregate, >= 100 (default {SUITE_N_BOOT}).", "suite", "N"),
+    Option("suite_boot", "int", SUITE_N_BOOT, partial(c.check_int, minimum=100), "Stratified "
+           f"bootstrap replicates of the suite aggregate, >= 100 (default {SUITE_N_BOOT}).",
+           "suite", "N"),
     Option("task_bootstrap", "bool", False, c.check_bool, "Resample the suite's tasks as well as "
            "their seeds: the intervals then also say how much the verdict depends on which tasks "
            "are in the suite (default: seeds within tasks).", "suite", flag=True),
-    Option("min_coverage", "float", 1.0, _bound(c.check_number, 0.0, 1.0, closed="right"),
+    Option("min_coverage", "float", 1.0, partial(c.check_number, low=0.0, high=1.0, closed="right"),
            "Share of a group's tasks a compute needs to enter its aggregate, in (0, 1] (default "
            "1: every task, so the mix never changes).", "suite", "SHARE"),
     # ---- diagnostics across metrics and runs
@@ -234,7 +227,7 @@ OPTIONS: list[Option] = [
     Option("budget", "float | None", None, c.check_positive, "GPU-hours to spend: ranks the runs "
            "worth extending (see 'saturate allocate').", "diagnostics", "HOURS"),
     # ---- what a command writes
-    Option("format", "str", REPORT_FORMATS[0], _bound(c.check_choice, REPORT_FORMATS),
+    Option("format", "str", REPORT_FORMATS[0], partial(c.check_choice, choices=REPORT_FORMATS),
            f"Report format: {' | '.join(REPORT_FORMATS)} (default {REPORT_FORMATS[0]}).",
            "format", "FORMAT", ("--format", "-f")),
     Option("fail_on", "tuple[str, ...]", (), _among(Ref("saturate.gate.decide", "fail_kinds")),

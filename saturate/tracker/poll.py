@@ -64,7 +64,7 @@ from saturate.table.curves import (
     empty_table,
     tidy,
 )
-from saturate.tracker.state import CurveKey, RunRecord
+from saturate.tracker.state import CurveKey, RunRecord, after_cursors, curve_keys
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,9 @@ class PollSelection:
         run: Sequence[str] | str | None = None,
         compute: str | None = None,
     ) -> PollSelection:
-        """The selection from the CLI's options (a single string counts as one pattern)."""
+        """The selection from the CLI's options (a single string counts as one pattern); a bad
+        MLflow filter fails here, before any reading."""
+        check_filter(filter)
         return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute)
 
     def wants_metric(self, key: str) -> bool:
@@ -152,12 +154,25 @@ class PollSelection:
         return Selection(experiment=self.experiment, filter=self.filter)
 
 
-def run_record(label: str, run_id: str, name: str, experiment: str, status: str | None,
-               params: Mapping[str, str], tags: Mapping[str, str]) -> RunRecord:  # fmt: skip
-    """The facts kept about an MLflow run (bookkeeping tags dropped as the ingest does)."""
-    return RunRecord(source=label, run_id=run_id, run=name, experiment=experiment, status=status,
-                     params=tuple(sorted(params.items())),
-                     tags=tuple(sorted(kept_tags(tags).items())))  # fmt: skip
+def changed_curves(
+    label: str,
+    selection: PollSelection,
+    latest: Iterable[tuple[str, Iterable[tuple[str, tuple[int, Any]]]]],
+    cursors: Mapping[CurveKey, int],
+) -> tuple[list[tuple[str, str, tuple[int, Any], int | None]], int]:
+    """The selected curves whose latest step passed their cursor, as (run_id, metric, latest,
+    cursor), and how many were checked; ``latest``: each run's id and (metric, (step, ...))."""
+    changed = []
+    checked = 0
+    for run_id, items in latest:
+        for key, last in items:
+            if not selection.wants_metric(key):
+                continue
+            checked += 1
+            cursor = cursors.get((label, run_id, key))
+            if cursor is None or last[0] > cursor:
+                changed.append((run_id, key, last, cursor))
+    return changed, checked
 
 
 def rows_table(rows: Mapping[str, Sequence]) -> pd.DataFrame:
@@ -184,14 +199,12 @@ def mlflow_result(
     seen = {(label, r, k): int(s) for (r, k), s in last_steps.items()}
     fetched = len(points)
     if cursors:
-        floor = [cursors.get((label, r, k)) for r, k in zip(points["run_id"], points["metric"],
-                                                          strict=True)]  # fmt: skip
-        keep = [f is None or s > f for f, s in zip(floor, points["step"], strict=True)]
-        points = points.loc[keep].reset_index(drop=True)
+        points = after_cursors(points, [(label, r, k) for r, k in zip(
+            points["run_id"], points["metric"], strict=True)], cursors)
     by_id = {r.run_id: r for r in runs}
     exp_of = {i: names.get(r.experiment_id, r.experiment_id) for i, r in by_id.items()}
-    records = tuple(run_record(label, r.run_id, r.display_name, exp_of[r.run_id], r.status,
-                               r.params, r.tags) for r in runs)  # fmt: skip
+    records = tuple(RunRecord.of(label, r.run_id, r.display_name, exp_of[r.run_id], r.status,
+                                 r.params, kept_tags(r.tags)) for r in runs)  # fmt: skip
     run_ids = points["run_id"]
     table = rows_table({
         "source": [label] * len(points),
@@ -211,12 +224,10 @@ class RestPoller:
     """Polls a tracking server (``http(s)://``); ``timeout`` bounds each request (default
     ``$SATURATE_TIMEOUT``, else 120 s)."""
 
-    def __init__(self, source: MlflowSource, *, experiment=None, filter=None, metric=None,
-                 run=None, compute: str | None = None, timeout: float | None = None,
-                 max_workers: int = 4) -> None:  # fmt: skip
+    def __init__(self, source: MlflowSource, selection: PollSelection,
+                 timeout: float | None = None, max_workers: int = 4) -> None:  # fmt: skip
         self.label = source.label
-        check_filter(filter)
-        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+        self.selection = selection
         self.rest = RestReader(source, timeout)
         self.max_workers = max_workers
 
@@ -225,46 +236,27 @@ class RestPoller:
         sel = self.selection
         self.rest.server.reset()
         exps = search_experiments(self.rest, sel.mlflow_runs())
-        runs: list[RunMeta] = []
+        found = [(meta, latest) for meta, latest in search_runs(self.rest, exps, sel.filter)
+                 if sel.wants_run(meta.display_name, meta.run_id)]  # fmt: skip
+        runs = [meta for meta, _ in found]
+        changed, checked = changed_curves(
+            self.label, sel, [(meta.run_id, latest.items()) for meta, latest in found], cursors)
         wanted: dict[str, dict[str, tuple[int, int]]] = {}
-        checked = 0
-        for meta, latest in search_runs(self.rest, exps, sel.filter):
-            if not sel.wants_run(meta.display_name, meta.run_id):
-                continue
-            runs.append(meta)
-            for key, last in latest.items():
-                if not sel.wants_metric(key):
-                    continue
-                checked += 1
-                cursor = cursors.get((self.label, meta.run_id, key))
-                if cursor is None or last[0] > cursor:
-                    wanted.setdefault(key, {})[meta.run_id] = last
+        for run_id, key, last, _cursor in changed:
+            wanted.setdefault(key, {})[run_id] = last
         jobs = Histories(self.rest, bulk=True).jobs(wanted)
         points = gather(jobs, self.max_workers, self.rest.server.stop)
         return mlflow_result(self.label, exps, runs, points, checked, cursors)
 
 
-# {(run_id, metric): last stored step, None for a curve not seen yet}
-Since = dict[tuple[str, str], int | None]
-
-
 class DbPoller:
-    """Polls an MLflow backend database with read-only SQL; the store is never written.
+    """Polls an MLflow backend database with read-only SQL; the store is never written."""
 
-    ``source`` is a classified database source, or the path of an MLflow sqlite file.
-    """
-
-    def __init__(self, source: MlflowSource | str | Path, *, label: str | None = None,
-                 experiment=None, filter=None, metric=None, run=None,
-                 compute: str | None = None) -> None:  # fmt: skip
-        if not isinstance(source, MlflowSource):
-            path = Path(source)
-            source = MlflowSource("db", f"sqlite:///{path}", label or str(path), sqlite_path=path)
+    def __init__(self, source: MlflowSource, selection: PollSelection) -> None:
         self.source = source
         self.path = source.sqlite_path
-        self.label = label or source.label
-        check_filter(filter)
-        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+        self.label = source.label
+        self.selection = selection
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
@@ -285,48 +277,32 @@ class DbPoller:
                     conn, self.selection.mlflow_runs(), self.label, with_latest=True
                 )
                 runs = [r for r in runs if self.selection.wants_run(r.display_name, r.run_id)]
-                since, checked = self._changed(runs, latest, cursors)
-                points = points_after(conn, since)
+                changed, checked = changed_curves(self.label, self.selection, [
+                    (r.run_id, sorted(latest.get(r.run_id, {}).items())) for r in runs], cursors)
+                points = points_after(conn, {(r, k): c for r, k, _last, c in changed})
         except UnsupportedSchema as why:
             # Raised while MLflow is still creating its tables, too: the watcher retries.
             raise SourceError(f"{self.label}: not an MLflow store saturate can read ({why})") from None
         return mlflow_result(self.label, exps, runs, points, checked)
 
-    def _changed(
-        self,
-        runs: Sequence[RunMeta],
-        latest: Mapping[str, Mapping[str, tuple[int, float]]],
-        cursors: Mapping[CurveKey, int],
-    ) -> tuple[Since, int]:
-        """The selected curves whose latest step passed their cursor, and how many were checked."""
-        since: Since = {}
-        checked = 0
-        for meta in runs:
-            for key, (step, _value) in sorted(latest.get(meta.run_id, {}).items()):
-                if not self.selection.wants_metric(key):
-                    continue
-                checked += 1
-                last = cursors.get((self.label, meta.run_id, key))
-                if last is None or step > last:
-                    since[(meta.run_id, key)] = last
-        return since, checked
 
-
-def _points(run_id: str, key: str, path: Path) -> pd.DataFrame:
-    steps, values, stamps, _malformed = read_metric_file(path)  # a half-written line: next time
-    n = len(steps)
-    return points_frame([run_id] * n, [key] * n, steps, values, stamps)
+def _read_points(files: Iterable[tuple[str, str, Path]]) -> pd.DataFrame:
+    """The points of MLflow metric files given as (run_id, metric, path)."""
+    parts = []
+    for run_id, key, path in files:
+        steps, values, stamps, _malformed = read_metric_file(path)  # a half-written line: later
+        n = len(steps)
+        parts.append(points_frame([run_id] * n, [key] * n, steps, values, stamps))
+    return pd.concat(parts, ignore_index=True) if parts else empty_points()
 
 
 class FileStorePoller:
     """Polls an ``mlruns/`` folder; re-reads only the metric files that changed."""
 
-    def __init__(self, root: str | Path, *, label: str, experiment=None, filter=None,
-                 metric=None, run=None, compute: str | None = None) -> None:  # fmt: skip
+    def __init__(self, root: str | Path, label: str, selection: PollSelection) -> None:
         self.root = Path(root)
         self.label = label
-        check_filter(filter)
-        self.selection = PollSelection.of(experiment, filter, metric, run, compute)
+        self.selection = selection
 
     def _runs(self) -> tuple[list, list[tuple[RunMeta, Path]]]:
         """The selected experiments and their selected runs (with folders)."""
@@ -341,10 +317,8 @@ class FileStorePoller:
         if sel.filter:
             latest = None
             if filter_uses_metrics(sel.filter):
-                parts = [_points(r.run_id, k, p)
-                         for r, f in runs for k, p in metric_files(f).items()]  # fmt: skip
-                latest = latest_values(pd.concat(parts, ignore_index=True) if parts else
-                                       empty_points())  # fmt: skip
+                latest = latest_values(_read_points(
+                    (r.run_id, k, p) for r, f in runs for k, p in metric_files(f).items()))
             kept = {r.run_id for r in filter_runs([r for r, _ in runs], sel.filter, latest)}
             runs = [(r, f) for r, f in runs if r.run_id in kept]
         return exps, runs
@@ -357,7 +331,7 @@ class FileStorePoller:
         exps, runs = self._runs()
         if not exps:
             return PollResult(empty_table())
-        parts: list[pd.DataFrame] = []
+        files: list[tuple[str, str, Path]] = []
         stamps: dict[str, tuple[int, int]] = {}
         checked = 0
         for meta, folder in runs:
@@ -365,24 +339,12 @@ class FileStorePoller:
                 if not self.selection.wants_metric(key):
                     continue
                 checked += 1
-                stamp = _stamp(path)  # None: gone; resolved only when there
-                if stamp is None or file_stamps.get(where := str(path.resolve())) == stamp:
-                    continue
-                parts.append(_points(meta.run_id, key, path))
-                stamps[where] = stamp
-        points = pd.concat(parts, ignore_index=True) if parts else empty_points()
+                if (changed := _changed_file(path, file_stamps)) is not None:
+                    files.append((meta.run_id, key, path))
+                    stamps[changed[0]] = changed[1]
+        points = _read_points(files)
         result = mlflow_result(self.label, exps, [r for r, _ in runs], points, checked, cursors)
         return dataclasses.replace(result, file_stamps=stamps)
-
-
-@dataclass(frozen=True)
-class ChangedRuns:
-    """The runs whose logs changed: their points (run facts on every row), the stamps of the
-    files read, and the points read (what the poll cost)."""
-
-    parts: tuple[pd.DataFrame, ...]
-    stamps: Mapping[str, tuple[int, int]]
-    fetched: int
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -391,6 +353,16 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return int(st.st_mtime_ns), int(st.st_size)
+
+
+def _changed_file(path: Path, file_stamps: Mapping[str, tuple[int, int]]
+                  ) -> tuple[str, tuple[int, int]] | None:  # fmt: skip
+    """The resolved path and (mtime_ns, size) of ``path`` when it changed since
+    ``file_stamps``; None when it did not, or is gone (resolved only when there)."""
+    stamp = _stamp(path)
+    if stamp is None or file_stamps.get(where := str(path.resolve())) == stamp:
+        return None
+    return where, stamp
 
 
 def _read(path: Path, into: WandbRun | None) -> WandbRun:
@@ -411,10 +383,12 @@ def _read(path: Path, into: WandbRun | None) -> WandbRun:
     return run
 
 
-def read_changed_runs(files: Iterable[Path], label: str,
-                      file_stamps: Mapping[str, tuple[int, int]]) -> ChangedRuns:  # fmt: skip
+def read_changed_runs(
+    files: Iterable[Path], label: str, file_stamps: Mapping[str, tuple[int, int]]
+) -> tuple[list[pd.DataFrame], dict[str, tuple[int, int]], int]:
     """Read the runs of ``files`` any of whose logs changed since ``file_stamps`` (every log of
-    such a run: a resumed run's earlier folders too), as points from ``label``."""
+    such a run: a resumed run's earlier folders too), as points from ``label`` (run facts on every
+    row); with the stamps of the files read and the points read (what the poll cost)."""
     parts: list[pd.DataFrame] = []
     stamps: dict[str, tuple[int, int]] = {}
     fetched = 0
@@ -430,18 +404,17 @@ def read_changed_runs(files: Iterable[Path], label: str,
             continue
         fetched += len(run.rows)
         parts.append(run_table(run, label).to_frame())
-    return ChangedRuns(tuple(parts), stamps, fetched)
+    return parts, stamps, fetched
 
 
 class FilesPoller:
     """Polls files and folders: re-reads only files whose (mtime, size) changed."""
 
-    def __init__(self, source: str | os.PathLike, *, experiment=None, metric=None, run=None,
-                 compute: str | None = None,
+    def __init__(self, source: str | os.PathLike, selection: PollSelection,
                  stores: Callable[[Path], Any] | None = None) -> None:  # fmt: skip
         self.label = os.fspath(source)
         self.root = Path(self.label).expanduser()
-        self.selection = PollSelection.of(experiment, None, metric, run, compute)
+        self.selection = selection
         self._make_store = stores
         self._stores: dict[Path, Any] = {}
 
@@ -459,7 +432,7 @@ class FilesPoller:
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
         file_stamps = file_stamps or {}
         tables, events, stores, runs = self._files()
-        own = self._poll_files(tables, events, cursors, file_stamps, runs)
+        own = self._poll_files(tables, events, runs, cursors, file_stamps)
         if not stores or self._make_store is None:
             return own
         for store in stores:
@@ -468,23 +441,16 @@ class FilesPoller:
         found = [self._stores[s].poll(cursors, file_stamps) for s in stores]
         return merge_results([own, *found])
 
-    def _poll_files(
-        self,
-        tables: list[Path],
-        events: list[Path],
-        cursors: Mapping[CurveKey, int],
-        file_stamps: Mapping[str, tuple[int, int]],
-        runs: list[Path] | None = None,
-    ) -> PollResult:
-        changed = read_changed_runs(runs or [], self.label, file_stamps)
-        stamps: dict[str, tuple[int, int]] = dict(changed.stamps)
-        parts: list[pd.DataFrame] = list(changed.parts)
-        fetched = changed.fetched
+    def _poll_files(self, tables: list[Path], events: list[Path], runs: list[Path],
+                    cursors: Mapping[CurveKey, int],
+                    file_stamps: Mapping[str, tuple[int, int]]) -> PollResult:  # fmt: skip
+        """The points after the cursors in the changed tables, event files and W&B runs."""
+        parts, stamps, fetched = read_changed_runs(runs, self.label, file_stamps)
         for group, is_events in ((tables, False), (events, True)):
             for path in group:
-                stamp = _stamp(path)
-                if stamp is None or file_stamps.get(key := str(path.resolve())) == stamp:
+                if (changed := _changed_file(path, file_stamps)) is None:
                     continue
+                key, stamp = changed
                 try:
                     if is_events:
                         df = read_event_files([path], self.root if self.root.is_dir()
@@ -503,9 +469,8 @@ class FilesPoller:
             return PollResult(empty_table(), (), 0, 0, stamps)
         df = concat(parts)
         df = self._select(df)
-        keys = list(zip(df["source"], df["run_id"], df["metric"], strict=True))
-        last = np.array([cursors.get(k, np.iinfo(np.int64).min) for k in keys], dtype=np.int64)
-        new = df.loc[df["step"].to_numpy() > last].reset_index(drop=True)
+        keys = curve_keys(df)
+        new = after_cursors(df, keys, cursors)
         runs = tuple(_file_runs(df))
         return PollResult(new, runs, fetched, len(set(keys)), stamps)
 
@@ -536,8 +501,8 @@ def _file_runs(df: pd.DataFrame) -> Iterable[RunRecord]:
         tags = {c[len(TAG_PREFIX):]: str(first[c]) for c in cols
                 if c.startswith(TAG_PREFIX) and pd.notna(first[c])}  # fmt: skip
         status = str(first["run_status"]) if has_status and pd.notna(first["run_status"]) else None
-        yield RunRecord(str(source), str(run_id), str(first["run"]), str(first["experiment"]),
-                        status, tuple(sorted(params.items())), tuple(sorted(tags.items())))
+        yield RunRecord.of(str(source), str(run_id), str(first["run"]), str(first["experiment"]),
+                           status, params, tags)
 
 
 class MultiPoller:
@@ -588,8 +553,8 @@ def make_poller(
         raise InputError(f"{text}: no such file or directory")
     if filter and not (path.is_dir() and walk(path)[2]):
         raise SettingsError(f"--filter is an MLflow search filter; {text} is not an MLflow source")
-    return FilesPoller(text, stores=lambda p: _store_poller(str(p), filter=filter, timeout=timeout,
-                                                           **opts), **opts)  # fmt: skip
+    return FilesPoller(text, PollSelection.of(**opts), lambda p: _store_poller(
+        str(p), filter=filter, timeout=timeout, **opts))
 
 
 def _store_poller(text: str, *, filter: str | None, timeout: float | None,  # noqa: A002
@@ -598,8 +563,10 @@ def _store_poller(text: str, *, filter: str | None, timeout: float | None,  # no
     another writer is waited on for ``timeout`` seconds, as a server's answer is."""
     src = resolve_source(text)
     if src.kind == "db":
-        return DbPoller(dataclasses.replace(src, timeout=resolve_timeout(timeout)), filter=filter,
-                        **opts)
+        src = dataclasses.replace(src, timeout=resolve_timeout(timeout))
+    selection = PollSelection.of(filter=filter, **opts)
+    if src.kind == "db":
+        return DbPoller(src, selection)
     if src.kind == "files":
-        return FileStorePoller(Path(src.target), label=src.label, filter=filter, **opts)
-    return RestPoller(src, filter=filter, timeout=timeout, **opts)
+        return FileStorePoller(Path(src.target), src.label, selection)
+    return RestPoller(src, selection, timeout)

@@ -16,17 +16,19 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError
 from saturate.results import CurveAnalysis
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded, jsonable
 from saturate.settings.fields import DEFAULT_STATE
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.tracker.events import Event
@@ -92,12 +94,19 @@ class RunRecord:
     params: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()
 
+    @classmethod
+    def of(cls, source: str, run_id: str, run: str, experiment: str, status: str | None,
+           params: Mapping[str, str], tags: Mapping[str, str]) -> RunRecord:  # fmt: skip
+        """The record with ``params`` and ``tags`` as sorted pairs."""
+        return cls(source, run_id, run, experiment, status, tuple(sorted(params.items())),
+                   tuple(sorted(tags.items())))  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
 
 
 @dataclass(frozen=True)
-class PollRecord:
+class PollRecord(Coded):
     """One pass of the watcher: points received, points new, curves changed and re-analysed."""
 
     time: float
@@ -109,13 +118,35 @@ class PollRecord:
     events: int
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
-
     def summary(self) -> str:
         text = (f"fetched {self.fetched} point(s), {self.new_points} new, {self.curves_changed} "
                 f"curve(s) changed, {self.analysed} analysed, {self.events} event(s)")
         return f"{text}; error: {self.error}" if self.error else text
+
+
+# The columns each table is written with, in order (``analyses``: :data:`ANALYSIS_COLUMNS`).
+POLL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PollRecord))
+EVENT_COLUMNS = ("time", "source", "run_id", "run", "metric", "kind", "before", "after", "compute",
+                 "detail")  # fmt: skip
+RUN_COLUMNS = ("source", "run_id", "run", "experiment", "status", "params", "tags", "updated")
+POINT_COLUMNS = ("source", "run_id", "metric", "step", "compute", "value", "timestamp")
+
+
+def insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
+    """The statement writing one row of ``columns`` into ``table``."""
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+def curve_keys(points: pd.DataFrame) -> list[CurveKey]:
+    """The (source, run_id, metric) of each row of ``points``."""
+    return list(zip(points["source"], points["run_id"], points["metric"], strict=True))
+
+
+def after_cursors(points: pd.DataFrame, keys: Sequence[CurveKey],
+                  cursors: Mapping[CurveKey, int]) -> pd.DataFrame:  # fmt: skip
+    """The rows of ``points`` after the cursor of their curve (``keys``: one per row)."""
+    last = np.array([cursors.get(k, np.iinfo(np.int64).min) for k in keys], dtype=np.int64)
+    return points.loc[points["step"].to_numpy() > last].reset_index(drop=True)
 
 
 def finite_or_none(x: Any) -> float | None:
@@ -372,9 +403,9 @@ class HistoryStore:
     @guarded
     def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
         """The last seen step per (source, run_id, metric)."""
-        sql = "SELECT source, run_id, metric, last_step FROM cursors"
-        rows = self._db.execute(sql + (" WHERE source = ?" if source else ""),
-                                (source,) if source else ())
+        where, params = _where(source=source or None)
+        rows = self._db.execute(f"SELECT source, run_id, metric, last_step FROM cursors{where}",
+                                params)
         return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
     @guarded
@@ -385,37 +416,27 @@ class HistoryStore:
         """
         if points.empty:
             return {}
-        known = self.cursors()
-        now = time.time()
-        ts = points["timestamp"] if "timestamp" in points.columns else None
-        added: dict[CurveKey, int] = {}
-        rows = []
-        keys = zip(points["source"], points["run_id"], points["metric"], strict=True)
-        for i, key in enumerate(keys):
-            step = int(points["step"].iat[i])
-            if key in known and step <= known[key]:
-                continue
-            t = None if ts is None else ts.iat[i]
-            rows.append((
-                *key, step, float(points["compute"].iat[i]), float(points["value"].iat[i]),
-                None if t is None or pd.isna(t) else float(t),
-            ))  # fmt: skip
-            added[key] = added.get(key, 0) + 1
-        if not rows:
+        new = after_cursors(points, curve_keys(points), self.cursors())
+        if new.empty:
             return {}
+        now = time.time()
+        keys = curve_keys(new)
+        stamps = new["timestamp"] if "timestamp" in new.columns else [None] * len(new)
+        rows = [(*key, int(step), float(compute), float(value),
+                 None if t is None or pd.isna(t) else float(t))
+                for key, step, compute, value, t in zip(keys, new["step"], new["compute"],
+                                                        new["value"], stamps, strict=True)]  # fmt: skip
+        added = dict(Counter(keys))
         with self.transaction():
+            self._db.executemany(insert_sql("points", POINT_COLUMNS, "INSERT OR REPLACE"), rows)
             self._db.executemany(
-                "INSERT OR REPLACE INTO points (source, run_id, metric, step, compute, value, "
-                "timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-            for key in added:
-                self._db.execute(
-                    "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
-                    "SELECT source, run_id, metric, MAX(step), COUNT(*), ? FROM points "
-                    "WHERE source = ? AND run_id = ? AND metric = ? "
-                    "ON CONFLICT(source, run_id, metric) DO UPDATE SET "
-                    "last_step = MAX(cursors.last_step, excluded.last_step), "
-                    "n_points = excluded.n_points, "
-                    "updated = excluded.updated", (now, *key))
+                "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
+                "SELECT source, run_id, metric, MAX(step), COUNT(*), ? FROM points "
+                "WHERE source = ? AND run_id = ? AND metric = ? "
+                "ON CONFLICT(source, run_id, metric) DO UPDATE SET "
+                "last_step = MAX(cursors.last_step, excluded.last_step), "
+                "n_points = excluded.n_points, "
+                "updated = excluded.updated", [(now, *key) for key in added])
         return added
 
     @guarded
@@ -453,15 +474,11 @@ class HistoryStore:
 
     @guarded
     def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
-        sql = "SELECT * FROM runs" + (" WHERE source = ?" if source else "")
-        out = {}
-        for r in self._db.execute(sql, (source,) if source else ()):
-            out[(r["source"], r["run_id"])] = RunRecord(
-                source=r["source"], run_id=r["run_id"], run=r["run"], experiment=r["experiment"],
-                status=r["status"], params=tuple(sorted(json.loads(r["params"]).items())),
-                tags=tuple(sorted(json.loads(r["tags"]).items())),
-            )  # fmt: skip
-        return out
+        where, params = _where(source=source or None)
+        rows = self._db.execute(f"SELECT * FROM runs{where}", params)
+        return {(r["source"], r["run_id"]): RunRecord.of(
+            r["source"], r["run_id"], r["run"], r["experiment"], r["status"],
+            json.loads(r["params"]), json.loads(r["tags"])) for r in rows}  # fmt: skip
 
     @guarded
     def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
@@ -477,8 +494,7 @@ class HistoryStore:
                 if old == rec:
                     continue
                 self._db.execute(
-                    "INSERT OR REPLACE INTO runs (source, run_id, run, experiment, status, params, "
-                    "tags, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    insert_sql("runs", RUN_COLUMNS, "INSERT OR REPLACE"),
                     (rec.source, rec.run_id, rec.run, rec.experiment, rec.status,
                      json.dumps(dict(rec.params)), json.dumps(dict(rec.tags)), now),
                 )  # fmt: skip
@@ -495,7 +511,7 @@ class HistoryStore:
     def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
         with self.transaction():
             self._db.executemany(
-                "INSERT OR REPLACE INTO files (path, mtime_ns, size) VALUES (?, ?, ?)",
+                insert_sql("files", ("path", "mtime_ns", "size"), "INSERT OR REPLACE"),
                 [(p, m, s) for p, (m, s) in stamps.items()])
 
     # ------------------------------------------------------------------ analyses
@@ -505,8 +521,7 @@ class HistoryStore:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
         with self.transaction():
-            cur = self._db.execute(f"INSERT INTO analyses ({', '.join(ANALYSIS_COLUMNS)}) "
-                                   f"VALUES ({', '.join('?' * len(row))})", row)
+            cur = self._db.execute(insert_sql("analyses", ANALYSIS_COLUMNS), row)
         return int(cur.lastrowid)
 
     @guarded
@@ -539,12 +554,9 @@ class HistoryStore:
     @guarded
     def record_events(self, events: Sequence[Event]) -> None:
         with self.transaction():
-            self._db.executemany(
-                "INSERT INTO events (time, source, run_id, run, metric, kind, before, after, "
-                "compute, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(e.time, e.source, e.run_id, e.run, e.metric, e.kind, e.before, e.after,
-                  finite_or_none(e.compute), e.detail) for e in events],
-            )  # fmt: skip
+            self._db.executemany(insert_sql("events", EVENT_COLUMNS), [
+                tuple({**e.__dict__, "compute": finite_or_none(e.compute)}[c] for c in EVENT_COLUMNS)
+                for e in events])  # fmt: skip
 
     @guarded
     def events(
@@ -555,17 +567,11 @@ class HistoryStore:
         source: str | None = None,
     ) -> list[Event]:
         """Recorded events, oldest first; ``run`` matches the run name or id."""
-        where, params = _where(run=run, metric=metric, source=source)
-        if kind:
-            where += (" AND " if where else " WHERE ") + f"kind IN ({', '.join('?' * len(kind))})"
-            params = (*params, *kind)
+        where, params = _where(run=run, metric=metric, source=source, kind=tuple(kind) if kind else None)
         rows = self._db.execute(f"SELECT * FROM events{where} ORDER BY id", params)
-        return [
-            Event(kind=r["kind"], source=r["source"], run_id=r["run_id"], run=r["run"],
-                  metric=r["metric"], compute=math.nan if r["compute"] is None else r["compute"],
-                  before=r["before"], after=r["after"], time=r["time"], detail=r["detail"])
-            for r in rows
-        ]  # fmt: skip
+        return [Event(**{**{c: r[c] for c in EVENT_COLUMNS},
+                         "compute": math.nan if r["compute"] is None else r["compute"]})
+                for r in rows]  # fmt: skip
 
     @guarded
     def has_event(self, key: CurveKey, kind: str) -> bool:
@@ -577,22 +583,18 @@ class HistoryStore:
     @guarded
     def record_poll(self, poll: PollRecord) -> None:
         with self.transaction():
-            self._db.execute(
-                "INSERT INTO polls (time, source, fetched, new_points, curves_changed, analysed, "
-                "events, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (poll.time, poll.source, poll.fetched, poll.new_points, poll.curves_changed,
-                 poll.analysed, poll.events, poll.error),
-            )  # fmt: skip
+            self._db.execute(insert_sql("polls", POLL_COLUMNS),
+                             tuple(getattr(poll, c) for c in POLL_COLUMNS))
 
     @guarded
     def polls(self) -> list[PollRecord]:
-        rows = self._db.execute(
-            "SELECT time, source, fetched, new_points, curves_changed, analysed, events, error "
-            "FROM polls ORDER BY id")
+        rows = self._db.execute(f"SELECT {', '.join(POLL_COLUMNS)} FROM polls ORDER BY id")
         return [PollRecord(*tuple(r)) for r in rows]
 
 
-def _where(**filters: str | None) -> tuple[str, tuple[str, ...]]:
+def _where(**filters: str | Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause of the given filters (None: no filter): ``run`` matches the name or the id,
+    a list matches any of its values."""
     clauses: list[str] = []
     params: list[str] = []
     for name, value in filters.items():
@@ -601,6 +603,9 @@ def _where(**filters: str | None) -> tuple[str, tuple[str, ...]]:
         if name == "run":
             clauses.append("(run = ? OR run_id = ?)")
             params += [value, value]
+        elif not isinstance(value, str):
+            clauses.append(f"{name} IN ({', '.join('?' * len(value))})")
+            params += value
         else:
             clauses.append(f"{name} = ?")
             params.append(value)

@@ -18,7 +18,7 @@ import pandas as pd
 from saturate.errors import InputError, SettingsError
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded, jsonable
 from saturate.table.table import Table
 
 
@@ -51,16 +51,13 @@ class TimelinePoint:
 
 
 @dataclass(frozen=True)
-class Stability:
+class Stability(Coded):
     """Whether the asymptote settled: the later estimates all fall in the final interval."""
 
     stable: bool | None
     drift: float
     n_compared: int
     reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -235,10 +232,8 @@ def _analysed(table: Table, key: tuple[str, str, str], settings: Any,
 
 
 def _point(a: CurveAnalysis, target: float | None, time: float | None = None) -> TimelinePoint:
-    fc = None
-    for f in a.forecast:
-        if target is not None and math.isclose(f.compute, target, rel_tol=1e-9):
-            fc = f
+    fc = next((f for f in reversed(a.forecast)
+               if target is not None and math.isclose(f.compute, target, rel_tol=1e-9)), None)
     return TimelinePoint(a.compute_last, a.n_points, a.verdict, a.asymptote, a.gain_per_doubling,
                          fc, a.knee, a.stop_point, time, a.p_pays)  # fmt: skip
 

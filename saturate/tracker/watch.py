@@ -9,7 +9,6 @@ and waits up to a minute, so a test can interrupt it between its two writes.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import os
 import time
 import warnings
@@ -29,7 +28,7 @@ from saturate.table import curves
 from saturate.table.curves import PARAM_PREFIX
 from saturate.table.table import Table
 from saturate.tracker.events import Event, detect_events
-from saturate.tracker.poll import Poller
+from saturate.tracker.poll import Poller, globs_match
 from saturate.tracker.state import HistoryStore, PollRecord
 
 PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
@@ -218,7 +217,7 @@ class Watcher:
         """True for a metric other curves of its run use as their x axis."""
         if self.compute:
             return metric == self.compute
-        return any(fnmatch.fnmatchcase(metric, p) for p in curves.AXIS_METRICS)
+        return globs_match(metric, curves.AXIS_METRICS)
 
     def _prepare(self, points: pd.DataFrame) -> Table:
         """The stored points on the x axis and selected, as ``saturate analyze`` reads them

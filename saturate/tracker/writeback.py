@@ -22,7 +22,7 @@ from saturate.errors import InputError, SettingsError, SourceError
 from saturate.ingest.mlflow_common import is_mlflow_source, resolve_source, source_uri
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded
 from saturate.tracker.events import _fmt as _num  # "none", or 6 significant digits
 
 TAG_PREFIX = "saturate."
@@ -31,16 +31,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True)
-class WritebackResult:
+class WritebackResult(Coded):
     """What was written: run ids, number of tags, artifact paths; curves skipped and why."""
 
     runs: tuple[str, ...]
     tags: int
     artifacts: tuple[str, ...]
     skipped: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
     def summary(self) -> str:
         text = (f"wrote {self.tags} tag(s) and {len(self.artifacts)} artifact(s) to "

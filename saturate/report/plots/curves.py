@@ -21,14 +21,13 @@ from saturate.report.plots.style import (
     axes_or_new,
     confidence_of,
     curves_of,
+    error_bar,
+    fit_paths,
+    fitted_gain,
     fmt,
-    forecast_end,
-    forecast_grid,
-    forecast_path,
-    interval,
+    measured_gains,
     new_figure,
     observed,
-    predict,
     pyplot_figure,
     select,
     short,
@@ -64,40 +63,30 @@ def _asymptote(ax: Axes, curve: CurveAnalysis) -> None:
 
 
 def _fit_and_forecast(ax: Axes, curve: CurveAnalysis, c: np.ndarray, confidence: float) -> bool:
-    """The fit over the observed range, the forecast beyond it (as reported: see
-    :func:`~saturate.report.plots.style.forecast_path`) and their interval bands; says whether a
-    fit line was drawn."""
-    fit = curve.fit
-    if fit is None or not c.size or c[0] <= 0 or c[-1] <= 0:
+    """The fit over the observed range, the forecast beyond it and their interval bands
+    (:func:`~saturate.report.plots.style.fit_paths`); says whether a fit line was drawn."""
+    paths = fit_paths(curve, c, confidence, 160)
+    if paths is None:
         return False
-    first, last = c[0], c[-1]
-    inside = np.geomspace(first, last, 160) if last > first else np.array([last])
-    band = interval(fit, inside, confidence)
-    p_in = predict(fit, inside)
-    if band is not None:
-        ax.fill_between(inside, band[0], band[1], color=BAND, alpha=0.12, lw=0)
-    beyond = forecast_grid(curve, last)
-    ahead = forecast_path(curve, beyond, confidence)
-    if ahead is not None:
-        value, lo, hi = ahead
+    if paths.band is not None:
+        ax.fill_between(paths.inside, *paths.band, color=BAND, alpha=0.12, lw=0)
+    if paths.forecast is not None:
+        value, lo, hi = paths.forecast
         if np.isfinite(lo).any():
-            ax.fill_between(beyond, lo, hi, color=BAND, alpha=0.25, lw=0,
+            ax.fill_between(paths.ahead, lo, hi, color=BAND, alpha=0.25, lw=0,
                             label=f"{confidence:.0%} interval")
-        ax.plot(beyond, value, "--", color=FIT, lw=1.6, label="forecast", zorder=4)
-    if p_in is not None:
-        ax.plot(inside, p_in, "-", color=FIT, lw=1.8, label="fit", zorder=4)
-    return p_in is not None
+        ax.plot(paths.ahead, value, "--", color=FIT, lw=1.6, label="forecast", zorder=4)
+    if paths.fitted is not None:
+        ax.plot(paths.inside, paths.fitted, "-", color=FIT, lw=1.8, label="fit", zorder=4)
+    return paths.fitted is not None
 
 
 def _marks(ax: Axes, curve: CurveAnalysis) -> None:
     """The forecasts asked for, the asymptote, the knee, the stop point and the collapse."""
     for f in curve.forecast:
         if f.compute and f.compute > 0 and math.isfinite(f.value):
-            err = None
-            if math.isfinite(f.lo) and math.isfinite(f.hi):
-                err = [[max(f.value - f.lo, 0.0)], [max(f.hi - f.value, 0.0)]]
-            ax.errorbar([f.compute], [f.value], yerr=err, fmt="D", ms=5, color="#dd8452",
-                        capsize=3, zorder=5)
+            ax.errorbar([f.compute], [f.value], yerr=error_bar(f.value, f.lo, f.hi), fmt="D",
+                        ms=5, color="#dd8452", capsize=3, zorder=5)
             ax.annotate(str(f.at), (f.compute, f.value), textcoords="offset points",
                         xytext=(5, 5), fontsize=8, color="#dd8452")
     _asymptote(ax, curve)
@@ -138,52 +127,25 @@ def plot_curve(curve: CurveAnalysis, ax: Axes | None = None, *, confidence: floa
     return ax
 
 
-def measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
-    """Gain per doubling measured from the data (larger is better): the mean of each octave
-    ``[2^k, 2^(k+1))`` of compute (relative to the first point) minus the previous one's, placed
-    at the geometric centre of the two octaves' mean computes."""
-    if c.size < 4:
-        return np.empty(0), np.empty(0)
-    k = np.floor(np.log2(c / c[0])).astype(int)
-    octaves = np.unique(k)
-    mc = np.array([np.exp(np.mean(np.log(c[k == o]))) for o in octaves])
-    my = np.array([np.mean(y[k == o]) for o in octaves])
-    if direction == "lower":
-        my = -my
-    steps = np.diff(octaves)
-    gain = np.diff(my) / steps  # a gap of two octaves is two doublings
-    at = np.sqrt(mc[1:] * mc[:-1])
-    return at, gain
-
-
 def plot_gain(curve: CurveAnalysis, ax: Axes | None = None, *, title: bool = True,
               legend: bool = True) -> Axes:
     """Gain per doubling ``f(2c) - f(c)`` (better is positive) against compute: fitted, measured
     between octaves of the data, and at the last compute with its interval; threshold and zero."""
     ax = axes_or_new(ax)
     c, y = observed(curve)
-    sign = -1.0 if curve.direction == "lower" else 1.0
     last = c[-1] if c.size else curve.compute_last
-    first = c[0] if c.size else curve.compute_first
-    if curve.fit is not None and c.size and first > 0 and last > 0:
-        horizon = forecast_end(curve, last)
-        grid = np.geomspace(first, horizon, 200)
-        p1, p2 = predict(curve.fit, grid), predict(curve.fit, 2 * grid)
-        if p1 is not None and p2 is not None:
-            g = sign * (p2 - p1)
-            inside = grid <= last
-            ax.plot(grid[inside], g[inside], "-", color=FIT, lw=1.8, label="fitted gain")
-            ax.plot(grid[~inside], g[~inside], "--", color=FIT, lw=1.6, label="forecast gain")
+    fitted = fitted_gain(curve, c, last, 200)
+    if fitted is not None:
+        grid, g, inside = fitted
+        ax.plot(grid[inside], g[inside], "-", color=FIT, lw=1.8, label="fitted gain")
+        ax.plot(grid[~inside], g[~inside], "--", color=FIT, lw=1.6, label="forecast gain")
     at, gain = measured_gains(c, y, curve.direction)
     if at.size:
         ax.plot(at, gain, "s", ms=4, color=POINTS, alpha=0.8, label="measured (octave means)")
     e = curve.gain_per_doubling
     if e is not None and math.isfinite(e.value) and last > 0:
-        err = None
-        if math.isfinite(e.lo) and math.isfinite(e.hi):
-            err = [[max(e.value - e.lo, 0.0)], [max(e.hi - e.value, 0.0)]]
-        ax.errorbar([last], [e.value], yerr=err, fmt="o", ms=6, capsize=4,
-                    color=VERDICT_COLORS.get(curve.verdict, "black"), zorder=5,
+        ax.errorbar([last], [e.value], yerr=error_bar(e.value, e.lo, e.hi), fmt="o", ms=6,
+                    capsize=4, color=VERDICT_COLORS.get(curve.verdict, "black"), zorder=5,
                     label=f"gain at last compute {fmt(e.value)}")
     if math.isfinite(curve.threshold):
         ax.axhline(curve.threshold, color="#cf222e", ls="--", lw=1.2,

@@ -1,6 +1,7 @@
 """Figures of the diagnostics a picture explains best: a benchmark that stops following the
 reward (:func:`plot_divergence`), pass@k sharpening (:func:`plot_sharpening`) and two recipes'
-forecasts (:func:`plot_recipe`); :func:`diagnostic_figure` picks one by kind."""
+forecasts (:func:`plot_recipe`); :func:`diagnostic_figure` picks one by kind. What they draw
+is computed here for them and for the SVG twins (:mod:`saturate.report.svg.diagnostics`)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,43 @@ def curve_of(analysis: Any, run_id: str, metric: str) -> CurveAnalysis | None:
     return None
 
 
+def sharpening_changes(diagnostic: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(k, change, lo, hi) of pass@k since the first checkpoint of a sharpening diagnostic, by k
+    (NaN where unknown)."""
+    changes = sorted(diagnostic.details.get("changes", ()), key=lambda ch: ch["k"])
+    k = np.array([ch["k"] for ch in changes], dtype=float)
+    value, lo, hi = (np.array([np.nan if ch["delta"][key] is None else ch["delta"][key]
+                               for ch in changes], dtype=float) for key in ("value", "lo", "hi"))
+    return k, value, lo, hi
+
+
+def recipe_forecasts(diagnostic: Any, analysis: Any
+                     ) -> tuple[list[tuple[str, CurveAnalysis | None]], dict | None, float]:
+    """The (label, curve) of each recipe of a recipe diagnostic, the crossing of their forecasts,
+    and where the forecasts end: 4x the last compute, past the crossing, at most 64x."""
+    metric = diagnostic.metrics[0]
+    crossing = (diagnostic.details.get("pair") or {}).get("crossing") or None
+    curves = [(r.get("label", "?"), curve_of(analysis, r.get("run_id", ""), metric))
+              for r in diagnostic.details.get("recipes", ())]
+    last = max((c.compute_last for _, c in curves if c is not None), default=math.nan)
+    end = last * FORECAST_SPAN
+    if crossing and crossing.get("value") is not None:
+        end = max(end, 1.3 * float(crossing["value"]))
+    end = min(end, 64.0 * last) if math.isfinite(last) else end
+    return curves, crossing, end
+
+
+def recipe_line(
+    curve: CurveAnalysis, c: np.ndarray, end: float, confidence: float, n: int
+) -> tuple[np.ndarray, np.ndarray | None, tuple[np.ndarray, np.ndarray] | None] | None:
+    """A recipe's fit from its first observed compute (of ``c``) to ``end`` on ``n`` points:
+    (compute, prediction, band); ``None`` without a fit or data."""
+    if curve.fit is None or not c.size:
+        return None
+    grid = np.geomspace(c[0], max(end, c[-1] * 1.01), n)
+    return grid, predict(curve.fit, grid), interval(curve.fit, grid, confidence)
+
+
 def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> Axes:
     """Reward (left axis) and benchmark (right axis) against compute, with a vertical line where
     the benchmark stopped following the reward. Returns the left Axes (the right is its twin)."""
@@ -97,12 +135,7 @@ def plot_sharpening(diagnostic: Any, ax: Axes | None = None) -> Axes:
     """Change of pass@k from the first checkpoint against k (log2 axis), with its interval, zero,
     and the k at which the run falls behind its first checkpoint."""
     ax = axes_or_new(ax)
-    changes = sorted(diagnostic.details.get("changes", ()), key=lambda ch: ch["k"])
-    k = np.array([ch["k"] for ch in changes], dtype=float)
-    delta = [ch["delta"] for ch in changes]
-    v = np.array([np.nan if e["value"] is None else e["value"] for e in delta], dtype=float)
-    lo = np.array([np.nan if e["lo"] is None else e["lo"] for e in delta], dtype=float)
-    hi = np.array([np.nan if e["hi"] is None else e["hi"] for e in delta], dtype=float)
+    k, v, lo, hi = sharpening_changes(diagnostic)
     err = np.vstack([np.where(np.isfinite(lo), v - lo, 0.0),
                      np.where(np.isfinite(hi), hi - v, 0.0)])
     ax.errorbar(k, v, yerr=np.clip(err, 0.0, None), fmt="o-", ms=5, capsize=3, color=_BENCH,
@@ -130,26 +163,17 @@ def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
     crossing of the forecasts marked with its interval."""
     ax = axes_or_new(ax)
     metric = diagnostic.metrics[0]
-    recipes = diagnostic.details.get("recipes", ())
-    crossing = (diagnostic.details.get("pair") or {}).get("crossing") or None
-    curves = [(r.get("label", "?"), curve_of(analysis, r.get("run_id", ""), metric))
-              for r in recipes]
-    last = max((c.compute_last for _, c in curves if c is not None), default=math.nan)
-    end = last * FORECAST_SPAN
-    if crossing and crossing.get("value") is not None:
-        end = max(end, 1.3 * float(crossing["value"]))
-    end = min(end, 64.0 * last) if math.isfinite(last) else end
+    curves, crossing, end = recipe_forecasts(diagnostic, analysis)
     for i, (label, curve) in enumerate(curves):
         color = RECIPE_COLORS[i % len(RECIPE_COLORS)]
         if curve is None:
             continue
         c, y = observed(curve)
         ax.plot(c, y, ".", ms=2.5, alpha=0.5, color=color)
-        if curve.fit is None or not c.size:
+        line = recipe_line(curve, c, end, confidence, 200)
+        if line is None:
             continue
-        grid = np.geomspace(c[0], max(end, c[-1] * 1.01), 200)
-        p = predict(curve.fit, grid)
-        band = interval(curve.fit, grid, confidence)
+        grid, p, band = line
         if band is not None:
             ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
         if p is not None:

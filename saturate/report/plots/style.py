@@ -1,12 +1,14 @@
 """What every figure shares: colours, sizes, a pyplot-free ``Figure``, short labels, and the
-numbers a figure reads from an analysed curve (observed points, predictions, intervals)."""
+numbers a figure reads from an analysed curve (observed points, predictions, intervals, the fit
+and forecast paths, gains per doubling), computed once for the matplotlib figures and the inline
+SVG charts (:mod:`saturate.report.svg`)."""
 
 from __future__ import annotations
 
 import fnmatch
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -139,6 +141,70 @@ def forecast_end(curve: CurveAnalysis, last: float) -> float:
     """Where the forecast line ends: the furthest forecast asked for, else 4x the last compute."""
     ats = [f.compute for f in curve.forecast if f.compute and math.isfinite(f.compute)]
     return max([last * FORECAST_SPAN if not ats else last * 1.05, *ats])
+
+
+class FitPaths(NamedTuple):
+    """What a chart of a fitted curve draws: the fit over the observed range (``inside``) with its
+    band, and the forecast beyond it (``ahead``) as reported, (value, lo, hi)."""
+
+    inside: np.ndarray
+    band: tuple[np.ndarray, np.ndarray] | None
+    fitted: np.ndarray | None
+    ahead: np.ndarray
+    forecast: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+
+def fit_paths(curve: CurveAnalysis, c: np.ndarray, confidence: float, n: int) -> FitPaths | None:
+    """The fit on ``n`` points over the observed computes ``c`` (sorted) and the forecast past
+    them (:func:`forecast_path`); ``None`` without a fit or data."""
+    if curve.fit is None or not c.size or c[0] <= 0 or c[-1] <= 0:
+        return None
+    first, last = c[0], c[-1]
+    inside = np.geomspace(first, last, n) if last > first else np.array([last])
+    ahead = forecast_grid(curve, last)
+    return FitPaths(inside, interval(curve.fit, inside, confidence), predict(curve.fit, inside),
+                    ahead, forecast_path(curve, ahead, confidence))
+
+
+def fitted_gain(curve: CurveAnalysis, c: np.ndarray, last: float, n: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The fitted gain per doubling ``f(2c) - f(c)`` (better is positive) on ``n`` points from the
+    first observed compute to the end of the forecast: (compute, gain, within the data), or
+    ``None`` without a fit or data."""
+    if curve.fit is None or not c.size or c[0] <= 0 or last <= 0:
+        return None
+    grid = np.geomspace(c[0], forecast_end(curve, last), n)
+    p1, p2 = predict(curve.fit, grid), predict(curve.fit, 2 * grid)
+    if p1 is None or p2 is None:
+        return None
+    sign = -1.0 if curve.direction == "lower" else 1.0
+    return grid, sign * (p2 - p1), grid <= last
+
+
+def measured_gains(c: np.ndarray, y: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray]:
+    """Gain per doubling measured from the data (larger is better): the mean of each octave
+    ``[2^k, 2^(k+1))`` of compute (relative to the first point) minus the previous one's, placed
+    at the geometric centre of the two octaves' mean computes."""
+    if c.size < 4:
+        return np.empty(0), np.empty(0)
+    k = np.floor(np.log2(c / c[0])).astype(int)
+    octaves = np.unique(k)
+    mc = np.array([np.exp(np.mean(np.log(c[k == o]))) for o in octaves])
+    my = np.array([np.mean(y[k == o]) for o in octaves])
+    if direction == "lower":
+        my = -my
+    steps = np.diff(octaves)
+    gain = np.diff(my) / steps  # a gap of two octaves is two doublings
+    at = np.sqrt(mc[1:] * mc[:-1])
+    return at, gain
+
+
+def error_bar(value: float, lo: float, hi: float) -> list[list[float]] | None:
+    """The ``yerr`` of a matplotlib error bar at ``value`` for the interval (lo, hi), ``None``
+    when the interval is not finite."""
+    if math.isfinite(lo) and math.isfinite(hi):
+        return [[max(value - lo, 0.0)], [max(hi - value, 0.0)]]
+    return None
 
 
 def curves_of(analysis: Any) -> tuple[CurveAnalysis, ...]:

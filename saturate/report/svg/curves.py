@@ -11,13 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.report.plots.curves import measured_gains
 from saturate.report.plots.style import (
     VERDICT_COLORS,
-    forecast_end,
-    forecast_grid,
-    forecast_path,
-    interval,
+    fit_paths,
+    fitted_gain,
+    measured_gains,
     observed,
     predict,
     short,
@@ -75,23 +73,18 @@ def _seeds(chart: Chart, curve: CurveAnalysis, data: pd.DataFrame | None) -> boo
 
 def _fit(chart: Chart, curve: CurveAnalysis, c: np.ndarray, confidence: float) -> None:
     """The fit over the observed range with its band, then the forecast as reported."""
-    if curve.fit is None or not c.size or c[0] <= 0:
+    paths = fit_paths(curve, c, confidence, 120)
+    if paths is None:
         return
-    first, last = c[0], c[-1]
-    inside = np.geomspace(first, last, 120) if last > first else np.array([last])
-    band = interval(curve.fit, inside, confidence)
-    if band is not None:
-        chart.band(inside, band[0], band[1], BAND, opacity=0.12)
-    ahead = forecast_grid(curve, last)
-    path = forecast_path(curve, ahead, confidence)
-    if path is not None:
-        value, lo, hi = path
+    if paths.band is not None:
+        chart.band(paths.inside, *paths.band, BAND, opacity=0.12)
+    if paths.forecast is not None:
+        value, lo, hi = paths.forecast
         if np.isfinite(lo).any():
-            chart.band(ahead, lo, hi, BAND, label=f"{confidence:.0%} interval", opacity=0.22)
-        chart.line(ahead, value, "currentColor", dash="6 4", label="forecast")
-    p_in = predict(curve.fit, inside)
-    if p_in is not None:
-        chart.line(inside, p_in, "currentColor", width=1.9, label="fit")
+            chart.band(paths.ahead, lo, hi, BAND, label=f"{confidence:.0%} interval", opacity=0.22)
+        chart.line(paths.ahead, value, "currentColor", dash="6 4", label="forecast")
+    if paths.fitted is not None:
+        chart.line(paths.inside, paths.fitted, "currentColor", width=1.9, label="fit")
 
 
 def _marks(chart: Chart, curve: CurveAnalysis) -> None:
@@ -145,16 +138,13 @@ def gain_chart(curve: CurveAnalysis, *, width: float = 640, height: float = 220)
     the threshold and zero."""
     chart = Chart(width, height, xlabel=x_label(curve), ylabel="gain per doubling")
     c, y = observed(curve)
-    sign = -1.0 if curve.direction == "lower" else 1.0
     last = c[-1] if c.size else curve.compute_last
-    if curve.fit is not None and c.size and c[0] > 0:
-        grid = np.geomspace(c[0], forecast_end(curve, last), 160)
-        p1, p2 = predict(curve.fit, grid), predict(curve.fit, 2 * grid)
-        if p1 is not None and p2 is not None:
-            g, inside = sign * (p2 - p1), grid <= last
-            chart.line(grid[inside], g[inside], "currentColor", width=1.9, label="fitted gain")
-            chart.line(grid[~inside], g[~inside], "currentColor", dash="6 4", scale=False,
-                       label="fitted gain beyond the data")
+    fitted = fitted_gain(curve, c, last, 160)
+    if fitted is not None:
+        grid, g, inside = fitted
+        chart.line(grid[inside], g[inside], "currentColor", width=1.9, label="fitted gain")
+        chart.line(grid[~inside], g[~inside], "currentColor", dash="6 4", scale=False,
+                   label="fitted gain beyond the data")
     at, gain = measured_gains(c, y, curve.direction)
     if at.size:
         chart.dots(at, gain, POINTS, size=5, label="measured (octave means)")

@@ -14,15 +14,11 @@ from saturate.report.plots.diagnostics import (
     RECIPE_COLORS,
     curve_of,
     curve_points,
+    recipe_forecasts,
+    recipe_line,
+    sharpening_changes,
 )
-from saturate.report.plots.style import (
-    FORECAST_SPAN,
-    confidence_of,
-    interval,
-    observed,
-    predict,
-    short,
-)
+from saturate.report.plots.style import confidence_of, observed, short
 from saturate.report.svg.chart import Chart
 from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import chart_svg
@@ -53,18 +49,13 @@ def _divergence(d: Any, analysis: Any) -> str:
 
 
 def _sharpening(d: Any) -> str:
-    changes = sorted(d.details.get("changes", ()), key=lambda ch: ch["k"])
-    if not changes:
+    k, value, lo, hi = sharpening_changes(d)
+    if not k.size:
         return ""
     chart = Chart(640, 240, xlabel="k (log scale)", ylabel="pass@k: end - first", xbase2=True)
-    for ch in changes:
-        e = ch["delta"]
-        value, lo, hi = (math.nan if e[k] is None else e[k] for k in ("value", "lo", "hi"))
-        chart.marker(float(ch["k"]), value, lo, hi, _BENCH,
-                     label="change since the first checkpoint")
-    chart.line([ch["k"] for ch in changes],
-               [math.nan if ch["delta"]["value"] is None else ch["delta"]["value"]
-                for ch in changes], _BENCH, width=1.2)
+    for point in zip(k, value, lo, hi, strict=True):
+        chart.marker(*point, _BENCH, label="change since the first checkpoint")
+    chart.line(k, value, _BENCH, width=1.2)
     chart.hline(0.0, "#8c959f", dash="", scale=True)
     kx = d.details.get("crossover_k_interpolated")
     if kx is not None and math.isfinite(kx) and kx > 0:
@@ -74,26 +65,20 @@ def _sharpening(d: Any) -> str:
 
 def _recipe(d: Any, analysis: Any) -> str:
     metric = d.metrics[0]
-    crossing = (d.details.get("pair") or {}).get("crossing") or None
-    curves = [(r.get("label", "?"), curve_of(analysis, r.get("run_id", ""), metric))
-              for r in d.details.get("recipes", ())]
-    curves = [(label, c) for label, c in curves if c is not None]
+    found, crossing, end = recipe_forecasts(d, analysis)
+    curves = [(label, c) for label, c in found if c is not None]
     if not curves:
         return ""
-    last = max(c.compute_last for _, c in curves)
-    end = last * FORECAST_SPAN
-    if crossing and crossing.get("value") is not None:
-        end = min(max(end, 1.3 * float(crossing["value"])), 64.0 * last)
     conf = confidence_of(analysis)
     chart = Chart(640, 280, xlabel=x_label(curves[0][1]), ylabel=short(metric, 40))
     for i, (label, curve) in enumerate(curves):
         color = RECIPE_COLORS[i % len(RECIPE_COLORS)]
         c, y = observed(curve)
         chart.dots(c, y, color, size=2.6, opacity=0.5)
-        if curve.fit is None or not c.size:
+        line = recipe_line(curve, c, end, conf, 160)
+        if line is None:
             continue
-        grid = np.geomspace(c[0], max(end, c[-1] * 1.01), 160)
-        p, band = predict(curve.fit, grid), interval(curve.fit, grid, conf)
+        grid, p, band = line
         if band is not None:
             chart.band(grid, band[0], band[1], color, opacity=0.12)
         if p is not None:
