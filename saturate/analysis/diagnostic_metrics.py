@@ -7,16 +7,15 @@ summarised for the reports: first and last value and the recent slope per doubli
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
 from saturate.analysis.evidence import trend_test
 from saturate.results import Trend, format_estimate
-from saturate.results.codec import derived, from_dict, meta, to_dict
+from saturate.results.codec import Coded, derived, meta
 from saturate.table.curves import iter_curves
 from saturate.vocabulary.roles import Role
 
@@ -24,7 +23,7 @@ _NAN = math.nan
 
 
 @dataclass(frozen=True, kw_only=True)
-class DiagnosticMetric:
+class DiagnosticMetric(Coded):
     """A (run, metric) curve that gets no verdict.
 
     ``trend``: the recent slope per doubling in the metric's units as logged (positive: rising).
@@ -59,15 +58,6 @@ class DiagnosticMetric:
         if math.isfinite(s.hi) and s.hi < 0:
             return "falling"
         return "flat"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON entry of ``diagnostic_metrics`` (see ``saturate/report/schema.json``)."""
-        return to_dict(self)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> DiagnosticMetric:
-        """The summary of a :meth:`to_dict` entry."""
-        return from_dict(cls, d)
 
     def summary(self) -> str:
         """``run / actor/kl (diagnostic: health word 'kl'): 0.012 -> 0.949, rising 0.31 [...]``."""

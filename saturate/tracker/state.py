@@ -554,9 +554,7 @@ class HistoryStore:
     @guarded
     def record_events(self, events: Sequence[Event]) -> None:
         with self.transaction():
-            self._db.executemany(insert_sql("events", EVENT_COLUMNS), [
-                tuple({**e.__dict__, "compute": finite_or_none(e.compute)}[c] for c in EVENT_COLUMNS)
-                for e in events])  # fmt: skip
+            self._db.executemany(insert_sql("events", EVENT_COLUMNS), map(_event_row, events))
 
     @guarded
     def events(
@@ -590,6 +588,13 @@ class HistoryStore:
     def polls(self) -> list[PollRecord]:
         rows = self._db.execute(f"SELECT {', '.join(POLL_COLUMNS)} FROM polls ORDER BY id")
         return [PollRecord(*tuple(r)) for r in rows]
+
+
+def _event_row(e: Event) -> tuple:
+    """The values of an event's row in the order of :data:`EVENT_COLUMNS` (a non-finite compute
+    stored as NULL)."""
+    row = {**e.__dict__, "compute": finite_or_none(e.compute)}
+    return tuple(row[c] for c in EVENT_COLUMNS)
 
 
 def _where(**filters: str | Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
