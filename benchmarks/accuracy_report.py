@@ -68,7 +68,8 @@ def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine,
                        plot: str | None = None) -> None:
     """Reliability, ECE and Brier score of one saturate method's probability: the model's own
     (no map) and the leave-one-source-out one (each source's probability from the setting and
-    map chosen on the other sources), overall and per source; ``plot``: a picture of the
+    map chosen on the other sources), overall and per source (the leave-one-source-out reliability
+    table of each source too); ``plot``: a picture of the
     reliability tables (matplotlib) written there."""
     y = outcome(rows["label"])
     shipped = s["shipped"]
@@ -91,6 +92,10 @@ def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine,
     print("Brier scores and ECE (lower is better; brier_base: the base rate alone, known in "
           "hindsight)")
     print(pd.DataFrame(table).to_string(index=False, **FMT))
+    for src in sorted(rows["source"].unique()):
+        m = (rows["source"] == src).to_numpy()
+        print(f"LOSO p on {src} alone (its setting and map chosen on the other sources):")
+        print(reliability(loso[m], y[m]).T.to_string(**FMT))
     if plot:
         _plot_reliability(rows, raw, loso, y, name, plot)
 
