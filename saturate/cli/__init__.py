@@ -30,7 +30,7 @@ def main() -> None:
     import sys
 
     from saturate.analysis.pool import forked_workers
-    from saturate.cli.common import Terminated
+    from saturate.cli.common import INTERRUPTED, TERMINATED, Terminated
 
     def terminate(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it at once
@@ -40,7 +40,26 @@ def main() -> None:
     forked_workers()  # one command, then the process ends: workers forked from it start at once
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
-    app()
+    try:
+        app()
+    except SystemExit as exc:
+        if exc.code in (INTERRUPTED, TERMINATED):
+            _end_interrupted(exc.code)
+        raise
+
+
+def _end_interrupted(code: int) -> None:
+    """End an interrupted command now that its work is unwound (temporary files removed, workers
+    killed): without waiting at exit on a process pool's manager thread, which a worker killed
+    mid-message can leave waiting for ever."""
+    import contextlib
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(code)
 
 
 class _ClosedStdout(io.TextIOBase):
