@@ -25,8 +25,8 @@ from accuracy_cases import THRESHOLD, Case
 from scipy.optimize import curve_fit
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.analysis.evidence import noise_sd
 from saturate.analysis.refine import refine
+from saturate.measure.trend import noise_sd
 
 BASELINES = ("last-quarter", "sigmoid", "power", "log-linear")
 Result = tuple[bool | None, dict[int, float | None], str, dict[str, float]]

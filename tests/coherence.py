@@ -14,9 +14,9 @@ from collections.abc import Callable
 import numpy as np
 
 from saturate.analysis.call_settings import DecisionSettings
-from saturate.analysis.constants import KNEE_ROI
-from saturate.analysis.quantities import roi_stage
 from saturate.analysis.refine import stage_of
+from saturate.measure.constants import KNEE_ROI
+from saturate.measure.quantities import roi_stage
 from saturate.results import CurveAnalysis, Estimate
 
 VERDICTS = ("scaling", "slowing", "saturated", "regressing", "inconclusive")

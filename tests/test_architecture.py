@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("table",),  # the tidy table
     ("ingest",),
     ("fit",),
+    ("measure",),
     ("analysis",),
     ("diagnostics",),
     ("report", "suites"),

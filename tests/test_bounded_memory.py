@@ -16,11 +16,11 @@ import pytest
 import saturate
 import saturate.analysis.curve as curve_module
 import saturate.fit.engine as engine
-from saturate.analysis.constants import NOISE_RANGE_SIM_POINTS
-from saturate.analysis.evidence import thin
-from saturate.analysis.quantities import noise_range, smoothing_window
 from saturate.fit import FitSettings, fit_curve
 from saturate.fit.prep import bootstrap_burn, bootstrap_sign_rows, bootstrap_signs
+from saturate.measure.constants import NOISE_RANGE_SIM_POINTS
+from saturate.measure.quantities import noise_range, smoothing_window
+from saturate.measure.trend import thin
 from saturate.table import curves
 
 

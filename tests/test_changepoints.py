@@ -1,4 +1,4 @@
-"""Change points of the mean (saturate.analysis.evidence): ruptures' compiled PELT gives what
+"""Change points of the mean (saturate.measure.trend): ruptures' compiled PELT gives what
 its plain PELT gives, and curves too smooth for its cumulative sums take the plain one."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import ruptures as rpt
 
-from saturate.analysis.evidence import mean_changes
+from saturate.measure.collapse import mean_changes
 
 
 def _pelt(y, sigma, penalty, min_size, jump=1):

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 import saturate
-from saturate.analysis.quantities import widen_within
 from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
+from saturate.measure.quantities import widen_within
 from saturate.settings import Settings
 from saturate.settings.checks import check_domain, check_domains
 from saturate.vocabulary.domains import Domain, domain_from_name, metric_domain

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saturate.analysis.evidence import (
+from saturate.measure.collapse import detect_collapse
+from saturate.measure.trend import (
     MIN_TREND_POINTS,
-    detect_collapse,
     noise_sd,
     post_drop_trend,
     recent_window,

@@ -17,11 +17,12 @@ import pytest
 from typer.testing import CliRunner
 
 import saturate
-from saturate.analysis.evidence import detect_collapse, noise_sd, trend_test
-from saturate.analysis.quantities import honest_forecast, smoothed_range
 from saturate.cli import app
 from saturate.errors import InputError, names_text, shorten
 from saturate.fit.scaling import pow2_scale
+from saturate.measure.collapse import detect_collapse
+from saturate.measure.quantities import honest_forecast, smoothed_range
+from saturate.measure.trend import noise_sd, trend_test
 from saturate.results import ForecastPoint
 from saturate.table.curves import DataWarning
 

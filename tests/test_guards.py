@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from cli_run import run_cli
 
-from saturate.analysis.quantities import check_gain_units
 from saturate.analysis.settings import AnalysisSettings
 from saturate.errors import SettingsError
+from saturate.measure.quantities import check_gain_units
 
 ROOT = Path(__file__).resolve().parents[1]
 SATURATED = ROOT / "sample_runs" / "03_saturated.csv"

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import ruptures as rpt
 
-from saturate.analysis.evidence import _lean_cost_l2
-from saturate.analysis.quantities import _unit_noise_range, noise_range
 from saturate.fit.elementwise import softplus
 from saturate.fit.laws import LAWS, _grid
 from saturate.fit.prep import _solve_toeplitz
 from saturate.fit.solver import solve_batch
+from saturate.measure.collapse import _lean_cost_l2
+from saturate.measure.quantities import _unit_noise_range, noise_range
 
 X = np.geomspace(0.002, 1.0, 128)
 

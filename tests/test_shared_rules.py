@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from saturate.analysis.evidence import newey_west_lags, trend_test
-from saturate.analysis.quantities import noise_range, smoothed_range, smoothing_window
 from saturate.diagnostics.divergence import plateau_start
+from saturate.measure.quantities import noise_range, smoothed_range, smoothing_window
+from saturate.measure.trend import newey_west_lags, trend_test
 from saturate.vocabulary.direction import metric_direction
 from saturate.vocabulary.names import metric_tokens
 from saturate.vocabulary.roles import is_reward, pass_at_k, tokens

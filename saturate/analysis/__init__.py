@@ -18,7 +18,10 @@ if TYPE_CHECKING:
     from saturate.analysis.curve import analyze_curve
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric, summarize_metrics
     from saturate.analysis.engine import Engine, run_curves
-    from saturate.analysis.quantities import (
+    from saturate.analysis.settings import AnalysisSettings, parse_min_gain
+    from saturate.analysis.table import analyze_parts, analyze_table
+    from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
+    from saturate.measure.quantities import (
         KNEE_ROI,
         elasticity,
         find_knee,
@@ -33,9 +36,6 @@ if TYPE_CHECKING:
         smoothed_range,
         threshold_for,
     )
-    from saturate.analysis.settings import AnalysisSettings, parse_min_gain
-    from saturate.analysis.table import analyze_parts, analyze_table
-    from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
 
 __getattr__, __dir__ = lazy_exports(__name__, globals())
 

@@ -16,8 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import detect_collapse, noise_sd, thin, trend_test
-from saturate.analysis.quantities import (
+from saturate.analysis.refine import refine
+from saturate.analysis.settings import AnalysisSettings
+from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
+from saturate.errors import SaturateError, SettingsError
+from saturate.fit import CurveFit, fit_curve
+from saturate.fit.domain import FORECAST_HORIZON
+from saturate.measure.collapse import detect_collapse
+from saturate.measure.quantities import (
     Predict,
     elasticity,
     find_knee,
@@ -33,12 +39,7 @@ from saturate.analysis.quantities import (
     stop_point_note,
     threshold_for,
 )
-from saturate.analysis.refine import refine
-from saturate.analysis.settings import AnalysisSettings
-from saturate.analysis.verdict import Evidence, decide_verdict, fit_matches_trend
-from saturate.errors import SaturateError, SettingsError
-from saturate.fit import CurveFit, fit_curve
-from saturate.fit.domain import FORECAST_HORIZON
+from saturate.measure.trend import noise_sd, thin, trend_test
 from saturate.results import (
     Collapse,
     CurveAnalysis,

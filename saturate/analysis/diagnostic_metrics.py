@@ -1,6 +1,6 @@
 """Metrics without a verdict (diagnostics and axes, see :mod:`saturate.vocabulary.roles`),
 summarised for the reports: first and last value and the recent slope per doubling (the verdicts'
-:func:`~saturate.analysis.evidence.trend_test` on the values as logged). A KL or an entropy has no
+:func:`~saturate.measure.trend.trend_test` on the values as logged). A KL or an entropy has no
 "better" direction, so no verdict and no place in the gate.
 """
 
@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import trend_test
+from saturate.measure.trend import trend_test
 from saturate.results import Trend, format_estimate
 from saturate.results.codec import Coded, derived, meta
 from saturate.table.curves import iter_curves

@@ -168,7 +168,7 @@ def _persistence_trend(analysis: CurveAnalysis, pts, confidence: float) -> Trend
     the drop (the drop itself does not repeat)."""
     if analysis.collapse is None:
         return analysis.trend
-    from saturate.analysis.evidence import post_drop_trend
+    from saturate.measure.trend import post_drop_trend
     from saturate.vocabulary.direction import signed
 
     c = pts["compute"].to_numpy(float)
@@ -182,7 +182,7 @@ def _curvature_sd(analysis: CurveAnalysis, pts, trend: Estimate, confidence: flo
     a bending curve (0 after a collapse, or without the earlier slope)."""
     if analysis.collapse is not None:
         return 0.0
-    from saturate.analysis.evidence import trend_test
+    from saturate.measure.trend import trend_test
     from saturate.vocabulary.direction import signed
 
     c = pts["compute"].to_numpy(float)
@@ -206,7 +206,7 @@ def _misfit_sd(analysis: CurveAnalysis, pts, confidence: float) -> float:
     tr, fit = analysis.trend, analysis.fit
     if tr is None or fit is None or analysis.collapse is not None:
         return 0.0
-    from saturate.analysis.quantities import recent_slope
+    from saturate.measure.quantities import recent_slope
 
     sign = 1.0 if analysis.direction == "higher" else -1.0
 
@@ -231,8 +231,8 @@ def outlook_of(analysis: CurveAnalysis, domain: tuple[float, float] | None = Non
     t = analysis.threshold
     if analysis.points is None or not (math.isfinite(t) and t > 0):
         return None
-    from saturate.analysis.evidence import noise_sd, recent_stretch
-    from saturate.analysis.quantities import noise_range, smoothed_range
+    from saturate.measure.quantities import noise_range, smoothed_range
+    from saturate.measure.trend import noise_sd, recent_stretch
     from saturate.vocabulary.direction import signed
 
     pts = analysis.points.sort_values("compute")

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.constants import KNEE_ROI, SOLE_SHARE
 from saturate.analysis.decision import Decision, DecisionSettings, decide, innovation_sd
 from saturate.analysis.outlook import Outlook, bounded_by, outlook_of
 from saturate.analysis.pooling import GroupPrior, leave_one_out_priors
 from saturate.analysis.projection import Shape, project
-from saturate.analysis.quantities import roi_stage, stop_point_note
+from saturate.measure.constants import KNEE_ROI, SOLE_SHARE
+from saturate.measure.quantities import roi_stage, stop_point_note
 from saturate.results import CurveAnalysis, ForecastPoint, Stage, Verdict, format_estimate
 
 _KEEP = ("caution:", "spread across seeds", "the run is still RUNNING", "no law could be fitted")

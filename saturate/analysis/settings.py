@@ -87,13 +87,6 @@ def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bo
     return gain_parts(spec, name)
 
 
-def gain_of(spec: float | str) -> tuple[float, bool]:
-    """``(value, is_percent)`` of a gain already checked: ``"3%"`` -> ``(3.0, True)``."""
-    if isinstance(spec, str) and spec.endswith("%"):
-        return float(spec[:-1]), True
-    return float(spec), False
-
-
 def settings_used(s: Settings, compute_name: str) -> dict[str, Any]:
     """The ``settings`` block of a report: the x axis, the analysis settings, and the selection,
     diagnostics options and settings file when they are set."""

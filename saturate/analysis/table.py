@@ -77,9 +77,9 @@ def analyze_parts(parts: Iterable[Table | pd.DataFrame], settings: AnalysisSetti
 
 
 def _checked(curves: Iterable[pd.DataFrame], settings: AnalysisSettings) -> Iterator[pd.DataFrame]:
-    """The curves, each first checked by :func:`~saturate.analysis.quantities.check_gain_units`
+    """The curves, each first checked by :func:`~saturate.measure.quantities.check_gain_units`
     (an error before any fit)."""
-    from saturate.analysis.quantities import check_gain_units
+    from saturate.measure.quantities import check_gain_units
 
     for pts in curves:
         if len(pts):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
-from saturate.analysis.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
-from saturate.analysis.quantities import roi_stage
 from saturate.fit.scaling import pow2_scale
+from saturate.measure.constants import COIN_FLIP, KNEE_ROI, SOLE_SHARE
+from saturate.measure.quantities import roi_stage
 from saturate.results import Collapse, Estimate, Trend, Verdict, format_estimate
 
 Outcome = tuple[Verdict, tuple[str, ...]]

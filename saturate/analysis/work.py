@@ -97,8 +97,8 @@ def load_work() -> None:
     import ruptures  # noqa: F401 - imported for its side effect: loaded once, before the fork
     import threadpoolctl  # noqa: F401
 
-    from saturate.analysis.evidence import lean_cost_class
     from saturate.fit.kernels import warm
+    from saturate.measure.collapse import lean_cost_class
 
     lean_cost_class()
     warm()

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from saturate.analysis.evidence import MIN_TREND_POINTS, trend_test
 from saturate.analysis.settings import AnalysisSettings
+from saturate.measure.trend import MIN_TREND_POINTS, trend_test
 from saturate.results import CurveAnalysis, Direction, Trend
 from saturate.results.codec import jsonable
 from saturate.settings.checks import check_number, check_pairs

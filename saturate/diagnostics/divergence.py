@@ -16,8 +16,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import MIN_TREND_POINTS, noise_sd
-from saturate.analysis.quantities import smoothing_window
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -28,6 +26,8 @@ from saturate.diagnostics.base import (
     window_trend,
 )
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, array, fields, kind, register
+from saturate.measure.quantities import smoothing_window
+from saturate.measure.trend import MIN_TREND_POINTS, noise_sd
 from saturate.results import Trend, format_estimate
 from saturate.vocabulary.roles import is_benchmark, is_instability, is_reward, reward_rank
 

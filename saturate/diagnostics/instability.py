@@ -16,7 +16,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.evidence import newey_west_lags, recent_window, trend_test
 from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
@@ -27,6 +26,7 @@ from saturate.diagnostics.base import (
     threshold,
 )
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
+from saturate.measure.trend import newey_west_lags, recent_window, trend_test
 from saturate.results import PASSING_VERDICTS, Trend, format_estimate
 from saturate.vocabulary.roles import (
     is_entropy,
@@ -48,7 +48,7 @@ def _positive(y: np.ndarray) -> np.ndarray:
 def _smooth(y: np.ndarray) -> np.ndarray:
     """Rolling median over a 25th of the points (at least 3): it removes single spikes of a health
     signal and keeps a jump sharp, where the wider rolling mean of
-    :func:`~saturate.analysis.quantities.smoothing_window` would smear it."""
+    :func:`~saturate.measure.quantities.smoothing_window` would smear it."""
     w = max(3, y.size // 25)
     return pd.Series(y).rolling(w, center=True, min_periods=1).median().to_numpy(float)
 

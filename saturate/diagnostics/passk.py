@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-from saturate.analysis.evidence import noise_sd
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings, by_run, edge_level
 from saturate.diagnostics.registry import (
     BOOL,
@@ -30,6 +29,7 @@ from saturate.diagnostics.registry import (
     nullable,
     register,
 )
+from saturate.measure.trend import noise_sd
 from saturate.results import Estimate
 from saturate.vocabulary.roles import pass_at_k
 

@@ -14,9 +14,9 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
-from saturate.analysis.constants import TARGET_HORIZON
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
+from saturate.measure.constants import TARGET_HORIZON
 from saturate.results import Estimate
 from saturate.results.codec import jsonable
 from saturate.vocabulary.direction import signed

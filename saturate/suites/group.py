@@ -13,9 +13,9 @@ import pandas as pd
 from scipy.stats import norm
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.analysis.quantities import share_above
 from saturate.analysis.seeds import pool_seeds
 from saturate.errors import InputError
+from saturate.measure.quantities import share_above
 from saturate.results import CurveAnalysis
 from saturate.suites.aggregate import STATISTICS, aggregate, stratified_bootstrap
 from saturate.suites.frame import SuiteRows

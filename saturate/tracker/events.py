@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from saturate.analysis.constants import KNEE_ROI
+from saturate.measure.constants import KNEE_ROI
 from saturate.report.rows import format_time
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis

@@ -97,7 +97,7 @@ def forecast_path(
     hi), or ``None`` without a fit.
 
     Not the raw fit: the reported forecasts carry the measured extrapolation error and shrink
-    toward the current level (:func:`saturate.analysis.quantities.honest_forecast`), so drawing
+    toward the current level (:func:`saturate.measure.quantities.honest_forecast`), so drawing
     the raw fit would put the forecast markers off the line and overstate the confidence.
     """
     fit = curve.fit
@@ -109,7 +109,7 @@ def forecast_path(
     if called is not None:
         return called
     from saturate.analysis.curve import seed_doubling_se
-    from saturate.analysis.quantities import honest_forecast
+    from saturate.measure.quantities import honest_forecast
     from saturate.results import ForecastPoint
 
     last = float(curve.compute_last)

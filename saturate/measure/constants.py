@@ -78,6 +78,6 @@ MAX_ANALYSED_POINTS = 16_384
 Far above the longest real curve tested (about 8,700 points): no measured accuracy depends on it."""
 
 NOISE_RANGE_SIM_POINTS = 16_384
-""":func:`~saturate.analysis.quantities.noise_range` simulates at most this many points; longer
+""":func:`~saturate.measure.quantities.noise_range` simulates at most this many points; longer
 curves scale it by ``sqrt(window ratio)`` (smoothed noise's range tends to a multiple of
 ``sigma / sqrt(w)``)."""

@@ -7,20 +7,20 @@ from __future__ import annotations
 import fnmatch
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
-from saturate.analysis.constants import (
+from saturate.fit.scaling import pow2_scale
+from saturate.measure.constants import (
     KNEE_ROI,
     NOISE_RANGE_SIM_POINTS,
     ROI_INITIAL,
     ROI_SATURATION,
 )
-from saturate.analysis.settings import AnalysisSettings, gain_of
-from saturate.fit.scaling import pow2_scale
 from saturate.results import Direction, Estimate, ForecastPoint, Stage
 from saturate.vocabulary.direction import signed
 from saturate.vocabulary.domains import metric_domain
@@ -67,7 +67,26 @@ def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
     return np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0))
 
 
-def threshold_spec(metric: str, settings: AnalysisSettings) -> tuple[float | str, str | None]:
+class GainSettings(Protocol):
+    """What the threshold of a curve is read from (:class:`~saturate.analysis.AnalysisSettings`
+    has these): the ``min_gain``, the ``thresholds`` of metric globs and the ``domains``."""
+
+    @property
+    def min_gain(self) -> float | str: ...
+    @property
+    def thresholds(self) -> Mapping[str, float | str]: ...
+    @property
+    def domains(self) -> Mapping[str, tuple[float, float] | None]: ...
+
+
+def gain_of(spec: float | str) -> tuple[float, bool]:
+    """``(value, is_percent)`` of a gain already checked: ``"3%"`` -> ``(3.0, True)``."""
+    if isinstance(spec, str) and spec.endswith("%"):
+        return float(spec[:-1]), True
+    return float(spec), False
+
+
+def threshold_spec(metric: str, settings: GainSettings) -> tuple[float | str, str | None]:
     """The ``min_gain`` that applies to ``metric``, and the ``thresholds`` glob that set it."""
     for pattern, s in settings.thresholds.items():
         if fnmatch.fnmatchcase(metric, pattern):
@@ -75,7 +94,7 @@ def threshold_spec(metric: str, settings: AnalysisSettings) -> tuple[float | str
     return settings.min_gain, None
 
 
-def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings) -> None:
+def check_gain_units(metric: str, values: np.ndarray, settings: GainSettings) -> None:
     """A :class:`~saturate.errors.SettingsError` when the threshold for ``metric`` is in metric
     units and wider than its domain (or its values from zero): ``3`` was surely meant as ``3%``."""
     spec, pattern = threshold_spec(metric, settings)
@@ -103,7 +122,7 @@ def check_gain_units(metric: str, values: np.ndarray, settings: AnalysisSettings
             "range)?")
 
 
-def threshold_for(metric: str, values: np.ndarray, settings: AnalysisSettings) -> tuple[float, str]:
+def threshold_for(metric: str, values: np.ndarray, settings: GainSettings) -> tuple[float, str]:
     """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
     spec, _ = threshold_spec(metric, settings)
     value, pct = gain_of(spec)
@@ -201,7 +220,7 @@ def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) ->
 
 
 def roi_stage(roi: float) -> Stage:
-    """The practitioners' stage for an ROI value (limits in :mod:`saturate.analysis.constants`);
+    """The practitioners' stage for an ROI value (limits in :mod:`saturate.measure.constants`);
     names never reuse a verdict's words."""
     if roi is None or not math.isfinite(roi):
         return "unknown"
