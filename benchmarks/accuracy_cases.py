@@ -3,17 +3,19 @@
 A curve is cut at ``frac`` (1/8, 1/4, 1/2) of its last compute ``X``: the analysis sees only the
 points with compute <= ``c = frac * X`` ("the observed part"), the rest is the truth.
 
-**Does the next doubling pay?** The tool's question, with the tool's own threshold:
-``T = 3%`` of the smoothed range ``R`` of the observed part (:func:`saturate.analysis.smoothed_range`,
-the ``min_gain="3%"`` default). What the run did in the next doubling of compute is
+**Does the next doubling pay?** The tool's question, with the tool's own threshold ``T``
+(:func:`saturate.measure.quantities.threshold_for` on the observed part with the default
+``min_gain="3%"``: 3% of its smoothed range ``R``, or of its level or domain when it has not
+moved beyond its noise), written ``t = T / R``. What the run did in the next doubling of
+compute is
 
     g = (mean y over [1.6 c, 2 c] - mean y over [0.8 c, c]) / R
 
 (window means, so one noisy evaluation does not decide; the two windows are one doubling apart).
-The label is **pays** when ``g > 2T = 6%`` and **does not pay** when ``g < T = 3%``; a realised
-gain between ``T`` and ``2T`` is too close to the threshold to say which side the run was on
-(the window means are themselves noisy) and the case is not scored. Cases whose curve ends
-before ``2c`` have no label.
+The label is **pays** when ``g > 2t`` (6% of the range by default) and **does not pay** when
+``g < t``; a realised gain between ``t`` and ``2t`` is too close to the threshold to say which
+side the run was on (the window means are themselves noisy) and the case is not scored. Cases
+whose curve ends before ``2c`` have no label.
 
 **2x / 4x forecasts** are judged against the mean of the real curve over ``[0.9 k C, 1.1 k C]``
 (``C`` the last observed compute, ``k`` 2 or 4): error ``|forecast - truth| / R``, capped at
@@ -27,11 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from saturate.analysis import smoothed_range
+from saturate.analysis import AnalysisSettings
+from saturate.measure.quantities import smoothed_range, threshold_for
 
 CUTS = (1 / 8, 1 / 4, 1 / 2)
-PAYS, FLAT = 0.06, 0.03
-THRESHOLD = 0.03  # the tool's default min_gain ("3%" of the smoothed observed range)
+THRESHOLD = 0.03  # the tool's default min_gain ("3%"), as a share of the range
 MIN_OBSERVED = 8
 ERROR_CAP = 10.0
 
@@ -53,6 +55,8 @@ class Case:
     truth: dict[int, float]
     domain: tuple[float, float] | None = None
     metric: str = "return"
+    t: float = THRESHOLD
+    """The tool's threshold over the observed range ``R``."""
 
     @property
     def key(self) -> str:
@@ -61,11 +65,11 @@ class Case:
     @property
     def label(self) -> bool | None:
         """True: pays; False: does not pay; None: not scored (between T and 2T, or no future)."""
-        if not math.isfinite(self.g):
+        if not (math.isfinite(self.g) and math.isfinite(self.t)):
             return None
-        if self.g > PAYS:
+        if self.g > 2.0 * self.t:
             return True
-        if self.g < FLAT:
+        if self.g < self.t:
             return False
         return None
 
@@ -94,9 +98,11 @@ def make_cases(curves) -> list[Case]:
                 w = (x >= 0.9 * k * last) & (x <= 1.1 * k * last)
                 if w.any():
                     truth[k] = float(y[w].mean())
+            settings = AnalysisSettings(domains={cur.metric: cur.domain} if cur.domain else {})
+            t = threshold_for(cur.metric, y[obs], settings).value / scale
             cases.append(Case(
                 cur.source, cur.name, cur.group, cur.kind, frac, cut, x[obs], y[obs], scale, g,
-                truth, cur.domain, cur.metric,
+                truth, cur.domain, cur.metric, t,
             ))
     return cases
 

@@ -2,7 +2,9 @@
 baselines a user could write in ten lines, all on the same cases.
 
 Each method returns ``(call, {2: forecast, 4: forecast}, verdict, extra)`` with ``call`` True
-("pays"), False ("does not pay") or None (inconclusive). Baselines never abstain:
+("pays"), False ("does not pay") or None (inconclusive). Baselines never abstain; their
+``extra["score"]`` is the gain they expect of the next doubling over the observed range (what
+their AUC ranks by):
 
 * ``last-quarter``: level = rolling mean of the last 10% of points, slope per doubling = OLS on
   log2 compute over the last quarter; pays when the slope exceeds the threshold; forecasts the
@@ -11,22 +13,21 @@ Each method returns ``(call, {2: forecast, 4: forecast}, verdict, extra)`` with 
   ``log-linear``: one ``scipy.optimize.curve_fit`` on the standardised curve; pays when the fit's
   ``f(2C) - f(C)`` exceeds the threshold; forecasts the fit.
 
-The threshold is the tool's (3% of the smoothed observed range) for every method.
+The threshold is the tool's (:attr:`accuracy_cases.Case.t`) for every method.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
 import numpy as np
 import pandas as pd
-from accuracy_cases import THRESHOLD, Case
+from accuracy_cases import Case
 from scipy.optimize import curve_fit
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.analysis.refine import refine
-from saturate.measure.trend import noise_sd
 
 BASELINES = ("last-quarter", "sigmoid", "power", "log-linear")
 Result = tuple[bool | None, dict[int, float | None], str, dict[str, float]]
@@ -39,7 +40,7 @@ def case_points(case: Case) -> pd.DataFrame:
         "experiment": case.group or "bench",
         "run_id": case.name,
         "run": case.name,
-        "metric": "return",
+        "metric": case.metric,
         "step": np.arange(case.compute.size, dtype="int64"),
         "compute": case.compute,
         "value": case.value,
@@ -47,14 +48,14 @@ def case_points(case: Case) -> pd.DataFrame:
 
 
 def run_saturate(case: Case, n_boot: int) -> Result:
-    """The tool's own per-curve verdict and forecasts (the curve alone, no siblings), plus the
-    quantities the verdict rests on (in units of the threshold) and the curve's outlook (``o_*``,
-    what pooling with the siblings needs) for the per-case report."""
+    """The tool's own per-curve call and forecasts (the curve alone, no siblings), plus what
+    the call is made again from: the curve's evidence (``e_*``), and the averaged fit at ``C``,
+    ``2C`` and ``4C`` (the shape the forecasts follow)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        settings = AnalysisSettings(n_boot=n_boot, seed=0)
-        res = refine(analyze_curve(case_points(case), settings), None, settings.decision,
-                     case.domain, settings.confidence, settings.seed)
+        settings = AnalysisSettings(n_boot=n_boot, seed=0,
+                                    domains={case.metric: case.domain} if case.domain else {})
+        res = analyze_curve(case_points(case), settings)
     call = {"scaling": True, "slowing": True, "saturated": False, "regressing": False}.get(
         res.verdict)
     last = float(case.compute[-1])
@@ -63,48 +64,15 @@ def run_saturate(case: Case, n_boot: int) -> Result:
         k = round(f.compute / last)
         if k in fc and math.isfinite(f.value):
             fc[k] = f.value
-    t = res.threshold
-    g, tr = res.gain_per_doubling, res.trend
-    extra: dict[str, float] = {
-        "gain": g.value / t, "gain_lo": g.lo / t, "gain_hi": g.hi / t,
-        "trend": tr.slope_per_doubling.value / t if tr else math.nan,
-        "trend_lo": tr.slope_per_doubling.lo / t if tr else math.nan,
-        "trend_hi": tr.slope_per_doubling.hi / t if tr else math.nan,
-        "roi": res.roi, "noise": noise_sd(case.value) / t,
-        "collapse": float(res.collapse is not None),
-        "flags": ";".join(res.flags),
-        "reason": res.reasons[0][:160] if res.reasons else "",
-    }
-    outlook = getattr(res, "outlook", None)
-    if outlook is not None:
-        extra.update({f"o_{k}": v for k, v in outlook.to_dict().items()})
+    extra: dict[str, float | str] = {"p": res.p_pays if res.p_pays is not None else math.nan,
+                                     "flags": ";".join(res.flags)}
+    if res.evidence is not None:
+        extra["evidence"] = json.dumps(res.evidence.to_dict())
     if res.fit is not None:
-        extra.update(_fit_extras(res.fit, last))
-    extra.update({f"fc{k}": v for k, v in fc.items()})
+        at = np.array([last, 2 * last, 4 * last])
+        extra.update(zip(("fit_c", "fit_2c", "fit_4c"), map(float, res.fit.predict(at)),
+                         strict=True))
     return call, fc, res.verdict, extra
-
-
-def _fit_extras(fit, last: float) -> dict[str, float]:
-    """The averaged fit at C, 2C, 4C and, per law, its weight, predictions and the bootstrap
-    spread of its gain per doubling (for studying law weights without refitting)."""
-    at = np.array([last, 2 * last, 4 * last])
-    raw = fit.predict(at)
-    out = {"fit_c": float(raw[0]), "fit_2c": float(raw[1]), "fit_4c": float(raw[2]),
-           "extrap_se": float(fit.extrapolation_se)}
-    x = fit.norm.x(at)
-    for lf in fit.laws:
-        if not lf.fitted:
-            continue
-        with np.errstate(all="ignore"):
-            p = fit.norm.value(lf.law(x, lf.theta))
-            sd = math.nan
-            if lf.theta_boot.shape[0] >= 2:
-                b = fit.norm.value(lf.law(x[:2], lf.theta_boot))
-                sd = float(np.nanstd(b[:, 1] - b[:, 0]))
-        out.update({f"law_{lf.name}_w": lf.weight, f"law_{lf.name}_c": float(p[0]),
-                    f"law_{lf.name}_2c": float(p[1]), f"law_{lf.name}_4c": float(p[2]),
-                    f"law_{lf.name}_gsd": sd})
-    return out
 
 
 def _norm(case: Case) -> tuple[np.ndarray, np.ndarray, float, float]:
@@ -120,14 +88,15 @@ def _by_model(case: Case, model, p0, bounds) -> Result:
             warnings.simplefilter("ignore")
             p, _ = curve_fit(model, x, y, p0=p0, bounds=bounds, maxfev=20000)
     except (RuntimeError, ValueError):
-        return None, {2: None, 4: None}, "failed", {}
+        return None, {2: None, 4: None}, "failed", {"score": math.nan}
 
     def f(c: float) -> float:
         return float(model(np.asarray(c, dtype=float), *p)) * sd + mu
 
-    pays = f(2.0) - f(1.0) > THRESHOLD * case.scale
+    gain = (f(2.0) - f(1.0)) / case.scale
+    pays = gain > case.t
     fc = {k: (f(float(k)) if math.isfinite(f(float(k))) else None) for k in (2, 4)}
-    return pays, fc, "pays" if pays else "no", {}
+    return pays, fc, "pays" if pays else "no", {"score": gain}
 
 
 def _sigmoid(x, r0, a, cmid, b):
@@ -148,9 +117,9 @@ def run_baseline(case: Case, name: str) -> Result:
         y = case.value
         level = float(pd.Series(y).rolling(max(3, y.size // 10), min_periods=1).mean().iloc[-1])
         q = max(3, y.size // 4)
-        slope = float(np.polyfit(np.log2(case.compute[-q:]), y[-q:], 1)[0])
-        pays = slope > THRESHOLD * case.scale
-        return pays, {2: level, 4: level}, "pays" if pays else "no", {}
+        slope = float(np.polyfit(np.log2(case.compute[-q:]), y[-q:], 1)[0]) / case.scale
+        pays = slope > case.t
+        return pays, {2: level, 4: level}, "pays" if pays else "no", {"score": slope}
     _, y, _, _ = _norm(case)
     if name == "sigmoid":
         lo, hi = float(y.min()), float(y.max())

@@ -1,12 +1,10 @@
 """Extra tables of the accuracy benchmark: the settings chosen per held-out source, the
 calibration of saturate's probability of paying, and what an oracle could score.
 
-* :func:`describe_setting`: a :class:`~saturate.analysis.call_settings.DecisionSettings` in
-  words (the stated loss, the levels it implies, the calibration map, the innovation);
-* :func:`calibration_report`: reliability by decile, ECE and Brier score of the model's
-  probability (the shipped innovation, no map) and of the leave-one-source-out probability
-  (each source's probability from the setting and map chosen on the other sources), overall
-  and per source, and a picture of the reliability tables;
+* :func:`settings_report`: the settings chosen per held-out source;
+* :func:`calibration_report`: reliability by decile, ECE and Brier score of P(pays) under the
+  shipped setting and leave-one-source-out (each source's from the setting chosen on the other
+  sources), overall and per source, and a picture of the reliability tables;
 * :func:`forecast_report`: the median 2x forecast error per source and cut;
 * :func:`oracle_report`: bounds from the seeds. For a single seed, an oracle that knows the
   expected gain of its configuration (the mean realised gain of its sibling seeds at the same
@@ -30,22 +28,11 @@ from accuracy_scoring import summarize
 FMT = {"float_format": lambda v: f"{v:.3f}"}
 
 
-def describe_setting(v) -> str:
-    if hasattr(v, "stop_cost"):
-        m = v.calibration
-        cal = "none" if m.identity else (
-            f"logit p = {m.intercept:g} " + " ".join(f"{w:+g} {f}" for f, w in m.weights))
-        pop = (f"N({v.population.mean:g}, {v.population.sd:g}^2)" if v.population is not None
-               else "none")
-        return (f"wrong stop {v.stop_cost:g}, abstain {v.abstain_cost:g} (levels "
-                f"{v.stop_below:.3f} / {v.go_above:.3f}), population prior {pop}, "
-                f"innovation {v.innovation:g}, map {cal}")
-    return str(v)
-
-
 def settings_report(scored: dict[str, dict]) -> None:
+    from accuracy_calls import describe_setting
+
     for name, s in scored.items():
-        if not hasattr(s["shipped"], "stop_cost"):
+        if s["engine"] is None:
             continue
         print(f"\n{name}: settings chosen per held-out source (on the other sources):")
         for src, v in s["chosen"].items():
@@ -56,7 +43,8 @@ def settings_report(scored: dict[str, dict]) -> None:
         print(f"  shipped default (pooled table): {describe_setting(s['shipped'])}{same}")
 
 
-def _loso_p(engine, rows: pd.DataFrame, chosen: dict) -> np.ndarray:
+def loso_probability(engine, rows: pd.DataFrame, chosen: dict) -> np.ndarray:
+    """Each source's P(pays) under the setting chosen on the other sources."""
     p = np.full(len(rows), math.nan)
     for src, v in chosen.items():
         held = (rows["source"] == src).to_numpy()
@@ -64,21 +52,20 @@ def _loso_p(engine, rows: pd.DataFrame, chosen: dict) -> np.ndarray:
     return p
 
 
-def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine,
-                       plot: str | None = None) -> None:
-    """Reliability, ECE and Brier score of one saturate method's probability: the model's own
-    (no map) and the leave-one-source-out one (each source's probability from the setting and
-    map chosen on the other sources), overall and per source (the leave-one-source-out reliability
-    table of each source too); ``plot``: a picture of the
-    reliability tables (matplotlib) written there."""
+def calibration_report(rows: pd.DataFrame, name: str, s: dict, plot: str | None = None
+                       ) -> None:
+    """Reliability, ECE and Brier score of one saturate method's P(pays): the shipped setting's
+    and the leave-one-source-out one (each source's from the setting chosen on the other
+    sources), overall and per source, each source's reliability table printed and, with
+    ``plot``, drawn."""
+    engine = s["engine"]
     y = outcome(rows["label"])
-    shipped = s["shipped"]
-    raw = engine.decisions(rows, shipped.innovation, shipped.population)["p"]
-    loso = _loso_p(engine, rows, s["chosen"])
+    raw = engine.probability(rows, s["shipped"])
+    loso = loso_probability(engine, rows, s["chosen"])
     print(f"\n== calibration of P(next doubling pays), {name}: scored cases by decile of p")
-    print("model's p (the shipped setting's innovation and prior, no map):")
+    print("the shipped setting's P(pays), all sources:")
     print(reliability(raw, y).T.to_string(**FMT))
-    print("LOSO p (setting and map chosen on the other sources):")
+    print("LOSO P(pays) (each source's setting chosen on the other sources), all sources:")
     print(reliability(loso, y).T.to_string(**FMT))
     table = []
     for src in ["ALL", *sorted(rows["source"].unique())]:
@@ -86,15 +73,15 @@ def calibration_report(rows: pd.DataFrame, name: str, s: dict, engine,
         ok = m & np.isfinite(y)
         base = float(np.nanmean(y[ok])) if ok.any() else math.nan
         table.append({"source": src, "n": int((ok & np.isfinite(loso)).sum()), "paid": base,
-                      "brier_base": base * (1 - base), "brier_model": brier(raw[m], y[m]),
-                      "brier_loso": brier(loso[m], y[m]), "ece_model": ece(raw[m], y[m]),
+                      "brier_base": base * (1 - base), "brier_shipped": brier(raw[m], y[m]),
+                      "brier_loso": brier(loso[m], y[m]), "ece_shipped": ece(raw[m], y[m]),
                       "ece_loso": ece(loso[m], y[m])})
     print("Brier scores and ECE (lower is better; brier_base: the base rate alone, known in "
           "hindsight)")
     print(pd.DataFrame(table).to_string(index=False, **FMT))
     for src in sorted(rows["source"].unique()):
         m = (rows["source"] == src).to_numpy()
-        print(f"LOSO p on {src} alone (its setting and map chosen on the other sources):")
+        print(f"LOSO P(pays) on {src} alone (its setting chosen on the other sources):")
         print(reliability(loso[m], y[m]).T.to_string(**FMT))
     if plot:
         _plot_reliability(rows, raw, loso, y, name, plot)
@@ -109,7 +96,7 @@ def _plot_reliability(rows: pd.DataFrame, raw: np.ndarray, loso: np.ndarray, y: 
 
     sources = sorted(rows["source"].unique())
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
-    for ax, p, title in ((axes[0], raw, "the model's own P(pays)"),
+    for ax, p, title in ((axes[0], raw, "P(pays), the shipped setting"),
                          (axes[1], loso, "reported P(pays), leave-one-source-out")):
         ax.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--")
         for src in ["ALL", *sources]:

@@ -31,8 +31,12 @@ import numpy as np
 import pandas as pd
 
 TARGET_BAL, TARGET_PREC, TARGET_INCL, TARGET_MED2 = 0.75, 0.80, 0.15, 0.15
-CALL_BAL, CALL_PREC, CALL_DECIDED = 0.80, 0.75, 0.60
-"""Issue 28's targets for the calls the tool makes with its default band (per source)."""
+CALL_BAL, CALL_PREC, CALL_DECIDED = 0.78, 0.70, 0.60
+"""The targets for the calls the tool makes with its default band (per source)."""
+AUC_MARGIN, TOP_SHARE, TOP_BAL, ECE_ALL, ECE_SOURCE, MIN_CASES = 0.05, 0.30, 0.80, 0.05, 0.10, 50
+"""The targets for P(pays): forced-call AUC at least the best simple anchor's plus the margin;
+the most confident share of calls at least this balanced accuracy; the calibration error
+overall and per source at most these; on every source with at least ``MIN_CASES`` cases."""
 
 Calls = Callable[[pd.DataFrame, Any], pd.DataFrame]
 """(case rows, setting) -> DataFrame aligned to the rows with columns call, err2, err4."""
@@ -130,7 +134,7 @@ def calls_made(s: dict, decided: float = CALL_DECIDED + 0.05) -> float:
 
 
 def call_targets(s: dict) -> str:
-    """Issue 28's targets for one summary, in words."""
+    """The targets for the calls made, for one summary, in words."""
     def mark(ok: bool) -> str:
         return "met" if ok else "MISSED"
 
@@ -192,6 +196,7 @@ def score_method(method: Method, rows: pd.DataFrame, by: str = "source",
         "best_on_all": all_best,
         "shipped": shipped,
         "loso_calls": loso,
+        "engine": method.engine,
     }
 
 
@@ -224,3 +229,68 @@ def targets_line(s: dict, baselines: dict[str, dict]) -> str:
         f"{s['mean_err2']:.3f} (below every baseline's, best {best_mean:.3f}: "
         f"{mark(s['mean_err2'] < best_mean)})"
     )
+
+
+# ---- P(pays) as a probability -------------------------------------------------------------------
+
+
+def auc(score: np.ndarray, y: np.ndarray) -> float:
+    """The area under the ROC curve of ``score`` for the outcomes ``y`` (1 paid, 0 not; NaN:
+    not scored): the chance a case that paid scores above one that did not (ties count half)."""
+    from scipy.stats import rankdata
+
+    ok = np.isfinite(score) & np.isfinite(y)
+    s, yy = score[ok], y[ok]
+    pos, neg = int((yy == 1).sum()), int((yy == 0).sum())
+    if not pos or not neg:
+        return math.nan
+    r = rankdata(s)
+    return float((r[yy == 1].sum() - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def most_confident(p: np.ndarray, y: np.ndarray, share: float = TOP_SHARE) -> float:
+    """Balanced accuracy of the forced calls (pays when P >= 1/2) on the ``share`` of scored
+    cases whose P(pays) lies furthest from 1/2."""
+    ok = np.isfinite(p) & np.isfinite(y)
+    pp, yy = p[ok], y[ok]
+    k = int(round(share * pp.size))
+    if k == 0:
+        return math.nan
+    idx = np.argsort(-np.abs(pp - 0.5), kind="stable")[:k]
+    call, truth = pp[idx] >= 0.5, yy[idx] == 1
+    recalls = [float(np.mean(call[truth] == truth[truth])) if truth.any() else math.nan,
+               float(np.mean(call[~truth] == truth[~truth])) if (~truth).any() else math.nan]
+    return float(np.nanmean(recalls))
+
+
+def probability_table(rows: pd.DataFrame, p: np.ndarray, anchors: dict[str, np.ndarray]
+                      ) -> list[dict]:
+    """Per source (and ALL): AUC of P(pays) and of the best simple anchor (by its expected
+    gain), the most confident share's balanced accuracy, ECE and Brier score."""
+    from accuracy_calibration import brier, ece, outcome
+
+    y = outcome(rows["label"])
+    out = []
+    for src in ["ALL", *sorted(rows["source"].unique())]:
+        m = np.ones(len(rows), bool) if src == "ALL" else (rows["source"] == src).to_numpy()
+        m = m & np.isfinite(y)
+        best = max(((auc(a[m], y[m]), name) for name, a in anchors.items()),
+                   key=lambda t: -1.0 if math.isnan(t[0]) else t[0])
+        out.append({"source": src, "n": int(m.sum()), "paid": float(np.mean(y[m])),
+                    "auc": auc(p[m], y[m]), "anchor": best[1], "anchor_auc": best[0],
+                    f"top{int(100 * TOP_SHARE)}": most_confident(p[m], y[m]),
+                    "ece": ece(p[m], y[m]), "brier": brier(p[m], y[m])})
+    return out
+
+
+def probability_targets(r: dict) -> str:
+    """The P(pays) targets for one row of :func:`probability_table`, in words."""
+    def mark(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    top = r[f"top{int(100 * TOP_SHARE)}"]
+    limit = ECE_ALL if r["source"] == "ALL" else ECE_SOURCE
+    return (f"AUC {r['auc']:.3f} (>= {r['anchor']} {r['anchor_auc']:.3f} + {AUC_MARGIN}: "
+            f"{mark(r['auc'] >= r['anchor_auc'] + AUC_MARGIN)}), the {TOP_SHARE:.0%} most "
+            f"confident {top:.3f} (>= {TOP_BAL}: {mark(top >= TOP_BAL)}), ECE {r['ece']:.3f} "
+            f"(<= {limit}: {mark(r['ece'] <= limit)})")

@@ -1,32 +1,33 @@
-"""Accuracy of saturate's verdicts and forecasts on real RL curves, against simple baselines.
+"""Accuracy of saturate's calls and forecasts on real RL curves, against simple baselines.
 
 Real curves (Dopamine Atari/MuJoCo seed means and single seeds, DreamerV3 runs of every suite,
 stable-baselines3 evaluation curves, LLM RL on GSM8K; see :mod:`realcurves`) are cut at 1/8, 1/4
 and 1/2 of their compute; the analysis sees only the part before the cut and is judged by what
 the run did later (:mod:`accuracy_cases`: "does the next doubling pay?" against the tool's own
-3% threshold, and the 2x / 4x forecasts). Baselines on the same cases: last level + recent slope,
+threshold, and the 2x / 4x forecasts). Baselines on the same cases: last level + recent slope,
 the ScaleRL sigmoid alone, a saturating power law alone, log-linear alone
-(:mod:`accuracy_methods`).
+(:mod:`accuracy_methods`); their expected gain of the next doubling is the score their AUC
+ranks by.
 
-Figures are reported pooled and leave-one-source-out (every tunable setting of a method chosen
-on the other sources, :mod:`accuracy_scoring`), overall and per source: balanced accuracy over
-all cases (an inconclusive call counts as wrong), and of the calls made (``bal_dec``) with the
-share decided, the precision of the "does not pay" calls and the share of inconclusive calls.
-saturate's settings (:mod:`accuracy_pooled`) are chosen on the training sources only, from
-their out-of-source probabilities (each training source predicted by what the others chose): the
-innovation and the evidence map by the Brier score, then the band of the call (the stated loss
-of a wrong stop and of an inconclusive call) by the balanced accuracy of the calls made with at
-least 65% decided (:func:`accuracy_scoring.calls_made`). The tool ships no evidence map: ``--map``
-offers Platt scaling and the map over the fitted and trend z-scores, which bring the pooled ECE
-from 0.09 to 0.03 but flatten P(pays) so that the clean plateaus, declines and collapses of
-``benchmarks/canonical_shapes.py`` go inconclusive (38 of 72 called right); a map over the
-recent-stretch features (``recent_gain``, ``recent_change``, ``drawdown``) did not carry across
-sources (its weights change sign from one held-out source to the next). Then the settings chosen
-per held-out source, the calibration of the probability (reliability by decile, ECE, Brier
-scores; ``--plot`` draws the reliability tables), the median 2x error per source and cut, and a
-bound from the seeds (:mod:`accuracy_report`).
+Figures are leave-one-source-out: every tunable setting of the call chosen on the other sources
+(:mod:`accuracy_calls`: the spread of a doubling beyond any estimate by the log loss of P(pays),
+then the band by the balanced accuracy of the calls made), overall and per source:
 
-    python benchmarks/bench_accuracy.py               # full sample (~2,600 cases)
+* P(pays) as a probability (:func:`accuracy_scoring.probability_table`): its AUC (the forced
+  call) against the best simple anchor's, the balanced accuracy of the 30% most confident
+  calls, the ECE and the Brier score, with the reliability table of each source printed and
+  (``--plot``) drawn;
+* the calls made with the band: balanced accuracy over all cases (an inconclusive call counts
+  as wrong) and of the calls made (``bal_dec``) with the share decided, the precision of the
+  "does not pay" calls and the share of inconclusive calls;
+* the forecasts' errors, and a bound from the seeds (:mod:`accuracy_report`);
+* ``--learned``: whether learned evidence stacked with P(pays) earns its place
+  (:mod:`accuracy_learned`).
+
+saturate is scored alone, with its seeds pooled as ``analyze_table`` pools them (the figures
+the targets are read on), and with every group of siblings pooled.
+
+    python benchmarks/bench_accuracy.py               # full sample (~2,500 cases)
     python benchmarks/bench_accuracy.py --quick       # a seeded quarter for iterating
     python benchmarks/bench_accuracy.py --save rows.csv   # also write the per-case rows
     python benchmarks/bench_accuracy.py --rows rows.csv   # score saved rows (no per-case work)
@@ -34,7 +35,7 @@ bound from the seeds (:mod:`accuracy_report`).
 
 Per-case results are cached under ``benchmarks/.cache/`` (gitignored), keyed by the case, the
 number of bootstrap draws and a hash of the code that produced them, so a re-run after changing
-only the scoring is instant; ``--no-cache`` ignores the cache.
+only the decision or the scoring is fast; ``--no-cache`` ignores the cache.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -50,26 +52,31 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from saturate.decide import DecisionSettings
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from accuracy_calls import GRID, admissible, saturate_methods  # noqa: E402
 from accuracy_cases import Case, forecast_error, make_cases  # noqa: E402
 from accuracy_methods import BASELINES, run_baseline, run_saturate  # noqa: E402
-from accuracy_pooled import pooled_methods  # noqa: E402
 from accuracy_report import (  # noqa: E402
     calibration_report,
     forecast_report,
+    loso_probability,
     oracle_report,
     settings_report,
 )
 from accuracy_scoring import (  # noqa: E402
+    MIN_CASES,
     Method,
     balanced,
     call_targets,
     fixed_calls,
     objective,
+    probability_table,
+    probability_targets,
     score_method,
-    targets_line,
     tradeoff,
 )
 from realcurves import DATA_DIR, FULL_CAPS, QUICK_CAPS, available, load_all  # noqa: E402
@@ -78,9 +85,9 @@ CACHE = HERE / ".cache" / "accuracy"
 RUNNERS = ("saturate", *BASELINES)
 
 
-POST_HOC = ("decision.py", "pooling.py", "refine.py", "projection.py", "call_settings.py")
-"""Modules of ``saturate/analysis`` the benchmark applies after the per-case work (from the
-stored outlooks), so changing them does not invalidate the cache."""
+POST_HOC = ("decide",)
+"""Packages of ``saturate`` the benchmark applies after the per-case work (from the stored
+evidence), so changing them does not invalidate the cache."""
 
 
 def code_hash() -> str:
@@ -88,8 +95,7 @@ def code_hash() -> str:
     :data:`POST_HOC` modules) and the modules that run the cases."""
     h = hashlib.sha1()
     root = HERE.parent / "saturate"
-    files = sorted(p for p in root.rglob("*.py")
-                   if not (p.parent.name == "analysis" and p.name in POST_HOC))
+    files = sorted(p for p in root.rglob("*.py") if p.parent.name not in POST_HOC)
     files += [HERE / "accuracy_methods.py", HERE / "accuracy_cases.py"]
     for p in files:
         h.update(p.relative_to(HERE.parent).as_posix().encode())
@@ -179,6 +185,8 @@ def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.
             row[f"{m}:seconds"] = r["seconds"]
             if m == "saturate":
                 row.update({f"sat:{k}": v for k, v in r["extra"].items()})
+            else:
+                row[f"{m}:score"] = r["extra"].get("score", math.nan)
         rows.append(row)
     df = pd.DataFrame(rows)
     df["label"] = df["label"].astype(object)
@@ -189,13 +197,13 @@ def case_rows(cases: list[Case], results: dict, methods: tuple[str, ...]) -> pd.
 
 
 def methods_to_score(methods: tuple[str, ...], cases: dict[str, Case], rows: pd.DataFrame,
-                     calibrate: bool = False, population: bool = False) -> list[Method]:
-    """The scored methods: saturate's call, alone and pooled with the siblings, with its settings
-    chosen leave-one-source-out (:mod:`accuracy_pooled`; their pooled tables show the shipped
-    defaults), and each baseline's stored calls (no tunable settings)."""
+                     grid: tuple[DecisionSettings, ...]) -> list[Method]:
+    """The scored methods: saturate's call (alone and pooled, :mod:`accuracy_calls`, settings
+    chosen leave-one-source-out; their pooled tables show the shipped defaults), and each
+    baseline's stored calls (no tunable settings)."""
     out = [Method(m, fixed_calls(f"{m}:")) for m in methods if m != "saturate"]
     if "saturate" in methods:
-        out[:0] = pooled_methods(cases, rows, calibrate, population)
+        out[:0] = saturate_methods(cases, rows, grid)
     return out
 
 
@@ -227,16 +235,23 @@ def report(rows: pd.DataFrame, scored: dict[str, dict]) -> None:
             kind_rows.append({"method": name, "kind": kind, **{
                 k: v for k, v in _summ(rows.loc[g.index], calls.loc[g.index]).items()}})
     print(pd.DataFrame(kind_rows)[["method", "kind", *COLS]].to_string(**fmt))
-    base = {n: next(r for r in s["loso"] if r["source"] == "ALL")
-            for n, s in scored.items() if n in BASELINES}
+    anchors = {m: rows[f"{m}:score"].to_numpy(dtype=float) for m in BASELINES
+               if f"{m}:score" in rows.columns}
     for name, s in scored.items():
-        if name not in BASELINES:
-            me = next(r for r in s["loso"] if r["source"] == "ALL")
-            print(f"\ntargets, {name} (LOSO): {targets_line(me, base)}")
-            print(f"  all sources, {call_targets(me)}")
-            for r in s["loso"]:
-                if r["source"] != "ALL" and r["n"] >= 50:
-                    print(f"  {r['source']} (n={r['n']}): {call_targets(r)}")
+        if s["engine"] is None:
+            continue
+        p = loso_probability(s["engine"], rows, s["chosen"])
+        table = probability_table(rows, p, anchors)
+        print(f"\n== P(pays) of {name}, leave-one-source-out: AUC of the forced call against "
+              "the best simple anchor's, the 30% most confident calls, calibration")
+        print(pd.DataFrame(table).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(f"targets, {name} (LOSO):")
+        for r in table:
+            if r["source"] == "ALL" or r["n"] >= MIN_CASES:
+                print(f"  {r['source']} (n={r['n']}): {probability_targets(r)}")
+        for r in s["loso"]:
+            if r["source"] == "ALL" or r["n"] >= MIN_CASES:
+                print(f"  {r['source']} (n={r['n']}): {call_targets(r)}")
 
 
 def _summ(rows: pd.DataFrame, calls: pd.DataFrame) -> dict:
@@ -260,16 +275,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cache", action="store_true", help="recompute every case")
     ap.add_argument("--select", choices=("balanced", "tradeoff", "targets"), default="balanced",
                     help="how LOSO chooses a setting on the training sources (accuracy_scoring)")
-    ap.add_argument("--population", action="store_true",
-                    help="offer population priors of the relative gain per doubling "
-                         "(accuracy_pooled.POPULATIONS)")
     ap.add_argument("--weight", type=float, default=0.5,
                     help="--select tradeoff: points of balanced accuracy a point of 'does not "
                          "pay' precision is worth")
-    ap.add_argument("--map", action="store_true",
-                    help="offer evidence maps of saturate's probability fitted on the training "
-                         "sources (accuracy_calibration; the tool ships none: see the module "
-                         "docstring)")
+    ap.add_argument("--any-setting", action="store_true",
+                    help="offer every setting of the grid, not only those that call the "
+                         "canonical shapes with the fewest problems (accuracy_calls.admissible)")
+    ap.add_argument("--learned", action="store_true",
+                    help="try learned evidence stacked with P(pays), fitted leave-one-source-out "
+                         "(accuracy_learned): does it earn its place?")
     ap.add_argument("--plot", default=None,
                     help="draw the reliability tables of saturate/seeds to this picture "
                          "(docs/reliability.png)")
@@ -303,16 +317,25 @@ def main(argv: list[str] | None = None) -> int:
     by_key = {c.key: c for c in cases}
     select = {"targets": objective, "balanced": balanced,
               "tradeoff": tradeoff(args.weight)}[args.select]
-    to_score = methods_to_score(methods, by_key, rows, args.map, args.population)
+    grid = GRID if args.any_setting else admissible()
+    spreads = sorted({(s.innovation, s.history, s.lean) for s in grid})
+    print(f"settings of the call offered: {len(grid)} of {len(GRID)}; (innovation, history, "
+          f"lean): {', '.join(map(str, spreads))}", flush=True)
+    to_score = methods_to_score(methods, by_key, rows, grid)
     scored = {m.name: score_method(m, rows, select=select) for m in to_score}
     report(rows, scored)
     for m in to_score:
         if m.engine is not None:
-            bad = m.engine.check(rows, scored[m.name]["shipped"])
+            bad = m.engine.check(scored[m.name]["shipped"])
             print(f"\n{m.name}: the benchmark's vectorised calls differ from the tool's decide() "
                   f"on {bad} cases (shipped setting)")
-            calibration_report(rows, m.name, scored[m.name], m.engine,
+            calibration_report(rows, m.name, scored[m.name],
                                args.plot if m.name == "saturate/seeds" else None)
+    if args.learned and "saturate/seeds" in scored:
+        from accuracy_learned import learned_report
+
+        s = scored["saturate/seeds"]
+        learned_report(rows, by_key, loso_probability(s["engine"], rows, s["chosen"]))
     forecast_report(rows, scored)
     oracle_report(rows, by_key)
     for m in methods:

@@ -1,8 +1,22 @@
-"""A battery of canonical curve shapes, each with the call a user needs, on runs logged in
-steps (compute linear in the step) and in compute (log-spaced), at two lengths and noise from
-0.5% to 5% of the range. Every curve must be called right; flat noise may be inconclusive.
+"""A battery of canonical curve shapes, each with the call a user checks first, on runs logged
+in steps (compute linear in the step) and in compute (log-spaced), at two lengths and noise from
+0.5% to 5% of the range (of the level, for the flat lines).
 
-    python benchmarks/canonical_shapes.py        # prints each curve's verdict and P(pays)
+What each must get (:data:`SHAPES`, :func:`problems`):
+
+* a steady rise, a late take-off, a steady log-linear gain: they pay; the log-linear gain with
+  noise up to 1% is ``scaling`` at P(pays) > 0.95 with an interval at most 3x as wide as its own
+  estimate's;
+* a plateau, a decline over the last third: they do not pay;
+* a collapse at 80% of the run: ``regressing`` at every noise level;
+* a flat line at 0.40 (noise up to 2% of its level, ten doublings): ``saturated`` at
+  P(pays) < 0.15; flat noise around 0.5 (a rate): does not pay, or inconclusive at 5% noise;
+* a run held at its maximum over its last quarter (an accuracy at 1, a return at 500):
+  ``saturated``;
+* a precise rising run among two flat runs that differ from it only by their seed: keeps the
+  call it gets alone.
+
+    python benchmarks/canonical_shapes.py        # each curve's verdict and P(pays), then problems
 
 ``tests/test_canonical_shapes.py`` runs the same battery.
 """
@@ -20,57 +34,158 @@ PAYS, STOPS = ("scaling", "slowing"), ("saturated", "regressing")
 SHAPES: dict[str, tuple[str, ...]] = {
     "steady rise": PAYS,
     "late take-off": PAYS,
+    "log-linear gain": PAYS,
     "plateau": STOPS,
     "decline over the last third": STOPS,
-    "collapse": STOPS,
+    "collapse": ("regressing",),
+    "flat line": ("saturated",),
     "flat noise": (*STOPS, "inconclusive"),
+    "held at maximum": ("saturated",),
+    "held at 500": ("saturated",),
 }
 """Each shape and the verdicts that call it right."""
 LOGGED = ("steps", "compute")
 LENGTHS = (60, 300)
 NOISES = (0.005, 0.02, 0.05)
+FLAT_NOISES = (0.005, 0.01, 0.02)
+"""The flat line's noise, as a share of its level 0.40."""
 
 
-def level(shape: str, u: np.ndarray) -> np.ndarray:
-    """The noiseless accuracy at ``u``, the share of the run's points logged so far."""
+def level(shape: str, u: np.ndarray, compute: np.ndarray) -> np.ndarray:
+    """The noiseless value at ``u`` (the share of the run's points logged so far)."""
     if shape == "steady rise":
         return 0.1 + 0.8 * u
     if shape == "late take-off":
         return 0.1 + 0.7 * np.clip((u - 0.6) / 0.4, 0.0, 1.0) ** 1.5
+    if shape == "log-linear gain":
+        return 0.1 + 0.05 * np.log2(compute)
     if shape == "plateau":
         return 0.1 + 0.7 * (1.0 - np.exp(-u / 0.08))
     if shape == "decline over the last third":
         return np.where(u < 2 / 3, 0.1 + 0.39 * u / (2 / 3), 0.49 - (u - 2 / 3) * 3 * 0.4)
     if shape == "collapse":
         return np.where(u < 0.8, 0.1 + 0.6 * (1.0 - np.exp(-u / 0.2)), 0.15)
+    if shape == "flat line":
+        return np.full_like(u, 0.40)
     if shape == "flat noise":
         return np.full_like(u, 0.5)
+    if shape == "held at maximum":
+        return np.minimum(0.2 + 0.8 * u / 0.75, 1.0)
+    if shape == "held at 500":
+        return np.minimum(20.0 + 480.0 * (u / 0.75) ** 0.7, 500.0)
     raise KeyError(shape)
 
 
+def noise_sd(shape: str, noise: float, truth: np.ndarray) -> float:
+    """The noise's standard deviation: a share of the range (of the level for a flat line)."""
+    if shape == "flat line":
+        return noise * 0.40
+    if shape == "log-linear gain":
+        return noise * float(np.ptp(truth))
+    if shape == "held at 500":
+        return noise * 480.0
+    return noise * 0.8
+
+
 def curve(shape: str, logged: str, n: int, noise: float, seed: int = 0) -> pd.DataFrame:
-    """One run of ``shape``: ``n`` points, noise ``noise`` of the range (0.8), in [0, 1]."""
+    """One run of ``shape``: ``n`` points (metric ``eval/accuracy`` in [0, 1], ``return`` for
+    the return held at 500, ``reward`` for the flat line and the log-linear gain)."""
     rng = np.random.default_rng(seed)
     u = np.arange(1, n + 1) / n
     compute = np.arange(1, n + 1, dtype=float) if logged == "steps" else np.geomspace(1, 2**10, n)
-    y = np.clip(level(shape, u) + rng.normal(0.0, noise * 0.8, n), 0.0, 1.0)
-    return pd.DataFrame({"run": f"{shape}|{logged}|{n}|{noise}", "metric": "eval/accuracy",
+    truth = level(shape, u, compute)
+    y = truth + rng.normal(0.0, noise_sd(shape, noise, truth), n)
+    if shape in ("held at 500", "held at maximum"):  # at the top, exactly: a ceiling
+        top = 500.0 if shape == "held at 500" else 1.0
+        y = np.where(truth >= top, top, np.minimum(y, top))
+    if shape == "held at 500":
+        metric = "return"
+    elif shape in ("flat line", "log-linear gain"):
+        metric = "reward"
+    else:
+        y = np.clip(y, 0.0, 1.0)
+        metric = "eval/accuracy"
+    return pd.DataFrame({"run": f"{shape}|{logged}|{n}|{noise}", "metric": metric,
                          "step": np.arange(1, n + 1), "compute": compute, "value": y})
 
 
+def runs() -> list[tuple[str, str, int, float]]:
+    """Every (shape, logging, length, noise) of the battery."""
+    return [(s, lg, n, nz) for s, lg, n in product(SHAPES, LOGGED, LENGTHS)
+            for nz in (FLAT_NOISES if s == "flat line" else NOISES)]
+
+
 def battery() -> pd.DataFrame:
-    """Every shape x logging x length x noise, as one tidy table."""
-    return pd.concat([curve(*k) for k in product(SHAPES, LOGGED, LENGTHS, NOISES)],
-                     ignore_index=True)
+    """Every curve of :func:`runs` as one tidy table."""
+    return pd.concat([curve(*k) for k in runs()], ignore_index=True)
 
 
-def judge(frame: pd.DataFrame) -> pd.DataFrame:
-    """The verdicts of :func:`battery` (``saturate.analyze(...).to_frame()``) with ``right``."""
-    out = frame[["run", "verdict", "p_pays"]].copy() if "p_pays" in frame else frame[
-        ["run", "verdict"]].copy()
-    out["shape"] = out["run"].str.split("|").str[0]
-    out["right"] = [v in SHAPES[s] for s, v in zip(out["shape"], out["verdict"], strict=True)]
+def siblings(seed: int = 0) -> pd.DataFrame:
+    """A precise rising run and two flat runs that differ from it only by their ``seed`` (one
+    configuration's seeds, as far as the table can tell)."""
+    rng = np.random.default_rng(seed)
+    c = np.geomspace(1, 2**10, 200)
+    rise = 0.1 + 0.05 * np.log2(c) + rng.normal(0, 0.003, c.size)
+    flats = [0.4 + rng.normal(0, 0.003, c.size) for _ in range(2)]
+    return pd.concat([pd.DataFrame({"run": f"recipe-seed{i}", "seed": i, "metric": "reward",
+                                    "step": np.arange(c.size), "compute": c, "value": v})
+                      for i, v in enumerate([rise, *flats])], ignore_index=True)
+
+
+def judge(curves) -> pd.DataFrame:  # noqa: ANN001 - CurveAnalysis objects
+    """The verdict of every curve of :func:`battery`, its P(pays), its gain's interval and the
+    curve's own estimate's, and ``right``."""
+    rows = []
+    for c in curves:
+        shape, _, _, noise = c.run.split("|")
+        own = c.decision.own if c.decision is not None else None
+        g = c.gain_per_doubling
+        rows.append({"run": c.run, "verdict": c.verdict, "p_pays": c.p_pays, "gain": g.value,
+                     "lo": g.lo, "hi": g.hi, "own_width": own.hi - own.lo if own else np.nan,
+                     "shape": shape, "noise": float(noise), "right": c.verdict in SHAPES[shape]})
+    return pd.DataFrame(rows)
+
+
+def problems(judged: pd.DataFrame) -> list[str]:
+    """Every way the battery misses what the module docstring asks, in words (empty: none)."""
+    out = []
+    for r in judged.itertuples():
+        if not r.right and not (r.shape == "flat noise" and r.noise == 0.05):
+            out.append(f"{r.run}: {r.verdict} at P {r.p_pays:.2f}")
+        if r.shape == "flat line" and not r.p_pays < 0.15:
+            out.append(f"{r.run}: P(pays) {r.p_pays:.2f}, not below 0.15")
+        if r.shape == "log-linear gain" and r.noise <= 0.01:
+            if not (r.verdict == "scaling" and r.p_pays > 0.95):
+                out.append(f"{r.run}: {r.verdict} at P {r.p_pays:.2f}, not scaling above 0.95")
+            ratio = (r.hi - r.lo) / r.own_width
+            if not ratio <= 3.0:
+                out.append(f"{r.run}: interval {ratio:.1f}x its own estimate's, not at most 3x")
     return out
+
+
+def decided_again(curves, setting):  # noqa: ANN001, ANN201 - CurveAnalysis, DecisionSettings
+    """The battery's curves with the call made again under ``setting`` from their evidence (no
+    refit): how the accuracy benchmark keeps only the settings that call every shape right."""
+    from saturate.analysis import with_decision
+    from saturate.decide import decide
+
+    return [with_decision(c, decide(c.evidence, None, setting)) for c in curves]
+
+
+def sibling_problems() -> list[str]:
+    """The precise rising run keeps its call among flat siblings (:func:`siblings`)."""
+    import saturate
+
+    table = siblings()
+    alone = saturate.analyze(table[table["run"] == "recipe-seed0"], diagnostics=False)
+    pooled = saturate.analyze(table, diagnostics=False)
+    a, p = alone.curves[0], next(c for c in pooled.curves if c.run == "recipe-seed0")
+    if a.verdict != p.verdict or abs(a.p_pays - p.p_pays) > 0.05:
+        return [f"recipe-seed0: alone {a.verdict} at P {a.p_pays:.2f}, among flat siblings "
+                f"{p.verdict} at P {p.p_pays:.2f}"]
+    if p.pooling is None:
+        return ["recipe-seed0: the siblings it was weighed with are not shown"]
+    return []
 
 
 def main() -> int:
@@ -78,11 +193,14 @@ def main() -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = judge(saturate.analyze(battery()).to_frame())
+        analysis = saturate.analyze(battery(), diagnostics=False)
+        result = judge(analysis.curves)
+        found = problems(result) + sibling_problems()
     pd.set_option("display.width", 200)
-    print(result.to_string(index=False))
+    print(result.drop(columns=["shape", "noise", "own_width"]).to_string(index=False))
     print(f"\n{int(result['right'].sum())} of {len(result)} called right")
-    return 0 if result["right"].all() else 1
+    print("\n".join(["problems:", *found]) if found else "no problems")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -347,7 +347,7 @@ def _analyze_tables(
     how = AnalysisSettings.from_settings(settings)
     parts = PreparedParts(*_with_axis(tables, settings.compute is not None),
                           objective=settings.objective, diagnostic=settings.diagnostic)
-    whole = settings.group_by or settings.budget is not None or settings.gpu_hour_cost is not None
+    whole = how.group_by or settings.budget is not None or settings.gpu_hour_cost is not None
     table, suite, stage = None, None, _stages(progress)
     if whole or settings.suite is not None:
         df = concat_tables(list(parts))

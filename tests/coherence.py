@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from saturate.analysis.call_settings import DecisionSettings
-from saturate.analysis.refine import stage_of
+from saturate.decide import DecisionSettings
+from saturate.decide.decision import stage_of
 from saturate.measure.constants import KNEE_ROI
 from saturate.measure.quantities import roi_stage
 from saturate.results import CurveAnalysis, Estimate
@@ -58,8 +58,9 @@ def domain_holds(c: CurveAnalysis) -> str:
 def verdict_follows_the_rule(c: CurveAnalysis) -> str:
     """README: words never stronger than, nor against, the numbers: a gain interval above the
     threshold is never called "does not pay" (saturated, regressing), one below it never "pays"
-    (scaling, slowing); a curve that pays is scaling before the knee (ROI >= 0.8) and slowing
-    past it."""
+    (scaling, slowing); a curve that pays is scaling while its gain per doubling holds (ROI, the
+    next doubling's gain over the last one's, >= 0.8, or a gain after a flat doubling) and
+    slowing once it shrinks."""
     g, t = c.gain_per_doubling, c.threshold
     if not (math.isfinite(g.lo) and math.isfinite(g.hi)):
         return ""
@@ -67,8 +68,9 @@ def verdict_follows_the_rule(c: CurveAnalysis) -> str:
         return f"gain {g} > {t:.3g}: {c.verdict}"
     if g.hi < t and c.verdict in ("scaling", "slowing"):
         return f"gain {g} < {t:.3g} but {c.verdict}"
-    if c.verdict in ("scaling", "slowing") and g.lo > t:
-        want = "scaling" if math.isfinite(c.roi) and c.roi >= KNEE_ROI else "slowing"
+    if c.verdict in ("scaling", "slowing") and c.evidence is not None:
+        holds = (c.roi >= KNEE_ROI) if math.isfinite(c.roi) else not c.evidence.last_gain > 0
+        want = "scaling" if holds else "slowing"
         return "" if c.verdict == want else f"gain {g} > {t:.3g}, ROI {c.roi:.3g}: {c.verdict}"
     return ""
 
@@ -83,7 +85,7 @@ def regressing_only_when_falling(c: CurveAnalysis) -> str:
 
 
 def stage_follows_the_verdict(c: CurveAnalysis) -> str:
-    """One vocabulary: the ROI stage tells the verdict's story (``refine.stage_of``)."""
+    """One vocabulary: the ROI stage tells the verdict's story (``decide.decision.stage_of``)."""
     if c.decision is None:
         return ""
     want = stage_of(c.verdict, c.roi)
@@ -112,7 +114,7 @@ def knee_and_stop_where_the_fit_rises(c: CurveAnalysis) -> str:
 
 def forecasts_follow_the_call(c: CurveAnalysis) -> str:
     """A curve that pays is never forecast below its current level."""
-    o = c.outlook
+    o = c.evidence
     if o is None or c.verdict not in ("scaling", "slowing"):
         return ""
     sign = 1.0 if c.direction == "higher" else -1.0
@@ -123,19 +125,20 @@ def forecasts_follow_the_call(c: CurveAnalysis) -> str:
 
 def verdict_follows_the_call(c: CurveAnalysis) -> str:
     """README: "does not pay" (saturated, regressing) below the lower level of the stated loss,
-    "pays" (scaling, slowing) from the upper one, inconclusive between, or where the curve has
-    not moved beyond its noise (the default levels: the checks run on default settings)."""
-    d, o = c.decision, c.outlook
-    if d is None or o is None or not math.isfinite(d.p_pays):
+    "pays" (scaling, slowing) from the upper one, inconclusive between (the default levels: the
+    checks run on default settings), except that an unrecovered collapse tips an open call that
+    leans "does not pay" (P < 1/2) to it."""
+    d = c.decision
+    if d is None or not math.isfinite(d.p_pays):
         return ""
     levels = DecisionSettings()
     lo, hi = levels.stop_below, levels.go_above
     if c.verdict == "inconclusive":
-        ok = not o.moved or lo <= d.p_pays < hi
+        ok = lo <= d.p_pays < hi and not (c.collapse is not None and d.p_pays < 0.5)
     elif c.verdict in ("scaling", "slowing"):
         ok = d.p_pays >= hi
-    else:  # an unrecovered collapse is regressing unless P(pays) reaches the upper level
-        ok = d.p_pays < lo or (c.collapse is not None and d.p_pays < hi)
+    else:
+        ok = d.p_pays < lo or (c.collapse is not None and d.p_pays < 0.5)
     return "" if ok else f"p={d.p_pays:.3f}, levels {lo:.3f}/{hi:.3f}: {c.verdict}"
 
 

@@ -1,6 +1,6 @@
-"""The accuracy benchmark's own machinery (benchmarks/accuracy_calibration.py and
-accuracy_scoring.py): the calibration map it fits is the tool's, and leave-one-source-out never
-chooses a setting on the source it scores."""
+"""The accuracy benchmark's own machinery (benchmarks/accuracy_calibration.py, accuracy_calls.py
+and accuracy_scoring.py): its scores of a probability, its calls are the tool's, and
+leave-one-source-out never chooses a setting on the source it scores."""
 
 from __future__ import annotations
 
@@ -13,40 +13,39 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from accuracy_calibration import apply_map, brier, ece, fit_map, reliability  # noqa: E402
-from accuracy_scoring import Method, score_method, tradeoff  # noqa: E402
-
-from saturate.analysis.call_settings import EVIDENCE_FEATURES, EvidenceMap  # noqa: E402
+from accuracy_calibration import brier, ece, reliability  # noqa: E402
+from accuracy_scoring import Method, auc, most_confident, score_method, tradeoff  # noqa: E402
 
 
-def test_the_vectorised_map_is_the_tools_map() -> None:
-    rng = np.random.default_rng(0)
-    m = EvidenceMap(0.4, (("model", 0.7), ("trend_z", -0.1), ("drawdown", -1.5)))
-    p = np.array([1e-4, 0.2, 0.5, 0.93, 1.0 - 1e-4])
-    x = rng.uniform(-1, 1, (p.size, len(EVIDENCE_FEATURES)))
-    x[:, 0] = np.log(p / (1 - p))
-    want = [m.probability(v, dict(zip(EVIDENCE_FEATURES, row, strict=True)))
-            for v, row in zip(p, x, strict=True)]
-    assert apply_map(p, x, m) == pytest.approx(want)
-
-
-def test_the_map_fit_recovers_a_known_map_and_improves_the_brier_score() -> None:
+def test_the_calibration_tables_and_probability_scores() -> None:
     rng = np.random.default_rng(3)
     n = 20_000
     p = rng.uniform(0.02, 0.98, n)
-    x = np.zeros((n, len(EVIDENCE_FEATURES)))
-    x[:, 0] = np.log(p / (1 - p))
-    x[:, EVIDENCE_FEATURES.index("drawdown")] = rng.uniform(0, 1, n)
-    z = 0.5 + 0.6 * x[:, 0] - 2.0 * x[:, EVIDENCE_FEATURES.index("drawdown")]
-    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-z))).astype(float)
-    m = fit_map(x, y, ("model", "drawdown"))
-    w = dict(m.weights)
-    assert m.intercept == pytest.approx(0.5, abs=0.1) and w["model"] == pytest.approx(0.6, abs=0.08)
-    assert w["drawdown"] == pytest.approx(-2.0, abs=0.2)
-    assert brier(apply_map(p, x, m), y) < brier(p, y)
-    assert ece(apply_map(p, x, m), y) < 0.02 < ece(p, y)
+    y = (rng.uniform(size=n) < p).astype(float)  # calibrated by construction
+    assert ece(p, y) < 0.02 and brier(p, y) < brier(np.full(n, 0.5), y)
+    skewed = np.clip(p + 0.2, 0, 1)
+    assert ece(skewed, y) > 0.15
     table = reliability(p, y)
     assert table["n"].sum() == p.size and len(table) == 10
+    assert auc(p, y) == pytest.approx(auc(p * 0.5, y))  # a ranking, not a scale
+    assert auc(p, 1.0 - y) == pytest.approx(1.0 - auc(p, y))
+    # the most confident share: forced calls at 1/2 on the cases furthest from it
+    sure = np.r_[np.full(30, 0.99), np.full(70, 0.5)]
+    assert most_confident(sure, np.r_[np.ones(30), np.zeros(70)], 0.3) == 1.0
+
+
+def test_the_benchmarks_calls_are_the_tools() -> None:
+    """The vectorised band of the accuracy benchmark calls each probability as decide() does,
+    the tip of an unrecovered collapse included."""
+    from accuracy_calls import band_calls
+
+    from saturate.decide import DecisionSettings
+
+    s = DecisionSettings()
+    p = np.array([0.1, s.stop_below, 0.5, s.go_above - 1e-9, s.go_above, 0.9, 0.47, np.nan])
+    collapsed = np.array([False] * 6 + [True, True])
+    got = band_calls(p, collapsed, s)
+    assert list(got) == [False, None, None, None, True, True, False, None]
 
 
 def test_loso_chooses_each_sources_setting_on_the_other_sources() -> None:

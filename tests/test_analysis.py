@@ -1,5 +1,5 @@
-"""Per-curve quantities (pure maths), verdict rules, and analyze_curve on curves built to have
-each verdict, with the real fitting engine."""
+"""Per-curve quantities (pure maths) and analyze_curve on curves built to have each verdict, with
+the real fitting engine (the call itself: tests/test_decide.py)."""
 
 from __future__ import annotations
 
@@ -13,27 +13,21 @@ import pytest
 from realdata import realcurves_path
 from scipy.optimize import brentq
 
-from saturate.analysis import (
-    AnalysisSettings,
-    Evidence,
-    analyze_curve,
-    analyze_table,
-    decide_verdict,
-    elasticity,
-    find_knee,
+from saturate.analysis import AnalysisSettings, analyze_curve, analyze_table, parse_min_gain
+from saturate.errors import SettingsError
+from saturate.measure.evidence import fit_knee
+from saturate.measure.quantities import (
     find_stop_point,
     gain_per_doubling,
     headroom,
     honest_forecast,
     noise_range,
-    parse_min_gain,
     roi_stage,
     share_above,
     smoothed_range,
     threshold_for,
 )
-from saturate.errors import SettingsError
-from saturate.results import Collapse, Estimate, ForecastPoint, Trend
+from saturate.results import Estimate, ForecastPoint
 from saturate.table.curves import tidy
 
 FAST = AnalysisSettings(n_boot=60, seed=0)
@@ -66,24 +60,6 @@ def test_gain_per_doubling_of_a_log_linear_curve_is_its_slope() -> None:
     assert no_interval.value == pytest.approx(0.5) and not no_interval.identified
 
 
-@pytest.mark.parametrize("a", [0.2, 0.8, 1.5])
-def test_roi_is_the_elasticity_of_the_gain(a: float) -> None:
-    def f(c: np.ndarray) -> np.ndarray:
-        return 3.0 + 2.0 * np.asarray(c, float) ** a
-
-    roi = elasticity(f, np.array([10.0, 1000.0]), r0=3.0)
-    np.testing.assert_allclose(roi, a, rtol=1e-3)
-
-
-def test_roi_is_negative_on_a_falling_curve_and_nan_when_not_defined() -> None:
-    def falling(c: np.ndarray) -> np.ndarray:
-        return 10.0 - np.log(c)
-
-    assert elasticity(falling, 100.0, r0=0.0)[0] < 0  # above R0 but falling
-    assert elasticity(falling, 100.0, r0=20.0)[0] < 0  # below R0 and falling
-    assert math.isnan(elasticity(lambda c: np.log(c), 0.5, r0=1.0)[0])  # below R0, rising
-
-
 @pytest.mark.parametrize(
     ("roi", "stage"),
     [
@@ -100,20 +76,25 @@ def test_roi_stages_use_the_practitioners_thresholds(roi: float, stage: str) -> 
     assert roi_stage(roi) == stage
 
 
-def test_knee_is_where_roi_first_falls_below_0_8() -> None:
+def test_knee_is_where_the_gain_per_doubling_shrinks_for_good() -> None:
     tau = 50.0
 
     def f(c: np.ndarray) -> np.ndarray:
         return 1.0 - np.exp(-np.asarray(c, float) / tau)
 
-    # Elasticity of 1 - exp(-x) is x e^-x / (1 - e^-x); it crosses 0.8 once.
-    x = brentq(lambda x: x * math.exp(-x) / (1 - math.exp(-x)) - 0.8, 0.01, 5)
-    knee = find_knee(f, 0.0, 1.0, 500.0)
-    assert knee == pytest.approx(x * tau, rel=0.03)
-    # A log-linear curve starts below 0.8 far from its origin: no knee to find.
-    assert find_knee(lambda c: np.log(c / 0.5), 0.0, 100.0, 1000.0) is None
-    # A curve still accelerating has not reached its knee.
-    assert find_knee(lambda c: np.asarray(c, float) ** 1.2, 0.0, 1.0, 100.0) is None
+    # the next doubling's gain over the last one's, e^-x (1 - e^-x) / (e^-x/2 (1 - e^-x/2)),
+    # falls below 0.8 once
+    def ratio(x: float) -> float:
+        g = lambda a, b: math.exp(-a) - math.exp(-b)  # noqa: E731
+        return g(x, 2 * x) / g(x / 2, x)
+
+    x = brentq(lambda x: ratio(x) - 0.8, 0.01, 5)
+    assert fit_knee(f, 1.0, 500.0) == pytest.approx(x * tau, rel=0.03)
+    # a steady log-linear climb holds its gain per doubling: no knee
+    assert math.isnan(fit_knee(lambda c: np.log(c / 0.5), 1.0, 1000.0))
+    # nor has an accelerating curve, nor a falling one
+    assert math.isnan(fit_knee(lambda c: np.asarray(c, float) ** 1.2, 1.0, 100.0))
+    assert math.isnan(fit_knee(lambda c: -np.log(np.asarray(c, float)), 1.0, 100.0))
 
 
 def test_stop_point_of_a_saturating_power_law() -> None:
@@ -157,8 +138,8 @@ def test_min_gain_parsing_and_threshold() -> None:
             parse_min_gain(bad)
     y = np.r_[np.zeros(50), np.ones(50) * 10]
     assert smoothed_range(y) == pytest.approx(10.0)
-    thr, text = threshold_for("reward", y, AnalysisSettings(min_gain="5%"))
-    assert thr == pytest.approx(0.5) and "5% of the observed range" in text
+    t = threshold_for("reward", y, AnalysisSettings(min_gain="5%"))
+    assert t.value == pytest.approx(0.5) and (t.share, t.basis) == (0.05, "range")
     s = AnalysisSettings(thresholds={"eval/*": 0.2})
     assert threshold_for("eval/score", y, s)[0] == 0.2
     assert threshold_for("train/score", y, s)[0] == pytest.approx(0.3)
@@ -177,84 +158,6 @@ def test_smoothed_range_ignores_a_single_outlier() -> None:
     y = np.r_[np.linspace(0, 1, 100)]
     y[50] = 5.0
     assert smoothed_range(y) < 1.5
-
-
-# ---- verdict rules ------------------------------------------------------------------------------
-
-
-def _trend(v: float, lo: float, hi: float, p: float = 0.01) -> Trend:
-    return Trend(Estimate(v, lo, hi), p, "test", 50.0, 100.0, 50)
-
-
-def _ev(gain=None, trend=None, collapse=None, roi=1.0, p_above=None, scale=1.0) -> Evidence:
-    return Evidence(
-        threshold=0.03,
-        threshold_text="0.03 (3% of the observed range 1)",
-        gain=gain,
-        trend=trend,
-        collapse=collapse,
-        roi=roi,
-        scale=scale,
-        p_above=p_above,
-    )
-
-
-def test_verdict_scaling_and_slowing_split_at_the_knee() -> None:
-    g = Estimate(0.2, 0.1, 0.3)
-    v, reasons = decide_verdict(_ev(g, _trend(0.2, 0.1, 0.3), roi=1.2))
-    assert v == "scaling"
-    assert "0.2 [0.1, 0.3] is above the threshold 0.03" in reasons[0]
-    assert any("before the knee" in r for r in reasons)
-    v, reasons = decide_verdict(_ev(g, _trend(0.2, 0.1, 0.3), roi=0.4))
-    assert v == "slowing" and any("past the knee" in r for r in reasons)
-
-
-def test_verdict_saturated_when_the_gain_is_below_the_threshold() -> None:
-    v, reasons = decide_verdict(_ev(Estimate(0.01, 0.0, 0.02), _trend(0.01, -0.01, 0.03), roi=0.1))
-    assert v == "saturated"
-    assert "below the threshold 0.03" in reasons[0] and "90% confidence" in reasons[0]
-
-
-def test_straddling_gain_is_decided_by_the_share_of_draws() -> None:
-    g = Estimate(0.025, -0.01, 0.2)
-    v, reasons = decide_verdict(_ev(g, None, p_above=0.7, roi=0.5))
-    assert v == "slowing" and "70% of the bootstrap draws" in reasons[0]
-    v, _ = decide_verdict(_ev(g, None, p_above=0.3))
-    assert v == "saturated"
-    # Without draws the point estimate decides.
-    v, _ = decide_verdict(_ev(Estimate(0.025, 0.0, 0.2)))
-    assert v == "saturated"
-
-
-def test_verdict_regressing_on_a_collapse_or_a_real_decline() -> None:
-    col = Collapse(
-        compute=500.0, step=50, level_before=0.9, level_after=0.3, drop=0.6, drop_fraction=0.6
-    )
-    v, reasons = decide_verdict(_ev(Estimate(-0.05, -0.1, 0.0), _trend(-0.05, -0.2, 0.1), col))
-    assert v == "regressing" and "collapse at compute 500" in reasons[0] and "60%" in reasons[0]
-    # A collapse the curve has since made up for does not make it regress.
-    v, reasons = decide_verdict(_ev(Estimate(0.2, 0.1, 0.3), _trend(0.2, 0.1, 0.3), col))
-    assert v == "scaling" and any("gained since" in r for r in reasons)
-    v, reasons = decide_verdict(_ev(Estimate(-0.05, -0.1, 0.0), _trend(-0.1, -0.15, -0.05)))
-    assert v == "regressing" and "below zero at 90% confidence" in reasons[0]
-    # A decline within noise is not regressing.
-    v, _ = decide_verdict(_ev(Estimate(0.0, -0.02, 0.01), _trend(-0.1, -0.3, 0.1)))
-    assert v == "saturated"
-
-
-def test_verdict_inconclusive_only_when_there_is_nothing_to_go_on_or_a_coin_flip() -> None:
-    v, reasons = decide_verdict(_ev(None, None))
-    assert v == "inconclusive" and "no law could be fitted" in reasons[0]
-    wide = Estimate(0.05, -0.8, 0.9)
-    v, reasons = decide_verdict(_ev(wide, None, p_above=0.52, scale=1.0))
-    assert v == "inconclusive" and "wider than the curve's whole observed range" in reasons[0]
-    # Same width but a clear majority of draws: a verdict, not a hiding place.
-    assert decide_verdict(_ev(wide, None, p_above=0.8, scale=1.0))[0] in ("scaling", "slowing")
-
-
-def test_trend_stands_in_when_there_is_no_fitted_interval() -> None:
-    v, reasons = decide_verdict(_ev(Estimate(math.nan, identified=False), _trend(0.2, 0.1, 0.3)))
-    assert v in ("scaling", "slowing") and reasons[0].startswith("recent trend per doubling")
 
 
 # ---- analyze_curve on synthetic curves -----------------------------------------------------------
@@ -280,18 +183,27 @@ def test_scaling_curve() -> None:
     res = analyze_curve(_curve(c, 0.002 * c + rng.normal(0, 0.02, c.size)), FAST)
     assert res.verdict == "scaling", res.summary()
     assert res.gain_per_doubling.lo > res.threshold
-    assert res.roi >= 0.8 and res.roi_stage in ("transition", "initial")
+    assert res.roi >= 0.8 and res.roi_stage in ("transition", "initial")  # accelerating
     assert res.forecast and res.forecast[0].compute == pytest.approx(2000.0)
     assert res.laws and res.trend is not None and res.collapse is None
+
+
+def test_a_steady_log_linear_gain_is_scaling() -> None:
+    rng = np.random.default_rng(1)
+    c = np.arange(1.0, 301.0)
+    res = analyze_curve(_curve(c, 0.5 * np.log2(c) + rng.normal(0, 0.05, c.size)), FAST)
+    assert res.verdict == "scaling", res.summary()
+    assert res.gain_per_doubling.value == pytest.approx(0.5, abs=0.15)
+    assert res.roi == pytest.approx(1.0, abs=0.2) and res.knee is None
 
 
 def test_slowing_curve() -> None:
     rng = np.random.default_rng(1)
     c = np.arange(1.0, 301.0)
-    res = analyze_curve(_curve(c, 0.5 * np.log2(c) + rng.normal(0, 0.05, c.size)), FAST)
+    y = 3.0 - 3.0 * c**-0.5 + rng.normal(0, 0.005, c.size)  # gains shrink by 2^-0.5 a doubling
+    res = analyze_curve(_curve(c, y), FAST)
     assert res.verdict == "slowing", res.summary()
-    assert res.gain_per_doubling.value == pytest.approx(0.5, abs=0.15)
-    assert res.roi < 0.8
+    assert res.roi < 0.8 and res.roi_stage in ("knee", "plateau")
 
 
 def test_saturated_curve() -> None:
@@ -301,7 +213,7 @@ def test_saturated_curve() -> None:
     assert res.verdict == "saturated", res.summary()
     assert res.gain_per_doubling.value < res.threshold
     assert res.stop_point is not None and res.stop_point.value < 300
-    assert "below the threshold" in res.reasons[0]
+    assert "the next doubling does not pay" in res.reasons[0]
 
 
 def test_regressing_curve_with_a_collapse() -> None:
@@ -313,7 +225,7 @@ def test_regressing_curve_with_a_collapse() -> None:
     assert res.verdict == "regressing", res.summary()
     assert res.collapse is not None and abs(res.collapse.compute - 151) <= 3
     assert res.collapse.level_after < res.collapse.level_before
-    assert "collapse" in res.flags and "collapse at compute" in res.reasons[0]
+    assert "collapse" in res.flags and res.reasons[1].startswith("collapse at compute")
 
 
 def test_lower_is_better_loss_that_keeps_falling_is_gaining() -> None:
@@ -330,12 +242,15 @@ def test_lower_is_better_loss_that_keeps_falling_is_gaining() -> None:
     assert flipped.verdict in ("saturated", "regressing")
 
 
-def test_too_few_points_and_constant_curves_are_inconclusive() -> None:
+def test_too_few_points_are_inconclusive_and_a_constant_curve_saturated() -> None:
     short = analyze_curve(_curve(np.arange(1.0, 5.0), np.array([1.0, 2, 3, 4])), FAST)
     assert short.verdict == "inconclusive" and "only 4 point(s)" in short.reasons[0]
+    assert short.p_pays is None
     flat = analyze_curve(_curve(np.arange(1.0, 31.0), np.full(30, 0.5)), FAST)
-    assert flat.verdict == "inconclusive" and "never changes" in flat.reasons[0]
-    for res in (short, flat):
+    assert flat.verdict == "saturated" and flat.p_pays == 0.0, flat.summary()
+    zero = analyze_curve(_curve(np.arange(1.0, 31.0), np.zeros(30)), FAST)  # no scale at all
+    assert zero.verdict == "inconclusive"
+    for res in (short, flat, zero):
         json.dumps(res.to_dict())
         assert res.summary()
 
@@ -399,8 +314,8 @@ def test_gradual_decline_is_regressing_without_a_collapse() -> None:
     res = analyze_curve(_curve(c, 1 - 0.1 * np.log2(c) + rng.normal(0, 0.02, c.size)), FAST)
     assert res.verdict == "regressing", res.summary()
     assert res.collapse is None
-    assert "below zero at 90% confidence" in res.reasons[0]
-    assert res.roi_stage == "negative"
+    assert res.reasons[1].startswith("falling: the recent trend per doubling")
+    assert res.roi_stage in ("negative", "plateau")
     assert res.stop_point is None  # it never gained the threshold, so it cannot stop gaining it
 
 
@@ -436,67 +351,7 @@ def test_real_pong_plateau_is_saturated_and_breakout_decline_is_regressing() -> 
     assert breakout.trend.slope_per_doubling.hi < 0
 
 
-# ---- issue 6: extrapolation uncertainty, fit vs trend, noise --------------------------------------
-
-
-def _ev2(gain, trend, *, scale=1.0, noise=0.01, noise_rng=0.05, level=0.5, p_above=None, roi=0.5):
-    return Evidence(
-        threshold=0.03,
-        threshold_text="0.03",
-        gain=gain,
-        trend=trend,
-        collapse=None,
-        roi=roi,
-        scale=scale,
-        p_above=p_above,
-        noise=noise,
-        level_above_start=level,
-        noise_range=noise_rng,
-    )
-
-
-def test_an_imprecise_fit_defers_to_a_precise_recent_trend() -> None:
-    # The fit calls a plateau right after a steep rise but its own backtest says it cannot tell
-    # (interval +-0.2); the recent trend is +0.07 +- 0.02 per doubling: the trend decides, and the
-    # stage comes from the ROI the trend implies (0.07 / ln 2 / 0.09 = 1.12).
-    g = Estimate(0.003, -0.2, 0.2)
-    v, reasons = decide_verdict(_ev2(g, _trend(0.07, 0.05, 0.09), level=0.09, p_above=0.5, roi=0.1))
-    assert v == "scaling", reasons
-    assert "the trend decides" in reasons[0] and "implied by the recent trend" in reasons[1]
-    # The same imprecise fit with a trend that is precisely flat: saturated.
-    v, _ = decide_verdict(_ev2(g, _trend(0.0, -0.01, 0.01), p_above=0.5))
-    assert v == "saturated"
-
-
-def test_a_precise_fit_is_not_overruled_by_a_vague_trend() -> None:
-    g = Estimate(0.05, 0.02, 0.08)  # 0.02 < threshold 0.03 < 0.08: straddles
-    v, reasons = decide_verdict(_ev2(g, _trend(-0.2, -1.0, 0.6), p_above=0.8))
-    assert v in ("scaling", "slowing") and "the fit decides" in reasons[0]
-
-
-def test_fit_and_trend_of_similar_precision_must_agree_to_pay() -> None:
-    g = Estimate(0.06, -0.02, 0.14)
-    v, reasons = decide_verdict(_ev2(g, _trend(0.0, -0.08, 0.08), p_above=0.7))
-    assert v == "saturated" and "not shown to pay" in reasons[0]
-    v, reasons = decide_verdict(_ev2(g, _trend(0.07, -0.01, 0.15), p_above=0.7))
-    assert v in ("scaling", "slowing") and "both are above" in reasons[0]
-    v, reasons = decide_verdict(_ev2(Estimate(0.0, -0.08, 0.08), _trend(0.0, -0.08, 0.08)))
-    assert v == "saturated" and "both are below" in reasons[0]
-
-
-def test_a_curve_that_has_not_moved_beyond_its_noise_is_inconclusive_when_nothing_is_sure() -> None:
-    g = Estimate(0.05, -0.02, 0.12)
-    tr = _trend(0.04, -0.1, 0.18)
-    v, reasons = decide_verdict(_ev2(g, tr, scale=0.11, noise=0.08, noise_rng=0.15, p_above=0.8))
-    assert v == "inconclusive" and "too noisy to say" in reasons[0] and "0.08" in reasons[0]
-    # The same estimates on a curve that has moved well beyond its noise get a verdict.
-    v, _ = decide_verdict(_ev2(g, tr, scale=1.0, noise=0.08, noise_rng=0.15, p_above=0.8))
-    assert v != "inconclusive"
-    # A confident estimate is never hidden behind the noise.
-    v, _ = decide_verdict(
-        _ev2(Estimate(0.005, 0.0, 0.01), tr, scale=0.11, noise=0.08, noise_rng=0.15)
-    )
-    assert v == "saturated"
+# ---- extrapolation uncertainty, fit vs trend, noise -----------------------------------------------
 
 
 def test_noise_range_is_the_typical_range_of_pure_noise_after_smoothing() -> None:
@@ -541,7 +396,7 @@ def test_sigmoid_right_after_its_steep_rise_is_not_called_saturated() -> None:
     assert res.fit.extrapolation_se > res.threshold
     # the trend carries more of the call than the fit (weighed by precision, the trend's error
     # including how much its slope changed from the doubling before)
-    assert res.outlook.trend_se < res.outlook.fit_se, res.reasons[0]
+    assert res.evidence.trend_se < res.evidence.fit_se, res.reasons[0]
 
 
 def test_short_noisy_smoke_test_is_inconclusive() -> None:
@@ -552,4 +407,4 @@ def test_short_noisy_smoke_test_is_inconclusive() -> None:
     y = 0.25 + 0.35 / (1 + 72 / c) + rng.normal(0, 0.07, c.size)
     res = analyze_curve(_curve(c, y), FAST)
     assert res.verdict == "inconclusive", res.summary()
-    assert any("too noisy to say" in r for r in res.reasons)
+    assert any(r.startswith("inconclusive at P(pays)") for r in res.reasons)

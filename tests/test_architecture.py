@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ingest",),
     ("fit",),
     ("measure",),
+    ("decide",),
     ("analysis",),
     ("diagnostics",),
     ("report", "suites"),

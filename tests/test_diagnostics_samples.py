@@ -63,8 +63,8 @@ def test_slices_easy_saturate_hard_scale():
     _, found = diagnose("10_eval_slices.csv")
     sl = [d for d in found if d.kind == "slice_saturated"]
     assert len(sl) == 1
-    # medium's plateau sits in the default band (P(pays) 0.44: inconclusive, sample_runs/README)
-    assert set(sl[0].details["stopped"]) == {"easy"}
+    # easy and medium problems saturate early (sample_runs/README)
+    assert set(sl[0].details["stopped"]) == {"easy", "medium"}
     assert "olympiad" in sl[0].details["scaling"]  # the hardest slice still scales
 
 

@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 import saturate
-from saturate.analysis.call_settings import DecisionSettings
+from saturate.decide import DecisionSettings
 from saturate.api import settings_from
 from saturate.cli import app
 from saturate.cli.options import settings_options

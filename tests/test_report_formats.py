@@ -122,7 +122,7 @@ def test_p_pays_is_the_headline_number_of_every_format(analysis) -> None:
     from saturate.report.rows import prob
     from saturate.tracker.writeback import tags_for
 
-    judged = [c for c in analysis.curves if c.decision is not None]
+    judged = [c for c in analysis.curves if c.p_pays is not None]
     assert judged and all(c.p_pays == c.decision.p_pays for c in judged)
     short = next(c for c in analysis.curves if c.run == "short")
     assert short.p_pays is None and prob(short.p_pays) == "–"

@@ -20,7 +20,8 @@ import pytest
 from coherence import CHECKS, broken
 
 import saturate
-from saturate.analysis import KNEE_ROI, AnalysisSettings, parse_min_gain
+from saturate.analysis import AnalysisSettings, parse_min_gain
+from saturate.measure.constants import KNEE_ROI
 
 pytestmark = pytest.mark.slow  # every sample story analysed
 
@@ -73,9 +74,9 @@ def truth_verdict(row: dict) -> tuple[str | None, str]:
     * ``regressing``: the curve ends below its best by more than the threshold (a collapse, a
       fall back), or the next doubling loses more than the threshold;
     * ``saturated``: the next doubling gains less than the threshold;
-    * ``slowing``: it gains more, but the curve is past its knee (ROI, the elasticity
-      ``d ln(f - R0) / d ln C`` at the end, below ``KNEE_ROI``);
-    * ``scaling``: it gains more, before the knee.
+    * ``slowing``: it gains more, but its gain per doubling shrinks (ROI, the next doubling's
+      gain over the last one's, below ``KNEE_ROI``: past the knee);
+    * ``scaling``: it gains more, and its gain per doubling holds.
     """
     if row["better"] is None:
         return None, "a health metric, not an objective"
@@ -89,8 +90,8 @@ def truth_verdict(row: dict) -> tuple[str | None, str]:
     if gain < threshold:
         return "saturated", said
     if roi < KNEE_ROI:
-        return "slowing", f"{said}, ROI {roi} < {KNEE_ROI} (past the knee)"
-    return "scaling", f"{said}, ROI {roi} >= {KNEE_ROI} (before the knee)"
+        return "slowing", f"{said}, ROI {roi} < {KNEE_ROI} (the gain per doubling shrinks)"
+    return "scaling", f"{said}, ROI {roi} >= {KNEE_ROI} (the gain per doubling holds)"
 
 
 _COIN_FLIP = ("a plateau whose gain (0.1-0.4x the threshold) the noisy samples cannot tell from the threshold: P(pays) {p} lies in the default band [0.40, 0.60), where the honest call is inconclusive (keep running, look again at 2x)")

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from saturate.analysis.call_settings import DecisionSettings
+from saturate.decide.settings import DecisionSettings
 from saturate.settings import Settings
 from saturate.settings.checks import check_int, gain_parts
 from saturate.settings.fields import OPTIONS_BY_NAME
@@ -30,7 +30,7 @@ class AnalysisSettings:
     the curve's smoothed observed range (default ``"3%"``: less is, for RL runs, within the
     run-to-run noise). ``thresholds`` and ``domains`` map metric globs to their own ``min_gain``
     and ``(lo, hi)`` (:mod:`saturate.vocabulary.domains`). ``decision``: how P(pays) becomes the
-    call (:class:`~saturate.analysis.call_settings.DecisionSettings`). ``law_prior``: prior odds
+    call (:class:`~saturate.decide.settings.DecisionSettings`). ``law_prior``: prior odds
     of the fitted laws (:mod:`saturate.fit.priors`; ``()``: equal odds).
     """
 
@@ -65,10 +65,11 @@ class AnalysisSettings:
         return cls(
             min_gain=s.min_gain, confidence=s.confidence, forecast_at=s.forecast_at,
             lower_is_better=s.lower_is_better, higher_is_better=s.higher_is_better,
-            thresholds=dict(s.thresholds), group_by=s.group_by, n_boot=s.n_boot, seed=s.seed,
-            laws=s.laws, domains=dict(s.domains),
-            decision=(DecisionSettings() if s.band is None
-                      else DecisionSettings().with_band(*s.band)),
+            thresholds=dict(s.thresholds), group_by=None if _no_pooling(s) else s.group_by,
+            n_boot=s.n_boot, seed=s.seed, laws=s.laws, domains=dict(s.domains),
+            decision=dataclasses.replace(
+                DecisionSettings() if s.band is None else DecisionSettings().with_band(*s.band),
+                pool=not _no_pooling(s)),
         )
 
     def fit_settings(self, domain: tuple[float, float] | None = None) -> FitSettings:
@@ -80,6 +81,11 @@ class AnalysisSettings:
         return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
                            seed=int(self.seed), forecast_at=tuple(self.forecast_at),
                            domain=domain, law_prior=tuple(self.law_prior), **laws)
+
+
+def _no_pooling(s: Settings) -> bool:
+    """``--group-by none``: neither averaged nor pooled."""
+    return s.group_by is not None and s.group_by.lower() == "none"
 
 
 def parse_min_gain(spec: float | str, name: str = "min_gain") -> tuple[float, bool]:

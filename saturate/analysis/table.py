@@ -1,10 +1,11 @@
 """Every curve of a :class:`~saturate.table.table.Table` (or of a stream of its parts) analysed
 on an engine, and the table rebuilt from the results.
 
-Each curve is analysed alone; its sibling key (:func:`~saturate.analysis.refine.sibling_key`) is
-noted as it is handed out, and once every curve is back each call is refined with its siblings'
-leave-one-out prior (:func:`~saturate.analysis.refine.pool_analyses`, no refit), so a read in
-parts pools as in one piece. Curves already averaged over seeds (``group_by``) are not pooled.
+Each curve is analysed alone; its sibling key (:func:`~saturate.decide.pooling.sibling_key`) is
+noted as it is handed out, and once every curve is back each call is made again with its
+siblings' leave-one-out prior (:func:`pool_analyses`, from the stored evidence: no refit), so a
+read in parts pools as in one piece. Curves already averaged over seeds (``group_by``) are not
+pooled.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
+from saturate.analysis.curve import with_decision
 from saturate.analysis.engine import Engine, run_curves
-from saturate.analysis.refine import pool_analyses, sibling_key
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.work import Progress
+from saturate.decide.decision import decide
+from saturate.decide.pooling import leave_one_out_priors, sibling_key
 from saturate.results import CurveAnalysis
 from saturate.table.axis import ComputeAxis
 from saturate.table.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
@@ -116,10 +119,21 @@ def sibling_runs(df: Table | pd.DataFrame, runs: Iterable[tuple[str, str]]) -> s
 
 def _pooled(results: list[CurveAnalysis], keys: list[Hashable], settings: AnalysisSettings
             ) -> list[CurveAnalysis]:
-    """Each result refined with its siblings' leave-one-out prior (unchanged without)."""
-    if not settings.decision.pool or len(results) != len(keys):
+    """Each result decided again with its siblings' leave-one-out prior (unchanged without)."""
+    if len(results) != len(keys):
         return results
     return pool_analyses(results, keys, settings)
+
+
+def pool_analyses(analyses: Sequence[CurveAnalysis], keys: Sequence[Hashable | None],
+                  settings: AnalysisSettings) -> list[CurveAnalysis]:
+    """Every analysis decided with the leave-one-out prior of its group (``keys``, aligned with
+    ``analyses``; None: alone). With pooling off the prior is shown, not used."""
+    priors = leave_one_out_priors([a.evidence for a in analyses], keys,
+                                  [a.run for a in analyses])
+    return [with_decision(a, decide(a.evidence, p, settings.decision, settings.confidence), p)
+            if p is not None and a.evidence is not None else a
+            for a, p in zip(analyses, priors, strict=True)]
 
 
 def table_of(

@@ -251,7 +251,7 @@ def threshold(ref: CurveRef, settings: DiagnosticSettings | None = None) -> floa
     """The curve's minimum gain per doubling: its analysis's, else ``settings.analysis``'s rule."""
     if ref.analysis is not None and math.isfinite(ref.analysis.threshold):
         return float(ref.analysis.threshold)
-    from saturate.analysis import threshold_for
+    from saturate.measure.quantities import threshold_for
 
     how = settings.analysis if settings is not None else AnalysisSettings()
     return float(threshold_for(ref.metric, ref.value, how)[0])

@@ -15,9 +15,11 @@ from saturate.measure.constants import (
     COLLAPSE_DROP_SHARE,
     COLLAPSE_JUMP_DIVISOR,
     COLLAPSE_MIN_DROP_FRACTION,
+    COLLAPSE_MIN_LEVEL,
     COLLAPSE_MIN_POINTS,
     COLLAPSE_MIN_SEGMENT,
     COLLAPSE_PENALTY,
+    COLLAPSE_ROBUST_Z,
     COLLAPSE_SEGMENT_DIVISOR,
     COLLAPSE_Z,
     MIN_TREND_POINTS,
@@ -100,7 +102,8 @@ def detect_collapse(
 
     A change of mean (:func:`mean_changes`, penalty ``3 sigma^2 ln n``) that falls by at least
     ``min_drop_fraction`` of ``scale`` and ``z`` standard errors, from near the best level so far,
-    better fitted by a jump than a line, and not recovered (:func:`_not_recovered`).
+    better fitted by a jump than a line, from a sustained level (:func:`_a_level_fell`: a spike
+    of heavy-tailed returns is no level), and not recovered (:func:`_not_recovered`).
     """
     c = np.asarray(compute, dtype=float)
     y = np.asarray(values, dtype=float)
@@ -138,6 +141,7 @@ def detect_collapse(
             and final <= before - COLLAPSE_DROP_SHARE * drop
             and (best is None or drop * unit > best.drop)
             and _is_step(c, y, edges[j], edges[j + 1], edges[j + 2])
+            and _a_level_fell(y, edges[j], edges[j + 1])
             and _not_recovered(c, y, fitted, edges[j], edges[j + 1], before, drop, z_level,
                                confidence)
         ):
@@ -147,6 +151,19 @@ def detect_collapse(
                             level_before=before * unit, level_after=after * unit,
                             drop=drop * unit, drop_fraction=drop / span)
     return best
+
+
+def _a_level_fell(y: np.ndarray, a: int, at: int) -> bool:
+    """Whether a sustained level fell, not a spike: the stretch before the drop holds at least
+    :data:`COLLAPSE_MIN_LEVEL` points, and the medians before and after it differ by at least
+    :data:`COLLAPSE_ROBUST_Z` robust deviations of the points about them (the median absolute
+    deviation, which heavy-tailed returns do not inflate as they do the mean's error)."""
+    before, after = y[a:at], y[at:]
+    if before.size < COLLAPSE_MIN_LEVEL:
+        return False
+    mb, ma = float(np.median(before)), float(np.median(after))
+    spread = 1.4826 * float(np.median(np.abs(np.r_[before - mb, after - ma])))
+    return mb - ma >= COLLAPSE_ROBUST_Z * spread
 
 
 def _not_recovered(c: np.ndarray, y: np.ndarray, fitted: np.ndarray, a: int, at: int,

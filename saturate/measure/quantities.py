@@ -8,7 +8,7 @@ import fnmatch
 import functools
 import math
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ from saturate.measure.constants import (
     ROI_INITIAL,
     ROI_SATURATION,
 )
+from saturate.measure.trend import noise_sd
 from saturate.results import Direction, Estimate, ForecastPoint, Stage
 from saturate.vocabulary.direction import signed
 from saturate.vocabulary.domains import metric_domain
@@ -44,27 +45,29 @@ def smoothed_range(values: np.ndarray) -> float:
     return float(np.nanmax(sm) - np.nanmin(sm)) * s
 
 
-def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100) -> float:
-    """The median :func:`smoothed_range` of ``n`` points of Gaussian noise with sd ``sigma``: the
-    range a curve that never moved typically shows. Simulated (no closed form) with a seeded
-    generator; beyond ``NOISE_RANGE_SIM_POINTS`` scaled by the windows' ``sqrt`` ratio."""
+def noise_range(n: int, sigma: float, seed: int = 0, draws: int = 100, q: float = 0.5
+                ) -> float:
+    """The ``q`` quantile (default the median) of the :func:`smoothed_range` of ``n`` points of
+    Gaussian noise with sd ``sigma``: the range a curve that never moved shows. Simulated (no
+    closed form) with a seeded generator; beyond ``NOISE_RANGE_SIM_POINTS`` scaled by the
+    windows' ``sqrt`` ratio."""
     if n < 2 or not math.isfinite(sigma) or sigma <= 0:
         return math.nan
     if n > NOISE_RANGE_SIM_POINTS:
         m = NOISE_RANGE_SIM_POINTS
         ratio = smoothing_window(m) / smoothing_window(n)
-        return noise_range(m, sigma, seed, draws) * math.sqrt(ratio)
-    return float(_unit_noise_range(n, seed, draws) * sigma)
+        return noise_range(m, sigma, seed, draws, q) * math.sqrt(ratio)
+    return float(_unit_noise_range(n, seed, draws, q) * sigma)
 
 
 @functools.lru_cache(maxsize=256)
-def _unit_noise_range(n: int, seed: int, draws: int) -> np.float64:
+def _unit_noise_range(n: int, seed: int, draws: int, q: float = 0.5) -> np.float64:
     """:func:`noise_range` for ``sigma = 1``: cached, curves of one length share a simulation."""
     rng = np.random.default_rng(seed)
     w = smoothing_window(n)
     noise = pd.DataFrame(rng.standard_normal((n, draws)))
     sm = noise.rolling(w, center=True, min_periods=w // 2 + 1).mean().to_numpy()
-    return np.median(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0))
+    return np.quantile(np.nanmax(sm, axis=0) - np.nanmin(sm, axis=0), q)
 
 
 class GainSettings(Protocol):
@@ -122,15 +125,66 @@ def check_gain_units(metric: str, values: np.ndarray, settings: GainSettings) ->
             "range)?")
 
 
-def threshold_for(metric: str, values: np.ndarray, settings: GainSettings) -> tuple[float, str]:
-    """The threshold for one curve in metric units per doubling, and how it was set (in words)."""
+UNMOVED_QUANTILE = 0.95
+"""A curve whose smoothed range is below this quantile of pure noise's has not moved."""
+
+
+class Threshold(NamedTuple):
+    """A curve's threshold: ``value`` in metric units per doubling, the ``share`` of the
+    ``reference`` it is (NaN when given in units), and what that reference is (``basis``)."""
+
+    value: float
+    share: float
+    reference: float
+    basis: Literal["units", "range", "level", "domain"]
+    anchor: float = math.nan
+    """On the ``level`` or ``domain`` basis, the level or domain width the reference weighs."""
+
+
+def threshold_for(metric: str, values: np.ndarray, settings: GainSettings, seed: int = 0
+                  ) -> Threshold:
+    """The threshold for one curve. A share (``"3%"``) is of the curve's smoothed observed
+    range; on a curve that has not moved beyond what its noise alone shows, that range is noise,
+    so the share is of a reference that keeps its meaning: the width of the metric's domain
+    when it has two ends, else the level's distance from its one end, else the level itself.
+    "Within its noise" is below the range pure noise of the curve's length shows 19 times in
+    20 (:data:`UNMOVED_QUANTILE`); the weight of the reference falls from 1 to 0 as the range
+    grows from one to two such ranges, so the threshold never jumps."""
     spec, _ = threshold_spec(metric, settings)
     value, pct = gain_of(spec)
     if not pct:
-        return value, f"{value:.3g} per doubling"
-    span = smoothed_range(values)
-    thr = value / 100.0 * span if math.isfinite(span) else math.nan
-    return thr, f"{thr:.3g} ({value:g}% of the observed range {span:.3g})"
+        return Threshold(value, math.nan, math.nan, "units")
+    anchor = math.nan
+    y = np.asarray(values, dtype=float)
+    span = smoothed_range(y)
+    ref, basis = span, "range"
+    if y.size >= 3 and math.isfinite(span):
+        floor, kind = _level_reference(metric, y, settings)
+        unmoved = noise_range(y.size, noise_sd(y), seed=seed, q=UNMOVED_QUANTILE)
+        weight = math.nan
+        if math.isfinite(unmoved) and unmoved > 0:
+            weight = min(max(2.0 - span / unmoved, 0.0), 1.0)
+        elif span == 0:  # it never moved at all
+            weight = 1.0
+        if weight * floor > span:
+            ref, basis, anchor = weight * floor, kind, floor
+    share = value / 100.0
+    return Threshold(share * ref if math.isfinite(ref) else math.nan, share, ref, basis, anchor)
+
+
+def _level_reference(metric: str, y: np.ndarray, settings: GainSettings
+                     ) -> tuple[float, Literal["level", "domain"]]:
+    """What a share of the threshold is of on a curve that has not moved (threshold_for)."""
+    level = float(np.mean(y[-max(1, y.size // 10):]))
+    domain, _ = metric_domain(metric, y, settings.domains)
+    if domain is not None:
+        lo, hi = domain.lo, domain.hi
+        if math.isfinite(lo) and math.isfinite(hi):
+            return hi - lo, "domain"
+        end = lo if math.isfinite(lo) else hi
+        if math.isfinite(end):
+            return abs(level - end), "level"
+    return abs(level), "level"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,24 +241,6 @@ def share_above(
     return float(np.mean(d > threshold))
 
 
-def elasticity(predict: Predict, compute: float | np.ndarray, r0: float) -> np.ndarray:
-    """ROI ``d ln(f(C) - R0) / d ln C`` by a central difference on log compute; NaN where the
-    curve is not above R0, unless it falls there (negative)."""
-    c = np.atleast_1d(np.asarray(compute, dtype=float))
-    h = 0.05
-    slope = (np.asarray(predict(c * math.exp(h)), dtype=float)
-             - np.asarray(predict(c * math.exp(-h)), dtype=float)) / (2.0 * h)
-    mid = np.asarray(predict(c), dtype=float) - r0
-    # The floor under |mid| is 1e-12 in the curve's units, over pow2_scale for extreme units.
-    tiny = 1e-12 * pow2_scale(slope, mid)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(mid > 0, slope / mid, np.nan)
-        # At or below the start level the logarithm is undefined; a falling curve there is still
-        # negative returns.
-        out = np.where((mid <= 0) & (slope < 0), slope / np.maximum(np.abs(mid), tiny), out)
-    return out
-
-
 def recent_slope(predict: Predict, lo: float, hi: float, compute: np.ndarray) -> float:
     """The fitted curve's slope per doubling over the observed points in ``[lo, hi]`` (OLS on
     log2 compute, the same estimator as the trend test, so the two are comparable)."""
@@ -237,23 +273,6 @@ def roi_stage(roi: float) -> Stage:
 
 def _grid(first: float, last: float, n: int = 200) -> np.ndarray:
     return np.geomspace(first, last, n)
-
-
-def find_knee(predict: Predict, r0: float, first: float, last: float) -> float | None:
-    """Where the ROI fell below :data:`KNEE_ROI` for good (the stretch below it running to
-    ``last``); None while the ROI at ``last`` is still at or above it."""
-    if not (first > 0 and last > first):
-        return None
-    grid = _grid(first, last)
-    roi = elasticity(predict, grid, r0)
-    above = np.isfinite(roi) & (roi >= KNEE_ROI)
-    if not above.any() or above[-1]:
-        return None
-    j = int(np.flatnonzero(above)[-1])
-    below = np.isfinite(roi[j + 1:]) & (roi[j + 1:] < KNEE_ROI)
-    if not below.any():
-        return None
-    return float(grid[j + 1 + int(np.argmax(below))])
 
 
 def _first_crossing(gains: np.ndarray, grid: np.ndarray, threshold: float) -> np.ndarray:
@@ -298,20 +317,6 @@ def find_stop_point(predict: Predict, samples: Predict | None, first: float, hor
             lo = min(lo, point) if lo <= horizon else math.nan
             hi = max(hi, point) if hi <= horizon else math.nan
     return Estimate(point, lo, hi, identified=math.isfinite(lo) and math.isfinite(hi))
-
-
-def stop_point_note(
-    verdict: str, stop: Estimate | None, compute_last: float, gain: Estimate | None,
-    threshold: float,
-) -> str:
-    """Why a curve still said to pay has a stop point before its last compute ("" otherwise)."""
-    if stop is None or not stop.value < compute_last or verdict not in ("scaling", "slowing"):
-        return ""
-    at = f"the fitted gain per doubling fell below the threshold at compute {stop.value:.4g}"
-    if gain is not None and gain.value >= threshold:
-        return f"stop point: {at}, but has climbed back above it by the last compute"
-    return (f"stop point: {at} and is still below it at the last compute; the verdict rests on "
-            f"the evidence above, not on the fit's gain alone")
 
 
 def honest_forecast(
@@ -407,3 +412,44 @@ def _unbounded_scale(
                 lambda t: edge + s * math.exp(min(t, 709.0)),
                 lambda v: 1.0 / d(v))
     return (lambda v: v), (lambda t: t), (lambda v: 1.0)
+
+
+def accumulation(h: float, first: float, ahead: float) -> float:
+    """``r(h)``: the fit's gain over ``h`` doublings (``ahead``) over its gain over the next one
+    (``first``), held to ``[1, h]``; ``h`` when that shape is undefined (no fit, or no rise)."""
+    if h <= 1.0:
+        return max(h, 0.0)
+    if not (math.isfinite(first) and math.isfinite(ahead) and first > 0):
+        return h
+    return min(max(ahead / first, 1.0), h)
+
+
+Shape = Callable[[float], float]
+"""``h -> f(2^h C) - f(C)`` on the larger-is-better scale (the fit)."""
+
+
+def project(level: float, direction: Direction, gain: Estimate, bounds: tuple[float, float],
+            points: tuple[ForecastPoint, ...], compute_last: float, shape: Shape | None = None
+            ) -> tuple[ForecastPoint, ...]:
+    """Forecasts from the call's gain, so forecasts, gain and verdict tell one story: ``h``
+    doublings ahead, ``level + G * r(h)`` (:func:`accumulation`; at ``2C`` exactly ``level +
+    G``), each end of ``G``'s interval likewise, held to the gains the domain allows
+    (``bounds``). Points at or before ``compute_last`` are returned unchanged."""
+    if not math.isfinite(gain.value):
+        return points
+    sign = 1.0 if direction == "higher" else -1.0
+    first = shape(1.0) if shape is not None else math.nan
+    out = []
+    for fp in points:
+        if not fp.compute > compute_last:
+            out.append(fp)
+            continue
+        h = math.log2(fp.compute / compute_last)
+        r = accumulation(h, first, shape(h) if shape is not None else math.nan)
+        gains = [min(max(v * r, bounds[0]), bounds[1]) for v in (gain.value, gain.lo, gain.hi)]
+        values = [level + sign * v for v in gains]
+        lo, hi = (min(values[1:]), max(values[1:])) if all(map(math.isfinite, gains[1:])) else (
+            math.nan, math.nan)
+        out.append(ForecastPoint(fp.at, fp.compute, values[0], min(lo, values[0]),
+                                 max(hi, values[0]), fp.identified and gain.identified))
+    return tuple(out)

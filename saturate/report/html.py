@@ -219,7 +219,13 @@ def _facts(c: CurveAnalysis) -> str:
     if c.run_status:
         items.append(("run status", c.run_status))
     if c.group:
-        items.append(("pooled seeds", str(c.group.get("n_seeds", ""))))
+        items.append(("seeds averaged", str(c.group.get("n_seeds", ""))))
+    if c.pooling is not None:
+        p = c.pooling
+        items.append(("pooled with" if p.pooled else "not pooled with",
+                      f"{', '.join(p.runs)}" + ("" if p.pooled else
+                                                f" (its own estimate lies {num(abs(p.disagreement), 2)} "
+                                                "sd from theirs)")))
     if c.flags:
         items.append(("flags", ", ".join(c.flags)))
     return '<div class="facts">' + "".join(

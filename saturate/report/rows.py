@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time as _time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -30,7 +29,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("run", "run"), ("metric", "metric"), ("points", "points"), ("compute_last", "last compute"),
     ("value_last", "last value"), ("verdict", "verdict"), ("p_pays", "P(pays)"),
     ("gain", "gain / doubling"), ("threshold", "threshold"), ("asymptote", "asymptote"),
-    ("roi", "ROI stage"), ("knee", "knee"), ("stop", "stop point"))
+    ("roi", "ROI stage"), ("knee", "knee"), ("stop", "stop point"), ("pooled", "pooled with"))
 # (key, header) of the diagnostics section, in display order.
 DIAGNOSTIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("severity", "severity"), ("kind", "kind"), ("run", "run"), ("metrics", "metrics"),
@@ -70,7 +69,17 @@ def summary_row(curve: CurveAnalysis) -> dict[str, str]:
         "gain": interval(curve.gain_per_doubling), "threshold": num(curve.threshold),
         "asymptote": interval(curve.asymptote), "roi": roi, "knee": num(curve.knee),
         "stop": interval(curve.stop_point) if curve.stop_point is not None else "–",
+        "pooled": pooled_cell(curve),
     }
+
+
+def pooled_cell(curve: CurveAnalysis) -> str:
+    """The sibling seeds the call leaned on (``2 seeds``), ``none: its seeds differ`` when it
+    kept its own evidence, a dash without siblings."""
+    p = curve.pooling
+    if p is None:
+        return "–"
+    return f"{p.n} seed{'' if p.n == 1 else 's'}" if p.pooled else "none: its seeds differ"
 
 
 def diagnostic_row(d: Any) -> dict[str, str]:
@@ -141,43 +150,34 @@ def headline(curves: Sequence[CurveAnalysis]) -> str:
     return "; ".join([head, *rest]) + "."
 
 
-def _deciding(curve: CurveAnalysis) -> tuple[str, Estimate | None]:
-    """The estimate the verdict weighed against the threshold (as :mod:`saturate.analysis.verdict`
-    picks it): the fit's gain when it has an interval, else the recent trend, else the bare gain."""
-    g = curve.gain_per_doubling
-    if g is not None and math.isfinite(g.lo) and math.isfinite(g.hi):
-        return "", g
-    if curve.trend is not None:
-        return "trend ", curve.trend.slope_per_doubling
-    return "", g
-
-
-def _first_clause(reason: str) -> str:
-    """A reason without its intervals and asides, up to its first colon (or semicolon when long)."""
-    text = re.sub(r" \[[^\[\]]*[\])]| \([^()]*\)", "", reason)
-    text = text.split(": ", 1)[0]
-    return text.split("; ", 1)[0] if len(text) > 60 else text
-
-
 def short_reason(curve: CurveAnalysis) -> str:
-    """Why the curve got its verdict, in a few words: ``above threshold 0.0105``, ``straddles
-    0.00328; leans above``, ``collapse at 269, not recovered``, ``trend ...`` when the recent
-    trend decided."""
+    """Why the curve got its verdict, in a few words made from its fields: ``above threshold
+    0.0105``, ``straddles 0.00328``, ``collapse at 269: fell 0.42``, with ``pooled with 2 seeds``
+    when its call leaned on its siblings."""
+    ev = curve.evidence
+    if ev is not None and ev.why:
+        return "too few points" if "too_few_points" in curve.flags else "never changes"
     if curve.verdict == "regressing":
-        col = curve.collapse
-        if col is not None:
-            return f"collapse at {num(col.compute)}, not recovered"
+        if curve.collapse is not None:
+            return f"collapse at {num(curve.collapse.compute)}: fell {num(curve.collapse.drop)}"
         if curve.trend is not None:
-            return f"recent trend falls {num(-curve.trend.slope_per_doubling.value)} per doubling"
-    which, est = _deciding(curve)
-    t = curve.threshold
-    if curve.verdict == "inconclusive" or est is None or not math.isfinite(est.value):
-        return _first_clause(curve.reasons[0]) if curve.reasons else curve.verdict
-    if est.lo > t:
-        return f"{which}above threshold {num(t)}"
-    if est.hi < t:
-        return f"{which}below threshold {num(t)}"
-    return f"{which}straddles {num(t)}; {'leans above' if curve.passes else 'not shown to pay'}"
+            return f"falls {num(-curve.trend.slope_per_doubling.value)} per doubling"
+    g, t = curve.gain_per_doubling, curve.threshold
+    if g is None or not math.isfinite(g.value):
+        return "nothing to go on"
+    if math.isfinite(g.lo) and g.lo > t:
+        text = f"above threshold {num(t)}"
+    elif math.isfinite(g.hi) and g.hi < t:
+        text = f"below threshold {num(t)}"
+    else:
+        text = f"straddles {num(t)}"
+    if ev is not None and ev.basis in ("level", "domain"):
+        text += f" ({ev.basis}-based: flat)"
+    pooling = curve.pooling
+    if pooling is not None:
+        text += (f"; pooled with {pooling.n} seeds" if pooling.pooled
+                 else "; not pooled: its seeds differ")
+    return text
 
 
 def forecast_cell(curve: CurveAnalysis, index: int = 0) -> str:

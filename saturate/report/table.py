@@ -109,11 +109,11 @@ def _footer(layout: Layout, cells: list[dict[str, str]], headers: dict[str, str]
             min_gain: Any) -> list[str]:
     lines = ["P(pays): the probability that the next doubling of compute gains at least the "
              "threshold; the verdict follows it.",
-             "gain / doubling: the fitted change of the metric (better is positive) when compute "
-             "doubles from the last point, with its interval. A curve still pays when that gain "
-             f"clears the threshold ({_threshold_text(min_gain)}): scaling and slowing pay "
-             "(before and past the knee), saturated does not, regressing fell, inconclusive "
-             "cannot say."]
+             "gain / doubling: the expected change of the metric (better is positive) when "
+             "compute doubles from the last point, with its interval. A curve still pays when "
+             f"that gain clears the threshold ({_threshold_text(min_gain)}): scaling and slowing "
+             "pay (the gain per doubling holds, or shrinks past the knee), saturated does not, "
+             "regressing fell, inconclusive cannot say."]
     if any("?" in row[k] for row in cells for k in layout.columns):
         lines.append("? after a value: the data cannot pin it down (not identified). – : none.")
     if layout.shortened():

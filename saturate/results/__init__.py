@@ -172,6 +172,27 @@ class Collapse(Coded):
     drop_fraction: float = field(metadata=meta(missing=_NAN))
 
 
+@dataclass(frozen=True)
+class Pooling(Coded):
+    """The sibling runs (seeds of one configuration) a curve's call leaned on, or did not."""
+
+    runs: tuple[str, ...] = field(metadata=meta("The sibling runs whose evidence made the prior."))
+    n: int = field(metadata=meta("How many siblings the prior rests on."))
+    pooled: bool = field(metadata=meta(
+        "Whether the call used the prior: false when the curve's own estimate disagrees with its "
+        "siblings' beyond their spread (it keeps its own evidence), or pooling is off."))
+    mean: float = field(metadata=meta(
+        "The siblings' gain per doubling in units of what each curve's threshold is a share of "
+        "(its observed range, as a rule).", missing=_NAN))
+    sd: float = field(metadata=meta("Standard deviation of the prior (same units).",
+                                    missing=_NAN))
+    spread: float = field(metadata=meta("The spread of the true gains across the siblings.",
+                                        missing=_NAN))
+    disagreement: float = field(metadata=meta(
+        "The curve's own estimate's distance from the prior, in standard deviations.",
+        missing=_NAN))
+
+
 def _gain_entry(e: Estimate) -> dict[str, Any]:
     """The gain per doubling's entry: its ``identified`` is whether it has an interval."""
     return {k: v for k, v in to_dict(e).items() if k != "identified"}
@@ -235,12 +256,14 @@ class CurveAnalysis(Coded):
     asymptote: Estimate = field(metadata=meta(missing=Estimate.from_dict(None), required=True))
     headroom: Estimate = field(metadata=meta(missing=Estimate.from_dict(None)))
     roi: float = field(metadata=meta(
-        "Elasticity d ln(f - R0) / d ln C at the last compute.", key="roi.value", missing=_NAN,
+        "The next doubling's expected gain over the last doubling's gain (1: the gain per "
+        "doubling holds; below 0.8: past the knee).", key="roi.value", missing=_NAN,
         required=True))
     roi_stage: Stage = field(metadata=meta(key="roi.stage", missing="unknown", required=True))
     knee: float | None = field(default=None, metadata=meta(
-        "Compute where ROI fell below 0.8 for good (the stretch below it reaches the last "
-        "compute); null if none or if the ROI at the last compute is still >= 0.8.",
+        "Compute where the fitted curve's gain per doubling fell below 0.8 of the doubling "
+        "before's for good (the stretch below it reaches the last compute); null if none, or "
+        "when the verdict says the gain per doubling holds.",
         required=True))
     stop_point: Estimate | None = field(default=None, metadata=meta(
         "Compute where the gain per doubling falls below the threshold; null if not within the "
@@ -252,7 +275,12 @@ class CurveAnalysis(Coded):
     collapse: Collapse | None = None
     flags: tuple[str, ...] = ()
     run_status: str | None = None
-    group: dict[str, Any] | None = None
+    group: dict[str, Any] | None = field(default=None, metadata=meta(
+        "The seeds averaged into this curve by --group-by (n_seeds, runs, by, value); null when "
+        "it is one run."))
+    pooling: Pooling | None = field(default=None, metadata=meta(
+        "The sibling runs whose prior the call weighed, and whether it used it; null when the "
+        "run has no siblings."))
     domain: tuple[float, float] | None = field(default=None, metadata=meta(
         "The range the metric's values live in (rates and accuracies [0, 1], their percentages "
         "[0, 100], or --domain), which the fit, forecasts, bands and asymptote respect; a null "
@@ -260,14 +288,15 @@ class CurveAnalysis(Coded):
         schema=_DOMAIN_SCHEMA))
     fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
-    # the call behind the verdict (saturate.analysis.decision.Decision) and the curve's own
-    # evidence (saturate.analysis.outlook.Outlook); None when the curve could not be judged
+    # the call behind the verdict (saturate.decide.Decision) and the curve's own evidence
+    # (saturate.measure.evidence.Evidence)
     decision: Any = field(default=None, repr=False, compare=False)
-    outlook: Any = field(default=None, repr=False, compare=False)
+    evidence: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.decision is not None:  # P(pays) follows the call
-            object.__setattr__(self, "p_pays", float(self.decision.p_pays))
+            p = float(self.decision.p_pays)
+            object.__setattr__(self, "p_pays", p if math.isfinite(p) else None)
 
     @property
     def passes(self) -> bool:

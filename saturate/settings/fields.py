@@ -154,9 +154,11 @@ OPTIONS: list[Option] = [
     Option("diagnostic", "tuple[str, ...]", (), c.check_strings, "Metric glob given no verdict "
            "(a diagnostic: KL, entropy, lengths, losses of the optimiser, timing...) whatever "
            "its name says", "analysis", "GLOB", many=True),
-    Option("group_by", "str | None", None, c.check_text, "Run parameter whose runs are pooled as "
-           "seeds of one recipe (with --suite: the agent or recipe each suite verdict is about; "
-           "runs are then not pooled).", "analysis", "PARAM"),
+    Option("group_by", "str | None", None, c.check_text, "Run parameter whose runs are averaged "
+           "into one curve per value, as seeds of one recipe (with --suite: the agent or recipe "
+           "each suite verdict is about; runs are then not pooled); 'none': no pooling at all "
+           "(by default the seeds of one configuration lend each other a prior).", "analysis",
+           "PARAM"),
     Option("lower_is_better", "tuple[str, ...]", (), c.check_strings,
            "Metric glob that is lower-is-better", "analysis", "GLOB", many=True),
     Option("higher_is_better", "tuple[str, ...]", (), c.check_strings,
@@ -171,7 +173,7 @@ OPTIONS: list[Option] = [
            f"observed range (3%). Default {_DEFAULT['min_gain']}.", "analysis", "GAIN"),
     Option("band", "tuple[float, float] | None", None, c.check_band, "LOW,HIGH: P(the next "
            "doubling pays) below LOW does not pay, from HIGH pays, between is inconclusive. "
-           "Default: the band chosen on held-out public curves (0.40,0.60); 0.5,0.5 never "
+           "Default: the band chosen on held-out public curves (0.45,0.55); 0.5,0.5 never "
            "abstains.", "analysis", "LOW,HIGH"),
     Option("forecast_at", "tuple[str | float, ...]", _DEFAULT["forecast_at"],
            c.check_forecast_points, "Forecast at Nx the last compute or at a compute value > 0; default "

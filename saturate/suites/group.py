@@ -22,8 +22,6 @@ from saturate.suites.frame import SuiteRows
 from saturate.suites.grid import ScoreTensor
 from saturate.suites.result import AggregateCurve, SuiteGroup, TaskResult
 
-_SEED_SPREAD = "spread across seeds adds"
-
 
 def analyze_group(
     name: str,
@@ -163,15 +161,13 @@ def _aggregate_analysis(
         "value": np.asarray(getattr(curve, statistic)[start:stop]),
         "value_se": np.asarray(curve.value_se[start:stop]),
         "doubling_se": np.asarray(curve.doubling_se[start:stop]),
+        "spread_of": "tasks and seeds (stratified bootstrap)",
     })
     result = analyze_curve(pts, _normalised_settings(settings, metric))
     result = dataclasses.replace(result, compute_name=compute_name)
-    reasons = tuple(
-        r.replace(_SEED_SPREAD, "spread across tasks and seeds (stratified bootstrap) adds")
-        if r.startswith(_SEED_SPREAD) else r for r in result.reasons)
     group = {"by": sr.group_col, "value": name, "suite": sr.task_col,
              "n_tasks": len(tensor.tasks), "n_seeds": int(tensor.n_seeds.sum()), "runs": []}
-    return dataclasses.replace(result, reasons=reasons, group=group)
+    return dataclasses.replace(result, group=group)
 
 
 def p_next_doubling_pays(
@@ -198,8 +194,8 @@ def p_next_doubling_pays(
         return p_fit if p_trend is None else p_trend
     g = curve.gain_per_doubling
     width = g.hi - g.lo
-    if getattr(curve, "outlook", None) is not None:  # the fit's own gain interval, before the call
-        width = 2.0 * float(norm.ppf(0.5 + confidence / 2.0)) * curve.outlook.fit_se
+    if curve.evidence is not None and math.isfinite(curve.evidence.fit_se):  # the fit's own
+        width = 2.0 * float(norm.ppf(0.5 + confidence / 2.0)) * curve.evidence.fit_se
     w = _precision_share(width, trend.hi - trend.lo)
     return float(w * p_fit + (1.0 - w) * p_trend)
 

@@ -116,8 +116,11 @@ class Watcher:
         if not isinstance(self.settings, Settings):
             raise SettingsError("Watcher: settings must be a saturate.settings.Settings, got "
                                 f"{type(self.settings).__name__}")
-        if self.settings.group_by:
-            raise SettingsError("watch analyses runs one by one; --group-by is not supported here")
+        from saturate.analysis.settings import AnalysisSettings
+
+        if AnalysisSettings.from_settings(self.settings).group_by:
+            raise SettingsError("watch analyses runs one by one; --group-by PARAM is not "
+                                "supported here (--group-by none is: it turns pooling off)")
         if self.settings.suite is not None:  # a suite key of the settings file: runs one by one
             self.settings = dataclasses.replace(self.settings, suite=None)
         from saturate.ingest.reading import check_gpus_axis

@@ -103,9 +103,9 @@ def forecast_path(
     fit = curve.fit
     if fit is None or grid.size == 0:
         return None
-    from saturate.analysis.refine import projected_path
+    from saturate.analysis.curve import projected_path
 
-    called = projected_path(curve, grid)  # the forecasts of the call (saturate.analysis.refine)
+    called = projected_path(curve, grid)  # the forecasts of the call (saturate.analysis.curve)
     if called is not None:
         return called
     from saturate.analysis.curve import seed_doubling_se
