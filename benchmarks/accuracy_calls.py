@@ -39,7 +39,7 @@ from saturate.results import ForecastPoint
 
 INNOVATIONS = (0.5, 1.0, 2.0, 3.0, 4.0)
 HISTORIES = (0.5, 1.0, 2.0)
-LEANS = (0.0, 0.25, 0.5)
+LEANS = (0.0, 0.25)
 STOP_COSTS = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 ABSTAIN_COSTS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 1.0)  # 1.0: never abstain
 GRID = tuple(s for s in (
@@ -104,8 +104,7 @@ class Calls:
         self._index = pd.Series(np.arange(len(rows)), index=rows.index)
         self._cache: dict[tuple, dict[str, Any]] = {}
 
-    def made(self, innovation: float, history: float,
-             lean: float = 0.0) -> dict[str, Any]:
+    def made(self, innovation: float, history: float, lean: float = 0.0) -> dict[str, Any]:
         """Per case under (``innovation``, ``history``, ``lean``): the decision, ``p``
         (NaN without one) and the 2x / 4x forecast errors (the stored ones where the tool had no
         evidence)."""
@@ -143,7 +142,7 @@ class Calls:
 
     def calls(self, rows: pd.DataFrame, setting: DecisionSettings) -> pd.DataFrame:
         """The call, and the forecast errors, of every case under ``setting``."""
-        m = self.made(setting.innovation, setting.history, setting.lean)
+        m = self.made(*_spread(setting))
         call = band_calls(m["p"], self.collapsed, setting)
         stored = self.rows["saturate:call"].to_numpy(dtype=object)
         call = np.where(np.isfinite(m["p"]), call, stored)
@@ -153,8 +152,7 @@ class Calls:
 
     def probability(self, rows: pd.DataFrame, setting: DecisionSettings) -> np.ndarray:
         """P(pays) of every case of ``rows`` under ``setting``."""
-        return self.made(setting.innovation, setting.history,
-                         setting.lean)["p"][self._pos(rows)]
+        return self.made(*_spread(setting))["p"][self._pos(rows)]
 
     def candidates(self, train: pd.DataFrame) -> list[DecisionSettings]:
         """The one setting ``train`` chooses on its own cases, among :attr:`grid`: the
@@ -162,13 +160,14 @@ class Calls:
         whose calls score best by :func:`accuracy_scoring.calls_made`."""
         y = train["label"].map({True: 1.0, False: 0.0}).astype(float).to_numpy()
         pos = self._pos(train)
-        spreads = {(s.innovation, s.history, s.lean) for s in self.grid}
-        _, k, h, lean = min((log_loss(self.made(*g)["p"][pos], y), *g) for g in sorted(spreads))
-        p, collapsed = self.made(k, h, lean)["p"][pos], self.collapsed[pos]
+        spreads = list(dict.fromkeys(_spread(s) for s in self.grid))
+        _, best = min(((log_loss(self.made(*g)["p"][pos], y), i) for i, g in enumerate(spreads)))
+        chosen = spreads[best]
+        p, collapsed = self.made(*chosen)["p"][pos], self.collapsed[pos]
         zero = pd.Series(0.0, index=train.index)
         found = None
         for s in self.grid:
-            if (s.innovation, s.history, s.lean) != (k, h, lean):
+            if _spread(s) != chosen:
                 continue
             call = pd.Series(band_calls(p, collapsed, s), index=train.index, dtype=object)
             val = calls_made(summarize(train["label"], call, zero, zero))
@@ -190,6 +189,11 @@ class Calls:
             if e is not None and math.isfinite(self.probability(self.rows, setting)[i]):
                 bad += decide(e, pr, setting).call is not mine[i]
         return bad
+
+
+def _spread(s: DecisionSettings) -> tuple:
+    """The part of a setting that makes P(pays) (the band only turns it into a call)."""
+    return (s.innovation, s.history, s.lean)
 
 
 def log_loss(p: np.ndarray, y: np.ndarray) -> float:

@@ -85,17 +85,19 @@ CACHE = HERE / ".cache" / "accuracy"
 RUNNERS = ("saturate", *BASELINES)
 
 
-POST_HOC = ("decide",)
-"""Packages of ``saturate`` the benchmark applies after the per-case work (from the stored
-evidence), so changing them does not invalidate the cache."""
+PER_CASE = ("analysis", "fit", "measure", "results", "settings", "table", "vocabulary")
+"""The packages of ``saturate`` the per-case work runs (the decision, ``saturate/decide``, is
+applied afterwards from the stored evidence; reports and commands play no part), so changing
+another does not invalidate the cache."""
 
 
 def code_hash() -> str:
-    """Hash of everything that can change a stored per-case result: the package (except the
-    :data:`POST_HOC` modules) and the modules that run the cases."""
+    """Hash of everything that can change a stored per-case result: the :data:`PER_CASE`
+    packages and the modules that run the cases."""
     h = hashlib.sha1()
     root = HERE.parent / "saturate"
-    files = sorted(p for p in root.rglob("*.py") if p.parent.name not in POST_HOC)
+    files = sorted(p for p in root.rglob("*.py")
+                   if p.relative_to(root).parts[0] in PER_CASE or p.parent == root)
     files += [HERE / "accuracy_methods.py", HERE / "accuracy_cases.py"]
     for p in files:
         h.update(p.relative_to(HERE.parent).as_posix().encode())
@@ -318,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     select = {"targets": objective, "balanced": balanced,
               "tradeoff": tradeoff(args.weight)}[args.select]
     grid = GRID if args.any_setting else admissible()
-    spreads = sorted({(s.innovation, s.history, s.lean) for s in grid})
+    spreads = list(dict.fromkeys((s.innovation, s.history, s.lean) for s in grid))
     print(f"settings of the call offered: {len(grid)} of {len(GRID)}; (innovation, history, "
           f"lean): {', '.join(map(str, spreads))}", flush=True)
     to_score = methods_to_score(methods, by_key, rows, grid)

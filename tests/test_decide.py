@@ -252,6 +252,7 @@ def test_every_stage_is_one_the_verdict_allows() -> None:
         assert stage_of("scaling", roi) in ("initial", "transition")
         assert stage_of("slowing", roi) in ("knee", "plateau")
         assert stage_of("saturated", roi) in ("plateau", "negative")
+        assert stage_of("regressing", roi) == "negative"
         assert stage_of("inconclusive", roi) == "unknown"
 
 

@@ -94,8 +94,6 @@ def truth_verdict(row: dict) -> tuple[str | None, str]:
     return "scaling", f"{said}, ROI {roi} >= {KNEE_ROI} (the gain per doubling holds)"
 
 
-_COIN_FLIP = ("a plateau whose gain (0.1-0.4x the threshold) the noisy samples cannot tell from the threshold: P(pays) {p} lies in the default band [0.40, 0.60), where the honest call is inconclusive (keep running, look again at 2x)")
-
 NOISE_CALLS: dict[tuple[str, str], tuple[str, str]] = {
     # (run, metric): (the honest verdict from the noisy samples, why it differs from the truth's)
     ("qwen2.5-1.5b-grpo-smoketest", "train/reward"): (
@@ -106,19 +104,31 @@ NOISE_CALLS: dict[tuple[str, str], tuple[str, str]] = {
     ("qwen2.5-1.5b-grpo-smoketest", "eval/gsm8k/accuracy"): (
         "inconclusive",
         "4 evaluations: fewer points than a law or a trend test needs (min_points 6)"),
-    **{key: ("inconclusive", _COIN_FLIP.format(p=p)) for key, p in (
-        (("llama3.1-8b-ppo-gsm8k-seed0", "eval/gsm8k/accuracy"), "0.59"),
-        (("llama3.1-8b-ppo-gsm8k-seed1", "eval/gsm8k/accuracy"), "0.41"),
-        (("qwen2.5-7b-grpo-symclip-entropy-collapse", "train/reward"), "0.57"),
-        (("qwen2.5-7b-grpo-symclip-entropy-collapse", "eval/math500/accuracy"), "0.44"),
-        (("qwen3-8b-grpo-mixed-difficulty", "eval/medium/score"), "0.44"),
-        (("qwen2.5-7b-ppo-turn-webshop-seed1", "eval/success_rate"), "0.42"),
-    )},
 }
+
+_CISPO_REWARD = (
+    "CISPO's training reward bends (the noiseless gain per doubling shrinks: ROI 0.57, slowing), "
+    "but the call's ROI is 0.80-0.89 (scaling): the recent trend, which persists the last "
+    "doubling's slope, outweighs the fit that sees the bend, and the seeds pool, so the "
+    "siblings' trends lift even a seed whose own evidence leans to slowing (seed0)")
 
 KNOWN_DISAGREEMENTS: dict[tuple[str, str], str] = {
     # (run, metric): why today's analysis does not give the verdict the truth calls for.
     # Each is an expected failure (strict), so a fix shows up as an unexpected pass.
+    ("llama3.1-8b-ppo-gsm8k-seed0", "eval/gsm8k/accuracy"): (
+        "a noisy plateau (the noiseless gain is 0.17x the threshold: saturated) whose last "
+        "doubling rose by chance: the recent trend (p=0.025) outweighs the fit that sees the "
+        "plateau, so P(pays) is 0.79 and the call is scaling"),
+    ("qwen2.5-7b-grpo-symclip-entropy-collapse", "train/reward"): (
+        "a plateau since ~10% of the budget (the noiseless gain is 0.02x the threshold: "
+        "saturated) with a chance uptick at the end: the recent trend (p=0.025) outweighs the "
+        "fit that sees the plateau, so P(pays) is 0.70 and the call is scaling"),
+    **{(f"qwen3-4b-cispo-seed{seed}", "train/reward"): _CISPO_REWARD for seed in range(3)},
+    ("qwen2.5-math-7b-grpo-passk", "eval/aime_amc/pass@1"): (
+        "pass@1 bends as the per-problem success probabilities sharpen (the noiseless gain per "
+        "doubling shrinks: ROI 0.70, slowing), but both the fit and the recent trend extend the "
+        "last doubling's measured gain (0.079) over 40 evaluations, so the call's ROI is 1.09 "
+        "(scaling)"),
 }
 
 

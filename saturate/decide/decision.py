@@ -4,8 +4,9 @@ the verdict -> the reasons.
 **P(pays).** The gain ``G`` of the next doubling is normal around the curve's own estimate
 (:attr:`~saturate.measure.evidence.Evidence.own`, the fit and the recent trend weighed by their
 precision), pooled with its siblings' prior (:mod:`saturate.decide.pooling`) unless the two
-disagree beyond their spread; after an unrecovered collapse, weighed against a prior that the
-collapsed level stays (a normal at no gain with the threshold for its spread). Its variance adds three parts, each the curve's own: what the data
+disagree beyond their spread; after an unrecovered collapse, or on a curve that has not moved
+beyond its noise, weighed against a prior that the level stays (a normal at no gain with about
+the threshold for its spread), so a short noisy run is not sure of a chance drift. Its variance adds three parts, each the curve's own: what the data
 leave unknown (the estimate's standard error), the noise of the next window, and what a doubling
 does beyond any estimate: ``innovation`` times today's noise before the curve's past is seen,
 then the multiple its own backtest measured (a geometric mean, the prior counting as ``history``
@@ -130,7 +131,9 @@ def stage_of(verdict: Verdict, roi: float) -> Stage:
         return stage if stage in ("initial", "transition") else "transition"
     if verdict == "slowing":
         return stage if stage in ("knee", "plateau") else "knee"
-    if verdict in ("saturated", "regressing"):
+    if verdict == "regressing":
+        return "negative"  # the metric fell
+    if verdict == "saturated":
         return "negative" if stage == "negative" else "plateau"
     return "unknown"
 
@@ -157,8 +160,9 @@ def decide(ev: Evidence, prior: GroupPrior | None = None,
     pooled = (prior is not None and settings.pool and math.isfinite(dist)
               and abs(dist) <= settings.heterogeneity)
     estimate, sd_est = posterior(ev, prior if pooled else None)
-    if ev.collapse is not None:  # a collapsed level stays, unless the evidence since says not
-        estimate, sd_est = combine(((estimate, sd_est), (0.0, ev.threshold)), ev.scale)
+    prior_mean, prior_sd = _stays(ev)
+    if math.isfinite(prior_sd):  # what the curve's history says before its gain is read
+        estimate, sd_est = combine(((estimate, sd_est), (prior_mean, prior_sd)), ev.threshold)
     sd_inn, sd_win = innovation_sd(ev, settings), ev.window_sd
     mean = estimate + settings.lean * sd_inn
     sd = math.hypot(sd_est, sd_inn, sd_win)  # hypot: no square overflows at 1e300
@@ -178,6 +182,20 @@ def decide(ev: Evidence, prior: GroupPrior | None = None,
         knee=_knee(verdict, ev), stop_point=_stop(verdict, ev),
     )
     return _with_reasons(d, ev, settings, confidence)
+
+
+def _stays(ev: Evidence) -> tuple[float, float]:
+    """A prior on the next doubling's gain (mean, sd) where the curve's history gives one.
+    After an unrecovered collapse: the level stays (mean 0, sd the threshold). On a curve that
+    has not moved beyond its noise: a gain at the threshold itself, neither pays nor fails to
+    (sd the threshold over the weight its level or domain carries in it, so the prior fades as
+    the curve moves) — a short noisy curve's P then sits near a coin flip instead of leaning on
+    a few points. (NaN, NaN) elsewhere."""
+    if ev.collapse is not None:
+        return 0.0, ev.threshold
+    if ev.basis in ("level", "domain") and ev.anchor > 0 and ev.reference > 0:
+        return ev.threshold, ev.threshold * (ev.anchor / ev.reference)  # no 1e-300^2
+    return math.nan, math.nan
 
 
 def _roi(ev: Evidence, mean: float) -> float:
@@ -300,9 +318,9 @@ def _spread_line(d: Decision, ev: Evidence, s: DecisionSettings) -> str:
     if ev.history_n:
         how = (f"{s.innovation:g}x today's noise {ev.noise:.3g} before its past is seen, "
                f"weighed with the {math.sqrt(ev.history_excess):.2g}x its earlier doublings "
-               "showed beyond their trend")
+               "showed beyond the fitted shape")
     else:
-        how = f"{s.innovation:g}x today's noise {ev.noise:.3g} (no earlier doubling to test)"
+        how = f"{s.innovation:g}x today's noise {ev.noise:.3g}; no earlier doubling to test"
     return (f"spread of the next doubling's gain (standard deviations): the estimate "
             f"{d.sd_estimate:.2g}, what a doubling does beyond any estimate {d.sd_innovation:.2g} "
             f"({how}), the noise of the next window's mean {d.sd_window:.2g}")
