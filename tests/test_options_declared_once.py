@@ -14,10 +14,10 @@ import typer
 from typer.testing import CliRunner
 
 import saturate
-from saturate.decide import DecisionSettings
 from saturate.api import settings_from
 from saturate.cli import app
 from saturate.cli.options import settings_options
+from saturate.decide import DecisionSettings
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Settings
 from saturate.settings.checks import check_positive
