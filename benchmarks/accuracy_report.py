@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from accuracy_calibration import brier, ece, outcome, reliability
 from accuracy_cases import ERROR_CAP, THRESHOLD, Case
-from accuracy_scoring import summarize
+from accuracy_scoring import MIN_CASES, summarize
 
 FMT = {"float_format": lambda v: f"{v:.3f}"}
 
@@ -94,7 +94,8 @@ def _plot_reliability(rows: pd.DataFrame, raw: np.ndarray, loso: np.ndarray, y: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sources = sorted(rows["source"].unique())
+    counts = rows.loc[np.isfinite(y), "source"].value_counts()
+    sources = sorted(counts.index[counts >= MIN_CASES])  # fewer: a reliability curve of noise
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharey=True)
     for ax, p, title in ((axes[0], raw, "P(pays), the shipped setting"),
                          (axes[1], loso, "reported P(pays), leave-one-source-out")):
@@ -113,8 +114,10 @@ def _plot_reliability(rows: pd.DataFrame, raw: np.ndarray, loso: np.ndarray, y: 
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8, loc="upper left")
     axes[0].set_ylabel("share of cases that paid")
-    fig.suptitle(f"Reliability of {name} on held-out real curves (benchmarks/bench_accuracy.py)",
-                 fontsize=11)
+    small = sorted(set(counts.index) - set(sources))
+    note = f"; not drawn alone (< {MIN_CASES} cases): {', '.join(small)}" if small else ""
+    fig.suptitle(f"Reliability of {name} on held-out real curves "
+                 f"(benchmarks/bench_accuracy.py){note}", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

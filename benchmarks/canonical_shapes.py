@@ -14,7 +14,11 @@ What each must get (:data:`SHAPES`, :func:`problems`):
 * a run held at its maximum over its last quarter (an accuracy at 1, a return at 500):
   ``saturated``;
 * a precise rising run among two flat runs that differ from it only by their seed: keeps the
-  call it gets alone.
+  call it gets alone;
+* thin evidence (:func:`short_noisy`: 12-150 points of a reward with noise 0.1, flat at 0.35 or
+  rising by 0.3 over the run): humble, not confident. At most 10% of the flat ones are called
+  "pays" and at most 10% of the rising ones "does not pay"; most of the flat ones are
+  inconclusive with P(pays) near a coin flip.
 
     python benchmarks/canonical_shapes.py        # each curve's verdict and P(pays), then problems
 
@@ -132,6 +136,53 @@ def siblings(seed: int = 0) -> pd.DataFrame:
                       for i, v in enumerate([rise, *flats])], ignore_index=True)
 
 
+SHORT_LENGTHS = (12, 20, 40, 80, 150)
+SHORT_SEEDS = 6
+
+
+def short_noisy() -> pd.DataFrame:
+    """Short per-batch rewards with noise 0.1 (a third of the flat level): each length of
+    :data:`SHORT_LENGTHS` and seed, one flat at 0.35 and one rising by 0.3 over the run (log of
+    the step); run names ``shape-n-seed``."""
+    rows = []
+    for n, seed in product(SHORT_LENGTHS, range(SHORT_SEEDS)):
+        rng = np.random.default_rng(seed)
+        s = np.arange(1, n + 1)
+        for shape, f in (("rising", 0.2 + 0.3 * np.log2(s) / np.log2(150)),
+                         ("flat", np.full(n, 0.35))):
+            y = np.clip(f + rng.normal(0, 0.1, n), 0, 1)
+            rows.append(pd.DataFrame({"run": f"{shape}-{n}-{seed}", "metric": "train/reward",
+                                      "step": s, "value": y}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def humility(curves) -> pd.DataFrame:  # noqa: ANN001 - CurveAnalysis objects
+    """Per shape of :func:`short_noisy`: mean P(pays) and the shares called pays, does not
+    pay, inconclusive."""
+    t = pd.DataFrame([(c.run.split("-")[0], c.verdict, c.p_pays) for c in curves],
+                     columns=["shape", "verdict", "p"])
+    return t.groupby("shape").agg(
+        mean_p=("p", "mean"),
+        pays=("verdict", lambda v: v.isin(["scaling", "slowing"]).mean()),
+        does_not=("verdict", lambda v: v.isin(["saturated", "regressing"]).mean()),
+        inconclusive=("verdict", lambda v: (v == "inconclusive").mean()),
+    )
+
+
+def humility_problems(table: pd.DataFrame) -> list[str]:
+    """Where :func:`humility`'s table is confident on thin evidence (module docstring)."""
+    out = []
+    if not table.loc["flat", "pays"] <= 0.1:
+        out.append(f"short noisy flat rewards: {table.loc['flat', 'pays']:.0%} called pays")
+    if not table.loc["rising", "does_not"] <= 0.1:
+        out.append(f"short noisy rising rewards: {table.loc['rising', 'does_not']:.0%} called "
+                   "does not pay")
+    if not table.loc["flat", "inconclusive"] >= 0.5:
+        out.append(f"short noisy flat rewards: only {table.loc['flat', 'inconclusive']:.0%} "
+                   "inconclusive")
+    return out
+
+
 def judge(curves) -> pd.DataFrame:  # noqa: ANN001 - CurveAnalysis objects
     """The verdict of every curve of :func:`battery`, its P(pays), its gain's interval and the
     curve's own estimate's, and ``right``."""
@@ -195,10 +246,13 @@ def main() -> int:
         warnings.simplefilter("ignore")
         analysis = saturate.analyze(battery(), diagnostics=False)
         result = judge(analysis.curves)
-        found = problems(result) + sibling_problems()
+        thin = humility(saturate.analyze(short_noisy(), diagnostics=False).curves)
+        found = problems(result) + sibling_problems() + humility_problems(thin)
     pd.set_option("display.width", 200)
     print(result.drop(columns=["shape", "noise", "own_width"]).to_string(index=False))
     print(f"\n{int(result['right'].sum())} of {len(result)} called right")
+    print("\nthin evidence (short noisy rewards): mean P(pays) and the share of each call")
+    print(thin.round(2).to_string())
     print("\n".join(["problems:", *found]) if found else "no problems")
     return 1 if found else 0
 

@@ -14,7 +14,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from canonical_shapes import battery, judge, problems, runs, sibling_problems  # noqa: E402
+from canonical_shapes import (  # noqa: E402
+    battery,
+    humility,
+    humility_problems,
+    judge,
+    problems,
+    runs,
+    short_noisy,
+    sibling_problems,
+)
 
 import saturate  # noqa: E402
 
@@ -36,3 +45,12 @@ def test_a_precise_rising_run_keeps_its_call_among_flat_siblings() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert not sibling_problems()
+
+
+def test_short_noisy_curves_get_humble_calls() -> None:
+    # thin evidence: a flat reward is not called "pays", a rising one not "does not pay"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = humility(saturate.analyze(short_noisy(), diagnostics=False).curves)
+    assert not humility_problems(table), table.to_string()
+    assert 0.4 <= table.loc["flat", "mean_p"] <= 0.6

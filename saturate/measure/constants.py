@@ -69,8 +69,8 @@ COLLAPSE_ROBUST_Z = 3.0
 """A collapse's medians before and after differ by at least this many robust deviations (the
 median absolute deviation of the points about them): heavy-tailed returns spike and fall back
 far more often than a level collapses. Measured on the public curves of
-``benchmarks/bench_accuracy.py``: it keeps every canonical collapse and drops 133 of the 178
-detected "collapses" there, spikes of sparse episodic returns that recovered 80% of the time."""
+``benchmarks/bench_accuracy.py``: it keeps every canonical collapse and 44 of the 181 detected
+there (docs/measurements.md has how often each kind paid the next doubling)."""
 
 COLLAPSE_DROP_SHARE = 0.5
 """Half the drop: the level before it must be within this share of the drop of the best so far,
