@@ -41,7 +41,7 @@ window.addEventListener('load', function () {
   first.querySelector('input').click(); seen.unchecked = runs();
   first.querySelector('input').click(); seen.rechecked = runs();
   var verdict = document.getElementById('ov-verdict'), run = document.getElementById('ov-run');
-  set(verdict, "slowing", "change"); seen.slowing = runs(); seen.slowingRows = rows();
+  set(verdict, "scaling", "change"); seen.scaling = runs(); seen.scalingRows = rows();
   set(verdict, '', 'change'); set(run, 'seed1', 'input');
   seen.seed1 = runs(); seen.seed1Rows = rows();
   seen.charts = Array.prototype.map.call(document.querySelectorAll('svg.overlay'), function (s) {
@@ -69,8 +69,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pd.DataFrame(rows).to_csv(tmp / "runs.csv", index=False)
     analysis = saturate.api.analyze(tmp / "runs.csv", n_boot=20)
     assert {c.run: c.verdict for c in analysis.curves} == {
-        "ppo-seed0": "saturated", "ppo-seed1": "saturated", "grpo-seed0": "slowing",
-        "grpo-seed1": "slowing"}
+        "ppo-seed0": "saturated", "ppo-seed1": "saturated", "grpo-seed0": "scaling",
+        "grpo-seed1": "scaling"}  # a steady log-linear gain holds: scaling
     out = tmp / "report.html"
     out.write_text(render_html(analysis), encoding="utf-8")
     return out
@@ -90,7 +90,7 @@ def test_the_legend_toggles_a_run_and_the_filters_hide_what_does_not_match(page,
     assert seen["charts"] and all(w >= 500 for w in seen["charts"])
     assert seen["unchecked"] == sorted(set(every) - {seen["first"]})
     assert seen["rechecked"] == every
-    assert seen["slowing"] == seen["slowingRows"] == ["grpo-seed0", "grpo-seed1"]
+    assert seen["scaling"] == seen["scalingRows"] == ["grpo-seed0", "grpo-seed1"]
     assert seen["seed1"] == seen["seed1Rows"] == ["grpo-seed1", "ppo-seed1"]
 
 
