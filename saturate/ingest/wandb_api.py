@@ -184,7 +184,8 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
         name, run_id = str(remote.name or remote.id), str(remote.id)
         if run and not any(fnmatch.fnmatchcase(n, p) for p in run for n in (name, run_id)):
             continue
-        got = WandbRun(run_id=run_id, name=name, project=project, group=remote.group or "",
+        got = WandbRun(run_id=run_id, name=name, entity=entity, project=project,
+                       url=_url(remote), group=remote.group or "",
                        job_type=remote.job_type or "", tags=tuple(remote.tags or ()),
                        config=_config(remote.config))
         rows = calls(f"reading the history of run {shorten(run_id)}",
@@ -197,6 +198,15 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
             yield run_table(got, uri)
     if not found:
         raise InputError(f"{shorten(uri)}: no runs with history points")
+
+
+def _url(remote: Any) -> str:
+    """The run's page as the wandb package gives it (``run.url``: the app of the server read),
+    "" when it cannot say."""
+    try:
+        return str(remote.url or "")
+    except Exception:  # an attribute the package computes: any failure only loses the link
+        return ""
 
 
 def _pages(calls: _Calls, listing: Any) -> Iterator[Any]:
