@@ -39,7 +39,7 @@ def _verdict(v: str) -> str:
 
 def _run(c: CurveAnalysis) -> str:
     """The run's name, a link to its page in the tracker when the source gave one."""
-    return markdown_link(c.run, getattr(c, "run_url", None))
+    return markdown_link(c.run, c.run_url)
 
 
 def _table(curves: tuple[CurveAnalysis, ...]) -> list[str]:
