@@ -84,6 +84,28 @@ def test_the_servers_database_has_no_web_ui_so_no_link(logged: dict) -> None:
     assert "](" not in render(result, "markdown")  # no link at all
 
 
+def test_tracker_url_says_where_a_stores_ui_is_served(logged: dict, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from saturate.cli import app
+
+    ui = "https://mlflow.example.org/team"
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["analyze", str(logged["server"].db), "-e",
+                                   logged["experiment"], "--n-boot", "20", "--tracker-url",
+                                   f"https://ci:{SECRET}@mlflow.example.org/team/",
+                                   "--format", "json", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    pages = {c["run"]: c["run_url"] for c in json.loads(out.read_text())["curves"]}
+    assert pages == {name: f"{ui}/#/experiments/{logged['exp_id']}/runs/{rid}"
+                     for name, rid in logged["ids"].items()}
+    bad = CliRunner().invoke(app, ["analyze", str(logged["server"].db), "--tracker-url",
+                                   "mlflow.example.org"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == (
+        "error: --tracker-url must be an http:// or https:// address, such as "
+        "https://mlflow.example.org, got 'mlflow.example.org'")
+
+
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Offline W&B runs written by the wandb package: one started with an entity, one without."""

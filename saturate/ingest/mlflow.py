@@ -172,9 +172,11 @@ def iter_mlflow(
     max_workers: int = 8,
     stream: bool = True,
     timeout: float | None = None,
+    tracker_url: str | None = None,
 ) -> Iterator[Table]:
     """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs
-    (``stream``: databases a few runs at a time; other sources come as one part)."""
+    (``stream``: databases a few runs at a time; other sources come as one part); each run's
+    page in the MLflow UI at ``tracker_url``, else at a tracking server's own address."""
     selection = _selection(experiment, filter, metric, max_workers)
     timeout = resolve_timeout(timeout)
     src = dataclasses.replace(resolve_source(source), timeout=timeout)
@@ -192,11 +194,11 @@ def iter_mlflow(
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
-        yield from _iter_database(src, selection, fast, max_workers)
+        yield from _iter_database(src, selection, fast, max_workers, tracker_url)
         return
     # A tracking server serves its UI at its own address; a database or file store has none.
     yield assemble(src.label, exps, runs, points, selection,
-                   ui=src.target if src.kind == "rest" else None)
+                   ui=tracker_url or (src.target if src.kind == "rest" else None))
 
 
 def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
@@ -216,9 +218,10 @@ def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # no
     return selection
 
 
-def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int
-                   ) -> Iterator[Table]:
-    """The parts of a database: run facts once, then the points of a few runs at a time."""
+def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int,
+                   ui: str | None = None) -> Iterator[Table]:
+    """The parts of a database: run facts once (each run's page in the UI at ``ui``), then the
+    points of a few runs at a time."""
     from saturate.ingest.mlflow_db import iter_database
 
     names = facts = None
@@ -232,7 +235,7 @@ def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_work
         exps, runs, points = part
         if names is None:
             _check_found(src.label, exps, runs, selection, None)
-            names, facts = run_facts_frame(src.label, exps, runs)
+            names, facts = run_facts_frame(src.label, exps, runs, ui)
         if points.empty:
             continue
         n_points += len(points)

@@ -115,8 +115,12 @@ def public_url(url: str) -> str:
     """``url`` fit for a link a report shows: without its userinfo (user and password) and
     without the query parameters that hold secrets (``password=``, ``token=``...); the scheme
     and host in lower case."""
-    parts = urllib.parse.urlsplit(url.strip())
-    netloc = parts.netloc.rpartition("@")[2].lower()
+    url = url.strip()
+    found = userinfo_split(url)  # to the last "@": a password may hold "/", "?", "#" or "@"
+    if found is not None:
+        url = found[0] + found[2]
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.lower()
     query = "&".join(p for p in parts.query.split("&")
                      if p and not _QUERY_SECRET.match("&" + p))  # fmt: skip
     return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path, query,

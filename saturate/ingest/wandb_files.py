@@ -346,10 +346,11 @@ def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
     return out
 
 
-def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None
-                    ) -> Iterator[Table]:  # fmt: skip
+def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None,
+                    app: str | None = None) -> Iterator[Table]:  # fmt: skip
     """The :class:`~saturate.table.table.Table` of each run of ``files`` (W&B logs below ``root``),
-    one at a time; an error when none holds a point."""
+    one at a time (``app``: the W&B app the runs' pages are in, default :func:`app_url`); an
+    error when none holds a point."""
     label = source or str(root)
     found = False
     for run_files in group_by_run_id(files).values():
@@ -358,12 +359,12 @@ def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = N
             run = _read(f, run)
         if run is not None and run.rows:
             found = True
-            yield run_table(run, label)
+            yield run_table(run, label, app)
     if not found:
         raise InputError(f"{shorten(label, PATH_LIMIT)}: W&B run files hold no history points")
 
 
-def read_wandb_files(files: Iterable[Path], root: Path, *, source: str | None = None
-                     ) -> Table:  # fmt: skip
+def read_wandb_files(files: Iterable[Path], root: Path, *, source: str | None = None,
+                     app: str | None = None) -> Table:  # fmt: skip
     """:func:`iter_wandb_runs` as one table."""
-    return concat_tables(iter_wandb_runs(files, root, source=source))
+    return concat_tables(iter_wandb_runs(files, root, source=source, app=app))
