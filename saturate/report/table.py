@@ -78,8 +78,9 @@ def _findings(found: Sequence[Any]) -> str:
 
 def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
             headers: dict[str, str], width: int, wide: bool) -> Layout:
-    """A run column when the runs fit it in full beside the reasons (or ``wide``); else, when
-    runs have several curves, each run as a heading over its curves (named once, in full)."""
+    """A run column when every name fits in full (or ``wide``); else, when runs have several
+    curves, each run as a heading over its curves (named once, in full), which leaves the metric
+    names the room the run column took: a wider console then never shows a metric shorter."""
     order = [k for k, _, _ in TABLE_COLUMNS]
     flat = plan_columns(cells, headers, order, width, wide=wide)
     if wide or len({c.run_id for c in curves}) == len(curves):
@@ -87,7 +88,7 @@ def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
     grouped = plan_columns(cells, headers, [k for k in order if k != "run"], width - INDENT)
     runs = common_prefix([c.run for c in curves])
     grouped = dataclasses.replace(grouped, prefixes={**grouped.prefixes, "run": runs})
-    if flat.shortened("run") or ("why" in grouped.columns and "why" not in flat.columns):
+    if flat.shortened() or ("why" in grouped.columns and "why" not in flat.columns):
         return grouped
     return flat
 

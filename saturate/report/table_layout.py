@@ -4,8 +4,10 @@ widened while it prints).
 
 The widths are pure text arithmetic (``n`` columns cost ``3 (n - 1)`` characters besides their
 cells). Run, metric, verdict, P(pays) and gain always show, numbers never cut and names shortened
-in the middle (a shared prefix said once above); then the reason, then names back to full length,
-then the other columns in :data:`PRIORITY` order while they fit.
+in the middle (a shared prefix said once above) only when they cannot fit; the names get their
+full length before any other column, so a wider console never shows a name shorter than a
+narrower one; then the reason (as wide as its longest word at least: words wrap whole, never
+split), then the other columns in :data:`PRIORITY` order while they fit.
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ def plan_columns(
     stripped = {k: _names(cells, k) for k in keys}
     for k in keys:
         natural[k] = max(len(headers[k]), *(len(n) for n in stripped[k][1])) if cells else 0
-    widths = dict(natural) if wide else _fit(natural, stripped, width)
+    word = max((len(w) for r in cells for w in r.get("why", "").split()), default=0)
+    widths = dict(natural) if wide else _fit(natural, stripped, width, word)
     labels = {}
     for k in keys:
         prefix, names = stripped[k]
@@ -145,18 +148,20 @@ def _shrink(widths: dict[str, int], floor: Mapping[str, int], room: int) -> None
 
 
 def _fit(natural: dict[str, int], stripped: dict[str, tuple[str, list[str]]],
-         width: int) -> dict[str, int]:
-    """Column widths (only of the columns shown) that fit ``width`` as the module says."""
+         width: int, word: int = 0) -> dict[str, int]:
+    """Column widths (only of the columns shown) that fit ``width`` as the module says
+    (``word``: the longest word of the reasons)."""
     names = tuple(stripped)
     least = {k: _label_width(stripped[k][1], min(LEAST_NAME, natural[k])) for k in names}
     widths = {k: natural[k] for k in REQUIRED if k in natural}
     for k in names:
         widths[k] = max(least[k], min(natural[k], COMFORT[k]))
     _shrink(widths, least, width - _cost(widths))
-    if _cost(widths) + 3 + min(natural["why"], LEAST_WHY) <= width:
-        widths["why"] = min(natural["why"], width - _cost(widths) - 3)
     for k in names:  # the names back to full length as far as the width allows
         widths[k] = max(widths[k], min(natural[k], widths[k] + width - _cost(widths)))
+    least_why = max(min(natural["why"], LEAST_WHY), word)
+    if _cost(widths) + 3 + least_why <= width:
+        widths["why"] = min(natural["why"], width - _cost(widths) - 3)
     for k in PRIORITY:
         if k in natural and _cost(widths) + 3 + natural[k] <= width:
             widths[k] = natural[k]
