@@ -6,7 +6,6 @@ the marks. Names from the data go in as :class:`rich.text.Text`
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +18,6 @@ from rich.text import Text
 from saturate.report.rows import (
     VERDICT_STYLES,
     axis_text,
-    common_prefix,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -38,7 +36,7 @@ from saturate.report.table_layout import (
     Layout,
     at_least,
     cell,
-    plan_columns,
+    choose_layout,
     wrap_header,
 )
 from saturate.report.text import for_terminal
@@ -78,19 +76,9 @@ def _findings(found: Sequence[Any]) -> str:
 
 def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
             headers: dict[str, str], width: int, wide: bool) -> Layout:
-    """A run column when every name fits in full (or ``wide``); else, when runs have several
-    curves, each run as a heading over its curves (named once, in full), which leaves the metric
-    names the room the run column took: a wider console then never shows a metric shorter."""
-    order = [k for k, _, _ in TABLE_COLUMNS]
-    flat = plan_columns(cells, headers, order, width, wide=wide)
-    if wide or len({c.run_id for c in curves}) == len(curves):
-        return flat
-    grouped = plan_columns(cells, headers, [k for k in order if k != "run"], width - INDENT)
-    runs = common_prefix([c.run for c in curves])
-    grouped = dataclasses.replace(grouped, prefixes={**grouped.prefixes, "run": runs})
-    if flat.shortened() or ("why" in grouped.columns and "why" not in flat.columns):
-        return grouped
-    return flat
+    """:func:`~saturate.report.table_layout.choose_layout` of the report's columns."""
+    return choose_layout(cells, headers, [k for k, _, _ in TABLE_COLUMNS], width,
+                         [(c.run_id, c.run) for c in curves], wide=wide)
 
 
 def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:

@@ -12,6 +12,7 @@ split), then the other columns in :data:`PRIORITY` order while they fit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -112,16 +113,19 @@ def plan_columns(
     width: int,
     *,
     wide: bool = False,
+    required: Sequence[str] = REQUIRED,
+    optional: Sequence[str] = PRIORITY,
 ) -> Layout:
     """The layout of a table of ``cells`` (one mapping per row) on a console ``width`` wide;
-    ``wide`` shows every column at full width whatever the console."""
+    ``wide`` shows every column at full width whatever the console; ``required`` always show,
+    ``optional`` in their order while they fit."""
     natural = {k: max([_header_width(headers[k]), *(len(r[k]) for r in cells)]) for k in order}
     keys = tuple(k for k in NAMES if k in order)
     stripped = {k: _names(cells, k) for k in keys}
     for k in keys:
         natural[k] = max(len(headers[k]), *(len(n) for n in stripped[k][1])) if cells else 0
     word = max((len(w) for r in cells for w in r.get("why", "").split()), default=0)
-    widths = dict(natural) if wide else _fit(natural, stripped, width, word)
+    widths = dict(natural) if wide else _fit(natural, stripped, width, word, required, optional)
     labels = {}
     for k in keys:
         prefix, names = stripped[k]
@@ -138,6 +142,28 @@ def plan_columns(
     )
 
 
+def choose_layout(
+    cells: Sequence[Mapping[str, str]], headers: Mapping[str, str], order: Sequence[str],
+    width: int, runs: Sequence[tuple[str, str]], *, wide: bool = False,
+    required: Sequence[str] = REQUIRED, optional: Sequence[str] = PRIORITY,
+) -> Layout:
+    """:func:`plan_columns` with a run column when every name fits in full (or ``wide``); else,
+    when runs (``(run_id, run)`` of each row) have several rows, each run as a heading over its
+    rows (named once, in full; its layout has no run column), which leaves the other names the
+    room the run column took: a wider console then never shows a name shorter."""
+    flat = plan_columns(cells, headers, order, width, wide=wide, required=required,
+                        optional=optional)
+    if wide or len({run_id for run_id, _ in runs}) == len(runs):
+        return flat
+    grouped = plan_columns(cells, headers, [k for k in order if k != "run"], width - INDENT,
+                           required=required, optional=optional)
+    prefix = common_prefix([run for _, run in runs])
+    grouped = dataclasses.replace(grouped, prefixes={**grouped.prefixes, "run": prefix})
+    if flat.shortened() or ("why" in grouped.columns and "why" not in flat.columns):
+        return grouped
+    return flat
+
+
 def _shrink(widths: dict[str, int], floor: Mapping[str, int], room: int) -> None:
     """Shorten the longer name, one character at a time, while ``room`` (the characters left
     free, negative when over) is below zero and a name is above its ``floor``."""
@@ -147,22 +173,23 @@ def _shrink(widths: dict[str, int], floor: Mapping[str, int], room: int) -> None
         room += 1
 
 
-def _fit(natural: dict[str, int], stripped: dict[str, tuple[str, list[str]]],
-         width: int, word: int = 0) -> dict[str, int]:
+def _fit(natural: dict[str, int], stripped: dict[str, tuple[str, list[str]]], width: int,
+         word: int = 0, required: Sequence[str] = REQUIRED,
+         optional: Sequence[str] = PRIORITY) -> dict[str, int]:
     """Column widths (only of the columns shown) that fit ``width`` as the module says
     (``word``: the longest word of the reasons)."""
     names = tuple(stripped)
     least = {k: _label_width(stripped[k][1], min(LEAST_NAME, natural[k])) for k in names}
-    widths = {k: natural[k] for k in REQUIRED if k in natural}
+    widths = {k: natural[k] for k in required if k in natural}
     for k in names:
         widths[k] = max(least[k], min(natural[k], COMFORT[k]))
     _shrink(widths, least, width - _cost(widths))
     for k in names:  # the names back to full length as far as the width allows
         widths[k] = max(widths[k], min(natural[k], widths[k] + width - _cost(widths)))
-    least_why = max(min(natural["why"], LEAST_WHY), word)
-    if _cost(widths) + 3 + least_why <= width:
+    least_why = max(min(natural.get("why", 0), LEAST_WHY), word)
+    if "why" in natural and _cost(widths) + 3 + least_why <= width:
         widths["why"] = min(natural["why"], width - _cost(widths) - 3)
-    for k in PRIORITY:
+    for k in optional:
         if k in natural and _cost(widths) + 3 + natural[k] <= width:
             widths[k] = natural[k]
     return widths
