@@ -20,6 +20,9 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from saturate.report.rows import common_prefix, unique_labels
@@ -47,6 +50,25 @@ def cell(text: Any, style: str = "") -> Text:
     """Data as terminal text: literal (never console markup), one line, control characters
     escaped (:func:`~saturate.report.text.for_terminal`)."""
     return Text(for_terminal(str(text)), style=style)
+
+
+def print_fitted(console: Console, table: Table, rows: Sequence[Sequence[Any]],
+                 headers: Sequence[str]) -> None:
+    """Print ``table`` (one line per row, every column ``no_wrap``) when it fits the console at
+    its natural width; else each row as a block, its first cell as a heading over ``header:
+    cell`` pairs that wrap between words. Either way no cell is squeezed and no word split."""
+    for column in table.columns:
+        column.no_wrap = True
+    unbounded = console.options.update_width(10_000)  # rich caps a measure at the width given
+    if Measurement.get(console, unbounded, table).maximum <= console.width:
+        console.print(table)
+        return
+    if table.title:
+        console.print(table.title)
+    for row in rows:
+        console.print(cell(row[0], "bold"))
+        pairs = [f"{h}: {for_terminal(str(v))}" for h, v in zip(headers[1:], row[1:], strict=True)]
+        console.print(Padding(Text(" · ".join(pairs)), (0, 0, 0, INDENT)))
 
 
 @contextmanager

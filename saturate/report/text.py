@@ -113,6 +113,23 @@ def markdown_link(text: Any, url: Any) -> str:
     return f"[{for_markdown(text)}]({target})" if target else for_markdown(text)
 
 
+def fit_lines(text: str, width: int) -> str:
+    """``text`` with each line longer than ``width`` wrapped between words (never inside one, a
+    hyphen included), its continuation indented four past the line's own indent; a word longer
+    than the width stays whole on a line of its own."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
 def for_message(text: Any) -> str:
     """An error or warning line: credentials redacted, then shown as one terminal line."""
     return for_terminal(redact(text))
