@@ -86,6 +86,8 @@ def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
     for what in NAMES:
         if prefix := layout.prefixes.get(what):
             lines.append(cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim"))
+        if what in layout.same:
+            lines.append(cell(f"Every {what} is {layout.same[what]!r}: left out below.", "dim"))
     return lines
 
 
@@ -203,7 +205,7 @@ def _print_why(console: Console, curves: Sequence[CurveAnalysis], cells: list[di
     for curve, row in zip(curves, cells, strict=True):
         labels = {"run": curve.run.removeprefix(layout.prefixes.get("run", "")),
                   **layout.labels_for(row)}
-        line = cell(f"  {labels['run']} · {labels['metric']}: ")
+        line = cell(f"  {labels['run']} · {labels.get('metric', curve.metric)}: ")
         line.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
         line.append(for_terminal(f", {row['why']}"))
         console.print(line)

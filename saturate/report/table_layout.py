@@ -92,6 +92,7 @@ class Layout:
     prefixes: dict[str, str] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
+    same: dict[str, str] = field(default_factory=dict)  # the name every row has: said once
 
     @property
     def total(self) -> int:
@@ -140,7 +141,23 @@ def plan_columns(
 ) -> Layout:
     """The layout of a table of ``cells`` (one mapping per row) on a console ``width`` wide;
     ``wide`` shows every column at full width whatever the console; ``required`` always show,
-    ``optional`` in their order while they fit."""
+    ``optional`` in their order while they fit. A name column whose rows all hold one name is
+    left out (the name said once above, :attr:`Layout.same`) when the table cannot fit with
+    it."""
+    layout = _plan(cells, headers, order, width, wide, required, optional)
+    if wide or layout.total <= width or len(cells) < 2:
+        return layout
+    same = {k: cells[0][k] for k in NAMES
+            if k in layout.columns and len({r[k] for r in cells}) == 1}
+    if not same:
+        return layout
+    rest = _plan(cells, headers, [k for k in order if k not in same], width, wide, required,
+                 optional)
+    return dataclasses.replace(rest, same=same)
+
+
+def _plan(cells: Sequence[Mapping[str, str]], headers: Mapping[str, str], order: Sequence[str],
+          width: int, wide: bool, required: Sequence[str], optional: Sequence[str]) -> Layout:
     natural = {k: max([_header_width(headers[k]), *(len(r[k]) for r in cells)]) for k in order}
     keys = tuple(k for k in NAMES if k in order)
     stripped = {k: _names(cells, k) for k in keys}

@@ -75,6 +75,8 @@ def watch_table(
     parts: list[RenderableType] = [cell("saturate watch", "bold")]
     parts += [cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim")
               for what in NAMES if (prefix := layout.prefixes.get(what))]
+    parts += [cell(f"Every {what} is {name!r}: left out below.", "dim")
+              for what, name in layout.same.items()]
     if "run" in layout.columns:
         return Group(*parts, _watch_grid(layout, heads, curves, rows, header=True))
     parts.append(Padding(_watch_grid(layout, heads, [], [], header=True), (0, 0, 0, INDENT)))
