@@ -106,6 +106,39 @@ def test_tracker_url_says_where_a_stores_ui_is_served(logged: dict, tmp_path: Pa
         "https://mlflow.example.org, got 'mlflow.example.org'")
 
 
+def test_watch_keeps_each_runs_page_in_its_history(logged: dict, tmp_path: Path) -> None:
+    """``watch`` of a tracking server: the pages go into the history file with the runs, and
+    every analysis made from it (the live table, webhooks, ``history``) carries them; a history
+    file written before runs had pages is read as it is and given the column when next written."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from saturate.cli import app
+    from saturate.tracker.state import HistoryStore
+
+    server, state = logged["server"], tmp_path / "h.db"
+    args = ["watch", _with_secret(server.url), "-e", logged["experiment"], "--once",
+            "--n-boot", "20", "--state", str(state)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    expected = {name: f"{server.url}/#/experiments/{logged['exp_id']}/runs/{rid}"
+                for name, rid in logged["ids"].items()}
+    with HistoryStore(state, readonly=True) as store:
+        assert {c.run: c.run_url for c in store.latest_analyses()} == expected
+        assert {r.run: r.url for r in store.runs().values()} == expected
+    assert "pa:ss" not in state.read_bytes().decode("latin-1")
+    with sqlite3.connect(state) as db:  # as a history file written before the column
+        db.execute("ALTER TABLE runs DROP COLUMN url")
+    with HistoryStore(state, readonly=True) as store:
+        assert all(r.url is None for r in store.runs().values())
+        assert "run_url" not in store.points().columns
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    with HistoryStore(state, readonly=True) as store:
+        assert {r.run: r.url for r in store.runs().values()} == expected
+
+
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Offline W&B runs written by the wandb package: one started with an entity, one without."""

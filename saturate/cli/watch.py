@@ -180,7 +180,6 @@ def watch(
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     selection = settings.selection()
-    selection.pop("tracker_url")  # runs' pages are not kept in the history file (yet)
     poller = make_poller(sources or None, **selection)
     store = HistoryStore(state)
     on_analysed = None
