@@ -79,7 +79,8 @@ def watch_table(
               for what, name in layout.same.items()]
     if "run" in layout.columns:
         return Group(*parts, _watch_grid(layout, heads, curves, rows, header=True))
-    parts.append(Padding(_watch_grid(layout, heads, [], [], header=True), (0, 0, 0, INDENT)))
+    parts.append(Padding(_watch_grid(layout, heads, [], [], header=True), (0, 0, 0, INDENT),
+                         expand=False))
     i = 0
     while i < len(rows):
         j = i
@@ -88,7 +89,7 @@ def watch_table(
         run = curves[i].run.removeprefix(layout.prefixes.get("run", ""))
         parts.append(cell(shorten_middle(for_terminal(run), width), "bold"))
         parts.append(Padding(_watch_grid(layout, heads, curves[i:j], rows[i:j], header=False),
-                             (0, 0, 0, INDENT)))
+                             (0, 0, 0, INDENT), expand=False))
         i = j
     return Group(*parts)
 
@@ -165,7 +166,8 @@ def _history_by_curve(console: Console, rows: Sequence[Mapping[str, str]],
     keys = [k for k, _ in _HISTORY_COLUMNS if k not in NAMES]
     fits = _cost({k: widths[k] for k in keys}) + INDENT <= console.width
     if fits:
-        console.print(Padding(_history_table([], keys, widths), (0, 0, 0, INDENT)))
+        console.print(Padding(_history_table([], keys, widths), (0, 0, 0, INDENT),
+                              expand=False))
     groups: list[list[Mapping[str, str]]] = []
     for row in rows:
         if groups and all(groups[-1][0][k] == row[k] for k in NAMES):
@@ -177,10 +179,10 @@ def _history_by_curve(console: Console, rows: Sequence[Mapping[str, str]],
         console.print(cell(shorten_middle(for_terminal(head), console.width), "bold"))
         if fits:
             console.print(Padding(_history_table(group, keys, widths, header=False),
-                                  (0, 0, 0, INDENT)))
+                                  (0, 0, 0, INDENT), expand=False))
             continue
         for r in group:
             change = f" {r['before'] or '–'} → {r['after'] or '–'}" if r["before"] or r[
                 "after"] else ""
             console.print(Padding(cell(f"{r['time']} {r['event']}{change} at compute "
-                                       f"{r['compute']}"), (0, 0, 0, INDENT)))
+                                       f"{r['compute']}"), (0, 0, 0, INDENT), expand=False))
