@@ -1,5 +1,6 @@
-"""Run-level facts (``run_status``, ``run_url``, ``params.*``, ``tags.*``) kept beside the points, one row per
-run keyed by ``(source, run_id)``, so a sweep of thousands of runs costs memory for its points only.
+"""Run-level facts (``run_status``, ``run_url``, ``params.*``, ``tags.*``) kept beside the points,
+one row per run keyed by ``(source, run_id)``, so a sweep of thousands of runs costs memory for its
+points only.
 
 :func:`split_facts` moves the run columns of a wide frame (as a user may build it) into a run
 frame, :func:`with_facts` joins them back onto every point, :func:`merge_facts` merges parts'.
@@ -29,7 +30,8 @@ def run_fact_columns(df: pd.DataFrame) -> list[str]:
     """The run-level columns of a table: ``run_status``, ``run_url``, ``params.*`` and
     ``tags.*``."""
     return [c for c in df.columns
-            if c in (_STATUS, RUN_URL) or str(c).startswith((PARAM_PREFIX, TAG_PREFIX))]  # fmt: skip
+            if c in (_STATUS, RUN_URL)
+            or str(c).startswith((PARAM_PREFIX, TAG_PREFIX))]  # fmt: skip
 
 
 def empty_facts() -> pd.DataFrame:
