@@ -98,7 +98,7 @@ def for_url(url: Any) -> str | None:
         return None
     parts = urllib.parse.urlsplit(redact(url.strip()))
     host = parts.netloc.rpartition("@")[2]
-    if parts.scheme.lower() not in ("http", "https") or not re.fullmatch(r"[A-Za-z0-9.\-:\[\]]+",
+    if parts.scheme.lower() not in ("http", "https") or not re.fullmatch(r"[A-Za-z0-9._\-:\[\]]+",
                                                                           host):
         return None
     path, query, fragment = (urllib.parse.quote(x, safe=_URL_KEEP)
