@@ -238,15 +238,26 @@ def test_the_watch_table_fits_its_width_one_line_per_curve(analysis, unprefixed,
         out = io.StringIO()
         Console(file=out, width=width, force_terminal=False).print(watch_table(latest, events, width))
         lines = out.getvalue().splitlines()
-        assert max(len(line) for line in lines) <= width
-        body = lines[3:]  # title, header, rule
+        assert lines[0] == "saturate watch" and max(len(line) for line in lines) <= width
+        rows = [[cell.strip() for cell in line.split("│")] for line in lines if "│" in line]
+        header, body = rows[0], rows[1:]
         assert len(body) == len(latest)  # nothing wraps onto a second line
-        header = lines[1].split()
-        assert header[:2] == ["run", "metric"] and "P(pays)" in header
-        for line, c in zip(body, sorted(a.curves, key=lambda c: (c.run, c.metric)), strict=True):
-            run, metric = line.split()[:2]
-            for shown, full in ((run, c.run), (metric, c.metric)):  # cut on separators only
+        assert "P(pays)" in header and header[header.index("P(pays)") - 2] == "metric"
+        by_run = header[0] == "run"  # else each run is a heading over its rows
+        curves = sorted(a.curves, key=lambda c: (c.run, c.metric))
+        said = dict(re.findall(r"^Every (\w+) name starts with '(.*)': left out below\.$",
+                               out.getvalue(), flags=re.M))
+        for row, c in zip(body, curves, strict=True):
+            run, metric = (c.run.removeprefix(said.get("run", "")),
+                           c.metric.removeprefix(said.get("metric", "")))
+            shown_names = ((row[0], run), (row[1], metric)) if by_run else ((row[0], metric),)
+            for shown, full in shown_names:  # cut on separators only
                 head, _, tail = shown.partition("…")
                 assert full.startswith(head) and full.endswith(tail), (shown, full)
                 assert "…" not in shown or not head or head[-1] in "-_/: ", shown
-            assert c.verdict in line
+            assert c.verdict in row
+        if not by_run:
+            assert {c.run.removeprefix(said.get("run", "")) for c in curves} <= {
+                line.strip() for line in lines}
+
+

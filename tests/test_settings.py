@@ -189,7 +189,8 @@ def test_settings_are_frozen_and_validated_when_made_directly() -> None:
     assert s.metric == ("eval/*",) and s.laws == ("power", "sigmoid")
     assert AnalysisSettings.from_settings(s).fit_settings().laws == ("power", "sigmoid")
     assert s.selection() == {"experiment": None, "filter": None, "metric": ["eval/*"],
-                             "run": None, "compute": None, "timeout": None}
+                             "run": None, "compute": None, "timeout": None,
+                             "tracker_url": None}
     with pytest.raises(AttributeError):
         s.n_boot = 3  # type: ignore[misc]
     with pytest.raises(SettingsError, match="^n_boot must be an integer >= 0, got -2"):

@@ -2,7 +2,7 @@
 no network): a child process runs ``wandb.init`` / ``run.log`` / ``run.finish`` for each run of
 a spec, so the W&B service it starts ends with it.
 
-:func:`write_runs` takes runs as ``{"name", "group", "config", "tags", "exit_code",
+:func:`write_runs` takes runs as ``{"name", "group", "config", "tags", "exit_code", "entity",
 "rows": [[step, {key: value}], ...]}`` and returns the ``wandb/`` folder they were written to.
 :func:`runs_from_table` makes such runs from a tidy table (one history row per step).
 """
@@ -25,7 +25,7 @@ spec = json.loads(open(sys.argv[1]).read())
 for r in spec["runs"]:
     run = wandb.init(project=spec["project"], name=r["name"], group=r.get("group"),
                      tags=r.get("tags"), config=r.get("config"), dir=spec["dir"],
-                     id=r.get("id"))
+                     id=r.get("id"), entity=r.get("entity"))
     for step, values in r["rows"]:
         run.log(values, step=step)
     run.finish(exit_code=r.get("exit_code", 0))

@@ -146,6 +146,7 @@ class _Observed:
     threshold: Threshold
     run_status: str | None
     kept: np.ndarray
+    run_url: str | None = None
     domain: Domain | None = None
     domain_note: str = ""
 
@@ -157,15 +158,21 @@ def _observe(points: pd.DataFrame, settings: AnalysisSettings) -> _Observed:
     direction = metric_direction(metric, settings.lower_is_better, settings.higher_is_better)
     y = pts["value"].to_numpy(float)
     c = pts["compute"].to_numpy(float)
-    status = pts.iloc[0].get("run_status") if "run_status" in pts.columns else None
+    status = _fact(pts, "run_status")
     domain, note = metric_domain(metric, y, settings.domains)
     return _Observed(
         points=pts, metric=metric, direction=direction, compute=c,
         value=y, signed=signed(y, direction), steps=pts["step"].to_numpy(),
         threshold=threshold_for(metric, y, settings, seed=settings.seed),
-        run_status=None if status is None or pd.isna(status) else str(status), kept=thin(c),
-        domain=domain, domain_note=note,
+        run_status=status, kept=thin(c), domain=domain, domain_note=note,
+        run_url=_fact(pts, "run_url"),
     )
+
+
+def _fact(pts: pd.DataFrame, column: str) -> str | None:
+    """The run fact ``column`` of a curve's points (on every row), None when unknown."""
+    value = pts[column].iloc[0] if column in pts.columns else None
+    return None if value is None or pd.isna(value) else str(value)
 
 
 def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
@@ -185,6 +192,7 @@ def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
         "value_last": float(obs.value[-1]),
         "threshold": obs.threshold.value,
         "run_status": obs.run_status,
+        "run_url": obs.run_url,
         "group": _group_info(pts, group_by),
         "points": pts,
         "domain": None if obs.domain is None else (obs.domain.lo, obs.domain.hi),

@@ -20,7 +20,8 @@ from saturate.table.table import concat_tables
 from saturate.vocabulary.direction import metric_direction
 from saturate.vocabulary.domains import metric_domain
 
-_POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status"}
+_POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status",
+                  "run_url"}
 
 
 @dataclass(frozen=True)

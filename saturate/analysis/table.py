@@ -24,7 +24,7 @@ from saturate.decide.pooling import leave_one_out_priors, sibling_key
 from saturate.results import CurveAnalysis
 from saturate.table.axis import ComputeAxis
 from saturate.table.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
-from saturate.table.run_table import RUN_KEY, empty_facts, run_facts, status_of
+from saturate.table.run_table import RUN_KEY, RUN_URL, empty_facts, facts_of, run_facts, status_of
 from saturate.table.table import Table, as_table
 
 __all__ = ["analyze_table", "analyze_parts", "on_axis", "table_curves", "table_of", "sibling_runs"]
@@ -32,14 +32,16 @@ __all__ = ["analyze_table", "analyze_parts", "on_axis", "table_curves", "table_o
 
 def table_curves(table: Table | pd.DataFrame) -> Iterator[pd.DataFrame]:
     """Each curve of ``table`` as :func:`~saturate.analysis.curve.analyze_curve` takes it: sorted
-    by compute, with its run's status as a column."""
+    by compute, with its run's status and page (``run_url``) as columns."""
     if isinstance(table, Table):
-        points, status = table.points, status_of(table.runs)
+        points = table.points
+        facts = {"run_status": status_of(table.runs), RUN_URL: facts_of(table.runs, RUN_URL)}
     else:
-        points, status = table, {}
+        points, facts = table, {}
     for key, pts in iter_curves(points):  # each a new frame: adding a column leaves df alone
-        if status and "run_status" not in pts.columns and key[:2] in status:
-            pts["run_status"] = status[key[:2]]
+        for col, known in facts.items():
+            if known and col not in pts.columns and key[:2] in known:
+                pts[col] = known[key[:2]]
         yield pts
 
 

@@ -133,6 +133,18 @@ PIPED_WIDTH = 120
 """Columns of output that goes to a pipe or a file when ``$COLUMNS`` does not say."""
 
 
+def text_width(file: TextIO = sys.stdout, *, width: int = PIPED_WIDTH) -> int:
+    """The columns plain text written to ``file`` gets: ``$COLUMNS``, else a terminal's own
+    width, else ``width``."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size((width, 24)).columns if file.isatty() else width
+
+
 def terminal(file: TextIO, *, width: int = PIPED_WIDTH) -> Console:
     """A rich console on ``file``: a terminal's own width; when it is not a terminal (piped,
     captured), ``$COLUMNS`` columns, else ``width``."""

@@ -53,5 +53,5 @@ def history(
             print(e.line())
         return
     what = "events" if all_events else "verdict changes"
-    render_history(events, latest, Console(file=sys.stdout, soft_wrap=True),
+    render_history(events, latest, Console(file=sys.stdout, soft_wrap=False),
                    title=f"{what} recorded in {state}")

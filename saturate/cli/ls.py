@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from saturate.cli.common import Fast, Out, Sources, format_option, write_text
+from saturate.cli.common import Fast, Out, Sources, format_option, text_width, write_text
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
@@ -16,18 +15,19 @@ FORMATS = ("text", "json")
 def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out: object,
                    fast: bool) -> None:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
-    import shutil
-
     from saturate.analysis.inventory import inventory
+    from saturate.report.text import fit_lines
 
     found = inventory(sources or None, settings, fast=fast)
     if not found.metrics:
         from saturate.errors import InputError
 
         raise InputError("no curves to analyse after selection")
-    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+    width = text_width(width=120)
     text = (json.dumps(found.to_dict(), indent=2) + "\n" if fmt == "json"
             else found.text(width=width))
+    if fmt != "json" and out is None:  # a screen's lines wrap between words
+        text = fit_lines(text, width)
     write_text(text, out)  # type: ignore[arg-type]
 
 

@@ -14,6 +14,7 @@ from saturate.cli.common import (
     Sources,
     format_option,
     save_figure,
+    text_width,
     write_text,
 )
 from saturate.cli.options import settings_command
@@ -66,6 +67,10 @@ def timeline(
         at=None if at is None else check_positive(at, "--at"), fast=fast,
     )
     text = json.dumps(tl.to_dict(), indent=2) if fmt == "json" else tl.summary()
+    if fmt != "json" and out is None:  # a screen's lines wrap between words
+        from saturate.report.text import fit_lines
+
+        text = fit_lines(text, text_width())
     write_text(text + "\n", out)
     if plot is not None:
         save_figure(plot_timeline(tl).figure, plot)

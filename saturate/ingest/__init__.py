@@ -35,6 +35,7 @@ def load(
     gpus: float | str | None = None,
     fast: bool = True,
     timeout: float | None = None,
+    tracker_url: str | None = None,
     **unknown: Any,
 ) -> Table:
     """Read curves from files, folders, TensorBoard logs or MLflow into a :class:`Table`.
@@ -56,10 +57,13 @@ def load(
         fast: use MLflow's read-only database fast path where possible.
         timeout: seconds per MLflow server request, retries included (default
             ``$SATURATE_TIMEOUT``, else 120).
+        tracker_url: where the tracker's web UI is served, for each run's page (``run_url``):
+            an MLflow database or ``mlruns/`` has none of its own; W&B run folders default to
+            W&B's app as the wandb package finds it.
 
     Returns:
         A :class:`Table`: ``.points`` the tidy long table (one row per point), ``.runs`` one row
-        per run (``run_status``, ``params.*``, ``tags.*``), ``.axis`` the x axis.
+        per run (``run_status``, ``run_url``, ``params.*``, ``tags.*``), ``.axis`` the x axis.
 
     Example:
         >>> table = saturate.load("sample_runs/", metric="eval/*")  # doctest: +SKIP
@@ -72,6 +76,7 @@ def load(
     if unknown:
         raise SettingsError(f"load() got unknown option(s): {names_text(sorted(unknown))}")
     tables = Tables(source, experiment=experiment, filter=filter, metric=metric, run=run,
-                    compute=compute, gpus=gpus, fast=fast, stream=False, timeout=timeout)
+                    compute=compute, gpus=gpus, fast=fast, stream=False, timeout=timeout,
+                    tracker_url=tracker_url)
     table = concat_tables(tables)
     return Table(table.points, run_facts(table.points, table.runs), tables.axis)

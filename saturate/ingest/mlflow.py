@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -30,8 +31,9 @@ from saturate.ingest.mlflow_common import (
     resolve_timeout,
 )
 from saturate.ingest.mlflow_filestore import read_filestore
+from saturate.ingest.redaction import ui_link
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, tidy
-from saturate.table.run_table import merge_facts
+from saturate.table.run_table import RUN_URL, merge_facts
 from saturate.table.table import Table, concat_tables
 
 
@@ -67,10 +69,19 @@ def _check_found(label: str, experiments: Sequence[Experiment], runs: Sequence[R
         raise InputError(f"{label}: the {n} selected run(s) of {scope} logged no metrics")
 
 
-def run_facts_frame(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta]
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_page(ui: str, run: RunMeta) -> str:
+    """The run's page in the MLflow UI served at ``ui`` (credentials left out): the route the
+    MLflow UI gives a run, ``<ui>/#/experiments/<experiment id>/runs/<run id>``, as MLflow's own
+    client prints it when a run starts."""
+    exp, run_id = (urllib.parse.quote(x, safe="") for x in (run.experiment_id, run.run_id))
+    return ui_link(ui, fragment=f"/experiments/{exp}/runs/{run_id}")
+
+
+def run_facts_frame(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
+                    ui: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(names, facts)`` sorted by run_id: each run's experiment and display name (which go on
-    its points), and its status, params and tags (the side table, :mod:`saturate.table.run_table`)."""
+    its points), and its status, page in the UI at ``ui`` (``run_url``; none without a UI),
+    params and tags (the side table, :mod:`saturate.table.run_table`)."""
     runs = list({r.run_id: r for r in runs}.values())  # a run met twice (paging) counts once
     exp_names = {e.id: e.name for e in experiments}
     names = pd.DataFrame({
@@ -87,6 +98,8 @@ def run_facts_frame(label: str, experiments: Sequence[Experiment], runs: Sequenc
             extra.setdefault(TAG_PREFIX + k, {})[i] = v
     facts = pd.DataFrame({"source": label, "run_id": names["run_id"],
                           "run_status": np.asarray([r.status for r in runs], dtype=object)})
+    if ui:
+        facts[RUN_URL] = np.asarray([run_page(ui, r) for r in runs], dtype=object)
     for col in sorted(extra):
         values = extra[col]
         facts[col] = pd.Series([values.get(i) for i in range(len(runs))], dtype=object)
@@ -118,10 +131,11 @@ def points_table(label: str, names: pd.DataFrame, facts: pd.DataFrame, points: p
 
 
 def assemble(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
-             points: pd.DataFrame, selection: Selection) -> Table:
-    """The tidy table of the points, their run facts kept one row per run."""
+             points: pd.DataFrame, selection: Selection, ui: str | None = None) -> Table:
+    """The tidy table of the points, their run facts kept one row per run (``ui``: where the
+    store's web UI is served, for each run's page)."""
     _check_found(label, experiments, runs, selection, len(points))
-    names, facts = run_facts_frame(label, experiments, runs)
+    names, facts = run_facts_frame(label, experiments, runs, ui)
     return points_table(label, names, facts, points)
 
 
@@ -158,9 +172,11 @@ def iter_mlflow(
     max_workers: int = 8,
     stream: bool = True,
     timeout: float | None = None,
+    tracker_url: str | None = None,
 ) -> Iterator[Table]:
     """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs
-    (``stream``: databases a few runs at a time; other sources come as one part)."""
+    (``stream``: databases a few runs at a time; other sources come as one part); each run's
+    page in the MLflow UI at ``tracker_url``, else at a tracking server's own address."""
     selection = _selection(experiment, filter, metric, max_workers)
     timeout = resolve_timeout(timeout)
     src = dataclasses.replace(resolve_source(source), timeout=timeout)
@@ -178,9 +194,11 @@ def iter_mlflow(
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
-        yield from _iter_database(src, selection, fast, max_workers)
+        yield from _iter_database(src, selection, fast, max_workers, tracker_url)
         return
-    yield assemble(src.label, exps, runs, points, selection)
+    # A tracking server serves its UI at its own address; a database or file store has none.
+    yield assemble(src.label, exps, runs, points, selection,
+                   ui=tracker_url or (src.target if src.kind == "rest" else None))
 
 
 def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
@@ -200,9 +218,10 @@ def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # no
     return selection
 
 
-def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int
-                   ) -> Iterator[Table]:
-    """The parts of a database: run facts once, then the points of a few runs at a time."""
+def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int,
+                   ui: str | None = None) -> Iterator[Table]:
+    """The parts of a database: run facts once (each run's page in the UI at ``ui``), then the
+    points of a few runs at a time."""
     from saturate.ingest.mlflow_db import iter_database
 
     names = facts = None
@@ -216,7 +235,7 @@ def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_work
         exps, runs, points = part
         if names is None:
             _check_found(src.label, exps, runs, selection, None)
-            names, facts = run_facts_frame(src.label, exps, runs)
+            names, facts = run_facts_frame(src.label, exps, runs, ui)
         if points.empty:
             continue
         n_points += len(points)

@@ -107,3 +107,30 @@ def redact_uri(uri: str) -> str:
         query = _QUERY_SECRET.sub(r"\1" + MASK, "&" + query)[1:]
         uri = f"{base}?{query}"
     return uri
+
+
+
+
+def public_url(url: str) -> str:
+    """``url`` fit for a link a report shows: without its userinfo (user and password) and
+    without the query parameters that hold secrets (``password=``, ``token=``...); the scheme
+    and host in lower case."""
+    url = url.strip()
+    found = userinfo_split(url)  # to the last "@": a password may hold "/", "?", "#" or "@"
+    if found is not None:
+        url = found[0] + found[2]
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.lower()
+    query = "&".join(p for p in parts.query.split("&")
+                     if p and not _QUERY_SECRET.match("&" + p))  # fmt: skip
+    return urllib.parse.urlunsplit((parts.scheme.lower(), netloc, parts.path, query,
+                                    parts.fragment))
+
+
+def ui_link(base: str, path: str = "", fragment: str = "") -> str:
+    """A link into the web UI served at ``base`` (:func:`public_url`: no credentials): ``path``
+    (already quoted) below its path, then its query, then ``#fragment`` (``base``'s own left
+    out)."""
+    parts = urllib.parse.urlsplit(public_url(base))
+    below = parts.path.rstrip("/") + "/" + path.lstrip("/")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, below, parts.query, fragment))

@@ -30,6 +30,7 @@ from saturate.ingest.wandb_files import (
     iter_wandb_runs,
     read_wandb_files,
 )
+from saturate.settings.checks import check_url
 from saturate.table import curves
 from saturate.table.axis import (
     ComputeAxis,
@@ -136,6 +137,7 @@ class _Options:
     stream: bool
     timeout: float | None = None
     run: list[str] | None = None
+    tracker_url: str | None = None
 
 
 def _identity(path: str | os.PathLike) -> object:
@@ -170,7 +172,7 @@ def _mlflow(source: str | Path, opt: _Options) -> _Read:
 
         yield from iter_mlflow(source, experiment=opt.experiment, filter=opt.filter,
                                metric=opt.metric, fast=opt.fast, stream=opt.stream,
-                               timeout=opt.timeout)
+                               timeout=opt.timeout, tracker_url=opt.tracker_url)
 
     local = os.fspath(source).removeprefix("sqlite:///")
     return _Read(parts, mlflow=True, key=None if "://" in local else _identity(local))
@@ -205,7 +207,7 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
             from saturate.ingest.wandb_api import iter_wandb_api
 
             yield from iter_wandb_api(text, filter=opt.filter, run=opt.run, metric=opt.metric,
-                                      timeout=opt.timeout)
+                                      timeout=opt.timeout, tracker_url=opt.tracker_url)
 
         return [_Read(parts, wandb=True)]
     if text.startswith(_URI_SCHEMES):
@@ -223,7 +225,8 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
             return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)),
                           key=_identity(path))]
         if path.suffix == ".wandb":
-            return [_Read(_one(lambda: read_wandb_files([path], path.parent, source=text)),
+            return [_Read(_one(lambda: read_wandb_files([path], path.parent, source=text,
+                                                        app=opt.tracker_url)),
                           key=_identity(path))]
         return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True,
                       key=_identity(path))]
@@ -240,10 +243,11 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
         reads.append(_Read(_one(lambda: read_event_files(events, path, source=text)),
                            key=("events", _identity(path))))
     if runs and opt.stream:
-        reads.append(_Read(lambda: iter_wandb_runs(runs, path, source=text),
+        reads.append(_Read(lambda: iter_wandb_runs(runs, path, source=text, app=opt.tracker_url),
                            key=("wandb", _identity(path))))
     elif runs:
-        reads.append(_Read(_one(lambda: read_wandb_files(runs, path, source=text)),
+        reads.append(_Read(_one(lambda: read_wandb_files(runs, path, source=text,
+                                                         app=opt.tracker_url)),
                            key=("wandb", _identity(path))))
     reads += [_mlflow(store, opt) for store in stores]
     return reads
@@ -298,6 +302,7 @@ class Tables:
         as_given: bool = False,
         apart: str | None = None,
         timeout: float | None = None,
+        tracker_url: str | None = None,
         on_part: Callable[[ReadProgress], None] | None = None,
     ) -> None:
         if source is None:
@@ -319,7 +324,10 @@ class Tables:
             *self.metric, *([compute] if compute else []), *([apart] if apart else []),
             *AXIS_METRICS,
         ]
-        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout, self.run)
+        if tracker_url is not None:
+            tracker_url = check_url(tracker_url, "tracker_url")
+        opt = _Options(self.experiment, filter, fetch, fast, stream, timeout, self.run,
+                       tracker_url)
         self.reads = _once([r for s in self.sources for r in _plan(s, opt, as_given)])
         self.any_mlflow = any(r.mlflow for r in self.reads)
         if filter and not any(r.mlflow or r.wandb for r in self.reads):

@@ -164,9 +164,10 @@ def _filters(text: str | None) -> dict[str, Any]:
 
 def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the CLI's option
                    run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
-                   timeout: float | None = None, per_page: int = 50,
-                   page_size: int = 1000) -> Iterator[Table]:  # fmt: skip
-    """The tidy table of each run of a W&B project, one run at a time."""
+                   timeout: float | None = None, per_page: int = 50, page_size: int = 1000,
+                   tracker_url: str | None = None) -> Iterator[Table]:  # fmt: skip
+    """The tidy table of each run of a W&B project, one run at a time (each run's page the one
+    the server gives it, or in the W&B app at ``tracker_url``)."""
     entity, project = parse_wandb_uri(uri)
     filters = _filters(filter)
     key = _api_key()
@@ -184,7 +185,8 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
         name, run_id = str(remote.name or remote.id), str(remote.id)
         if run and not any(fnmatch.fnmatchcase(n, p) for p in run for n in (name, run_id)):
             continue
-        got = WandbRun(run_id=run_id, name=name, project=project, group=remote.group or "",
+        got = WandbRun(run_id=run_id, name=name, entity=entity, project=project,
+                       url="" if tracker_url else _url(remote), group=remote.group or "",
                        job_type=remote.job_type or "", tags=tuple(remote.tags or ()),
                        config=_config(remote.config))
         rows = calls(f"reading the history of run {shorten(run_id)}",
@@ -194,9 +196,18 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
         got.exit_code = {"FINISHED": 0, "RUNNING": None}.get(state, 1)
         if got.rows:
             found = True
-            yield run_table(got, uri)
+            yield run_table(got, uri, tracker_url)
     if not found:
         raise InputError(f"{shorten(uri)}: no runs with history points")
+
+
+def _url(remote: Any) -> str:
+    """The run's page as the wandb package gives it (``run.url``: the app of the server read),
+    "" when it cannot say."""
+    try:
+        return str(remote.url or "")
+    except Exception:  # an attribute the package computes: any failure only loses the link
+        return ""
 
 
 def _pages(calls: _Calls, listing: Any) -> Iterator[Any]:

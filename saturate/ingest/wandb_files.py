@@ -2,16 +2,22 @@
 the wandb package's ``Record`` protobufs: the ``wandb`` extra is needed), without a server.
 
 History rows give the points (``_step``, ``_timestamp``; other numbers by key, nested keys joined
-with ``/``; ``_``-keys and media left out); the run record its name, project, config
+with ``/``; ``_``-keys and media left out); the run record its name, entity, project, config
 (``params.*``), group, job type and tags; the exit record its state (none yet: RUNNING). A file
 cut short or damaged is read up to that point, with a warning.
+
+A run's page (``run_url``) is ``<app>/<entity>/<project>/runs/<id>``, as the wandb package makes
+it; the log does not say which W&B server the run syncs to, so ``<app>`` is the one the wandb
+package would use here (:func:`app_url`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import struct
+import urllib.parse
 import warnings
 import zlib
 from collections.abc import Iterable, Iterator
@@ -22,8 +28,9 @@ from typing import Any
 import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
+from saturate.ingest.redaction import public_url, ui_link
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
-from saturate.table.run_table import merge_facts
+from saturate.table.run_table import RUN_URL, merge_facts
 from saturate.table.table import Table, concat_tables
 
 BLOCK = 32 * 1024
@@ -133,7 +140,9 @@ class WandbRun:
 
     run_id: str = ""
     name: str = ""
+    entity: str = ""
     project: str = ""
+    url: str = ""  # the page a W&B server gave the run; else made from entity and project
     group: str = ""
     job_type: str = ""
     tags: tuple[str, ...] = ()
@@ -146,6 +155,19 @@ class WandbRun:
     @property
     def status(self) -> str:
         return _STATUS.get(self.exit_code, "FAILED")
+
+    def page(self, app: str | None = None) -> str | None:
+        """The run's page in the W&B app at ``app`` (default :func:`app_url`), credentials left
+        out: the one a server gave it, else ``<app>/<entity>/<project>/runs/<id>``. None without
+        an entity: an offline run started without one gets its entity (the account's default)
+        only when ``wandb sync`` uploads it, so its folder cannot say where its page will be."""
+        if self.url:
+            return public_url(self.url)
+        if not (self.entity and self.project and self.run_id):
+            return None
+        path = "/".join(urllib.parse.quote(x, safe="")
+                        for x in (self.entity, self.project, "runs", self.run_id))  # fmt: skip
+        return ui_link(app or app_url(), path)
 
     def facts(self) -> dict[str, str]:
         """The run parameters and tags, as the tidy table's run facts name them."""
@@ -228,6 +250,7 @@ def _config(run: WandbRun, config: Any) -> None:
 def _run(run: WandbRun, rec: Any) -> None:
     run.run_id = rec.run_id or run.run_id
     run.name = rec.display_name or run.name
+    run.entity = rec.entity or run.entity
     run.project = rec.project or run.project
     run.group = rec.run_group or run.group
     run.job_type = rec.job_type or run.job_type
@@ -283,13 +306,34 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
     return run
 
 
-def run_table(run: WandbRun, source: str) -> Table:
-    """The :class:`~saturate.table.table.Table` of one run's points and facts."""
+def app_url() -> str:
+    """The address of W&B's web app as the wandb package finds it: ``$WANDB_APP_URL``, else the
+    app of ``$WANDB_BASE_URL`` (its API server), else the app of the package's default server."""
+    from wandb import util
+
+    given = os.environ.get("WANDB_APP_URL", "").strip()
+    if given:
+        return given.rstrip("/")
+    try:
+        from wandb.sdk.lib.urls import DEFAULT_BASE_URL as default
+    except ImportError:  # a wandb without it: W&B's cloud was the one default
+        default = "https://api.wandb.ai"
+    api = os.environ.get("WANDB_BASE_URL", "").strip() or default
+    to_app = getattr(util, "api_to_app_url", None) or util.app_url  # app_url(api) before it
+    return str(to_app(api)).rstrip("/")
+
+
+def run_table(run: WandbRun, source: str, app: str | None = None) -> Table:
+    """The :class:`~saturate.table.table.Table` of one run's points and facts (its page in the
+    W&B app at ``app``, default :func:`app_url`, when known)."""
     frame = pd.DataFrame(run.rows, columns=["metric", "step", "value", "timestamp"])
     frame = frame.assign(source=source, experiment=run.project or "wandb", run_id=run.run_id,
                          run=run.name or run.run_id, run_status=run.status)
     table = tidy(frame, allow_empty=True, origin=source)
     facts = {"source": source, "run_id": run.run_id, "run_status": run.status, **run.facts()}
+    page = run.page(app)
+    if page:
+        facts[RUN_URL] = page
     return Table(table.drop(columns=["run_status"]), merge_facts([pd.DataFrame([facts])]))
 
 
@@ -302,10 +346,11 @@ def group_by_run_id(files: Iterable[Path]) -> dict[str, list[Path]]:
     return out
 
 
-def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None
-                    ) -> Iterator[Table]:  # fmt: skip
+def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = None,
+                    app: str | None = None) -> Iterator[Table]:  # fmt: skip
     """The :class:`~saturate.table.table.Table` of each run of ``files`` (W&B logs below ``root``),
-    one at a time; an error when none holds a point."""
+    one at a time (``app``: the W&B app the runs' pages are in, default :func:`app_url`); an
+    error when none holds a point."""
     label = source or str(root)
     found = False
     for run_files in group_by_run_id(files).values():
@@ -314,12 +359,12 @@ def iter_wandb_runs(files: Iterable[Path], root: Path, *, source: str | None = N
             run = _read(f, run)
         if run is not None and run.rows:
             found = True
-            yield run_table(run, label)
+            yield run_table(run, label, app)
     if not found:
         raise InputError(f"{shorten(label, PATH_LIMIT)}: W&B run files hold no history points")
 
 
-def read_wandb_files(files: Iterable[Path], root: Path, *, source: str | None = None
-                     ) -> Table:  # fmt: skip
+def read_wandb_files(files: Iterable[Path], root: Path, *, source: str | None = None,
+                     app: str | None = None) -> Table:  # fmt: skip
     """:func:`iter_wandb_runs` as one table."""
-    return concat_tables(iter_wandb_runs(files, root, source=source))
+    return concat_tables(iter_wandb_runs(files, root, source=source, app=app))

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from saturate.diagnostics import Allocation
 from saturate.report.rows import prob
-from saturate.report.table_layout import cell
+from saturate.report.table_layout import cell, print_fitted
 from saturate.results import format_estimate
 
 
@@ -34,14 +34,16 @@ def render_allocation(
             cols.append("cost per point")
         for col in cols:
             table.add_column(col, justify="left" if col == "run" else "right")
+        rows = []
         for i, c in enumerate(a.choices, 1):
-            row = [str(i), cell(c.run), prob(c.p_pays), format_estimate(c.gain),
+            row = [str(i), c.run, prob(c.p_pays), format_estimate(c.gain),
                    f"{c.ucb_per_gpu_hour:.3g}", f"{c.planned_hours:g}",
                    format_estimate(c.planned_gain)]
             if gpu_hour_cost is not None:
                 row.append(format_estimate(c.cost_per_point))
-            table.add_row(*row)
-        console.print(table)
+            table.add_row(*(cell(x) for x in row))
+            rows.append([f"{i}. {c.run}", *row[2:]])
+        print_fitted(console, table, rows, ["run", *cols[2:]])
     for s in a.skipped:
         console.print(cell(f"  not funded: {s}"))
 

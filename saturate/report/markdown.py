@@ -1,6 +1,7 @@
 """The Markdown report, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``. Text from the data
 goes through :func:`escape_md`, so a run name can neither break the table, inject markup or
-links, nor ping anyone.
+links, nor ping anyone; a run's name links to its page in the tracker when the source gave one
+(``run_url``, :func:`~saturate.report.text.markdown_link`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from saturate.report.rows import (
     settings_source,
     summary_row,
 )
-from saturate.report.text import for_markdown
+from saturate.report.text import for_markdown, markdown_link
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
 
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -36,13 +37,19 @@ def _verdict(v: str) -> str:
     return f"{VERDICT_ICONS.get(v, '')} **{v}**".strip()
 
 
+def _run(c: CurveAnalysis) -> str:
+    """The run's name, a link to its page in the tracker when the source gave one."""
+    return markdown_link(c.run, c.run_url)
+
+
 def _table(curves: tuple[CurveAnalysis, ...]) -> list[str]:
     lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |"]
     lines.append("|" + "|".join(":---" if k in ("run", "metric", "verdict", "roi") else "---:"
                                 for k, _ in COLUMNS) + "|")
     for c in curves:
         row = summary_row(c)
-        cells = [_verdict(c.verdict) if k == "verdict" else escape_md(row[k]) for k, _ in COLUMNS]
+        cells = [_verdict(c.verdict) if k == "verdict" else _run(c) if k == "run"
+                 else escape_md(row[k]) for k, _ in COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -152,7 +159,7 @@ def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: b
 
 def _reasons(c: CurveAnalysis) -> str:
     """One curve's reasons as a list item (its lines joined)."""
-    lines = [f"- {_verdict(c.verdict)}: {escape_md(c.run)} / {escape_md(c.metric)}"]
+    lines = [f"- {_verdict(c.verdict)}: {_run(c)} / {escape_md(c.metric)}"]
     lines += [f"  - {escape_md(r)}" for r in c.reasons]
     if c.flags:
         lines.append(f"  - flags: {escape_md(', '.join(c.flags))}")

@@ -14,7 +14,7 @@ from rich.table import Table
 from saturate.diagnostics import RecipeComparison
 from saturate.report.markdown import escape_md
 from saturate.report.rows import prob
-from saturate.report.table_layout import cell
+from saturate.report.table_layout import cell, print_fitted
 from saturate.results import format_estimate
 
 COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",
@@ -34,9 +34,10 @@ def render_comparisons(comparisons: Sequence[RecipeComparison], console: Console
         table = Table(title=cell(f"{comp.metric}: recipes by {comp.group_by}"))
         for col in COMPARE_COLUMNS:
             table.add_column(col, justify="left" if col in ("recipe", "verdict") else "right")
-        for row in _cells(comp):
-            table.add_row(cell(row[0]), *row[1:])
-        console.print(table)
+        rows = _cells(comp)
+        for row in rows:
+            table.add_row(*(cell(x) for x in row))
+        print_fitted(console, table, rows, COMPARE_COLUMNS)
         for p in comp.pairs:
             console.print(cell(f"  {p.first} vs {p.second}: {p.summary()}"))
 

@@ -6,7 +6,6 @@ the marks. Names from the data go in as :class:`rich.text.Text`
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +18,6 @@ from rich.text import Text
 from saturate.report.rows import (
     VERDICT_STYLES,
     axis_text,
-    common_prefix,
     curves_and_settings,
     diagnostic_row,
     diagnostic_rows,
@@ -38,7 +36,7 @@ from saturate.report.table_layout import (
     Layout,
     at_least,
     cell,
-    plan_columns,
+    choose_layout,
     wrap_header,
 )
 from saturate.report.text import for_terminal
@@ -78,18 +76,9 @@ def _findings(found: Sequence[Any]) -> str:
 
 def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
             headers: dict[str, str], width: int, wide: bool) -> Layout:
-    """A run column when the runs fit it in full beside the reasons (or ``wide``); else, when
-    runs have several curves, each run as a heading over its curves (named once, in full)."""
-    order = [k for k, _, _ in TABLE_COLUMNS]
-    flat = plan_columns(cells, headers, order, width, wide=wide)
-    if wide or len({c.run_id for c in curves}) == len(curves):
-        return flat
-    grouped = plan_columns(cells, headers, [k for k in order if k != "run"], width - INDENT)
-    runs = common_prefix([c.run for c in curves])
-    grouped = dataclasses.replace(grouped, prefixes={**grouped.prefixes, "run": runs})
-    if flat.shortened("run") or ("why" in grouped.columns and "why" not in flat.columns):
-        return grouped
-    return flat
+    """:func:`~saturate.report.table_layout.choose_layout` of the report's columns."""
+    return choose_layout(cells, headers, [k for k, _, _ in TABLE_COLUMNS], width,
+                         [(c.run_id, c.run) for c in curves], wide=wide)
 
 
 def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
@@ -97,6 +86,8 @@ def _caption(layout: Layout, compute: str, confidence: float) -> list[Text]:
     for what in NAMES:
         if prefix := layout.prefixes.get(what):
             lines.append(cell(f"Every {what} name starts with {prefix!r}: left out below.", "dim"))
+        if what in layout.same:
+            lines.append(cell(f"Every {what} is {layout.same[what]!r}: left out below.", "dim"))
     return lines
 
 
@@ -214,7 +205,7 @@ def _print_why(console: Console, curves: Sequence[CurveAnalysis], cells: list[di
     for curve, row in zip(curves, cells, strict=True):
         labels = {"run": curve.run.removeprefix(layout.prefixes.get("run", "")),
                   **layout.labels_for(row)}
-        line = cell(f"  {labels['run']} · {labels['metric']}: ")
+        line = cell(f"  {labels['run']} · {labels.get('metric', curve.metric)}: ")
         line.append(curve.verdict, style=VERDICT_STYLES.get(curve.verdict, ""))
         line.append(for_terminal(f", {row['why']}"))
         console.print(line)

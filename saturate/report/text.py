@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+import urllib.parse
 from typing import Any
 
 from saturate.ingest.redaction import redact
@@ -80,6 +81,53 @@ def for_markdown(text: Any) -> str:
     s = "".join(p if p.startswith("&") and p.endswith(";") else _MD_SPECIAL.sub(r"\\\1", p)
                 for p in parts)  # fmt: skip
     return no_command(_MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", s), colon="\\:")
+
+
+# Left as they are in a link's path, query and fragment: the URL's own delimiters and the
+# characters that need no quoting; parentheses, brackets, quotes, spaces, ``<>``, ``|``, ``\``
+# and backticks are percent-encoded (they could end a Markdown link or an HTML attribute).
+_URL_KEEP = "/:?#@!$&*+,;=%-._~"
+
+
+def for_url(url: Any) -> str | None:
+    """``url`` fit as a link target in Markdown and HTML, or None when it is no ``http(s)`` URL
+    (no ``javascript:``, no relative path): its host as it is, its path, query and fragment
+    with every character that could end a link or attribute percent-encoded; credentials left
+    out (its userinfo) or masked (:func:`~saturate.ingest.redaction.redact`)."""
+    if not isinstance(url, str) or _UNSAFE.search(url) or " " in url.strip():
+        return None
+    parts = urllib.parse.urlsplit(redact(url.strip()))
+    host = parts.netloc.rpartition("@")[2]
+    if parts.scheme.lower() not in ("http", "https") or not re.fullmatch(r"[A-Za-z0-9._\-:\[\]]+",
+                                                                          host):
+        return None
+    path, query, fragment = (urllib.parse.quote(x, safe=_URL_KEEP)
+                             for x in (parts.path, parts.query, parts.fragment))
+    return urllib.parse.urlunsplit((parts.scheme.lower(), host, path, query, fragment))
+
+
+def markdown_link(text: Any, url: Any) -> str:
+    """``[text](url)`` with ``text`` as :func:`for_markdown` makes it and ``url`` as
+    :func:`for_url` does; the text alone when ``url`` is none or no ``http(s)`` URL."""
+    target = for_url(url) if url else None
+    return f"[{for_markdown(text)}]({target})" if target else for_markdown(text)
+
+
+def fit_lines(text: str, width: int) -> str:
+    """``text`` with each line longer than ``width`` wrapped between words (never inside one, a
+    hyphen included), its continuation indented four past the line's own indent; a word longer
+    than the width stays whole on a line of its own."""
+    import textwrap
+
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def for_message(text: Any) -> str:

@@ -275,6 +275,10 @@ class CurveAnalysis(Coded):
     collapse: Collapse | None = None
     flags: tuple[str, ...] = ()
     run_status: str | None = None
+    run_url: str | None = field(default=None, metadata=meta(
+        "The run's page in its tracker's web UI (an MLflow tracking server's run page, a W&B "
+        "run's), credentials left out; null when the source has no web UI or does not say "
+        "where it is."))
     group: dict[str, Any] | None = field(default=None, metadata=meta(
         "The seeds averaged into this curve by --group-by (n_seeds, runs, by, value); null when "
         "it is one run."))

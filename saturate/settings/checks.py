@@ -222,6 +222,16 @@ def check_text(value: Any, name: str) -> str:
     return value.strip()
 
 
+def check_url(value: Any, name: str) -> str:
+    """An ``http(s)://`` address with a host (where a web UI is served), without a trailing
+    ``/``."""
+    text = check_text(value, name)
+    if not re.match(r"(?i)^https?://[^/\s?#@]*@?[^/\s?#@]+(?:[/?#]\S*)?$", text):
+        raise _fail(name, "must be an http:// or https:// address, such as "
+                    "https://mlflow.example.org", value)
+    return text.rstrip("/")
+
+
 def check_strings(value: Any, name: str) -> tuple[str, ...]:
     """One string or a list of non-empty strings (globs, names) as a tuple."""
     items = [value] if isinstance(value, str) else value

@@ -145,6 +145,11 @@ OPTIONS: list[Option] = [
     Option("gpus", "float | str | None", None, c.check_gpus, "GPUs per run, or the run parameter "
            "holding the count: the x axis becomes GPU-hours = (timestamp - first timestamp) / "
            "3600 x N.", "selection", "N"),
+    Option("tracker_url", "str | None", None, c.check_url, "Where the tracker's web UI is "
+           "served, so each run links to its page there: for an MLflow database or mlruns/ "
+           "folder (no UI of its own), or W&B run folders of a W&B server of your own. Default: "
+           "a tracking server's own address; W&B's app as the wandb package finds it.",
+           "selection", "URL"),
     Option("timeout", "float | None", None, c.check_positive, "Seconds an MLflow server may take "
            "to answer one request, retries and waits included (default 120, or "
            "$SATURATE_TIMEOUT).", "selection", "SECONDS"),

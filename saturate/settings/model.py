@@ -102,7 +102,7 @@ class _Settings:
         return {
             "experiment": list(s.experiment) or None, "filter": s.filter,
             "metric": list(s.metric) or None, "run": list(s.run) or None,
-            "compute": s.compute, "timeout": s.timeout,
+            "compute": s.compute, "timeout": s.timeout, "tracker_url": s.tracker_url,
         }
 
     def suite_options(self) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
-"""Run-level facts (``run_status``, ``params.*``, ``tags.*``) kept beside the points, one row per
-run keyed by ``(source, run_id)``, so a sweep of thousands of runs costs memory for its points only.
+"""Run-level facts (``run_status``, ``run_url``, ``params.*``, ``tags.*``) kept beside the points,
+one row per run keyed by ``(source, run_id)``, so a sweep of thousands of runs costs memory for its
+points only.
 
 :func:`split_facts` moves the run columns of a wide frame (as a user may build it) into a run
 frame, :func:`with_facts` joins them back onto every point, :func:`merge_facts` merges parts'.
@@ -16,16 +17,21 @@ from saturate.table.cells import differs
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX
 
 __all__ = ["RUN_KEY", "empty_facts", "run_fact_columns", "run_facts", "with_facts", "split_facts",
-           "merge_facts", "run_count", "run_starts", "status_of"]
+           "merge_facts", "run_count", "run_starts", "status_of", "facts_of", "RUN_URL"]
 
 RUN_KEY: tuple[str, str] = ("source", "run_id")
 _STATUS = "run_status"
+#: The run's page in its tracker's web UI, when the source knows it (a tracking server, a W&B
+#: run that names its entity): the link a verdict is one click from.
+RUN_URL = "run_url"
 
 
 def run_fact_columns(df: pd.DataFrame) -> list[str]:
-    """The run-level columns of a table: ``run_status``, ``params.*`` and ``tags.*``."""
+    """The run-level columns of a table: ``run_status``, ``run_url``, ``params.*`` and
+    ``tags.*``."""
     return [c for c in df.columns
-            if c == _STATUS or str(c).startswith((PARAM_PREFIX, TAG_PREFIX))]  # fmt: skip
+            if c in (_STATUS, RUN_URL)
+            or str(c).startswith((PARAM_PREFIX, TAG_PREFIX))]  # fmt: skip
 
 
 def empty_facts() -> pd.DataFrame:
@@ -128,8 +134,13 @@ def run_count(df: pd.DataFrame) -> int:
 
 def status_of(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
     """``{(source, run_id): run_status}`` of the runs whose status is known."""
-    if _STATUS not in runs.columns:
+    return facts_of(runs, _STATUS)
+
+
+def facts_of(runs: pd.DataFrame, column: str) -> dict[tuple[str, str], str]:
+    """``{(source, run_id): value}`` of the runs whose fact ``column`` is known."""
+    if column not in runs.columns:
         return {}
-    known = runs[runs[_STATUS].notna()]
-    return dict(zip(zip(known["source"], known["run_id"], strict=True), known[_STATUS],
+    known = runs[runs[column].notna()]
+    return dict(zip(zip(known["source"], known["run_id"], strict=True), known[column],
                     strict=True))

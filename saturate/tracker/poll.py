@@ -22,6 +22,7 @@ import pandas as pd
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, SourceError, shorten
 from saturate.ingest import walk
 from saturate.ingest.files import read_table_file
+from saturate.ingest.mlflow import run_page
 from saturate.ingest.mlflow_client import (
     Histories,
     RestReader,
@@ -64,6 +65,7 @@ from saturate.table.curves import (
     empty_table,
     tidy,
 )
+from saturate.table.run_table import RUN_URL
 from saturate.tracker.state import CurveKey, RunRecord, after_cursors, curve_keys
 
 
@@ -119,13 +121,15 @@ def _tuple(x: Sequence[str] | str | None) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class PollSelection:
-    """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric."""
+    """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric;
+    where the tracker's web UI is served (``--tracker-url``), for each run's page."""
 
     experiment: tuple[str, ...] | None = None
     filter: str | None = None
     metric: tuple[str, ...] | None = None
     run: tuple[str, ...] | None = None
     compute: str | None = None
+    tracker_url: str | None = None
 
     @classmethod
     def of(
@@ -135,11 +139,13 @@ class PollSelection:
         metric: Sequence[str] | str | None = None,
         run: Sequence[str] | str | None = None,
         compute: str | None = None,
+        tracker_url: str | None = None,
     ) -> PollSelection:
         """The selection from the CLI's options (a single string counts as one pattern); a bad
         MLflow filter fails here, before any reading."""
         check_filter(filter)
-        return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute)
+        return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute,
+                   tracker_url)
 
     def wants_metric(self, key: str) -> bool:
         """The selected metrics, the compute metric, and the axis metrics when none is named."""
@@ -191,9 +197,11 @@ def mlflow_result(
     points: pd.DataFrame,
     checked: int,
     cursors: Mapping[CurveKey, int] | None = None,
+    ui: str | None = None,
 ) -> PollResult:
     """A poll of an MLflow store: its points (``mlflow_common.points_frame``, all received) as
-    tidy rows after each curve's cursor, with the runs' facts; ``seen`` from every point."""
+    tidy rows after each curve's cursor, with the runs' facts (each run's page in the MLflow UI
+    at ``ui``, when there is one); ``seen`` from every point."""
     names = {e.id: e.name for e in exps}
     last_steps = points.groupby(["run_id", "metric"], sort=False)["step"].max()
     seen = {(label, r, k): int(s) for (r, k), s in last_steps.items()}
@@ -204,7 +212,8 @@ def mlflow_result(
     by_id = {r.run_id: r for r in runs}
     exp_of = {i: names.get(r.experiment_id, r.experiment_id) for i, r in by_id.items()}
     records = tuple(RunRecord.of(label, r.run_id, r.display_name, exp_of[r.run_id], r.status,
-                                 r.params, kept_tags(r.tags)) for r in runs)  # fmt: skip
+                                 r.params, kept_tags(r.tags),
+                                 url=run_page(ui, r) if ui else None) for r in runs)  # fmt: skip
     run_ids = points["run_id"]
     table = rows_table({
         "source": [label] * len(points),
@@ -229,6 +238,7 @@ class RestPoller:
         self.label = source.label
         self.selection = selection
         self.rest = RestReader(source, timeout)
+        self.ui = source.target  # a tracking server serves its UI at its own address
         self.max_workers = max_workers
 
     def poll(self, cursors: Mapping[CurveKey, int],
@@ -246,7 +256,8 @@ class RestPoller:
             wanted.setdefault(key, {})[run_id] = last
         jobs = Histories(self.rest, bulk=True).jobs(wanted)
         points = gather(jobs, self.max_workers, self.rest.server.stop)
-        return mlflow_result(self.label, exps, runs, points, checked, cursors)
+        return mlflow_result(self.label, exps, runs, points, checked, cursors,
+                             ui=sel.tracker_url or self.ui)
 
 
 class DbPoller:
@@ -283,7 +294,8 @@ class DbPoller:
         except UnsupportedSchema as why:
             # Raised while MLflow is still creating its tables, too: the watcher retries.
             raise SourceError(f"{self.label}: not an MLflow store saturate can read ({why})") from None
-        return mlflow_result(self.label, exps, runs, points, checked)
+        return mlflow_result(self.label, exps, runs, points, checked,
+                             ui=self.selection.tracker_url)
 
 
 def _read_points(files: Iterable[tuple[str, str, Path]]) -> pd.DataFrame:
@@ -343,7 +355,8 @@ class FileStorePoller:
                     files.append((meta.run_id, key, path))
                     stamps[changed[0]] = changed[1]
         points = _read_points(files)
-        result = mlflow_result(self.label, exps, [r for r, _ in runs], points, checked, cursors)
+        result = mlflow_result(self.label, exps, [r for r, _ in runs], points, checked, cursors,
+                               ui=self.selection.tracker_url)
         return dataclasses.replace(result, file_stamps=stamps)
 
 
@@ -384,11 +397,13 @@ def _read(path: Path, into: WandbRun | None) -> WandbRun:
 
 
 def read_changed_runs(
-    files: Iterable[Path], label: str, file_stamps: Mapping[str, tuple[int, int]]
+    files: Iterable[Path], label: str, file_stamps: Mapping[str, tuple[int, int]],
+    app: str | None = None,
 ) -> tuple[list[pd.DataFrame], dict[str, tuple[int, int]], int]:
     """Read the runs of ``files`` any of whose logs changed since ``file_stamps`` (every log of
     such a run: a resumed run's earlier folders too), as points from ``label`` (run facts on every
-    row); with the stamps of the files read and the points read (what the poll cost)."""
+    row; pages in the W&B app at ``app``); with the stamps of the files read and the points read
+    (what the poll cost)."""
     parts: list[pd.DataFrame] = []
     stamps: dict[str, tuple[int, int]] = {}
     fetched = 0
@@ -403,7 +418,7 @@ def read_changed_runs(
         if run is None or not run.rows:
             continue
         fetched += len(run.rows)
-        parts.append(run_table(run, label).to_frame())
+        parts.append(run_table(run, label, app).to_frame())
     return parts, stamps, fetched
 
 
@@ -445,7 +460,8 @@ class FilesPoller:
                     cursors: Mapping[CurveKey, int],
                     file_stamps: Mapping[str, tuple[int, int]]) -> PollResult:  # fmt: skip
         """The points after the cursors in the changed tables, event files and W&B runs."""
-        parts, stamps, fetched = read_changed_runs(runs, self.label, file_stamps)
+        parts, stamps, fetched = read_changed_runs(runs, self.label, file_stamps,
+                                                   self.selection.tracker_url)
         for group, is_events in ((tables, False), (events, True)):
             for path in group:
                 if (changed := _changed_file(path, file_stamps)) is None:
@@ -494,6 +510,7 @@ def _growing(path: Path, size: int) -> bool:
 def _file_runs(df: pd.DataFrame) -> Iterable[RunRecord]:
     cols = [c for c in df.columns if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
     has_status = "run_status" in df.columns
+    has_url = RUN_URL in df.columns
     for (source, run_id), g in df.groupby(["source", "run_id"], sort=True):
         first = g.iloc[0]
         params = {c[len(PARAM_PREFIX):]: str(first[c]) for c in cols
@@ -501,8 +518,9 @@ def _file_runs(df: pd.DataFrame) -> Iterable[RunRecord]:
         tags = {c[len(TAG_PREFIX):]: str(first[c]) for c in cols
                 if c.startswith(TAG_PREFIX) and pd.notna(first[c])}  # fmt: skip
         status = str(first["run_status"]) if has_status and pd.notna(first["run_status"]) else None
+        url = str(first[RUN_URL]) if has_url and pd.notna(first[RUN_URL]) else None
         yield RunRecord.of(str(source), str(run_id), str(first["run"]), str(first["experiment"]),
-                           status, params, tags)
+                           status, params, tags, url=url)
 
 
 class MultiPoller:
@@ -526,17 +544,20 @@ def make_poller(
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
     timeout: float | None = None,
+    tracker_url: str | None = None,
 ) -> Poller:
     """The poller for a source (None: ``MLFLOW_TRACKING_URI``) or a list of sources.
 
     ``compute`` names a metric used as the x axis, so it is fetched with the selected metrics;
-    ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s).
+    ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s);
+    ``tracker_url``: where the tracker's web UI is served, for each run's page.
     """
     if source is None:
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
             raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
-    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute}
+    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute,
+            "tracker_url": tracker_url}
     if isinstance(source, (list, tuple)):
         if not source:
             raise InputError("no source given")

@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     source TEXT NOT NULL, run_id TEXT NOT NULL, run TEXT NOT NULL, experiment TEXT NOT NULL,
     status TEXT, params TEXT NOT NULL DEFAULT '{}', tags TEXT NOT NULL DEFAULT '{}',
-    updated REAL NOT NULL, PRIMARY KEY (source, run_id));
+    updated REAL NOT NULL, url TEXT, PRIMARY KEY (source, run_id));
 CREATE TABLE IF NOT EXISTS cursors (
     source TEXT NOT NULL, run_id TEXT NOT NULL, metric TEXT NOT NULL,
     last_step INTEGER NOT NULL, n_points INTEGER NOT NULL, updated REAL NOT NULL,
@@ -84,7 +84,8 @@ CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
 
 @dataclass(frozen=True)
 class RunRecord:
-    """Run-level facts kept between polls: name, experiment, status, params and tags."""
+    """Run-level facts kept between polls: name, experiment, status, params, tags and the run's
+    page in its tracker (``url``, when the source knows it)."""
 
     source: str
     run_id: str
@@ -93,13 +94,15 @@ class RunRecord:
     status: str | None = None
     params: tuple[tuple[str, str], ...] = ()
     tags: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
 
     @classmethod
     def of(cls, source: str, run_id: str, run: str, experiment: str, status: str | None,
-           params: Mapping[str, str], tags: Mapping[str, str]) -> RunRecord:  # fmt: skip
+           params: Mapping[str, str], tags: Mapping[str, str],
+           url: str | None = None) -> RunRecord:  # fmt: skip
         """The record with ``params`` and ``tags`` as sorted pairs."""
         return cls(source, run_id, run, experiment, status, tuple(sorted(params.items())),
-                   tuple(sorted(tags.items())))  # fmt: skip
+                   tuple(sorted(tags.items())), url)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
@@ -128,7 +131,8 @@ class PollRecord(Coded):
 POLL_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PollRecord))
 EVENT_COLUMNS = ("time", "source", "run_id", "run", "metric", "kind", "before", "after", "compute",
                  "detail")  # fmt: skip
-RUN_COLUMNS = ("source", "run_id", "run", "experiment", "status", "params", "tags", "updated")
+RUN_COLUMNS = ("source", "run_id", "run", "experiment", "status", "params", "tags", "updated",
+               "url")
 POINT_COLUMNS = ("source", "run_id", "metric", "step", "compute", "value", "timestamp")
 
 
@@ -186,8 +190,9 @@ def points_table(rows: pd.DataFrame, compute_name: str, origin: str) -> pd.DataF
     df = rows.drop(columns=["params", "tags"])
     for col, values in sorted(extra.items()):
         df[col] = pd.Series(values, dtype=object)
-    if df["run_status"].isna().all():
-        df = df.drop(columns=["run_status"])
+    for col in ("run_status", "run_url"):  # facts no run has: no column
+        if col in df.columns and df[col].isna().all():
+            df = df.drop(columns=[col])
     return tidy(df, compute_name=compute_name, origin=origin)
 
 
@@ -353,9 +358,16 @@ class HistoryStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         with self.transaction():
             self._db.executescript(SCHEMA)
+            if not self._has_run_url():  # a file written before runs had their page
+                self._db.execute("ALTER TABLE runs ADD COLUMN url TEXT")
             self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             if unmarked:  # the marker, inside this transaction
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+    def _has_run_url(self) -> bool:
+        """Whether the ``runs`` table has the ``url`` column (files written before it do not;
+        the column is added when such a file is next written, and older saturates ignore it)."""
+        return any(r[1] == "url" for r in self._db.execute("PRAGMA table_info(runs)"))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -460,7 +472,8 @@ class HistoryStore:
         sql = (
             "SELECT p.source, COALESCE(r.experiment, '') AS experiment, p.run_id, "
             "COALESCE(r.run, p.run_id) AS run, p.metric, p.step, p.compute, p.value, p.timestamp, "
-            "r.status AS run_status, r.params, r.tags FROM points p LEFT JOIN runs r "
+            f"r.status AS run_status, {'r.url' if self._has_run_url() else 'NULL'} AS run_url, "
+            "r.params, r.tags FROM points p LEFT JOIN runs r "
             "ON r.source = p.source AND r.run_id = p.run_id")
         if runs is None:
             frames = [pd.read_sql_query(sql, self._db)]
@@ -478,7 +491,9 @@ class HistoryStore:
         rows = self._db.execute(f"SELECT * FROM runs{where}", params)
         return {(r["source"], r["run_id"]): RunRecord.of(
             r["source"], r["run_id"], r["run"], r["experiment"], r["status"],
-            json.loads(r["params"]), json.loads(r["tags"])) for r in rows}  # fmt: skip
+            json.loads(r["params"]), json.loads(r["tags"]),
+            r["url"] if "url" in r.keys() else None)  # noqa: SIM118 - a Row holds values
+            for r in rows}  # fmt: skip
 
     @guarded
     def upsert_runs(self, records: Iterable[RunRecord]) -> list[RunRecord]:
@@ -496,7 +511,7 @@ class HistoryStore:
                 self._db.execute(
                     insert_sql("runs", RUN_COLUMNS, "INSERT OR REPLACE"),
                     (rec.source, rec.run_id, rec.run, rec.experiment, rec.status,
-                     json.dumps(dict(rec.params)), json.dumps(dict(rec.tags)), now),
+                     json.dumps(dict(rec.params)), json.dumps(dict(rec.tags)), now, rec.url),
                 )  # fmt: skip
         return changed
 
