@@ -12,7 +12,8 @@ from doc_blocks import ROOT, doc_paths
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: The pages whose links are checked: the README, the guide, and the pages beside the guide.
-PAGES = [*doc_paths(), "docs/many-runs.md", "docs/measurements.md", "ARCHITECTURE.md"]
+PAGES = [*doc_paths(), "docs/many-runs.md", "docs/measurements.md", "ARCHITECTURE.md",
+         "sample_runs/README.md"]
 
 
 def _quickstart() -> list[str]:
