@@ -113,11 +113,13 @@ def commands_of(block: Block) -> list[Command]:
         words = shlex.split(line, comments=True)
         if not words:
             continue
+        text = re.split(r"\s+#", line.strip(), maxsplit=1)[0]  # as written, comment dropped
+        if shlex.split(text) != words:  # a '#' inside quotes
+            text = shlex.join(words)
         env = []
         while words and _ASSIGNMENT.match(words[0]):
             name, _, value = words.pop(0).partition("=")
             env.append((name, value))
-        text = " ".join(shlex.quote(w) for w in words)
         out.append(Command(block, first, text, tuple(words), tuple(env)))
     return out
 

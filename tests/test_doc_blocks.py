@@ -159,7 +159,7 @@ def test_every_block_is_run_or_listed() -> None:
     assert listed == set(EXCEPTIONS), f"EXCEPTIONS names what the pages no longer hold: {set(EXCEPTIONS) - listed}"
 
 
-def test_code_the_tests_cannot_run_is_caught() -> None:
+def test_code_the_tests_cannot_run_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     page = ("```js\nlet x = 1\n```\n\n```\nno language\n```\n\n```sh\nrm -rf build/\n"
             "saturate ls runs/   # a comment\nsaturate ls runs/\n```\n\n  ```text\n  output\n  ```\n")
     items = plan(blocks_of(page, "page.md"))
@@ -171,6 +171,8 @@ def test_code_the_tests_cannot_run_is_caught() -> None:
     assert (c.argv, c.env, c.line) == (("saturate", "analyze", "runs/", "--metric", "eval/*"),
                                        (("A", "1"),), 2)
     assert command_kind(("pip", "install", "-U", "x")) == "unknown"
+    monkeypatch.setitem(EXCEPTIONS, "rm -rf build/", "a listed command is not run, and says why")
+    assert [i.runner for i in plan(blocks_of(page, "page.md"))][2] == "listed"
 
 
 # -- running saturate commands -----------------------------------------------------------------
