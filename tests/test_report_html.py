@@ -166,3 +166,30 @@ def test_notebook_views_of_analysis_curve_and_fit(analysis) -> None:
     assert "saturate-nb" in card and card.count("<svg") == 2 and curve.reasons[0][:30] in card
     fit = curve.fit._repr_html_()
     assert "<svg" in fit and all(law.name in fit for law in curve.fit.laws)
+
+
+def test_run_links_are_http_only_escaped_and_open_apart() -> None:
+    from saturate.report.html_assets import run_url
+
+    def curve(url: object) -> types.SimpleNamespace:
+        return types.SimpleNamespace(run_url=url)
+
+    for good in ("https://wandb.ai/team/proj/runs/abc", "http://mlflow:5000/#/experiments/1/runs/2"):
+        assert run_url(curve(good)) == good
+    for bad in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "https://",
+                "//evil.example/x", "https://a b", "https://x\n.y", None, 3, ""):
+        assert run_url(curve(bad)) is None, bad
+    assert run_url(types.SimpleNamespace()) is None  # a source that gives no link
+
+
+def test_the_report_links_a_run_to_its_tracker_page(analysis) -> None:
+    import dataclasses
+
+    url = "https://tracker.example/r?a=1&b=<2>"
+    first = dataclasses.replace(analysis.curves[0])
+    object.__setattr__(first, "run_url", url)
+    page = render_html(types.SimpleNamespace(curves=(first, *analysis.curves[1:]),
+                                             settings=analysis.settings), plots=False)
+    link = '<a class="ext" href="https://tracker.example/r?a=1&amp;b=&lt;2&gt;" '
+    assert page.count(link + 'rel="noopener noreferrer" target="_blank"') == 2  # table, section
+    assert "javascript:" not in page

@@ -125,8 +125,10 @@ def group_data(curves: Sequence[CurveAnalysis]) -> list[dict[str, Any]]:
     return out
 
 
-def page_data(curves: Sequence[CurveAnalysis], confidence: float) -> dict[str, Any]:
-    """Everything the page script draws: the curves, the groups, the colours."""
+def page_data(curves: Sequence[CurveAnalysis], confidence: float, *,
+              sections: bool = True) -> dict[str, Any]:  # fmt: skip
+    """Everything the page script draws: the curves, the groups, the colours; ``sections``: the
+    page has a section per curve (``#c{i}``) a run's name links to."""
     return {"curves": [curve_data(i, c, confidence) for i, c in enumerate(curves)],
             "groups": group_data(curves), "palette": list(PALETTE), "verdicts": BADGE_COLORS,
-            "page": PAGE_RUNS}
+            "page": PAGE_RUNS, "sections": sections}

@@ -132,8 +132,10 @@ def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
     found = diagnostics_of(analysis)
     if not found:
         return ""
+    curves, _ = curves_and_settings(analysis)
+    urls = {(c.source, c.run_id): run_url(c) for c in curves}
     rows = [{"i": i, "kind": d.kind, "run": d.run, "severity": d.severity, "message": d.message,
-             "cells": list(diagnostic_row(d).items()),
+             "cells": list(diagnostic_row(d).items()), "url": urls.get((d.source, d.run_id)),
              "figure": Markup(diagnostic_svg(d, analysis)) if plots else ""}
             for i, d in enumerate(found)]
     return render_template("_diagnostics.html", rows=rows, columns=DIAGNOSTIC_COLUMNS)
@@ -163,14 +165,15 @@ def call_band(settings: dict[str, Any]) -> tuple[float, float]:
 
 
 def charts_context(curves: Sequence[CurveAnalysis], settings: dict[str, Any],
-                   confidence: float) -> dict[str, Any]:  # fmt: skip
+                   confidence: float, *, sections: bool = True) -> dict[str, Any]:  # fmt: skip
     """What the report and the watch page draw their pictures from: the overview, the explorer's
-    groups and the page script's data."""
+    groups and the page script's data (``sections``: the page has a section per curve, ``#c{i}``,
+    to link a run to)."""
     from saturate.report.chart_data import page_data
     from saturate.report.svg.overview import overview_svg
 
     band = call_band(settings)
-    data = page_data(curves, confidence)
+    data = page_data(curves, confidence, sections=sections)
     return {"overview": Markup(overview_svg(curves, band)), "data": data,
             "groups": data["groups"], "band_text": f"below {band[0]:g} does not pay, from "
                                                    f"{band[1]:g} pays",

@@ -51,7 +51,7 @@ def render_live_page(curves: Iterable[CurveAnalysis], *, source: str, updated: f
                               "axis_name": ""}
     if plots and rows:
         level = next((c.fit.confidence for c in rows if c.fit is not None), 0.9)
-        charts = charts_context(rows, {}, level)
+        charts = charts_context(rows, {}, level, sections=False)
     unseen = sum(c.points is None or len(c.points) == 0 for c in rows)
     return render_template(
         "live.html", source=source, updated=format_time(updated), every=max(int(refresh), 1),

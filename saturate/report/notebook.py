@@ -9,7 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
+from saturate.report.html_assets import (
+    NOTEBOOK_CSS,
+    badge,
+    breakable,
+    esc,
+    run_url,
+    severity_badge,
+)
 from saturate.report.rows import (
     confidence_level,
     curves_and_settings,
@@ -28,6 +35,15 @@ def _wrap(body: str) -> str:
     return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'
 
 
+def _run_cell(c: CurveAnalysis) -> str:
+    """The run's name, a link to its page on the tracker when the source gave one."""
+    url = run_url(c)
+    if url is None:
+        return breakable(c.run)
+    return (f'<a href="{esc(url)}" rel="noopener noreferrer" target="_blank">'
+            f"{breakable(c.run)}</a>")
+
+
 def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     """The headline, the suite (when there is one), then one row per curve with a small chart of
     it (the first ``max_plots``), then the diagnostics."""
@@ -43,7 +59,7 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     for i, c in enumerate(curves):
         thumb = thumbnail_svg(c, confidence=confidence) if i < max_plots else ""
         rows.append(
-            f"<tr><td>{breakable(c.run)}</td><td>{breakable(c.metric)}</td>"
+            f"<tr><td>{_run_cell(c)}</td><td>{breakable(c.metric)}</td>"
             f"<td>{badge(c.verdict)}</td><td class='n'>{esc(prob(c.p_pays))}</td>"
             f"<td class='n'>{esc(interval(c.gain_per_doubling))}</td>"
             f"<td>{esc(short_reason(c))}</td><td class='n'>{esc(forecast_cell(c))}</td>"

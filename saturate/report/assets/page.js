@@ -444,8 +444,10 @@
         var name = el('span', { 'class': 'nm' }), link;
         if (c.url) {
           link = el('a', { href: c.url, 'class': 'ext', rel: 'noopener noreferrer', target: '_blank' }, c.run);
-        } else {
+        } else if (data.sections) {
           link = el('a', { href: '#c' + i }, c.run);
+        } else {
+          link = el('span', {}, c.run);
         }
         name.appendChild(link);
         li.appendChild(box); li.appendChild(sw); li.appendChild(name);
