@@ -3,8 +3,8 @@
 of a source its runs and each recipe's pooled curve. The page script (``assets/page.js``) draws
 the runs explorer from them, and shows the values on hover.
 
-Only what is drawn: a curve of more than :data:`MAX_POINTS` points is thinned for display (every
-k-th point, the last kept), values keep :data:`DIGITS` significant digits, and names are shown as
+Only what is drawn: a curve of more than :data:`MAX_POINTS` points (fewer when the page holds many
+curves, :data:`TOTAL_POINTS`) is thinned for display (evenly, the last kept), values keep :data:`DIGITS` significant digits, and names are shown as
 every face shows them (control and bidi characters escaped, :func:`~saturate.report.text.
 for_terminal`). The analysis itself, its numbers and verdicts, never reads any of this.
 """
@@ -27,6 +27,10 @@ from saturate.results import CurveAnalysis
 
 MAX_POINTS = 600
 """Points of a curve the page draws at most (the chart is about 700 px wide)."""
+TOTAL_POINTS = 150_000
+"""Points the page holds at most over all its curves (a report of thousands of curves stays a
+page a browser opens): each curve then keeps its share, never fewer than :data:`MIN_POINTS`."""
+MIN_POINTS = 60
 DIGITS = 5
 """Significant digits of the numbers the page holds (the hover shows them)."""
 FIT_POINTS = 48
@@ -41,9 +45,10 @@ def _nums(values: np.ndarray | Sequence[float]) -> list[float | None]:
             for v in np.asarray(values, dtype=float).tolist()]
 
 
-def _points(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _points(curve: CurveAnalysis, cap: int = MAX_POINTS
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(step, compute, value) of the curve's finite points in the order they were logged,
-    thinned to :data:`MAX_POINTS`."""
+    thinned to ``cap`` (evenly, the first and the last kept)."""
     pts = curve.points
     if pts is None or len(pts) == 0:
         return np.empty(0), np.empty(0), np.empty(0)
@@ -54,8 +59,8 @@ def _points(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s = pts["step"].to_numpy(float) if "step" in pts.columns else c
     keep = np.isfinite(y)
     s, c, y = s[keep], c[keep], y[keep]
-    if y.size > MAX_POINTS:
-        idx = np.unique(np.append(np.linspace(0, y.size - 1, MAX_POINTS).astype(int), y.size - 1))
+    if y.size > cap:
+        idx = np.unique(np.linspace(0, y.size - 1, cap).round().astype(int))
         s, c, y = s[idx], c[idx], y[idx]
     return s, c, y
 
@@ -73,9 +78,11 @@ def _as_steps(grid: np.ndarray, c: np.ndarray, s: np.ndarray) -> list[float | No
     return _nums(out)
 
 
-def curve_data(i: int, curve: CurveAnalysis, confidence: float) -> dict[str, Any]:
-    """What the explorer draws of curve ``i`` (its row in the table, ``#c{i}`` its section)."""
-    s, c, y = _points(curve)
+def curve_data(i: int, curve: CurveAnalysis, confidence: float,
+               cap: int = MAX_POINTS) -> dict[str, Any]:  # fmt: skip
+    """What the explorer draws of curve ``i`` (its row in the table, ``#c{i}`` its section), its
+    points thinned to ``cap``."""
+    s, c, y = _points(curve, cap)
     out: dict[str, Any] = {
         "i": i, "run": for_terminal(curve.run), "metric": for_terminal(curve.metric),
         "verdict": curve.verdict, "p": prob(curve.p_pays), "gain": interval(curve.gain_per_doubling),
@@ -129,6 +136,7 @@ def page_data(curves: Sequence[CurveAnalysis], confidence: float, *,
               sections: bool = True) -> dict[str, Any]:  # fmt: skip
     """Everything the page script draws: the curves, the groups, the colours; ``sections``: the
     page has a section per curve (``#c{i}``) a run's name links to."""
-    return {"curves": [curve_data(i, c, confidence) for i, c in enumerate(curves)],
+    cap = max(MIN_POINTS, min(MAX_POINTS, TOTAL_POINTS // max(len(curves), 1)))
+    return {"curves": [curve_data(i, c, confidence, cap) for i, c in enumerate(curves)],
             "groups": group_data(curves), "palette": list(PALETTE), "verdicts": BADGE_COLORS,
             "page": PAGE_RUNS, "sections": sections}

@@ -47,9 +47,9 @@ def _swarm(xs: list[float], r: float) -> list[float]:
     return offsets
 
 
-def _rows(curves: Sequence[CurveAnalysis]) -> list[tuple[str, list[int]]]:
+def _rows(curves: Sequence[CurveAnalysis]) -> tuple[list[tuple[str, list[int]]], int]:
     """(metric, indices of its curves) in the order the metrics first come, at most
-    :data:`MAX_ROWS` (those with the most curves)."""
+    :data:`MAX_ROWS` (those with the most curves); and how many metrics there are."""
     by: dict[str, list[int]] = {}
     for i, c in enumerate(curves):
         by.setdefault(c.metric, []).append(i)
@@ -57,7 +57,7 @@ def _rows(curves: Sequence[CurveAnalysis]) -> list[tuple[str, list[int]]]:
     if len(rows) > MAX_ROWS:
         keep = {m for m, _ in sorted(rows, key=lambda r: -len(r[1]))[:MAX_ROWS]}
         rows = [r for r in rows if r[0] in keep]
-    return rows
+    return rows, len(by)
 
 
 def _background(x0: float, x1: float, top: float, bottom: float, band: tuple[float, float]
@@ -105,7 +105,7 @@ def _dot(i: int, c: CurveAnalysis, x: float, y: float) -> str:
 def overview_svg(curves: Sequence[CurveAnalysis], band: tuple[float, float] = (0.45, 0.55)) -> str:
     """The overview as one ``<svg class="overview">`` (empty without curves); ``band``: the
     P(pays) below which a curve does not pay and from which it pays."""
-    rows = _rows(curves)
+    rows, metrics = _rows(curves)
     if not rows:
         return ""
     x0, x1 = LABELS + NA, WIDTH - 16
@@ -130,6 +130,10 @@ def overview_svg(curves: Sequence[CurveAnalysis], band: tuple[float, float] = (0
         parts.append(f'<text x="{_f(LABELS + NA / 2)}" y="{_f(top - 6)}" text-anchor="middle" '
                      'fill-opacity=".8">no P</text>')
     height = y + 40
+    if metrics > len(rows):
+        parts.append(f'<text x="4" y="{_f(y + 32)}" fill-opacity=".75">the {len(rows)} of '
+                     f'{metrics} metrics with the most '
+                     "curves; the table holds them all</text>")
     title = _e(f"P(pays) of {len(curves)} curves by metric, coloured by verdict")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="overview" viewBox="0 0 '
             f'{_f(WIDTH)} {_f(height)}" width="{_f(WIDTH)}" height="{_f(height)}" role="img" '
