@@ -168,15 +168,20 @@ class Analysis:
                          + "\n".join(f"  {m.summary()}" for m in self.diagnostic_metrics))
         return "\n\n".join(parts)
 
-    def plot(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
-        """A matplotlib Figure of the selected curves (all when no run/metric is given).
+    def plot(self, run: str | None = None, metric: str | None = None, *,
+             per_figure: int = 12):  # noqa: ANN201
+        """One matplotlib Figure per metric of the selected curves (globs; all when none is
+        given), as a :class:`~saturate.report.plots.Figures`: a dict by metric name (a metric of
+        more than ``per_figure`` curves gets a figure per page, ``"metric (2/3)"``). A metric's
+        only curve is drawn beside its gain per doubling, several curves in a grid.
 
         Made through pyplot (for Jupyter's inline display) and closed at once, so a notebook
-        shows it once, as the cell's value.
+        shows each figure once, as the cell's value; ``figs["train/reward"].savefig(...)``
+        writes one.
         """
         from saturate.report.plots import plot_analysis
 
-        return plot_analysis(self, run=run, metric=metric, pyplot=True)
+        return plot_analysis(self, run=run, metric=metric, pyplot=True, per_figure=per_figure)
 
     def overlay(self, run: str | None = None, metric: str | None = None):  # noqa: ANN201
         """The runs of each metric on one chart (globs select); ``.figures()`` gives matplotlib

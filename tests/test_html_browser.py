@@ -1,6 +1,7 @@
-"""The HTML report in a real headless Chromium: every chart is drawn, clicking a column header
-sorts the table, the page's own script runs under its Content-Security-Policy (allowed by its
-hash), and a run named ``<script>alert(1)</script>`` stays text (no script of it runs).
+"""The HTML report in a real headless Chromium: the curves' sections are closed until opened (a
+link to one opens it), every chart is drawn, clicking a column header sorts the table, the page's
+own script runs under its Content-Security-Policy (allowed by its hash), and a run named
+``<script>alert(1)</script>`` stays text (no script of it runs).
 
 Needs a Chromium binary (Debian: ``apt-get install chromium``; or set ``SATURATE_CHROMIUM``).
 """
@@ -50,6 +51,12 @@ window.addEventListener('load', function () {
     });
   }
   var table = document.getElementById('curves');
+  var sections = Array.prototype.slice.call(document.querySelectorAll('details.curve'));
+  var closed = sections.filter(function (d) { return !d.open; }).length;
+  var link = table.tBodies[0].rows[1].querySelector('a[href^="#c"]');
+  link.click();
+  var opened = document.getElementById(link.getAttribute('href').slice(1)).open;
+  document.querySelector('button[data-details="open"]').click();
   var heads = table.tHead.rows[0].cells;
   var gain = Array.prototype.findIndex.call(heads, function (h) {
     return h.textContent.indexOf('gain') === 0; });
@@ -72,6 +79,8 @@ window.addEventListener('load', function () {
     scripts: document.scripts.length,
     hostileShown: document.body.innerText.indexOf(HOSTILE_JSON) >= 0,
     rows: table.tBodies[0].rows.length,
+    sections: sections.length, closedAtFirst: closed, linkOpens: opened,
+    allOpen: sections.every(function (d) { return d.open; }),
     sort: seen
   });
   document.body.appendChild(out);
@@ -121,9 +130,12 @@ def test_charts_render_and_hostile_name_stays_text(report, tmp_path: Path) -> No
     assert seen["svgs"] >= 3 * n and seen["drawn"] == seen["svgs"], seen  # every chart drawn
     assert all(w >= 500 for w in seen["chartWidths"]), seen
     assert seen["images"] == 0
-    assert seen["alerts"] == 0 and seen["scripts"] == 2, seen  # the probe and the sorter only
+    assert seen["alerts"] == 0 and seen["scripts"] == 2, seen  # the probe and the page's own
     assert seen["hostileShown"] is True
     assert seen["rows"] == n
+    # each curve's section is closed until opened: by a link to it, or "open all"
+    assert seen["sections"] == seen["closedAtFirst"] == n
+    assert seen["linkOpens"] is True and seen["allOpen"] is True
 
 
 def test_clicking_a_header_sorts_the_table(report, tmp_path: Path) -> None:

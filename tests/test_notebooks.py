@@ -86,8 +86,9 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch, kernel_env):
 
 
 def _check_figures(nb: nbformat.NotebookNode, name: str) -> None:
-    """Every cell that plots shows its figure once, as a picture: one ``image/png`` output, and
-    no ``<Figure size ...>`` text standing in for one. Every view of a curve holds a chart."""
+    """Every cell that plots shows its figures, each once, as a picture: ``image/png`` outputs,
+    no two alike (``Analysis.plot`` gives one figure per metric), and no ``<Figure size ...>``
+    text standing in for one. Every view of a curve holds a chart."""
     plotting = [c for c in nb.cells if c.cell_type == "code"
                 and (".plot(" in c.source or "plt.show()" in c.source)]
     assert plotting, f"{name} has no plot cell"
@@ -99,7 +100,9 @@ def _check_figures(nb: nbformat.NotebookNode, name: str) -> None:
                    and "<Figure size" in o.get("data", {}).get("text/plain", "")]
         assert not as_text, f"{name}: a figure shown as text: {cell.source!r}"
         if cell in plotting:
-            assert len(images) == 1, f"{name}: {len(images)} images from {cell.source!r}"
+            pictures = [o["data"]["image/png"] for o in images]
+            assert pictures, f"{name}: no image from {cell.source!r}"
+            assert len(set(pictures)) == len(pictures), f"{name}: a figure twice: {cell.source!r}"
         for out in cell.outputs:
             frag = out.get("data", {}).get("text/html", "")
             if "saturate-nb" in frag:

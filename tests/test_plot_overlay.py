@@ -78,3 +78,17 @@ def test_the_jupyter_overlay_view_names_every_run_with_its_verdict(recipes):
     assert "dapo" not in cispo._repr_html_() and len(cispo) == 1
     assert len(recipes.overlay(run="nothing-matches")) == 0
     assert "two runs or more" in recipes.overlay(run="nothing-matches")._repr_html_()
+
+
+def test_the_jupyter_overlay_view_pages_a_metric_of_many_runs(tmp_path):
+    c = np.geomspace(1, 1000, 16)
+    rows = [f"r{k:02d},reward,{i},{x:.4f},{0.1 * np.log2(x) + 0.01 * k:.5f}"
+            for k in range(14) for i, x in enumerate(c)]
+    (tmp_path / "many.csv").write_text("run,metric,step,compute,value\n" + "\n".join(rows) + "\n")
+    view = saturate.analyze(tmp_path / "many.csv", n_boot=10).overlay()
+    pages = view.pages()
+    assert [which for *_, which in pages] == ["runs 1–12 of 14", "runs 13–14 of 14"]
+    html = view._repr_html_()
+    assert html.count("<svg") == 2 and html.count('class="ov-run"') == 14  # every run drawn
+    assert all(f"r{k:02d}" in html for k in range(14))
+    assert len(view.figures()) == 2

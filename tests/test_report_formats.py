@@ -188,9 +188,19 @@ def test_plot_without_fit_and_gain_plot(analysis) -> None:
 
 @pytest.mark.slow
 def test_plot_analysis_selects_and_save_writes(analysis, tmp_path: Path) -> None:
-    fig = plot_analysis(analysis, metric="reward")
-    assert isinstance(fig, Figure) and len(fig.axes) == 2 * 3
-    assert isinstance(analysis.plot(run="grow"), Figure)
+    figs = plot_analysis(analysis, metric="reward")  # one figure per metric: three curves
+    assert list(figs) == ["reward"] and isinstance(figs["reward"], Figure)
+    shown = [ax for ax in figs["reward"].axes if ax.get_visible()]
+    assert sorted(ax.get_title(loc="left").split(":")[0] for ax in shown) == ["flat", "grow",
+                                                                                "short"]
+    every = analysis.plot()  # every metric, each on its own figure
+    assert list(every) == ["eval/loss", "reward"]  # in the order the curves come
+    assert len(every["eval/loss"].axes) == 2  # a metric's only curve, beside its gain
+    paged = plot_analysis(analysis, metric="reward", per_figure=2)  # pages, never one giant figure
+    assert list(paged) == ["reward (1/2)", "reward (2/2)"]
+    assert [sum(ax.get_visible() for ax in f.axes) for f in paged.values()] == [2, 1]
+    assert all(f.get_size_inches()[1] < 12 for f in (*figs.values(), *every.values()))
+    assert repr(every) == "<Figures: 2 figures: 'eval/loss', 'reward'>"
     with pytest.raises(InputError, match="nope"):
         plot_analysis(analysis, run="nope")
     paths = save_curve_figures(analysis, tmp_path / "figs", ("png",))

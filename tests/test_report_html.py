@@ -20,7 +20,7 @@ from test_report_data import N_BOOT
 
 import saturate.api
 from saturate.report.html import render_html
-from saturate.report.html_assets import BADGE_COLORS, CSP, SEVERITY_COLORS, SORT_SCRIPT, contrast
+from saturate.report.html_assets import BADGE_COLORS, CSP, PAGE_SCRIPT, SEVERITY_COLORS, contrast
 from saturate.report.svg import chart_svg
 from saturate.report.svg.curves import curve_chart, seed_curves, thumbnail_chart, x_label
 
@@ -65,9 +65,9 @@ def test_every_svg_is_well_formed_and_there_is_one_chart_pair_per_curve(analysis
 
 
 def test_only_the_page_script_runs_and_nothing_is_fetched(page) -> None:
-    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
-    assert scripts == [SORT_SCRIPT]
-    digest = base64.b64encode(hashlib.sha256(SORT_SCRIPT.encode()).digest()).decode()
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", page, re.S)
+    assert scripts == [PAGE_SCRIPT]
+    digest = base64.b64encode(hashlib.sha256(PAGE_SCRIPT.encode()).digest()).decode()
     assert f"script-src 'sha256-{digest}'" in CSP and "default-src 'none'" in CSP
     assert f'content="{CSP}"' in page
     for url in re.findall(r"""(?:src|href)\s*=\s*["']([^"']*)""", page):
@@ -77,7 +77,7 @@ def test_only_the_page_script_runs_and_nothing_is_fetched(page) -> None:
 def test_sortable_table_has_a_row_and_sort_keys_per_curve(analysis, page) -> None:
     table = page[page.index('<table class="sortable"'):]
     table = table[:table.index("</table>")]
-    rows = re.findall(r"<tr>.*?</tr>", table[table.index("<tbody>"):], re.S)
+    rows = re.findall(r"<tr\b[^>]*>.*?</tr>", table[table.index("<tbody>"):], re.S)
     assert len(rows) == len(analysis.curves)
     for row, c in zip(rows, analysis.curves, strict=True):
         keys = re.findall(r'data-v="([^"]*)"', row)
@@ -166,3 +166,77 @@ def test_notebook_views_of_analysis_curve_and_fit(analysis) -> None:
     assert "saturate-nb" in card and card.count("<svg") == 2 and curve.reasons[0][:30] in card
     fit = curve.fit._repr_html_()
     assert "<svg" in fit and all(law.name in fit for law in curve.fit.laws)
+
+
+def test_run_links_are_http_only_escaped_and_open_apart() -> None:
+    from saturate.report.html_assets import run_url
+
+    def curve(url: object) -> types.SimpleNamespace:
+        return types.SimpleNamespace(run_url=url)
+
+    for good in ("https://wandb.ai/team/proj/runs/abc", "http://mlflow:5000/#/experiments/1/runs/2"):
+        assert run_url(curve(good)) == good
+    for bad in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", "data:text/html,x", "https://",
+                "//evil.example/x", "https://a b", "https://x\n.y", None, 3, ""):
+        assert run_url(curve(bad)) is None, bad
+    assert run_url(types.SimpleNamespace()) is None  # a source that gives no link
+
+
+def test_the_report_links_a_run_to_its_tracker_page(analysis) -> None:
+    import dataclasses
+
+    url = "https://tracker.example/r?a=1&b=<2>"
+    first = dataclasses.replace(analysis.curves[0])
+    object.__setattr__(first, "run_url", url)
+    page = render_html(types.SimpleNamespace(curves=(first, *analysis.curves[1:]),
+                                             settings=analysis.settings), plots=False)
+    link = '<a class="ext" href="https://tracker.example/r?a=1&amp;b=&lt;2&gt;" '
+    assert page.count(link + 'rel="noopener noreferrer" target="_blank"') == 2  # table, section
+    assert "javascript:" not in page
+
+
+def test_the_overview_draws_every_curve_at_its_p_and_escapes_names() -> None:
+    from saturate.report.svg.overview import MAX_ROWS, overview_svg
+
+    def curve(i: int, metric: str, p: float | None) -> types.SimpleNamespace:
+        return types.SimpleNamespace(run=f"<r{i}>", metric=metric, p_pays=p,
+                                     verdict="scaling" if (p or 0) >= 0.55 else "saturated")
+
+    curves = [curve(i, "m<&>", i / 20) for i in range(21)] + [curve(21, "other", None)]
+    svg = overview_svg(curves, (0.45, 0.55))
+    root = ET.fromstring(svg)  # well-formed, the names escaped
+    dots = [(a.get("data-show"), a.find(f"{SVG}circle")) for a in root.iter(f"{SVG}a")]
+    assert sorted(int(i) for i, _ in dots) == list(range(22))
+    xs = {int(i): float(c.get("cx")) for i, c in dots}
+    assert all(xs[i] < xs[i + 1] for i in range(20))  # ordered by P(pays)
+    assert xs[21] < xs[0]  # no P: its own lane, left of 0
+    assert "m&lt;&amp;&gt;" in svg and "<r1>" not in svg
+    many = [curve(i, f"metric{i}", 0.5) for i in range(MAX_ROWS + 5)]
+    assert f"the {MAX_ROWS} of {MAX_ROWS + 5} metrics" in overview_svg(many)
+
+
+def test_the_explorer_data_thins_rounds_and_leaves_gaps(analysis) -> None:
+    import dataclasses
+
+    import pandas as pd
+
+    from saturate.report.chart_data import DIGITS, MAX_POINTS, curve_data, page_data
+
+    c = analysis.curves[0]
+    n = 5 * MAX_POINTS
+    pts = pd.DataFrame({"step": np.arange(n), "compute": np.geomspace(1, 1e4, n),
+                        "value": np.linspace(0, 1, n) / 3})
+    pts.loc[7, "value"] = np.nan
+    long = dataclasses.replace(c, points=pts)
+    d = curve_data(0, long, 0.9)
+    assert len(d["y"]) == len(d["x"]) == len(d["s"]) == MAX_POINTS
+    assert d["s"][0] == 0 and d["s"][-1] == n - 1  # the first and the last point kept
+    assert all(v == float(f"{v:.{DIGITS}g}") for v in d["y"])  # rounded for display
+    assert None not in d["y"]
+    short = curve_data(0, dataclasses.replace(c, points=pts.iloc[:20]), 0.9)
+    assert len(short["y"]) == 19 and 7 not in short["s"]  # a point without a value is not drawn
+    assert d["y"] == sorted(d["y"]) and d["y"][-1] == float(f"{1 / 3:.{DIGITS}g}")
+    page = page_data(analysis.curves, 0.9)
+    sizes = [len(g["curves"]) for g in page["groups"]]
+    assert sizes == sorted(sizes, reverse=True) and sum(sizes) == len(analysis.curves)
+    assert all(v is None or np.isfinite(v) for cd in page["curves"] for v in cd["y"])

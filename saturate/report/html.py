@@ -1,8 +1,14 @@
-"""The HTML report: one self-contained page (headline, a sortable table of the curves with
-sparklines, the diagnostics, the settings, then a section per curve with its inline SVG charts).
+"""The HTML report: one self-contained page that opens with the picture (every curve at its
+P(pays), by metric, coloured by verdict), then the sortable table of the curves, the runs
+explorer beside it (the runs of a metric on one chart: zoom, values on hover, log/linear,
+step/compute, display smoothing), the diagnostics, the settings, and a section per curve with
+its charts (closed until opened).
 
-Every string from the data is escaped; the page's Content-Security-Policy
-(:data:`~saturate.report.html_assets.CSP`) lets only its own sorting script run and fetches nothing.
+The page is the Jinja template ``templates/report.html`` (autoescape: every string from the data
+is escaped by the template); its Content-Security-Policy
+(:data:`~saturate.report.html_assets.CSP`) lets only its own script run and fetches nothing. This
+module gathers what the template shows; the charts are inline SVG (:mod:`saturate.report.svg`)
+and the explorer's numbers JSON (:mod:`saturate.report.chart_data`).
 """
 
 from __future__ import annotations
@@ -10,21 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
-from saturate.report.html_assets import (
-    CSP,
-    PAGE_CSS,
-    SORT_SCRIPT,
-    badge,
-    breakable,
-    esc,
-    severity_badge,
-)
-from saturate.report.plots.overlay import MAX_RUNS_PER_OVERLAY, overlay_groups
+from saturate.report.html_assets import render_template, run_url
 from saturate.report.rows import (
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
@@ -43,162 +40,36 @@ from saturate.report.rows import (
     settings_source,
     short_reason,
 )
-from saturate.report.svg.overlay import overlay_svg, run_color
 from saturate.results import VERDICTS, CurveAnalysis
 
-
-def _counts(curves: tuple[CurveAnalysis, ...]) -> str:
-    parts = [f"<span>{badge(v)} {n}</span> " for v in VERDICTS
-             if (n := sum(c.verdict == v for c in curves))]
-    return f'<p class="counts">{"".join(parts)}</p>'
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``, called as sections are drawn."""
 
 
 def _sort_value(x: float | None) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:.6g}"
 
 
-def _summary_table(curves: tuple[CurveAnalysis, ...], sparks: list[str]) -> str:
-    """One row per curve (run, metric, verdict, P(pays), gain, why, first forecast, last value,
-    sparkline); a click on a header sorts by that column."""
+def _row(i: int, c: CurveAnalysis, spark: str) -> dict[str, Any]:
+    """The summary table's row of curve ``i``: the cells as text, their sort keys."""
+    f = c.forecast[0].value if c.forecast else None
+    return {"i": i, "run": c.run, "url": run_url(c), "metric": c.metric, "verdict": c.verdict,
+            "order": {v: k for k, v in enumerate(VERDICTS)}.get(c.verdict, 9),
+            "p": prob(c.p_pays), "p_key": _sort_value(c.p_pays),
+            "gain": interval(c.gain_per_doubling), "gain_key": _sort_value(c.gain_per_doubling.value),
+            "why": short_reason(c), "forecast": forecast_cell(c), "forecast_key": _sort_value(f),
+            "last": num(c.value_last, 4), "last_key": _sort_value(c.value_last),
+            "spark": Markup(spark)}
+
+
+def _heads(curves: Sequence[CurveAnalysis]) -> list[tuple[str, str]]:
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
-    heads = [("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"),
-             ("gain / doubling", "n"), ("why", ""), (f"forecast {at}".strip(), "n"),
-             ("last value", "n"), ("curve", "nosort")]
-    head = "".join(f'<th class="{cls}" scope="col">{esc(h)}</th>' for h, cls in heads)
-    order = {v: i for i, v in enumerate(VERDICTS)}
-    rows = []
-    for i, (c, spark) in enumerate(zip(curves, sparks, strict=True)):
-        f = c.forecast[0].value if c.forecast else None
-        rows.append(
-            "<tr>"
-            f'<td class="name"><a href="#c{i}">{breakable(c.run)}</a></td>'
-            f'<td class="name">{breakable(c.metric)}</td>'
-            f'<td data-v="{order.get(c.verdict, 9)}">{badge(c.verdict)}</td>'
-            f'<td class="n" data-v="{_sort_value(c.p_pays)}">{esc(prob(c.p_pays))}</td>'
-            f'<td class="n" data-v="{_sort_value(c.gain_per_doubling.value)}">'
-            f"{esc(interval(c.gain_per_doubling))}</td>"
-            f'<td class="why">{esc(short_reason(c))}</td>'
-            f'<td class="n" data-v="{_sort_value(f)}">{esc(forecast_cell(c))}</td>'
-            f'<td class="n" data-v="{_sort_value(c.value_last)}">{esc(num(c.value_last, 4))}</td>'
-            f"<td>{spark}</td></tr>"
-        )
-    return (f'<table class="sortable" id="curves"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    return [("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"),
+            ("gain / doubling", "n"), ("why", ""), (f"forecast {at}".strip(), "n"),
+            ("last value", "n"), ("curve", "nosort")]
 
 
-def _suite(analysis: Any, plots: bool) -> str:
-    """The suite section (with a suite key), before the curves: it is the answer asked for."""
-    suite = getattr(analysis, "suite", None)
-    if suite is None:
-        return ""
-    from saturate.report.suite_html import suite_html
-
-    return f"{suite_html(suite, plots=plots)}<h2 id='curves-head'>Curves (each run on its own)</h2>"
-
-
-def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
-    """The Diagnostics section: a table of every finding (errors first), then a figure for each
-    divergence, sharpening and recipe comparison. Empty when there are no diagnostics."""
-    from saturate.report.svg import diagnostic_svg
-
-    found = diagnostics_of(analysis)
-    if not found:
-        return ""
-    head = "".join(f'<th class="{"n" if k == "compute" else ""}">{esc(h)}</th>'
-                   for k, h in DIAGNOSTIC_COLUMNS)
-    rows, figures = [], []
-    for i, d in enumerate(found):
-        fig = diagnostic_svg(d, analysis) if plots else ""
-        cells = []
-        for key, text in diagnostic_row(d).items():
-            if key == "severity":
-                cells.append(f"<td>{severity_badge(d.severity)}</td>")
-            elif key == "kind" and fig:
-                cells.append(f'<td><a href="#d{i}">{esc(text)}</a></td>')
-            else:
-                cls = {"compute": "n", "message": "msg"}.get(key, "name")
-                cells.append(f'<td class="{cls}">{esc(text)}</td>')
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-        if fig:
-            figures.append(f'<section class="diag" id="d{i}"><h2>{esc(d.kind)}: {esc(d.run)} '
-                           f"{severity_badge(d.severity)}</h2>{fig}<p>{esc(d.message)}</p>"
-                           "</section>")
-    return (
-        f'<h2 id="diagnostics">Diagnostics ({len(found)})</h2>'
-        "<p class='muted'>Findings across the metrics of a run and across runs: reward/benchmark "
-        "divergence, pass@k sharpening, slices, instabilities, recipes, targets, cost. "
-        "<code>from compute</code> is where the finding starts.</p>"
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f"{''.join(figures)}"
-    )
-
-
-def diagnostic_metrics_html(analysis: Any) -> str:
-    """The "Diagnostic metrics" section: the metrics that get no verdict (empty when none)."""
-    rows = diagnostic_rows(analysis)
-    if not rows:
-        return ""
-    head = "".join(f"<th class='l'>{esc(h)}</th>" for _, h in DIAGNOSTIC_METRIC_COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td class='l'>{esc(r[k])}</td>"
-                                    for k, _ in DIAGNOSTIC_METRIC_COLUMNS) + "</tr>" for r in rows)
-    return (f"<h2>Diagnostic metrics, no verdict ({len(rows)})</h2>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
-                progress: Progress | None = None, workers: int | None = None) -> str:
-    """The whole report as one self-contained HTML page.
-
-    ``progress(done, total)`` is called as the curves' sections are drawn; ``workers > 1`` draws
-    them in that many processes (default: one per core where workers are forked, else one).
-    """
-    curves, settings = curves_and_settings(analysis)
-    confidence = confidence_level(settings)
-    pooled = any(len((c.group or {}).get("runs") or []) > 1 for c in curves)
-    table = getattr(analysis, "data", None) if pooled else None  # rebuilt only to draw seeds
-    if workers is None:
-        from saturate.analysis.pool import forking
-        from saturate.analysis.work import local_workers
-
-        workers = local_workers() if forking() else 1
-    built = render_sections(curves, None if table is None else table.points, confidence,
-                            plots=plots, progress=progress, workers=workers)
-    items = settings_items(settings)
-    settings_html = (
-        "<details><summary>Settings used</summary><table><tbody>"
-        + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in items)
-        + "</tbody></table></details>" if items else "")
-    found = diagnostics_of(analysis)
-    source = f" · {esc(src)}" if (src := settings_source(analysis)) else ""
-    note = (f"<p><a href='#diagnostics'>{len(found)} finding(s) across metrics and runs</a>, "
-            f"{sum(d.severity == 'error' for d in found)} error(s).</p>" if found else "")
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{esc(title)}</title><style>{PAGE_CSS}</style></head><body>"
-        f"<h1>{esc(title)}</h1><p class='headline'>{esc(headline(curves))}</p>"
-        f"<p class='muted'>{esc(axis_text(analysis))}{source}</p>{_counts(curves)}{note}"
-        f"{_suite(analysis, plots)}"
-        "<p class='muted'>Click a column to sort. Gain per doubling: the fitted change of the "
-        "metric (better is positive) when compute doubles from the last point, with its interval "
-        f"at {confidence:.0%} confidence; <code>?</code> marks a value the data cannot pin down. "
-        "In the charts the solid line is the fit over the observed range, the dashed line the "
-        "forecast as reported (with its band), the diamonds the forecasts asked for.</p>"
-        f"{_summary_table(curves, [spark for _, spark in built])}"
-        f"{overlay_section(curves, confidence) if plots else ''}"
-        f"{diagnostic_metrics_html(analysis)}{diagnostics_html(analysis, plots=plots)}"
-        f"{settings_html}"
-        f"{''.join(section for section, _ in built)}"
-        f"<script>{SORT_SCRIPT}</script></body></html>\n"
-    )
-
-
-Progress = Callable[[int, int], None]
-"""``progress(done, total)``, called as sections are drawn."""
-
-
-def _facts(c: CurveAnalysis) -> str:
+def _facts(c: CurveAnalysis) -> list[tuple[str, str]]:
     items = [
         ("points", f"{c.n_points} ({c.compute_name} {num(c.compute_first)} – {num(c.compute_last)})"),
         ("last value", f"{num(c.value_last, 4)} ({c.direction} is better)"),
@@ -228,50 +99,133 @@ def _facts(c: CurveAnalysis) -> str:
                                                 "sd from theirs)")))
     if c.flags:
         items.append(("flags", ", ".join(c.flags)))
-    return '<div class="facts">' + "".join(
-        f"<div><b>{esc(k)}:</b> {esc(v)}</div>" for k, v in items) + "</div>"
+    return items
 
 
-def _forecast_table(c: CurveAnalysis) -> str:
-    if not c.forecast:
+def _section(i: int, c: CurveAnalysis, charts: str) -> dict[str, Any]:
+    """What the section of curve ``i`` shows: its charts, facts, reasons, forecasts and laws."""
+    forecasts = [(f.at, num(f.compute), num(f.value, 4), num(f.lo, 4), num(f.hi, 4),
+                  "" if f.identified else "not identified") for f in c.forecast]
+    laws = [(law.name, num(law.weight, 2),
+             ", ".join(f"{k} = {interval(v)}" for k, v in law.params.items()))
+            for law in sorted(c.laws, key=lambda x: -x.weight if math.isfinite(x.weight) else 0)]
+    return {"i": i, "run": c.run, "metric": c.metric, "verdict": c.verdict,
+            "lead": short_reason(c), "charts": Markup(charts), "facts": _facts(c),
+            "url": run_url(c), "reasons": c.reasons, "forecasts": forecasts, "laws": laws}
+
+
+def _suite(analysis: Any, plots: bool) -> Markup:
+    """The suite section (with a suite key), before the curves: it is the answer asked for."""
+    suite = getattr(analysis, "suite", None)
+    if suite is None:
+        return Markup("")
+    from saturate.report.suite_html import suite_html
+
+    return Markup(suite_html(suite, plots=plots))
+
+
+def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
+    """The Diagnostics section: a table of every finding (errors first), then a figure for each
+    divergence, sharpening and recipe comparison. Empty when there are no diagnostics."""
+    from saturate.report.svg import diagnostic_svg
+
+    found = diagnostics_of(analysis)
+    if not found:
         return ""
-    rows = "".join(
-        f"<tr><td>{esc(f.at)}</td><td class='n'>{esc(num(f.compute))}</td>"
-        f"<td class='n'>{esc(num(f.value, 4))}</td><td class='n'>{esc(num(f.lo, 4))}</td>"
-        f"<td class='n'>{esc(num(f.hi, 4))}</td><td>{'' if f.identified else 'not identified'}"
-        "</td></tr>" for f in c.forecast)
-    return ("<table><thead><tr><th>forecast at</th><th class='n'>compute</th>"
-            "<th class='n'>value</th><th class='n'>lo</th><th class='n'>hi</th><th></th></tr>"
-            f"</thead><tbody>{rows}</tbody></table>")
+    curves, _ = curves_and_settings(analysis)
+    urls = {(c.source, c.run_id): run_url(c) for c in curves}
+    rows = [{"i": i, "kind": d.kind, "run": d.run, "severity": d.severity, "message": d.message,
+             "cells": list(diagnostic_row(d).items()), "url": urls.get((d.source, d.run_id)),
+             "figure": Markup(diagnostic_svg(d, analysis)) if plots else ""}
+            for i, d in enumerate(found)]
+    return render_template("_diagnostics.html", rows=rows, columns=DIAGNOSTIC_COLUMNS)
 
 
-def _laws(c: CurveAnalysis) -> str:
-    if not c.laws:
+def diagnostic_metrics_html(analysis: Any) -> str:
+    """The "Diagnostic metrics" section: the metrics that get no verdict (empty when none)."""
+    rows = diagnostic_rows(analysis)
+    if not rows:
         return ""
-    rows = []
-    for law in sorted(c.laws, key=lambda x: -x.weight if math.isfinite(x.weight) else 0):
-        params = ", ".join(f"{k} = {interval(v)}" for k, v in law.params.items())
-        rows.append(f"<tr><td>{esc(law.name)}</td><td class='n'>{esc(num(law.weight, 2))}</td>"
-                    f"<td>{esc(params)}</td></tr>")
-    return ("<details><summary>Fitted laws and weights</summary><table><thead><tr>"
-            "<th>law</th><th class='n'>weight</th><th>parameters</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></details>")
+    return render_template("_diagnostic_metrics.html", rows=rows,
+                           columns=DIAGNOSTIC_METRIC_COLUMNS)
 
 
-def curve_section(i: int, c: CurveAnalysis, confidence: float, plots: bool,
-                  seeds: pd.DataFrame | None = None) -> tuple[str, str]:
-    """The section of curve ``i`` and its sparkline (both HTML); ``seeds`` holds the rows of the
+def call_band(settings: dict[str, Any]) -> tuple[float, float]:
+    """The P(pays) below which a curve does not pay and from which it pays, as the analysis was
+    set (``band``, else the levels of its decision's costs; 0.45 and 0.55 by default)."""
+    band = settings.get("band")
+    if isinstance(band, (list, tuple)) and len(band) == 2:
+        return float(band[0]), float(band[1])
+    from saturate.decide.settings import DecisionSettings, call_levels
+
+    decision = settings.get("decision") if isinstance(settings.get("decision"), dict) else {}
+    default = DecisionSettings()
+    return call_levels(float(decision.get("stop_cost", default.stop_cost)),
+                       float(decision.get("abstain_cost", default.abstain_cost)))
+
+
+def charts_context(curves: Sequence[CurveAnalysis], settings: dict[str, Any],
+                   confidence: float, *, sections: bool = True) -> dict[str, Any]:  # fmt: skip
+    """What the report and the watch page draw their pictures from: the overview, the explorer's
+    groups and the page script's data (``sections``: the page has a section per curve, ``#c{i}``,
+    to link a run to)."""
+    from saturate.report.chart_data import page_data
+    from saturate.report.svg.overview import overview_svg
+
+    band = call_band(settings)
+    data = page_data(curves, confidence, sections=sections)
+    return {"overview": Markup(overview_svg(curves, band)), "data": data,
+            "groups": data["groups"], "band_text": f"below {band[0]:g} does not pay, from "
+                                                   f"{band[1]:g} pays",
+            "axis_name": curves[0].compute_name if curves else "compute"}
+
+
+def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
+                progress: Progress | None = None, workers: int | None = None) -> str:
+    """The whole report as one self-contained HTML page.
+
+    ``progress(done, total)`` is called as the curves' sections are drawn; ``workers > 1`` draws
+    them in that many processes (default: one per core where workers are forked, else one).
+    ``plots=False`` leaves every chart out (the overview and the explorer too).
+    """
+    curves, settings = curves_and_settings(analysis)
+    confidence = confidence_level(settings)
+    pooled = any(len((c.group or {}).get("runs") or []) > 1 for c in curves)
+    table = getattr(analysis, "data", None) if pooled else None  # rebuilt only to draw seeds
+    if workers is None:
+        from saturate.analysis.pool import forking
+        from saturate.analysis.work import local_workers
+
+        workers = local_workers() if forking() else 1
+    built = render_sections(curves, None if table is None else table.points, confidence,
+                            plots=plots, progress=progress, workers=workers)
+    found = diagnostics_of(analysis)
+    charts = (charts_context(curves, settings, confidence) if plots and curves else
+              {"overview": "", "data": None, "groups": [], "band_text": "", "axis_name": ""})
+    return render_template(
+        "report.html", title=title, headline=headline(curves), axis=axis_text(analysis),
+        source=settings_source(analysis),
+        counted=[(v, n) for v in VERDICTS if (n := sum(c.verdict == v for c in curves))],
+        n_findings=len(found), n_errors=sum(d.severity == "error" for d in found),
+        suite=_suite(analysis, plots), confidence_text=f"{confidence:.0%}", verdicts=VERDICTS,
+        heads=_heads(curves), rows=[_row(i, c, spark) for i, (c, (_, spark))
+                                    in enumerate(zip(curves, built, strict=True))],
+        diagnostic_metrics=Markup(diagnostic_metrics_html(analysis)),
+        diagnostics=Markup(diagnostics_html(analysis, plots=plots)),
+        settings=settings_items(settings),
+        sections=[_section(i, c, charts_svg) for i, (c, (charts_svg, _))
+                  in enumerate(zip(curves, built, strict=True))], **charts) + "\n"
+
+
+def draw_curve(i: int, c: CurveAnalysis, confidence: float, plots: bool,
+               seeds: pd.DataFrame | None = None) -> tuple[str, str]:
+    """The charts of curve ``i`` and its sparkline (inline SVG); ``seeds`` holds the rows of the
     runs pooled into it (``--group-by``), drawn behind the mean."""
+    if not plots:
+        return "", ""
     from saturate.report.svg import curve_svg, sparkline_svg
 
-    charts = curve_svg(c, confidence=confidence, data=seeds) if plots else ""
-    reasons = "".join(f"<li>{esc(r)}</li>" for r in c.reasons)
-    section = (
-        f'<section class="curve" id="c{i}"><h2>{esc(c.run)} / {esc(c.metric)} '
-        f"{badge(c.verdict)}</h2><p class='lead'>{esc(short_reason(c))}</p>{charts}{_facts(c)}"
-        f"<ul class='reasons'>{''.join(reasons)}</ul>{_forecast_table(c)}{_laws(c)}</section>"
-    )
-    return section, sparkline_svg(c) if plots else ""
+    return curve_svg(c, confidence=confidence, data=seeds), sparkline_svg(c)
 
 
 def _seed_rows(curve: CurveAnalysis, data: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -285,13 +239,13 @@ def _seed_rows(curve: CurveAnalysis, data: pd.DataFrame | None) -> pd.DataFrame 
 
 
 def _draw(tasks: Sequence[tuple[Any, ...]]) -> list[tuple[int, tuple[str, str]]]:
-    return [(t[0], curve_section(*t)) for t in tasks]
+    return [(t[0], draw_curve(*t)) for t in tasks]
 
 
 def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
                     confidence: float, *, plots: bool = True, progress: Progress | None = None,
                     workers: int = 1) -> list[tuple[str, str]]:
-    """(section, sparkline) of every curve, in order. ``workers > 1`` draws them in that many
+    """(charts, sparkline) of every curve, in order. ``workers > 1`` draws them in that many
     processes (in chunks, each curve with only its own points and fit sent over)."""
     tasks = [(i, c, confidence, plots, _seed_rows(c, data)) for i, c in enumerate(curves)]
     total = len(tasks)
@@ -299,7 +253,7 @@ def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
     done = 0
     if workers <= 1 or total < 4 * workers:
         for task in tasks:
-            out[task[0]] = curve_section(*task)
+            out[task[0]] = draw_curve(*task)
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -316,38 +270,3 @@ def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
             if progress is not None:
                 progress(done, total)
     return out
-
-
-def _legend(curves: Sequence[CurveAnalysis]) -> str:
-    labels = []
-    for i, c in enumerate(curves[:MAX_RUNS_PER_OVERLAY]):
-        labels.append(
-            f'<label data-i="{i}" data-run="{esc(c.run)}" data-verdict="{esc(c.verdict)}">'
-            f'<input type="checkbox" checked> <span class="ov-swatch" '
-            f'style="background:{run_color(i)}"></span> {esc(c.run)} ({esc(c.verdict)})</label>')
-    return f'<div class="ov-legend">{"".join(labels)}</div>'
-
-
-def overlay_section(curves: Sequence[CurveAnalysis], confidence: float) -> str:
-    """The section (empty when no metric of a source has two runs)."""
-    groups = overlay_groups(curves)
-    if not groups:
-        return ""
-    options = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in VERDICTS)
-    parts = [
-        '<h2 id="overlays">Runs on one chart</h2>',
-        "<p class='muted'>Per metric, the runs of a source together: each run's fit and band in its "
-        "colour (its points are in its own chart below), and each recipe's pooled curve (dashed: "
-        "the mean of its seeds' fits where they all have data). A run's checkbox shows or hides "
-        "it; the filters below also hide the summary table's rows that do not match.</p>",
-        '<p><label>verdict <select id="ov-verdict"><option value="">all</option>'
-        f'{options}</select></label> <label>run <input id="ov-run" type="search" '
-        'placeholder="part of a run name"></label></p>',
-    ]
-    for (source, metric), group in groups.items():
-        more = (f" (the first {MAX_RUNS_PER_OVERLAY} of {len(group)})"
-                if len(group) > MAX_RUNS_PER_OVERLAY else "")
-        parts.append(f'<section class="ov-group"><h3>{esc(metric)} · {esc(Path(source).name)}: '
-                     f"{len(group)} runs{more}</h3>{overlay_svg(group, confidence=confidence)}"
-                     f"{_legend(group)}</section>")
-    return "".join(parts)

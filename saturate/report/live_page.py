@@ -1,58 +1,60 @@
-"""The page ``watch --html PATH`` keeps: the current verdict of every curve followed, refreshing
-itself every ``refresh`` seconds. Self-contained (the report's Content-Security-Policy less the
-script), every name escaped; the watch writes it atomically.
+"""The page ``watch --html PATH`` keeps: the current verdict of every curve followed, the picture
+of them all (P(pays) by metric), the table with a sparkline per curve and the runs explorer, the
+same as the report's (:mod:`saturate.report.html`); it refreshes itself every ``refresh``
+seconds and the explorer keeps its view across the refreshes. Self-contained, rendered from the
+Jinja template ``templates/live.html`` (autoescape: every name escaped by the template), under
+the report's Content-Security-Policy; the watch writes it atomically.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
-from saturate.report.html_assets import PAGE_CSS, badge, breakable, esc
-from saturate.report.rows import format_time, headline, interval, num, short_reason
-from saturate.results import CurveAnalysis
+from markupsafe import Markup
 
-LIVE_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
-            "form-action 'none'")
-_HEAD = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "last compute", "points",
-         "reason")
+from saturate.report.html_assets import render_template, run_url
+from saturate.report.rows import format_time, headline, interval, num, prob, short_reason
+from saturate.results import VERDICTS, CurveAnalysis
 
-
-def _p_pays(curve: CurveAnalysis) -> str:
-    p = getattr(curve.decision, "p_pays", None)
-    return f"{p:.2f}" if isinstance(p, float) and math.isfinite(p) else "–"
+_HEAD = (("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"), ("gain / doubling", "n"),
+         ("last compute", "n"), ("points", "n"), ("reason", ""), ("curve", "nosort"))
 
 
-def _row(curve: CurveAnalysis) -> str:
-    cells = [breakable(curve.run), breakable(curve.metric), badge(curve.verdict),
-             esc(_p_pays(curve)), esc(interval(curve.gain_per_doubling)),
-             esc(num(curve.compute_last)), esc(curve.n_points), esc(short_reason(curve))]
-    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+def _key(x: float | None) -> str:
+    return "" if x is None or not math.isfinite(x) else f"{x:.6g}"
+
+
+def _row(i: int, curve: CurveAnalysis, plots: bool) -> dict[str, Any]:
+    from saturate.report.svg import sparkline_svg
+
+    has_points = curve.points is not None and len(curve.points) > 0
+    return {"i": i, "run": curve.run, "url": run_url(curve), "metric": curve.metric,
+            "verdict": curve.verdict, "order": VERDICTS.index(curve.verdict)
+            if curve.verdict in VERDICTS else 9, "p": prob(curve.p_pays), "p_key": _key(curve.p_pays),
+            "gain": interval(curve.gain_per_doubling),
+            "gain_key": _key(curve.gain_per_doubling.value), "compute": num(curve.compute_last),
+            "compute_key": _key(curve.compute_last), "points": curve.n_points,
+            "why": short_reason(curve),
+            "spark": Markup(sparkline_svg(curve)) if plots and has_points else ""}
 
 
 def render_live_page(curves: Iterable[CurveAnalysis], *, source: str, updated: float,
-                     refresh: int = 60) -> str:  # fmt: skip
-    """The page of the current verdicts (``updated``: epoch seconds of the last pass)."""
+                     refresh: int = 60, plots: bool = True) -> str:  # fmt: skip
+    """The page of the current verdicts (``updated``: epoch seconds of the last pass);
+    ``plots=False`` leaves the charts out."""
+    from saturate.report.html import charts_context
+
     rows = sorted(curves, key=lambda c: (c.run, c.metric, c.run_id))
-    body = "\n".join(_row(c) for c in rows) or (
-        f'<tr><td colspan="{len(_HEAD)}">no curve analysed yet</td></tr>')
-    head = "".join(f"<th>{esc(h)}</th>" for h in _HEAD)
-    summary = esc(headline(rows)) if rows else "waiting for the first pass"
-    every = max(int(refresh), 1)
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{esc(LIVE_CSP)}">
-<meta http-equiv="refresh" content="{every}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>saturate watch · {esc(source)}</title>
-<style>{PAGE_CSS}</style></head>
-<body><main>
-<h1>saturate watch</h1>
-<p>{esc(source)} · last pass {esc(format_time(updated))} · refreshes every {every}s</p>
-<p>{summary}</p>
-<table><thead><tr>{head}</tr></thead>
-<tbody>
-{body}
-</tbody></table>
-</main></body></html>
-"""
+    charts: dict[str, Any] = {"overview": "", "data": None, "groups": [], "band_text": "",
+                              "axis_name": ""}
+    if plots and rows:
+        level = next((c.fit.confidence for c in rows if c.fit is not None), 0.9)
+        charts = charts_context(rows, {}, level, sections=False)
+    unseen = sum(c.points is None or len(c.points) == 0 for c in rows)
+    return render_template(
+        "live.html", source=source, updated=format_time(updated), every=max(int(refresh), 1),
+        summary=headline(rows) if rows else "waiting for the first pass", heads=_HEAD,
+        rows=[_row(i, c, plots) for i, c in enumerate(rows)], verdicts=VERDICTS,
+        unseen=unseen, **charts)

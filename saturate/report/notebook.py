@@ -9,7 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.report.html_assets import NOTEBOOK_CSS, badge, breakable, esc, severity_badge
+from saturate.report.html_assets import (
+    NOTEBOOK_CSS,
+    badge,
+    breakable,
+    esc,
+    run_url,
+    severity_badge,
+)
 from saturate.report.rows import (
     confidence_level,
     curves_and_settings,
@@ -28,6 +35,15 @@ def _wrap(body: str) -> str:
     return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'
 
 
+def _run_cell(c: CurveAnalysis) -> str:
+    """The run's name, a link to its page on the tracker when the source gave one."""
+    url = run_url(c)
+    if url is None:
+        return breakable(c.run)
+    return (f'<a href="{esc(url)}" rel="noopener noreferrer" target="_blank">'
+            f"{breakable(c.run)}</a>")
+
+
 def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     """The headline, the suite (when there is one), then one row per curve with a small chart of
     it (the first ``max_plots``), then the diagnostics."""
@@ -43,7 +59,7 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     for i, c in enumerate(curves):
         thumb = thumbnail_svg(c, confidence=confidence) if i < max_plots else ""
         rows.append(
-            f"<tr><td>{breakable(c.run)}</td><td>{breakable(c.metric)}</td>"
+            f"<tr><td>{_run_cell(c)}</td><td>{breakable(c.metric)}</td>"
             f"<td>{badge(c.verdict)}</td><td class='n'>{esc(prob(c.p_pays))}</td>"
             f"<td class='n'>{esc(interval(c.gain_per_doubling))}</td>"
             f"<td>{esc(short_reason(c))}</td><td class='n'>{esc(forecast_cell(c))}</td>"
@@ -157,8 +173,9 @@ register_figure("suite", _suite_figure)
 
 class OverlayView:
     """What :meth:`saturate.api.Analysis.overlay` returns: per metric of a source with two runs or
-    more, the runs on one chart. Jupyter shows it as inline SVG (no script: a notebook's output
-    may not run one); :meth:`figures` gives the same charts as matplotlib figures."""
+    more, the runs on one chart (a chart per page of runs when there are many, :meth:`pages`).
+    Jupyter shows it as inline SVG (no script: a notebook's output may not run one);
+    :meth:`figures` gives the same charts as matplotlib figures."""
 
     def __init__(self, curves: tuple[CurveAnalysis, ...], confidence: float) -> None:
         from saturate.report.plots.overlay import overlay_groups
@@ -175,27 +192,39 @@ class OverlayView:
         return "\n".join(f"{metric} · {source}: {len(g)} runs ({', '.join(c.run for c in g)})"
                          for (source, metric), g in self.groups.items())
 
+    def pages(self) -> list[tuple[str, str, list[CurveAnalysis], str]]:
+        """(source, metric, runs, which) of every chart: a metric of more runs than one chart
+        tells apart (``MAX_RUNS_PER_OVERLAY``) gets a chart per page, ``which`` says the page
+        (``"runs 13–24 of 48"``), so every run is drawn."""
+        from saturate.report.plots.overlay import MAX_RUNS_PER_OVERLAY as n
+
+        out = []
+        for (source, metric), group in self.groups.items():
+            for k in range(0, len(group), n):
+                which = (f"{len(group)} runs" if len(group) <= n else
+                         f"runs {k + 1}–{min(k + n, len(group))} of {len(group)}")
+                out.append((source, metric, group[k:k + n], which))
+        return out
+
     def figures(self) -> list[Any]:
-        """One matplotlib Figure per chart, in the order of :attr:`groups`."""
+        """One matplotlib Figure per chart, in the order of :meth:`pages`."""
         from saturate.report.plots.overlay import overlay_figure
 
-        return [overlay_figure(g, confidence=self.confidence) for g in self.groups.values()]
+        return [overlay_figure(runs, confidence=self.confidence) for *_, runs, _ in self.pages()]
 
     def _repr_html_(self) -> str:
-        from saturate.report.plots.overlay import MAX_RUNS_PER_OVERLAY
         from saturate.report.svg.overlay import overlay_svg, run_color
 
         if not self.groups:
             return _wrap(f"<p>{esc(repr(self))}</p>")
         parts = []
-        for (source, metric), group in self.groups.items():
+        for source, metric, runs, which in self.pages():
             legend = "".join(
                 f"<li><span style='display:inline-block;width:0.8em;height:0.8em;"
                 f"background:{run_color(i)}'></span> {esc(c.run)} {badge(c.verdict)} "
-                f"P(pays) {esc(prob(c.p_pays))}</li>"
-                for i, c in enumerate(group[:MAX_RUNS_PER_OVERLAY]))
-            parts.append(f"<p><b>{esc(metric)}</b> · {esc(source)}: {len(group)} runs</p>"
-                         f"{overlay_svg(group, confidence=self.confidence)}"
+                f"P(pays) {esc(prob(c.p_pays))}</li>" for i, c in enumerate(runs))
+            parts.append(f"<p><b>{esc(metric)}</b> · {esc(source)}: {esc(which)}</p>"
+                         f"{overlay_svg(runs, confidence=self.confidence)}"
                          f"<ul style='list-style:none;padding-left:0'>{legend}</ul>")
         return _wrap("".join(parts))
 

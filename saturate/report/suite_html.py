@@ -1,7 +1,8 @@
 """The suite section in HTML and its figure: :func:`suite_chart` / :func:`suite_svg` (each group's
 aggregate with its band, fit and forecast as reported, as inline SVG), :func:`plot_suite` (the
 same with matplotlib, for files and ``SuiteAnalysis.plot()``) and :func:`suite_html` (the group
-table, chart, per-task grid, comparisons and notes). Every string from the data is escaped.
+table, chart, per-task grid, comparisons and notes), rendered from the Jinja template
+``templates/_suite.html``: autoescape escapes every string from the data.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from markupsafe import Markup
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from saturate.report.html_assets import render_template
 from saturate.report.plots import VERDICT_COLORS
 from saturate.report.plots.overlay import PALETTE
 from saturate.report.plots.style import error_bar, forecast_grid, forecast_path, short
@@ -24,7 +27,6 @@ from saturate.report.suite import (
     task_grid,
 )
 from saturate.report.svg import Chart, chart_svg
-from saturate.report.text import for_html
 
 _PALETTE = PALETTE[:10]
 _CSS = (
@@ -34,15 +36,6 @@ _CSS = (
 
 if TYPE_CHECKING:  # types only: suites.result renders itself through this module
     from saturate.suites.result import SuiteAnalysis, SuiteGroup
-
-
-_e = for_html  # control and bidi characters escaped, then HTML's
-
-
-def _badge(verdict: str) -> str:
-    color = VERDICT_COLORS.get(verdict, "#6e7781")
-    return (f'<span class="badge" style="display:inline-block;padding:1px 8px;border-radius:10px;'
-            f'color:#fff;font-weight:600;background:{color}">{_e(verdict)}</span>')
 
 
 def _aggregate(g: SuiteGroup, statistic: str
@@ -137,54 +130,16 @@ def suite_svg(suite: SuiteAnalysis, *, width: float = 720, height: float = 320) 
                      title=f"aggregate curves of suite {suite.suite}")
 
 
-def _group_table(suite: SuiteAnalysis) -> str:
-    head = "".join(f"<th class='l'>{_e(h)}</th>" for _, h in SUITE_COLUMNS)
-    rows = []
-    for g in suite.groups:
-        row = suite_group_row(suite, g)
-        cells = [(_badge(g.verdict) if k == "verdict" else _e(row[k])) for k, _ in SUITE_COLUMNS]
-        rows.append("<tr>" + "".join(f"<td class='l'>{c}</td>" for c in cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def _task_grid(suite: SuiteAnalysis) -> str:
-    tasks, groups, cells = task_grid(suite)
-    if not tasks:
-        return ""
-    head = "<th class='l'>task</th>" + "".join(f"<th>{_e(g)}</th>" for g in groups)
-    rows = []
-    for t in tasks:
-        tds = []
-        for g in groups:
-            v = cells.get((t, g), "")
-            color = VERDICT_COLORS.get(v, "#d0d7de")
-            tds.append(f"<td class='v' style='background:{color}' title='{_e(t)} / {_e(g)}: "
-                       f"{_e(v or 'not run')}'>{_e(v or '–')}</td>")
-        rows.append(f"<tr><td class='l'>{_e(t)}</td>{''.join(tds)}</tr>")
-    return ("<p><b>Per-task verdicts</b> (each task's seeds pooled, tasks holding the suite back "
-            f"first)</p><table class='suite-grid'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
-
-
-def _comparisons(suite: SuiteAnalysis) -> str:
-    items = "".join(f"<li>{_e(comparison_text(c))}</li>" for c in suite.comparisons)
-    return f"<p><b>Comparisons</b></p><ul>{items}</ul>" if items else ""
-
-
-def _notes(suite: SuiteAnalysis) -> str:
-    return "".join(f"<p class='muted'>note: {_e(n)}</p>" for n in suite_notes(suite))
-
-
 def suite_html(suite: SuiteAnalysis, *, plots: bool = True, width: float = 720) -> str:
     """The suite section of the HTML report (a ``<section id="suite">`` with its own small
-    style); ``plots=False`` leaves the chart out."""
-    img = suite_svg(suite, width=width) if plots else ""
-    reasons = "".join(
-        f"<p><b>{_e(g.group)}</b> {_badge(g.verdict)}</p><ul class='reasons'>"
-        + "".join(f"<li>{_e(r)}</li>" for r in g.analysis.reasons) + "</ul>"
-        for g in suite.groups
-    )
-    return (f"<section class='suite' id='suite'><style>{_CSS}</style>"
-            f"<h2>Suite {_e(suite.suite)}</h2><p class='muted'>{_e(suite.method())}</p>"
-            f"{_group_table(suite)}{img}{_task_grid(suite)}{_comparisons(suite)}"
-            f"<details><summary>Why</summary>{reasons}</details>{_notes(suite)}</section>")
+    style), from the template ``templates/_suite.html``; ``plots=False`` leaves the chart out."""
+    tasks, grid_groups, cells = task_grid(suite)
+    return render_template(
+        "_suite.html", css=Markup(_CSS), name=suite.suite, method=suite.method(),
+        colors=VERDICT_COLORS, columns=SUITE_COLUMNS,
+        groups=[(suite_group_row(suite, g), g.verdict) for g in suite.groups],
+        chart=Markup(suite_svg(suite, width=width)) if plots else "",
+        tasks=tasks, grid_groups=grid_groups, cells=cells,
+        comparisons=[comparison_text(c) for c in suite.comparisons],
+        why=[(g.group, g.verdict, g.analysis.reasons) for g in suite.groups],
+        notes=suite_notes(suite)).strip()

@@ -16,6 +16,7 @@ from saturate import lazy_exports
 if TYPE_CHECKING:
     from saturate.report.plots.curves import (
         MAX_CURVES_PER_FIGURE,
+        Figures,
         curve_figure,
         plot_analysis,
         plot_curve,
@@ -40,7 +41,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals())
 
 __all__ = [
     "VERDICT_COLORS", "plot_curve", "plot_gain", "plot_analysis", "curve_figure",
-    "save_curve_figures", "figure_bytes", "sparkline_figure", "MAX_CURVES_PER_FIGURE",
+    "save_curve_figures", "figure_bytes", "sparkline_figure", "MAX_CURVES_PER_FIGURE", "Figures",
     "DIAGNOSTIC_PLOTS", "plot_divergence", "plot_sharpening", "plot_recipe", "diagnostic_figure",
     "save_diagnostic_figures",
 ]

@@ -1,13 +1,13 @@
 """Figures of analysed curves: :func:`plot_curve` (points, fit, forecast band, asymptote, knee,
 stop point on a log compute axis), :func:`plot_gain` (fitted and measured gain per doubling
 against the threshold), and :func:`curve_figure`, :func:`plot_analysis`,
-:func:`sparkline_figure` built from them.
+:func:`sparkline_figure` built from them; :func:`plot_analysis` makes one figure per metric
+(:class:`Figures`).
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG repo
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-MAX_CURVES_PER_FIGURE = 24
+MAX_CURVES_PER_FIGURE = 12
+"""Curves in one figure of :func:`plot_analysis` at most (a grid three across)."""
 
 
 def _asymptote(ax: Axes, curve: CurveAnalysis) -> None:
@@ -173,27 +174,79 @@ def curve_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:
     return fig
 
 
-def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None, *,
-                  pyplot: bool = False) -> Figure:
-    """One row per curve ``run`` and ``metric`` (globs) select: curve and gain side by side, at
-    most :data:`MAX_CURVES_PER_FIGURE` rows (a warning says when some were left out).
-    ``pyplot=True`` makes the figure through pyplot (see :meth:`saturate.api.Analysis.plot`).
+class Figures(dict):
+    """What :meth:`saturate.api.Analysis.plot` returns: one matplotlib ``Figure`` per metric, in
+    the order the metrics come, keyed by the metric's name; a metric of more curves than a figure
+    holds (:data:`MAX_CURVES_PER_FIGURE`) gets a figure per page, keyed ``"metric (2/3)"``.
+
+    A ``dict``: ``figs["train/reward"].savefig("reward.png")``, ``for name, fig in
+    figs.items()``. Jupyter shows each figure once, inline, in order.
     """
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        for fig in self.values():
+            display(fig)
+
+    def __repr__(self) -> str:
+        names = ", ".join(map(repr, self))
+        return f"<Figures: {len(self)} figure{'' if len(self) == 1 else 's'}: {names}>"
+
+
+def _metric_figure(curves: list[CurveAnalysis], confidence: float, title: str,
+                   pyplot: bool, alone: bool) -> Figure:  # fmt: skip
+    """One metric's curves: its only curve (``alone``) and its gain side by side; else a grid of
+    curves (three across), each titled by its run and coloured by its verdict."""
+    if alone:
+        fig = pyplot_figure((11.0, 3.9)) if pyplot else new_figure((11.0, 3.9))
+        left, right = fig.subplots(1, 2, width_ratios=[1.25, 1])
+        plot_curve(curves[0], left, confidence=confidence)
+        plot_gain(curves[0], right, title=False)
+        return fig
+    cols = min(3, len(curves))
+    rows = math.ceil(len(curves) / cols)
+    size = (11.0, 0.5 + 3.0 * rows)
+    fig = pyplot_figure(size) if pyplot else new_figure(size)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for k, (ax, curve) in enumerate(zip(axes, curves, strict=False)):
+        plot_curve(curve, ax, confidence=confidence, title=False, legend=k == 0)
+        ax.set_title(f"{short(curve.run, 38)}: {curve.verdict}", fontsize=9, loc="left",
+                     color=VERDICT_COLORS.get(curve.verdict, "black"))
+        if k % cols:
+            ax.set_ylabel("")
+        if k < len(curves) - cols:
+            ax.set_xlabel("")
+    for ax in axes[len(curves):]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=11, x=0.01, ha="left")
+    return fig
+
+
+def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None, *,
+                  pyplot: bool = False, per_figure: int = MAX_CURVES_PER_FIGURE) -> Figures:
+    """The curves ``run`` and ``metric`` (globs) select, one figure per metric
+    (:class:`Figures`): a metric's only curve beside its gain per doubling, several in a grid,
+    ``per_figure`` at most to a figure (then a figure per page). ``pyplot=True`` makes the
+    figures through pyplot (see :meth:`saturate.api.Analysis.plot`)."""
     curves = select(curves_of(analysis), run, metric)
     if not curves:
         raise InputError(f"no analysed curve matches run={run!r}, metric={metric!r}")
-    if len(curves) > MAX_CURVES_PER_FIGURE:
-        warnings.warn(f"plotting the first {MAX_CURVES_PER_FIGURE} of {len(curves)} curves; "
-                      "narrow the selection with run= or metric=", UserWarning, stacklevel=2)
-        curves = curves[:MAX_CURVES_PER_FIGURE]
+    if per_figure < 1:
+        raise InputError(f"per_figure must be 1 or more, got {per_figure!r}")
     confidence = confidence_of(analysis)
-    size = (11.0, 3.6 * len(curves))
-    fig = pyplot_figure(size) if pyplot else new_figure(size, layout="constrained")
-    axes = fig.subplots(len(curves), 2, squeeze=False, width_ratios=[1.25, 1])
-    for (left, right), curve in zip(axes, curves, strict=True):
-        plot_curve(curve, left, confidence=confidence)
-        plot_gain(curve, right, title=False)
-    return fig
+    by: dict[str, list[CurveAnalysis]] = {}
+    for c in curves:
+        by.setdefault(c.metric, []).append(c)
+    figures = Figures()
+    for name, group in by.items():
+        pages = [group[k:k + per_figure] for k in range(0, len(group), per_figure)]
+        for n, page in enumerate(pages, 1):
+            key = name if len(pages) == 1 else f"{name} ({n}/{len(pages)})"
+            figures[key] = _metric_figure(page, confidence, f"{key}: {len(page)} curve"
+                                          f"{'' if len(page) == 1 else 's'}", pyplot,
+                                          alone=len(group) == 1)
+    return figures
 
 
 def sparkline_figure(curve: CurveAnalysis, *, confidence: float = 0.9) -> Figure:

@@ -1,7 +1,8 @@
-"""The runs of a metric on one chart as inline SVG, for the HTML report: each run's fit and band
-and each recipe's pooled curve, as ``saturate plot --overlay`` draws them, less the points (a
-report of many runs stays small). Each run is its own ``<g class="ov-run">`` so that the page's
-legend can show or hide it; the pooled curves are in ``<g class="ov-pooled">``.
+"""The runs of a metric on one chart as inline SVG, for Jupyter (``Analysis.overlay()``, where
+an output runs no script; the HTML pages draw their runs explorer in the browser instead): each
+run's fit and band and each recipe's pooled curve, as ``saturate plot --overlay`` draws them,
+less the points. Each run is its own ``<g class="ov-run">``; the pooled curves are in
+``<g class="ov-pooled">``.
 """
 
 from __future__ import annotations
