@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
-from saturate.cli.common import Fast, Out, Sources, format_option, write_text
+from saturate.cli.common import (
+    Fast,
+    Out,
+    Sources,
+    check_sources_listening,
+    format_option,
+    write_text,
+)
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
@@ -18,6 +25,7 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
     import shutil
 
+    check_sources_listening(sources)
     from saturate.analysis.inventory import inventory
 
     found = inventory(sources or None, settings, fast=fast)
