@@ -2,7 +2,7 @@
 port) that records every POST body and answers as :attr:`WebhookServer.mode` says: ``ok`` (200,
 ``ok`` as Slack answers), ``status`` (HTTP ``code``, with ``Retry-After: retry_after`` when that
 is set), ``hang`` (the request read, never answered), ``redirect`` (HTTP ``code`` with a Location
-on this server, ``/moved/`` + the secret, where posts are answered ``ok``). ``times``: the mode
+on this server: ``location``, by default ``/moved/`` + the secret, where posts are answered ``ok``). ``times``: the mode
 holds for the first N requests only, then they are answered ``ok``. Every request's
 Authorization header is kept in ``auths``, the paths of GETs in ``gets``.
 Start and stop it with ``with WebhookServer() as hook:`` (its threads end with it).
@@ -46,7 +46,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self.send_response(200 if mode == "ok" else code)
         if mode == "redirect":
-            self.send_header("Location", f"/moved/{WebhookServer.SECRET}")
+            self.send_header("Location", hook.location)
         if mode == "status" and retry_after is not None:
             self.send_header("Retry-After", f"{retry_after:g}")
         self.send_header("Content-Type", "text/plain")
@@ -73,8 +73,9 @@ class WebhookServer(LocalService):
     SECRET = "T0SECRET/B0SECRET/xyzzysecret"
 
     def __init__(self, mode: str = "ok", code: int = 500, *, retry_after: float | None = None,
-                 times: int | None = None) -> None:
+                 times: int | None = None, location: str = f"/moved/{SECRET}") -> None:
         self.mode, self.code, self.retry_after, self.times = mode, code, retry_after, times
+        self.location = location
         self.posts: list[dict] = []
         self.paths: list[str] = []
         self.gets: list[str] = []

@@ -16,6 +16,7 @@ heavy (``requests`` only inside :func:`cause_of`): the CLI calls it first.
 
 from __future__ import annotations
 
+import http.client
 import socket
 import time
 import urllib.parse
@@ -157,6 +158,8 @@ def cause_of(err: BaseException) -> tuple[str, bool]:
         return "connection reset by the server", True
     if "IncompleteRead" in names:
         return "the answer was cut off", True
+    if has(http.client.BadStatusLine, http.client.LineTooLong):
+        return "the answer is not HTTP", False
     # urllib3's NewConnectionError is a ConnectTimeoutError, so timeouts are checked after it.
     if has(socket.timeout, TimeoutError, requests.exceptions.Timeout, u3.TimeoutError):
         return "timed out", True

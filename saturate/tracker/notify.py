@@ -152,8 +152,8 @@ class Target:
     """Where a webhook posts: the URL without credentials, Basic auth, the host (and port) it is
     named by, and the markup its messages are read in (:func:`flavour_of`)."""
 
-    url: str
-    auth: tuple[str, str] | None
+    url: str = field(repr=False)
+    auth: tuple[str, str] | None = field(repr=False)
     host: str
     flavour: str
 
@@ -213,7 +213,7 @@ class Webhook:
     """An incoming webhook: ``timeout`` bounds one pass's posting, ``retries`` the tries after the
     first for each message. The URL is checked here (:meth:`Target.of`)."""
 
-    url: str
+    url: str = field(repr=False)
     timeout: float = 10.0
     retries: int = 2
     host: str = field(init=False)
@@ -289,15 +289,12 @@ class Webhook:
         if urllib.parse.urlsplit(there).scheme.lower() not in ("http", "https"):
             return answer
         remember_uri(there)
+        remember_secret(urllib.parse.urlsplit(there).path)
         same = _origin(there) == _origin(self._target.url)
-        again = self._send(session, there, body, deadline, self._target.auth if same else None)
-        return _Answer(again.status, again.retry_after, None) if again.status in (307, 308) else (
-            again)
+        return self._send(session, there, body, deadline, self._target.auth if same else None)
 
     def _send(self, session: Any, url: str, body: bytes, deadline: float,
               auth: tuple[str, str] | None) -> _Answer:  # fmt: skip
-        import requests
-
         left = deadline - time.monotonic()
         if left <= 0:
             raise Failed("no time left", False)
@@ -309,9 +306,7 @@ class Webhook:
                 resp.raw.read(_READ)
             finally:
                 resp.close()
-        except requests.RequestException as exc:
-            raise Failed(*cause_of(exc)) from None
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - requests', urllib3's, the socket's: a cause
             raise Failed(*cause_of(exc)) from None
         return _Answer(resp.status_code, retry_after(resp.headers.get("Retry-After")),
                        resp.headers.get("Location"))
@@ -331,7 +326,7 @@ def _verdict(answer: _Answer, deadline: float) -> tuple[bool, str]:
         return False, (f"HTTP {status}: the webhook redirects (moved?), and a redirected POST "
                        "would arrive as a GET without the message; give its new URL")
     if status in (307, 308):
-        return False, f"HTTP {status}: redirected more than once"
+        return False, f"HTTP {status}: a redirect with no usable Location, or a second one"
     if answer.retry_after is not None and answer.retry_after >= deadline - time.monotonic():
         return False, (f"HTTP {status}: asked to retry after {answer.retry_after:g} s, beyond "
                        "this pass's --notify-timeout")
