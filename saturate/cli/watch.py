@@ -183,7 +183,8 @@ def watch(
     fmt = check_choice(fmt, "--format", FORMATS)
     tries = None if retries is None else check_int(retries, "--retries", 0)
     hook = _Outputs.webhook(notify, notify_timeout)
-    check_sources_listening(sources)
+    if once and tries is None:  # a watcher that follows, or retries when told, waits for a
+        check_sources_listening(sources)  # server that is not up yet or restarting
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
     from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
-from saturate.ingest.http_retry import Failed, RetryPolicy, with_retries
+from saturate.ingest.http_retry import Failed, RetryPolicy, check_listening, with_retries
 from saturate.ingest.mlflow_common import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
@@ -47,10 +47,14 @@ def parse_wandb_uri(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def _base_url() -> str:
+    return os.environ.get("WANDB_BASE_URL", "").strip() or "https://api.wandb.ai"
+
+
 def _api_key() -> str:
     key = os.environ.get("WANDB_API_KEY", "").strip()
     if not key:
-        host = urllib.parse.urlsplit(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai")
+        host = urllib.parse.urlsplit(_base_url())
         try:
             entry = netrc.netrc().authenticators(host.hostname or "")
         except (OSError, netrc.NetrcParseError):
@@ -183,6 +187,8 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
     except ImportError:
         raise InputError("reading wandb:// needs the wandb package: pip install "
                          "'saturate[wandb]'") from None
+    # The wandb package retries a refused connection until the deadline: nothing listens there.
+    check_listening([_base_url()], "the W&B server")
     calls = _Calls(uri, resolve_timeout(timeout))
     api = calls("logging in", lambda: wandb.Api(api_key=key, timeout=max(1, int(calls.timeout))))
     listing = calls("listing runs", lambda: api.runs(f"{entity}/{project}", filters=filters,
