@@ -95,6 +95,20 @@ def test_a_server_that_does_not_answer_is_given_up_at_the_deadline(api_env):
     assert took < 3 + 5  # the deadline, and a margin for loading the package (a hang is 60 s)
 
 
+def test_a_server_where_nothing_listens_is_said_at_once(monkeypatch):
+    from mlflow_server import free_port
+
+    port = free_port()
+    monkeypatch.setenv("WANDB_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("WANDB_API_KEY", KEY)
+    started = time.monotonic()
+    with pytest.raises(SourceError) as info:
+        list(iter_wandb_api("wandb://team/rl", timeout=30))
+    assert str(info.value) == (f"cannot reach the W&B server http://127.0.0.1:{port}: connection "
+                               f"refused (nothing listens on 127.0.0.1 port {port})")
+    assert time.monotonic() - started < 2  # the wandb package would retry it for 30 s
+
+
 def test_a_bad_uri_and_a_bad_filter(api_env):
     with pytest.raises(SettingsError, match="wandb://ENTITY/PROJECT"):
         list(iter_wandb_api("wandb://team"))

@@ -107,12 +107,24 @@ def progress_bar(what: str) -> Iterator[Callable[[int, int], None] | None]:
         yield hook
 
 
+def check_sources_listening(sources: Sequence[str] | None) -> None:
+    """Stop at once when nothing listens at a tracking server given (or $MLFLOW_TRACKING_URI):
+    a refused connection is no passing fault, and saying so before the readers are imported
+    takes milliseconds, not seconds (:func:`saturate.ingest.http_retry.check_listening`)."""
+    import os
+
+    from saturate.ingest.http_retry import check_listening
+
+    check_listening(sources or [os.environ.get("MLFLOW_TRACKING_URI", "").strip()])
+
+
 def run_analysis(
     sources: list[str] | None, settings: Settings, *, diagnostics: bool = True, fast: bool = True,
     outputs: dict[str, Path | None] | None = None,
 ) -> Analysis:
     """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error, and so
     is an output (``{option: path}``) that is one of the input files (before any work)."""
+    check_sources_listening(sources)
     from rich.console import Console
 
     from saturate.api import analyze

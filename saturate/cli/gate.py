@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from saturate.cli.common import Fast, Sources, run_analysis
+from saturate.cli.common import Fast, Sources, check_sources_listening, run_analysis
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 
@@ -38,6 +38,7 @@ def gate(
     each --group-by group's aggregate over the suite's tasks: a group fails when the aggregate's
     next doubling does not pay (saturated or regressing); single curves then fail only on the
     kinds named in --fail-on, and warn otherwise."""
+    check_sources_listening(sources)
     from saturate.gate import (
         append_step_summary,
         decide,

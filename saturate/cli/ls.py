@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
-from saturate.cli.common import Fast, Out, Sources, format_option, text_width, write_text
+from saturate.cli.common import (
+    Fast,
+    Out,
+    Sources,
+    check_sources_listening,
+    format_option,
+    text_width,
+    write_text,
+)
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice
@@ -15,6 +23,7 @@ FORMATS = ("text", "json")
 def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out: object,
                    fast: bool) -> None:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
+    check_sources_listening(sources)
     from saturate.analysis.inventory import inventory
     from saturate.report.text import fit_lines
 

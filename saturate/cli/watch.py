@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from saturate.cli.common import Sources, format_option
+from saturate.cli.common import Sources, check_sources_listening, format_option
 from saturate.cli.options import settings_command
 from saturate.report.text import for_message
 from saturate.settings import Settings
@@ -74,9 +74,14 @@ class _Display:
             self.live = stack.enter_context(Live(watch_table(self.latest, self.last_event, self.err.width),
                                                  console=self.err, refresh_per_second=2))
 
-    def status(self, msg: str) -> None:
+    def status(self, msg: str, prefix: str = "watch") -> None:
         (self.live.console if self.live is not None else self.err).print(
-            f"watch: {for_message(msg)}", markup=False, highlight=False)
+            f"{prefix}: {for_message(msg)}", markup=False, highlight=False)
+
+    def warning(self, msg: str) -> None:
+        """A ``warning:`` line (a message not delivered): every time, unlike Python's warnings,
+        which say a repeated one once."""
+        self.status(msg, prefix="warning")
 
     def on_pass(self, result: Any) -> None:
         self.passes += 1
@@ -105,14 +110,18 @@ class _Outputs:
     def __init__(self, hook: Any, page: Any) -> None:
         self.hook, self.page = hook, page
 
-    @classmethod
-    def of(cls, url: str | None, timeout: str, html: Path | None, label: str,
-           interval: float) -> _Outputs:  # fmt: skip
-        hook = page = None
-        if url is not None:
-            from saturate.tracker.notify import Webhook
+    @staticmethod
+    def webhook(url: str | None, timeout: str) -> Any:
+        """The ``--notify`` webhook, its URL checked (before anything is read or written)."""
+        if url is None:
+            return None
+        from saturate.tracker.notify import Webhook
 
-            hook = Webhook(url, timeout=check_positive(timeout, "--notify-timeout"))
+        return Webhook(url, timeout=check_positive(timeout, "--notify-timeout"))
+
+    @classmethod
+    def of(cls, hook: Any, html: Path | None, label: str, interval: float) -> _Outputs:
+        page = None
         if html is not None:
             from saturate.tracker.live_output import LivePage
 
@@ -126,11 +135,11 @@ class _Outputs:
         def on_pass(result: Any) -> None:
             show.on_pass(result)
             if self.hook is not None:
-                from saturate.tracker.notify import notices
-
-                messages = notices(result.events, result.analyses)
-                if messages:
-                    show.status(self.hook.send(messages).summary(self.hook.host))
+                delivery = self.hook.notify(result.events, result.analyses)
+                if delivery.failed:
+                    show.warning(delivery.summary(self.hook.host))
+                elif delivery.sent:
+                    show.status(delivery.summary(self.hook.host))
             if self.page is not None:
                 self.page.write(show.latest.values(), at=result.time)
 
@@ -171,12 +180,15 @@ def watch(
     Events: verdict_changed, knee_crossed, collapse_detected, stop_point_reached,
     stop_point_moved, run_finished. The history (and where to resume) is kept in --state.
     """
+    fmt = check_choice(fmt, "--format", FORMATS)
+    tries = None if retries is None else check_int(retries, "--retries", 0)
+    hook = _Outputs.webhook(notify, notify_timeout)
+    if once and tries is None:  # a watcher that follows, or retries when told, waits for a
+        check_sources_listening(sources)  # server that is not up yet or restarting
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
     from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch
 
-    fmt = check_choice(fmt, "--format", FORMATS)
-    tries = None if retries is None else check_int(retries, "--retries", 0)
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     selection = settings.selection()
@@ -190,7 +202,7 @@ def watch(
         def on_analysed(curves: tuple[Any, ...]) -> Any:
             return write(curves, settings=settings_used(settings, curves[0].compute_name))
 
-    outputs = _Outputs.of(notify, notify_timeout, html, poller.label, interval)
+    outputs = _Outputs.of(hook, html, poller.label, interval)
     watcher = Watcher(poller, store, settings, on_analysed=on_analysed)
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:

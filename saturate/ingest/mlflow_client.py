@@ -1,8 +1,9 @@
 """MLflow through its own APIs: a tracking server over REST, or a local store via MlflowClient.
 
 Server requests go through MLflow's ``http_request`` (its credentials and TLS settings) in a
-bounded pool, each with one deadline and this module's own bounded retries (MLflow's back off for
-minutes on a dead server); a failure names its true cause. Answers are checked field by field
+bounded pool, each with one deadline and the bounded retries of :mod:`saturate.ingest.http_retry`
+(MLflow's back off for minutes on a dead server; a refused connection is not retried); a failure
+names its true cause. Answers are checked field by field
 (another shape is a :class:`~saturate.errors.SourceError`); histories use the bulk call where
 complete (:class:`Histories`). mlflow is imported inside the functions that need it.
 """
@@ -24,6 +25,14 @@ import pandas as pd
 from sqlalchemy.exc import SQLAlchemyError
 
 from saturate.errors import InputError, SourceError
+from saturate.ingest.http_retry import (
+    MAX_RETRY_AFTER,
+    Failed,
+    RetryPolicy,
+    cause_of,
+    retry_after,
+    with_retries,
+)
 from saturate.ingest.mlflow_common import (
     TIMEOUT_ENV,
     Experiment,
@@ -37,20 +46,7 @@ from saturate.ingest.mlflow_common import (
 )
 from saturate.ingest.redaction import redact, remember_uri
 
-MAX_RETRY_AFTER = 60.0
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _CHUNK = 1 << 16
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Retries of one request: waits ``backoff * (1, 2, 4, ...)`` s between attempts; a connect
-    attempt is given at most ``connect_timeout`` s (the request's deadline bounds the rest)."""
-
-    max_retries: int
-    backoff: float
-    connect_timeout: float
-
 
 # The first request of a source fails fast on a dead server; later ones retry a little longer.
 PROBE = RetryPolicy(max_retries=2, backoff=0.5, connect_timeout=4.0)
@@ -70,74 +66,6 @@ class Answer:
 
     def json(self) -> Any:
         return json.loads(self.body)
-
-
-class _Failed(Exception):
-    """One attempt failed: ``cause`` in words, ``retry`` whether another attempt may help."""
-
-    def __init__(self, cause: str, retry: bool) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.retry = retry
-
-
-def _chain(err: BaseException) -> list[BaseException]:
-    """``err`` and every exception behind it (causes, contexts, urllib3 reasons, wrapped args)."""
-    seen: list[BaseException] = []
-    todo: list[object] = [err]
-    while todo:
-        e = todo.pop(0)
-        if not isinstance(e, BaseException) or any(e is s for s in seen):
-            continue
-        seen.append(e)
-        todo += [e.__cause__, e.__context__, getattr(e, "reason", None), *getattr(e, "args", ())]
-    return seen
-
-
-def cause_of(err: BaseException) -> tuple[str, bool]:
-    """(the cause of a failed attempt in words, whether retrying may help), from the exception
-    chain of MLflow, requests, urllib3 and the socket layer."""
-    import requests
-    import urllib3.exceptions as u3
-
-    chain = _chain(err)
-    names = " ".join(type(e).__name__ for e in chain) + " " + " ".join(map(repr, chain))
-
-    def has(*types: type) -> bool:
-        return any(isinstance(e, types) for e in chain)
-
-    if has(ConnectionRefusedError) or "Connection refused" in names:
-        return "connection refused", True
-    if has(socket.gaierror) or "NameResolution" in names:
-        return "host not found", False
-    if has(requests.exceptions.SSLError, u3.SSLError):
-        return "TLS handshake failed", False
-    if has(ConnectionResetError, BrokenPipeError) or "RemoteDisconnected" in names:
-        return "connection reset by the server", True
-    if "IncompleteRead" in names:
-        return "the answer was cut off", True
-    # urllib3's NewConnectionError is a ConnectTimeoutError, so timeouts are checked last.
-    if has(socket.timeout, TimeoutError, requests.exceptions.Timeout, u3.TimeoutError):
-        return "timed out", False
-    if has(requests.exceptions.InvalidURL):
-        return "invalid URL", False
-    if has(requests.exceptions.ConnectionError, u3.HTTPError):
-        return "connection failed", True
-    return redact(f"{type(err).__name__}: {err}".splitlines()[0])[:200], False
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
 
 
 class Server:
@@ -165,37 +93,30 @@ class Server:
         self.stopped.set()
 
     def request(self, method: str, endpoint: str, payload: dict, policy: RetryPolicy) -> Answer:
-        """One request, retried as :class:`RetryPolicy` says, within one deadline; the answer of
-        the last attempt (any status), or SourceError naming the cause."""
+        """One request, retried as :func:`~saturate.ingest.http_retry.with_retries` says, within
+        one deadline; the answer of the last attempt (any status), or SourceError naming the
+        cause."""
         end = time.monotonic() + self.timeout
-        attempt = 0
-        while True:
+
+        def attempt() -> Answer:
             self._check_stopped()
-            wait = policy.backoff * 2.0**attempt
-            try:
-                answer = self._attempt(method, endpoint, payload, policy, end)
-            except _Failed as why:
-                if not why.retry or attempt >= policy.max_retries or time.monotonic() + wait >= end:
-                    raise self._fail(endpoint, why.cause, attempt) from None
-            else:
-                answer = dataclasses.replace(answer, attempts=attempt + 1)
-                if answer.status not in RETRY_STATUSES or attempt >= policy.max_retries:
-                    return answer
-                if answer.retry_after is not None:
-                    wait = min(answer.retry_after, MAX_RETRY_AFTER)
-                if time.monotonic() + wait >= end:
-                    return answer
-            time.sleep(wait)
-            attempt += 1
+            return self._attempt(method, endpoint, payload, policy, end)
+
+        try:
+            answer, attempts = with_retries(attempt, policy, end,
+                                            status=lambda a: (a.status, a.retry_after))
+        except Failed as why:
+            raise self._fail(endpoint, why.cause, why.attempts) from None
+        return dataclasses.replace(answer, attempts=attempts)
 
     def _check_stopped(self) -> None:
         if self.stopped.is_set():
             raise SourceError(self.failure or f"{self.label}: reading stopped")
 
-    def _fail(self, endpoint: str, cause: str, attempt: int) -> SourceError:
+    def _fail(self, endpoint: str, cause: str, attempts: int) -> SourceError:
         if self.stopped.is_set():
             return SourceError(self.failure or f"{self.label}: reading stopped")
-        tries = f", after {attempt + 1} attempts" if attempt else ""
+        tries = f", after {attempts} attempts" if attempts > 1 else ""
         if cause == "timed out":
             error = SourceError(f"the MLflow server {self.label} timed out: no complete answer to "
                                 f"{endpoint} within {self.timeout:g} s{tries[1:]} (--timeout, "
@@ -214,7 +135,7 @@ class Server:
     ) -> Answer:
         left = end - time.monotonic()
         if left <= 0:
-            raise _Failed("timed out", False)
+            raise Failed("timed out", False)
         resp = self._send(method, endpoint, payload, min(policy.connect_timeout, left), end)
         try:
             body = _read_body(resp, end, self.stopped)
@@ -222,7 +143,7 @@ class Server:
             resp.close()
         return Answer(resp.status_code, str(resp.reason or ""),
                       str(resp.headers.get("Content-Type", "")), body,
-                      _retry_after(resp.headers.get("Retry-After")))  # fmt: skip
+                      retry_after(resp.headers.get("Retry-After")))  # fmt: skip
 
     def _send(self, method: str, endpoint: str, payload: dict, connect: float, end: float) -> Any:
         """Send and wait for the status and headers in a helper thread, at most until ``end``:
@@ -259,9 +180,9 @@ class Server:
                 late = box.pop("resp", None)
             if late is not None:
                 late.close()
-            raise _Failed("timed out", False)
+            raise Failed("timed out", False)
         if "error" in box:
-            raise _Failed(*cause_of(box["error"])) from None
+            raise Failed(*cause_of(box["error"])) from None
         return box["resp"]
 
 
@@ -279,9 +200,9 @@ def _read_body(resp: Any, end: float, stopped: threading.Event) -> bytes:
     while True:
         left = end - time.monotonic()
         if left <= 0:
-            raise _Failed("timed out", False)
+            raise Failed("timed out", False)
         if stopped.is_set():
-            raise _Failed("stopped", False)
+            raise Failed("stopped", False)
         if sock is not None:
             sock.settimeout(left)
         try:
@@ -289,8 +210,8 @@ def _read_body(resp: Any, end: float, stopped: threading.Event) -> bytes:
         except Exception as exc:  # noqa: BLE001 - any read failure is mapped to its cause
             cause, retry = cause_of(exc)
             if cause in ("the answer was cut off", "connection reset by the server"):
-                raise _Failed(f"the answer was cut off after {size} bytes", True) from None
-            raise _Failed(cause, retry) from None
+                raise Failed(f"the answer was cut off after {size} bytes", True) from None
+            raise Failed(cause, retry) from None
         if not chunk:
             return b"".join(parts)
         parts.append(chunk)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from saturate.errors import InputError, SettingsError, SourceError, shorten
+from saturate.ingest.http_retry import Failed, RetryPolicy, check_listening, with_retries
 from saturate.ingest.mlflow_common import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
@@ -28,12 +29,12 @@ from saturate.table.table import Table
 
 SCHEME = "wandb://"
 RETRIES = 3
-_BACKOFF = 0.5
+_POLICY = RetryPolicy(max_retries=RETRIES, backoff=0.5)
 _STATES = {"finished": "FINISHED", "running": "RUNNING", "crashed": "FAILED", "failed": "FAILED",
            "killed": "KILLED", "preempted": "KILLED", "pending": "RUNNING"}
 _AUTH_WORDS = ("401", "403", "unauthorized", "forbidden", "api key", "api_key", "permission",
                "not logged in", "authenticat", "relogin")
-_PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "reset", "refused",
+_PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "reset",
                   "temporarily", "unavailable", "connection")
 T = TypeVar("T")
 
@@ -46,10 +47,14 @@ def parse_wandb_uri(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def _base_url() -> str:
+    return os.environ.get("WANDB_BASE_URL", "").strip() or "https://api.wandb.ai"
+
+
 def _api_key() -> str:
     key = os.environ.get("WANDB_API_KEY", "").strip()
     if not key:
-        host = urllib.parse.urlsplit(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai")
+        host = urllib.parse.urlsplit(_base_url())
         try:
             entry = netrc.netrc().authenticators(host.hostname or "")
         except (OSError, netrc.NetrcParseError):
@@ -73,37 +78,44 @@ def _has_word(text: str, words: tuple[str, ...]) -> bool:
 
 
 class _Calls:
-    """Calls to the server, each with its deadline and retries."""
+    """Calls to the server, each with its deadline and the retries of
+    :mod:`saturate.ingest.http_retry`; the wandb package's errors are read by their words."""
 
     def __init__(self, label: str, timeout: float) -> None:
         self.label, self.timeout = label, timeout
 
     def __call__(self, what: str, fn: Callable[[], T]) -> T:
         deadline = time.monotonic() + self.timeout
-        why = ""
-        for attempt in range(RETRIES + 1):
+
+        def attempt() -> T:
             left = deadline - time.monotonic()
             if left <= 0:
-                break
+                raise Failed(f"no answer within {self.timeout:g}s", False)
             done, value, error = _within(left, fn)
-            if done and error is None:
-                return value
             if not done:
-                why = f"no answer within {self.timeout:g}s"
-                break
-            why = _why(error)
-            if isinstance(error, (InputError, SettingsError)):
-                raise error
-            if _has_word(why, _AUTH_WORDS):
-                raise InputError(f"{self.label}: W&B refused the API key ({why}); check "
-                                 "WANDB_API_KEY") from None
-            passes = _has_word(why, _PASSING_WORDS)
-            if isinstance(error, ValueError) and not passes:
-                raise InputError(f"{self.label}: {what}: {why}") from None
-            if not passes or attempt == RETRIES:
-                break
-            time.sleep(max(0.0, min(_BACKOFF * 2**attempt, deadline - time.monotonic())))
-        raise SourceError(f"{self.label}: {what} failed ({why})")
+                raise Failed(f"no answer within {self.timeout:g}s", False)
+            if error is not None:
+                raise self._failure(what, error)
+            return value
+
+        try:
+            return with_retries(attempt, _POLICY, deadline)[0]
+        except Failed as failed:
+            raise SourceError(f"{self.label}: {what} failed ({failed.cause})") from None
+
+    def _failure(self, what: str, error: BaseException) -> BaseException:
+        """What a failed call means: the user's error, raised as is; else a :class:`Failed`,
+        retried when its words say it may pass (never a refused connection)."""
+        why = _why(error)
+        if isinstance(error, (InputError, SettingsError)):
+            return error
+        if _has_word(why, _AUTH_WORDS):
+            return InputError(f"{self.label}: W&B refused the API key ({why}); check "
+                              "WANDB_API_KEY")
+        passes = _has_word(why, _PASSING_WORDS) and not _has_word(why, ("refused",))
+        if isinstance(error, ValueError) and not passes:
+            return InputError(f"{self.label}: {what}: {why}")
+        return Failed(why, passes)
 
 
 def _within(seconds: float, fn: Callable[[], T]) -> tuple[bool, Any, BaseException | None]:
@@ -176,6 +188,8 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
     except ImportError:
         raise InputError("reading wandb:// needs the wandb package: pip install "
                          "'saturate[wandb]'") from None
+    # The wandb package retries a refused connection until the deadline: nothing listens there.
+    check_listening([_base_url()], "the W&B server")
     calls = _Calls(uri, resolve_timeout(timeout))
     api = calls("logging in", lambda: wandb.Api(api_key=key, timeout=max(1, int(calls.timeout))))
     listing = calls("listing runs", lambda: api.runs(f"{entity}/{project}", filters=filters,

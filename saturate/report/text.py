@@ -4,8 +4,9 @@ A run name is whatever a user (or an attacker) logged: a newline in it can forge
 annotation (``x\\n::error::FORGED``), an ANSI escape clear the terminal, ``@everyone`` ping
 people. :func:`for_terminal` shows control, separator and bidi characters escaped (one logical
 line stays one line); :func:`for_annotation`, :func:`for_markdown`, :func:`for_message`,
-:func:`for_html`, :func:`for_json` and :func:`for_document` build on it. No line of any output
-can begin with ``::`` from the data (:func:`no_command`).
+:func:`for_html`, :func:`for_json`, :func:`for_document` and the chat webhooks' :func:`for_slack`
+and :func:`for_chat` build on it. No line of any output can begin with ``::`` from the data
+(:func:`no_command`).
 """
 
 from __future__ import annotations
@@ -128,6 +129,26 @@ def fit_lines(text: str, width: int) -> str:
         out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
                              break_on_hyphens=False) or [line]
     return "\n".join(out)
+
+
+def _no_mention(text: str) -> str:
+    return _MENTION.sub(lambda m: f"{m.group(1)}@{ZWSP}", text)
+
+
+def for_slack(text: Any) -> str:
+    """``text`` in a Slack message (mrkdwn): one line, ``&``, ``<`` and ``>`` as Slack's entities
+    ``&amp;``, ``&lt;``, ``&gt;`` (so ``<!channel>`` or ``<https://x|label>`` in a name shows as
+    typed, never a mention or a disguised link), and no ``@mention``."""
+    s = for_terminal(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _no_mention(s)
+
+
+def for_chat(text: Any) -> str:
+    """``text`` for a chat webhook whose markup is not known (Mattermost, Discord, Google Chat, a
+    Slack or Teams behind another host): :func:`for_slack`, and Markdown's link brackets (and
+    the backslash) escaped, so that neither ``<url|label>`` nor ``[label](url)`` makes a link;
+    emphasis is left alone (at worst a name shows in italics)."""
+    return re.sub(r"([\\\[\]])", r"\\\1", for_slack(text))
 
 
 def for_message(text: Any) -> str:
