@@ -183,7 +183,7 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> tuple[list[_Read], l
             from saturate.ingest.wandb_api import iter_wandb_api
 
             yield from iter_wandb_api(text, filter=opt.filter, run=opt.run, metric=opt.metric,
-                                      timeout=opt.timeout)
+                                      timeout=opt.timeout, offered=opt.offered)
 
         return [_Read(parts, wandb=True)], []
     if text.startswith(_URI_SCHEMES):

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from saturate.errors import InputError, miss_line, no_match
+from saturate.errors import InputError, closest, miss_line, no_match
 from saturate.table.cells import distinct
 
-__all__ = ["Offered", "unmatched", "selection_miss", "unmatched_lines"]
+__all__ = ["Offered", "unmatched", "selection_miss", "is_slip", "unmatched_lines"]
 
 
 @dataclass
@@ -92,6 +92,15 @@ def selection_miss(offered: Offered, *, metric: Sequence[str] | None = None,
         return InputError(f"{head}no curve matches {given} together (each matches curves of its "
                           "own; `saturate ls` lists the runs and metrics)")
     return None
+
+
+def is_slip(offered: Offered, *, metric: Sequence[str] | None = None,
+            run: Sequence[str] | None = None, experiment: Sequence[str] | None = None) -> bool:
+    """Whether a pattern that matched nothing is close to a name there is (a typo: ``watch``
+    stops on it), rather than a name that may yet come (a metric logged later: it waits)."""
+    return any(closest(p, shown) is not None
+               for _, _, patterns, match, shown in _selectors(offered, metric, run, experiment)
+               for p in unmatched(patterns, match))
 
 
 def unmatched_lines(offered: Offered, *, metric: Sequence[str] | None = None,

@@ -70,6 +70,7 @@ from saturate.table.curves import (
     empty_table,
     tidy,
 )
+from saturate.table.selection import Offered
 from saturate.tracker.state import CurveKey, RunRecord, after_cursors, curve_keys
 
 
@@ -125,13 +126,15 @@ def _tuple(x: Sequence[str] | str | None) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True)
 class PollSelection:
-    """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric."""
+    """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric;
+    ``offered`` hears of every metric and run the pollers were offered (what a miss lists)."""
 
     experiment: tuple[str, ...] | None = None
     filter: str | None = None
     metric: tuple[str, ...] | None = None
     run: tuple[str, ...] | None = None
     compute: str | None = None
+    offered: Offered = field(default_factory=Offered, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -141,18 +144,22 @@ class PollSelection:
         metric: Sequence[str] | str | None = None,
         run: Sequence[str] | str | None = None,
         compute: str | None = None,
+        offered: Offered | None = None,
     ) -> PollSelection:
         """The selection from the CLI's options (a single string counts as one pattern); a bad
         MLflow filter fails here, before any reading."""
         check_filter(filter)
-        return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute)
+        return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute,
+                   offered or Offered())
 
     def wants_metric(self, key: str) -> bool:
         """The selected metrics, the compute metric, and the axis metrics when none is named."""
+        self.offered.metric(key)
         return (key == self.compute or globs_match(key, self.metric)
                 or (self.compute is None and globs_match(key, AXIS_METRICS)))  # fmt: skip
 
     def wants_run(self, name: str, run_id: str) -> bool:
+        self.offered.run(name, run_id)
         return globs_match(name, self.run) or globs_match(run_id, self.run)
 
     def mlflow_runs(self) -> Selection:
@@ -563,17 +570,20 @@ def make_poller(
     run: Sequence[str] | str | None = None,
     compute: str | None = None,
     timeout: float | None = None,
+    offered: Offered | None = None,
 ) -> Poller:
     """The poller for a source (None: ``MLFLOW_TRACKING_URI``) or a list of sources.
 
     ``compute`` names a metric used as the x axis, so it is fetched with the selected metrics;
-    ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s).
+    ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s);
+    ``offered`` hears of the metrics and runs every source offers (for a selection miss).
     """
     if source is None:
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
             raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
-    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute}
+    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute,
+            "offered": offered or Offered()}
     if isinstance(source, (list, tuple)):
         if not source:
             raise InputError("no source given")
