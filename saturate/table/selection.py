@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -21,7 +21,8 @@ import pandas as pd
 from saturate.errors import InputError, closest, miss_line, no_match
 from saturate.table.cells import distinct
 
-__all__ = ["Offered", "unmatched", "selection_miss", "is_slip", "unmatched_lines"]
+__all__ = ["Offered", "unmatched", "selection_miss", "is_slip", "unmatched_lines",
+           "METRIC_GLOB_OPTIONS", "unmatched_globs"]
 
 
 @dataclass
@@ -114,3 +115,18 @@ def unmatched_lines(offered: Offered, *, metric: Sequence[str] | None = None,
         if missing and len(missing) < len(patterns):
             lines.append(miss_line(option, missing, shown, noun))
     return lines
+
+
+#: Options whose values are metric globs that choose how a metric is read, not whether: a glob
+#: of theirs that matches no metric is a warning (a shared settings file may name metrics a
+#: project lacks), not an error.
+METRIC_GLOB_OPTIONS = ("objective", "diagnostic", "lower_is_better", "higher_is_better",
+                       "domains", "thresholds", "targets", "pairs")
+
+
+def unmatched_globs(globs: Mapping[str, Iterable[str]], metrics: Iterable[str]) -> list[str]:
+    """One warning line per option (``{option as spelled: its globs}``) with globs that match
+    none of ``metrics``, naming them and what there is."""
+    pool = sorted(set(metrics))
+    return [miss_line(option, missing, pool, "metric")
+            for option, patterns in globs.items() if (missing := unmatched(patterns, pool))]
