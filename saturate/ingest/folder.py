@@ -9,7 +9,7 @@ The rule, for a file found by walking:
   broken link), whatever its name (``run-x.wandb``, ``mlflow.db``, ``train.log``, an event
   file): reading a pipe would wait forever. Only ``stat`` looks at it (:func:`special_kind`).
 * **Not walked**: hidden files and folders, :data:`SKIP_DIRS`, and the inside of an MLflow store
-  or a W&B run folder (each read as a whole).
+  or a W&B run folder (each read as a whole), and W&B's own ``debug*.log`` beside its run folders.
 * **Read by name**: TensorBoard event files (``*tfevents*``), W&B run logs (``*.wandb`` that
   start with W&B's header), MLflow stores (``mlruns/``, an ``mlflow.db`` holding MLflow's tables).
 * **Read by name and content**: tables (:data:`~saturate.ingest.files.TABLE_SUFFIXES`, gzipped
@@ -47,6 +47,8 @@ __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate",
                        ".ipynb_checkpoints"})
 
+#: Folders W&B keeps its runs in; beside them, in ``wandb/``, its own ``debug*.log`` (not named).
+_WANDB_RUN_DIRS = ("run-", "offline-run-", "latest-run")
 #: The order skipped files are named in: what was never opened, what was read and found to hold
 #: no curves, what was passed over by its name (the first are the likeliest surprises).
 _ORDER = ("special", "content", "name")
@@ -128,7 +130,9 @@ def walk_folder(root: Path) -> Found:
             dirnames.clear()
             continue
         names = sorted(n for n in filenames if not n.startswith("."))
-        if is_run_folder(names):
+        if any(d.startswith(_WANDB_RUN_DIRS) for d in dirnames):  # W&B's wandb/: its own logs
+            names = [n for n in names if not (n.startswith("debug") and n.endswith(".log"))]
+        if _is_run_folder(here, names):
             dirnames.clear()  # a W&B run folder: its logs are the run, the rest is W&B's
             names = [n for n in names if n.endswith(".wandb")]
         elif "mlflow.db" in names and special_kind(here / "mlflow.db") is None \
@@ -141,6 +145,14 @@ def walk_folder(root: Path) -> Found:
         for name in names:
             _sort(here / name, found)
     return found
+
+
+def _is_run_folder(here: Path, names: list[str]) -> bool:
+    """Whether ``here`` is a W&B run folder: it holds a ``run-*.wandb`` that is a regular file
+    with W&B's header (a pipe or a stray file of that name does not make one)."""
+    return is_run_folder(names) and any(
+        special_kind(here / n) is None and is_wandb_file(here / n)
+        for n in names if n.startswith("run-") and n.endswith(".wandb"))
 
 
 def _sort(path: Path, found: Found) -> None:
