@@ -112,7 +112,7 @@ class _Options:
     stream: bool
     timeout: float | None = None
     run: list[str] | None = None
-    offered: set[str] | None = None  # every metric key an MLflow store offered (for a miss)
+    offered: Offered | None = None  # the names the sources offered (for a miss)
 
 
 def _identity(path: str | os.PathLike) -> object:
@@ -267,8 +267,9 @@ class _Notes:
 
 class Tables:
     """The sources' :class:`~saturate.table.table.Table` s, part by part (iterate once); after the
-    last part, :attr:`axis` is the x axis of the whole read and :attr:`apart` the points of the
-    ``apart`` metric (read for the diagnostics, not analysed).
+    last part, :attr:`axis` is the x axis of the whole read, :attr:`apart` the points of the
+    ``apart`` metric (read for the diagnostics, not analysed) and :attr:`skipped` the files the
+    folder walks passed over (:mod:`saturate.ingest.folder`), named in one warning.
 
     Arguments as :func:`saturate.load`; ``as_given``: a tidy DataFrame is only selected from;
     ``on_part``: called with a :class:`ReadProgress` after each part and each read.
@@ -316,7 +317,7 @@ class Tables:
         planned = [_plan(s, opt, as_given) for s in self.sources]
         self.reads = _once([r for reads, _ in planned for r in reads])
         #: The files the walks skipped (by name or kind, then while reading: for their content).
-        self.skipped: list[Skipped] = [s for _, skipped in planned for s in skipped]
+        self.skipped: list[Skipped] = list(dict.fromkeys(s for _, sk in planned for s in sk))
         self.any_mlflow = any(r.mlflow for r in self.reads)
         if filter and not any(r.mlflow or r.wandb for r in self.reads):
             raise SettingsError("--filter is an MLflow search filter (or W&B's JSON run filter "
@@ -380,7 +381,8 @@ class Tables:
 
     def _prepare(self, part: Table, as_given: bool, notes: _Notes) -> Table:
         """``part`` selected and on its x axis, the ``apart`` metric's points taken out."""
-        self.offered.add(part.points)
+        if self.metric or self.run or self.experiment or self.compute:
+            self.offered.add(part.points)  # what a miss would name
         if self.experiment and not self.any_mlflow:
             part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:

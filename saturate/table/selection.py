@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from saturate.errors import InputError, closest, miss_line, no_match
-from saturate.table.cells import distinct
 
 __all__ = ["Offered", "unmatched", "selection_miss", "is_slip", "unmatched_lines",
            "METRIC_GLOB_OPTIONS", "unmatched_globs"]
@@ -42,7 +41,7 @@ class Offered:
             for names, column in ((self.metrics, "metric"), (self.runs, "run"),
                                   (self.run_ids, "run_id"), (self.experiments, "experiment")):
                 if column in points.columns and len(points):
-                    names.update(str(v) for v in distinct(points[column]))
+                    names.update(map(str, pd.unique(points[column].to_numpy())))
 
     def metric(self, key: str) -> None:
         """One metric key a store offered."""

@@ -519,12 +519,21 @@ class FilesPoller:
         return df
 
     def _select(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The selected points (each distinct name asked about once, as the sources offer it)."""
         sel = self.selection
-        mask = np.array([sel.wants_metric(m) for m in df["metric"]], dtype=bool)
-        mask &= np.array([sel.wants_run(r, i) for r, i in zip(df["run"], df["run_id"], strict=True)],
-                         dtype=bool)  # fmt: skip
+        metrics = {m: sel.wants_metric(m) for m in pd.unique(df["metric"].to_numpy())}
+        mask = np.array(df["metric"].map(metrics), dtype=bool)
+        runs = df[["run", "run_id"]].drop_duplicates()
+        wanted = {(r, i) for r, i in zip(runs["run"], runs["run_id"], strict=True)
+                  if sel.wants_run(r, i)}
+        if len(wanted) < len(runs):
+            pairs = zip(df["run"], df["run_id"], strict=True)
+            mask &= np.fromiter((p in wanted for p in pairs), dtype=bool, count=len(df))
         if sel.experiment:
-            mask &= np.array([globs_match(e, sel.experiment) for e in df["experiment"]], dtype=bool)
+            offered = pd.unique(df["experiment"].to_numpy())
+            sel.offered.experiments.update(map(str, offered))
+            chosen = {e for e in offered if globs_match(e, sel.experiment)}
+            mask &= df["experiment"].isin(chosen).to_numpy()
         return df.loc[mask].reset_index(drop=True)
 
 

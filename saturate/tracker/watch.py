@@ -163,11 +163,13 @@ class Watcher:
 
     def selection_miss(self) -> tuple[InputError, bool] | None:
         """While the history holds no curve and the sources offered some: the error of a
-        ``--metric``/``--run`` that matches nothing they offered, and whether it is a slip (a
-        name close to one there is); None otherwise."""
+        ``--metric``/``--run`` (or, for files, ``--experiment``: an MLflow store checks its
+        own) that matches nothing they offered, and whether it is a slip (a name close to one
+        there is); None otherwise."""
         if self.offered is None or self.store.cursors():
             return None
-        chosen = {k: v for k, v in self.settings.selection().items() if k in ("metric", "run")}
+        kinds = ("metric", "run", "experiment") if self.offered.experiments else ("metric", "run")
+        chosen = {k: v for k, v in self.settings.selection().items() if k in kinds}
         if not (self.offered.metrics or self.offered.runs):
             return None
         miss = selection_miss(self.offered, **chosen, where=self.poller.label)
