@@ -44,11 +44,13 @@ def names_text(names: Iterable[object], most: int = 10, limit: int = NAME_LIMIT)
     return f"{', '.join(items[:most])} and {len(items) - most} more"
 
 
-def closest(wanted: str, names: Iterable[object]) -> str | None:
+def closest(wanted: str, names: Iterable[object], *, globs: bool = False) -> str | None:
     """The name ``wanted`` was most likely meant to be, None when none is close: the same name
     in another case, the one name with the same last ``/`` part (``accuracy`` for
-    ``eval/accuracy``), the one name a glob matches ignoring case, else the nearest by
-    :func:`difflib.get_close_matches` (ignoring case)."""
+    ``eval/accuracy``), the one name a glob matches ignoring case, the one name holding it
+    (``seed0``, as a table shows a run whose common prefix it left out), else the nearest by
+    :func:`difflib.get_close_matches` (ignoring case). ``globs``: the option takes globs, so a
+    part that several names hold is answered with the glob that matches them (``*seed0``)."""
     pool = sorted({str(n) for n in names})
     if not pool or wanted in pool:
         return None
@@ -58,25 +60,31 @@ def closest(wanted: str, names: Iterable[object]) -> str | None:
         lowered.setdefault(name.lower(), name)
     if low in lowered:
         return lowered[low]
+    holding = [] if any(c in wanted for c in "*?[") else [n for n in pool if wanted in n]
     for hits in ([n for n in pool if n.lower().rsplit("/", 1)[-1] == low.rsplit("/", 1)[-1]],
-                 [n for n in pool if fnmatch.fnmatchcase(n.lower(), low)]):
+                 [n for n in pool if fnmatch.fnmatchcase(n.lower(), low)], holding):
         if len(hits) == 1:
             return hits[0]
+    if holding and globs:
+        return f"*{wanted}" if all(n.endswith(wanted) for n in holding) else f"*{wanted}*"
     near = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.6)
     return lowered[near[0]] if near else None
 
 
 def miss_text(head: str, wanted: Iterable[str], names: Iterable[object], plural: str,
-              most: int = 5) -> str:
+              most: int = 5, *, globs: bool = False) -> str:
     """The one line of a name or pattern that matched nothing: ``head``, a "did you mean X?"
     when a name is close to one of ``wanted``, then the ``names`` there are (a few, and how many
     more), fitted to :data:`MESSAGE_LIMIT`::
 
         --metric 'eval/acuracy' matches no metric (did you mean 'eval/accuracy'?); metrics:
         eval/accuracy, train/loss and 3 more
+
+    ``globs``: the option takes globs (:func:`closest` may then suggest one).
     """
     pool = sorted({str(n) for n in names})
-    guesses = dict.fromkeys(g for w in wanted if (g := closest(str(w), pool)) is not None)
+    guesses = dict.fromkeys(g for w in wanted
+                            if (g := closest(str(w), pool, globs=globs)) is not None)
     line = head + (f" (did you mean {' or '.join(shorten(repr(g)) for g in guesses)}?)"
                    if guesses else "")
     if not pool:
@@ -89,25 +97,25 @@ def miss_text(head: str, wanted: Iterable[str], names: Iterable[object], plural:
 
 
 def miss_line(option: str, wanted: Iterable[str] | str, names: Iterable[object], noun: str, *,
-              where: str | None = None, plural: str | None = None) -> str:
+              where: str | None = None, plural: str | None = None, globs: bool = False) -> str:
     """The one line of a selection that matched nothing, one form for every selector and
     command: ``[where: ]OPTION 'x' matches no NOUN (did you mean 'y'?); NOUNs: a, b and 3 more``
     (:func:`miss_text`). ``wanted``: the names or globs given that matched nothing; ``names``:
-    what there is to select from."""
+    what there is to select from; ``globs``: the option takes globs."""
     wanted = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted]
     given = ", ".join(shorten(repr(w)) for w in wanted)
     verb = "matches" if len(wanted) == 1 else "match"
     head = f"{where}: " if where else ""
     return miss_text(f"{head}{option} {given} {verb} no {noun}", wanted, names,
-                     plural or f"{noun}s")
+                     plural or f"{noun}s", globs=globs)
 
 
 def no_match(option: str, wanted: Iterable[str] | str, names: Iterable[object], noun: str, *,
-             where: str | None = None, plural: str | None = None,
+             where: str | None = None, plural: str | None = None, globs: bool = False,
              error: type[SaturateError] | None = None) -> SaturateError:
     """The error (``error``, default :class:`InputError`) of :func:`miss_line`."""
     return (error or InputError)(miss_line(option, wanted, names, noun, where=where,
-                                           plural=plural))
+                                           plural=plural, globs=globs))
 
 
 class SaturateError(Exception):

@@ -103,6 +103,12 @@ def test_the_closest_name_is_a_case_a_last_part_a_glob_or_a_near_spelling() -> N
     assert closest("EVAL/*", names) == "eval/math500/accuracy"  # the glob, ignoring case
     assert closest("grad_norm", names) is None
     assert closest("train/reward", names) is None  # there: nothing to suggest
+    # a run as the table shows it, its common prefix left out; the glob when several hold it
+    runs = ["qwen-grpo-seed0", "qwen-grpo-seed1", "llama-ppo-seed0"]
+    assert closest("grpo-seed1", runs) == "qwen-grpo-seed1"
+    assert closest("seed0", runs, globs=True) == "*seed0"
+    assert closest("grpo", runs, globs=True) == "*grpo*"
+    assert closest("seed0", runs) is None  # an option that takes no globs: none to offer
 
 
 def test_a_miss_line_lists_a_few_names_and_fits_one_error_line() -> None:
@@ -162,6 +168,15 @@ def test_the_other_selectors_name_what_exists_too(args: list[str], said: str) ->
     done = _cli("analyze", str(SCALING), *args)
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"error: {said}\n"
+
+
+def test_a_run_named_as_the_table_shows_it_gets_its_full_name() -> None:
+    done = _cli("analyze", str(SCALING), "--run", "seed0")  # the table leaves the prefix out
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"error: {SCALING}: --run 'seed0' matches no run (did you mean "
+                           f"'qwen3-8b-grpo-longcot-seed0'?); {RUNS}\n")
+    done = _cli("analyze", str(SCALING), str(SATURATED), "--run", "seed1")
+    assert "(did you mean '*seed1'?)" in done.stderr and done.returncode == 2
 
 
 def test_selectors_that_each_match_but_not_together_say_so() -> None:

@@ -85,7 +85,8 @@ def selection_miss(offered: Offered, *, metric: Sequence[str] | None = None,
     for option, noun, patterns, match, shown in chosen:
         missing = unmatched(patterns, match)
         if len(missing) == len(patterns):
-            return no_match(option, missing, shown, noun, where=where)  # type: ignore[return-value]
+            return no_match(option, missing, shown, noun, where=where,  # type: ignore[return-value]
+                            globs=True)
     if len(chosen) > 1:
         given = " and ".join(f"{o} {', '.join(map(repr, p))}" for o, _, p, _, _ in chosen)
         head = f"{where}: " if where else ""
@@ -98,7 +99,7 @@ def is_slip(offered: Offered, *, metric: Sequence[str] | None = None,
             run: Sequence[str] | None = None, experiment: Sequence[str] | None = None) -> bool:
     """Whether a pattern that matched nothing is close to a name there is (a typo: ``watch``
     stops on it), rather than a name that may yet come (a metric logged later: it waits)."""
-    return any(closest(p, shown) is not None
+    return any(closest(p, shown, globs=True) is not None
                for _, _, patterns, match, shown in _selectors(offered, metric, run, experiment)
                for p in unmatched(patterns, match))
 
@@ -112,7 +113,7 @@ def unmatched_lines(offered: Offered, *, metric: Sequence[str] | None = None,
     for option, noun, patterns, match, shown in _selectors(offered, metric, run, experiment):
         missing = unmatched(patterns, match)
         if missing and len(missing) < len(patterns):
-            lines.append(miss_line(option, missing, shown, noun))
+            lines.append(miss_line(option, missing, shown, noun, globs=True))
     return lines
 
 
@@ -127,5 +128,5 @@ def unmatched_globs(globs: Mapping[str, Iterable[str]], metrics: Iterable[str]) 
     """One warning line per option (``{option as spelled: its globs}``) with globs that match
     none of ``metrics``, naming them and what there is."""
     pool = sorted(set(metrics))
-    return [miss_line(option, missing, pool, "metric")
+    return [miss_line(option, missing, pool, "metric", globs=True)
             for option, patterns in globs.items() if (missing := unmatched(patterns, pool))]
