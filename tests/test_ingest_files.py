@@ -188,7 +188,7 @@ NOT_CURVES = {
     "config.json": (b'{"lr": 1e-6, "seed": 3}\n', "a JSON object that is neither a point record"),
     "schema.json": (json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema",
                                 "type": "object", "properties": {"step": {"type": "integer"}}},
-                               indent=2).encode(), "a JSON object that is neither"),
+                               indent=2).encode(), "holds no curves: a JSON Schema"),
     "trainer_state.json": (json.dumps({"global_step": 1500, "epoch": 3.0, "log_history": [
         {"step": 10, "loss": 0.5}]}, indent=1).encode(), "no value key"),
     "vocab.json": (b'["a", "b", "c"]', "JSON must be a list of objects"),

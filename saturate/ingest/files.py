@@ -13,7 +13,7 @@ list, dict and bytes cells are read as text.
 
 * no curves: an empty file, a header without rows, binary content that is not Parquet; a
   ``.json`` file holding one object that is neither a point record (no ``value`` key) nor series
-  (``xs``/``ys`` lists), such as a config or a JSON Schema; a table without a curve column
+  (``xs``/``ys`` lists), such as a config, or a JSON Schema (``$schema``); a table without a curve column
   (:data:`CURVE_COLUMNS`: an x axis or a ``value``) when it is JSON, Parquet or ``.txt`` (these
   hold configs and data sets as often as curves) or a CSV/TSV without a numeric column; a file
   that cannot be parsed and neither is named ``.csv``/``.tsv``/``.parquet`` nor names a curve
@@ -209,6 +209,8 @@ def _read_json(data: bytes, path: Path) -> pd.DataFrame:
         doc = json.loads(data)
     except ValueError:  # lines after all (a first line longer than the head), or broken
         return pd.read_json(io.BytesIO(data), lines=True)
+    if isinstance(doc, dict) and "$schema" in doc:
+        raise NoCurvesError(_where(path), "holds no curves: a JSON Schema")
     if isinstance(doc, dict) and not _is_series(doc) \
             and not any(str(k).strip().lower() == "value" for k in doc):
         raise NoCurvesError(_where(path), "holds no curves: a JSON object that is neither a point "
