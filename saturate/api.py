@@ -16,7 +16,7 @@ import pandas as pd
 
 from saturate.analysis.settings import AnalysisSettings, settings_used
 from saturate.diagnostics.cost import check_rates
-from saturate.errors import SettingsError
+from saturate.errors import SettingsError, miss_text, shorten
 from saturate.ingest import Source, Tables
 from saturate.ingest.reading import read_tables
 from saturate.ingest.stream import ReadProgress
@@ -89,10 +89,14 @@ class Analysis:
         """``analysis[0]`` or ``analysis["run", "metric"]``."""
         if isinstance(key, tuple):
             run, metric = key
-            for c in self.curves:
-                if (c.run == run or c.run_id == run) and c.metric == metric:
+            of_run = [c for c in self.curves if run in (c.run, c.run_id)]
+            for c in of_run:
+                if c.metric == metric:
                     return c
-            raise KeyError(f"no curve for run {run!r} and metric {metric!r}")
+            head = f"no curve for run {shorten(repr(run))} and metric {shorten(repr(metric))}"
+            raise KeyError(miss_text(head, [metric], [c.metric for c in of_run], "its metrics")
+                           if of_run else miss_text(head, [run], [c.run for c in self.curves],
+                                                    "runs"))
         return self.curves[key]
 
     def select(self, run: str | None = None, metric: str | None = None) -> tuple[CurveAnalysis, ...]:
@@ -254,9 +258,29 @@ def analyze(
     tables = read_tables(source, settings, fast=fast, on_read=on_read)
     analysis = analyze_read(tables, settings, diagnostics=diagnostics, engine=engine,
                             progress=progress, apart=tables.apart)
+    _warn_unmatched_globs(analysis, settings)
     if analysis.axis is not None and analysis.axis.warning() is not None:
         warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
     return analysis
+
+
+def _warn_unmatched_globs(analysis: Analysis, settings: Settings) -> None:
+    """Warn of each metric glob of an option (``--objective``, ``--domain``, ``--pair``...)
+    that matches none of the metrics read: a slip there changes nothing, silently."""
+    from saturate.table.selection import METRIC_GLOB_OPTIONS, unmatched_globs
+
+    globs = {}
+    for name in METRIC_GLOB_OPTIONS:
+        value = getattr(settings, name)
+        if value:
+            pairs = name == "pairs"
+            globs[settings.option(name)] = [g for p in value for g in p] if pairs else list(value)
+    if not globs:
+        return
+    metrics = {c.metric for c in analysis.curves} | {d.metric for d in analysis.diagnostic_metrics}
+    metrics |= {str(m) for t in analysis.extra for m in t.points["metric"].unique()}
+    for line in unmatched_globs(globs, metrics):
+        warnings.warn(line, stacklevel=3)
 
 
 def settings_from(

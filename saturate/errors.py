@@ -7,6 +7,8 @@ Anything else is a bug: :func:`step` tags it with where it happened, and the CLI
 
 from __future__ import annotations
 
+import difflib
+import fnmatch
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 
@@ -42,6 +44,80 @@ def names_text(names: Iterable[object], most: int = 10, limit: int = NAME_LIMIT)
     return f"{', '.join(items[:most])} and {len(items) - most} more"
 
 
+def closest(wanted: str, names: Iterable[object], *, globs: bool = False) -> str | None:
+    """The name ``wanted`` was most likely meant to be, None when none is close: the same name
+    in another case, the one name with the same last ``/`` part (``accuracy`` for
+    ``eval/accuracy``), the one name a glob matches ignoring case, the one name holding it
+    (``seed0``, as a table shows a run whose common prefix it left out), else the nearest by
+    :func:`difflib.get_close_matches` (ignoring case). ``globs``: the option takes globs, so a
+    part that several names hold is answered with the glob that matches them (``*seed0``)."""
+    pool = sorted({str(n) for n in names})
+    if not pool or wanted in pool:
+        return None
+    low = wanted.lower()
+    lowered: dict[str, str] = {}
+    for name in pool:
+        lowered.setdefault(name.lower(), name)
+    if low in lowered:
+        return lowered[low]
+    holding = [] if any(c in wanted for c in "*?[") else [n for n in pool if wanted in n]
+    for hits in ([n for n in pool if n.lower().rsplit("/", 1)[-1] == low.rsplit("/", 1)[-1]],
+                 [n for n in pool if fnmatch.fnmatchcase(n.lower(), low)], holding):
+        if len(hits) == 1:
+            return hits[0]
+    if holding and globs:
+        return f"*{wanted}" if all(n.endswith(wanted) for n in holding) else f"*{wanted}*"
+    near = difflib.get_close_matches(low, list(lowered), n=1, cutoff=0.6)
+    return lowered[near[0]] if near else None
+
+
+def miss_text(head: str, wanted: Iterable[str], names: Iterable[object], plural: str,
+              most: int = 5, *, globs: bool = False) -> str:
+    """The one line of a name or pattern that matched nothing: ``head``, a "did you mean X?"
+    when a name is close to one of ``wanted``, then the ``names`` there are (a few, and how many
+    more), fitted to :data:`MESSAGE_LIMIT`::
+
+        --metric 'eval/acuracy' matches no metric (did you mean 'eval/accuracy'?); metrics:
+        eval/accuracy, train/loss and 3 more
+
+    ``globs``: the option takes globs (:func:`closest` may then suggest one).
+    """
+    pool = sorted({str(n) for n in names})
+    guesses = dict.fromkeys(g for w in wanted
+                            if (g := closest(str(w), pool, globs=globs)) is not None)
+    line = head + (f" (did you mean {' or '.join(shorten(repr(g)) for g in guesses)}?)"
+                   if guesses else "")
+    if not pool:
+        return f"{line}; {plural}: none"
+    for n in range(max(most, 1), 0, -1):  # fewer names rather than a line cut in the middle
+        text = f"{line}; {plural}: {names_text(pool, most=n, limit=40)}"
+        if len(text) <= MESSAGE_LIMIT:
+            break
+    return text
+
+
+def miss_line(option: str, wanted: Iterable[str] | str, names: Iterable[object], noun: str, *,
+              where: str | None = None, plural: str | None = None, globs: bool = False) -> str:
+    """The one line of a selection that matched nothing, one form for every selector and
+    command: ``[where: ]OPTION 'x' matches no NOUN (did you mean 'y'?); NOUNs: a, b and 3 more``
+    (:func:`miss_text`). ``wanted``: the names or globs given that matched nothing; ``names``:
+    what there is to select from; ``globs``: the option takes globs."""
+    wanted = [wanted] if isinstance(wanted, str) else [str(w) for w in wanted]
+    given = ", ".join(shorten(repr(w)) for w in wanted)
+    verb = "matches" if len(wanted) == 1 else "match"
+    head = f"{where}: " if where else ""
+    return miss_text(f"{head}{option} {given} {verb} no {noun}", wanted, names,
+                     plural or f"{noun}s", globs=globs)
+
+
+def no_match(option: str, wanted: Iterable[str] | str, names: Iterable[object], noun: str, *,
+             where: str | None = None, plural: str | None = None, globs: bool = False,
+             error: type[SaturateError] | None = None) -> SaturateError:
+    """The error (``error``, default :class:`InputError`) of :func:`miss_line`."""
+    return (error or InputError)(miss_line(option, wanted, names, noun, where=where,
+                                           plural=plural, globs=globs))
+
+
 class SaturateError(Exception):
     """Base class of every error saturate raises on purpose. ``str(error)`` is one line of at most
     :data:`MESSAGE_LIMIT` characters; the full message stays in ``error.args[0]``."""
@@ -54,6 +130,19 @@ class SaturateError(Exception):
 
 class InputError(SaturateError):
     """The data given cannot be used: missing or unreadable file, wrong columns, no curves."""
+
+
+class NoCurvesError(InputError):
+    """A file that holds no curves (a config, a JSON Schema, notes, a data set, an empty file),
+    as opposed to curve data that is broken: a folder walk skips it (named in one warning), a
+    file the user named is an error. ``why`` is the message without the file's name."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(f"{where}: {why}")
+        self.where, self.why = where, why
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return type(self), (self.where, self.why)
 
 
 class SourceError(SaturateError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -173,9 +174,131 @@ def test_directory_walk_mixes_formats_and_ignores_others(tmp_path: Path) -> None
     _long_frame().assign(run=lambda d: d["run"] + "-x").to_json(sub / "b.jsonl", orient="records", lines=True)
     (tmp_path / "README.md").write_text("# not data\n")
     (tmp_path / "generate.py").write_text("print('hi')\n")
-    df = saturate.load(tmp_path).points
+    with pytest.warns(DataWarning, match=r"skipped 2 file\(s\) that hold no curves: .*README.md, "
+                      r".*generate.py$"):
+        df = saturate.load(tmp_path).points
     assert df["run"].nunique() == 4
     assert df["source"].nunique() == 2
+
+
+# --- a project folder holds more than curves ----------------------------------------------------
+
+# Files a walk skips: they hold no curves. Each is also an error, naming what it lacks, when named.
+NOT_CURVES = {
+    "config.json": (b'{"lr": 1e-6, "seed": 3}\n', "a JSON object that is neither a point record"),
+    "schema.json": (json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                                "type": "object", "properties": {"step": {"type": "integer"}}},
+                               indent=2).encode(), "holds no curves: a JSON Schema"),
+    "trainer_state.json": (json.dumps({"global_step": 1500, "epoch": 3.0, "log_history": [
+        {"step": 10, "loss": 0.5}]}, indent=1).encode(), "no value key"),
+    "vocab.json": (b'["a", "b", "c"]', "JSON must be a list of objects"),
+    "train.jsonl": (b'{"prompt": "2+2", "answer": 4}\n{"prompt": "3+3", "answer": 6}\n',
+                    "no step, compute or value column"),
+    "names.csv": (b"run,owner\na,me\nb,you\n", "no numeric column, and no step"),
+    "requirements.txt": (b"numpy>=1.26\npandas\n", "no step, compute or value column"),
+    "notes.txt": (b"Runs of the sweep, on 8 GPUs.\nThe lr, seed and batch vary, as planned, "
+                  b"by hand\nsee wiki\n", "holds no curves"),
+    "ramble.txt": (b"first, second\nx, y\nthe lr, seed, batch, warmup, vary\n",
+                   "names no curve column"),
+    "empty.csv": (b"", "is empty"),
+    "header_only.csv": (b"run,metric,step,value\n", "holds no rows"),
+    "blob.jsonl": (b"\x00\x01binary\x00", "binary content"),
+}
+# Files that look like curve data but are broken: an error even when a walk found them.
+BROKEN = {
+    "rows.csv": (b'run,metric,step,value\na,m,0,1\na,m,1,2,3,4\na,"m,2,3\n', "cannot be read as csv"),
+    "cut.jsonl": (b'{"run": "a", "metric": "m", "step": 0, "value": 1}\n{"run": "a", "metr',
+                  "cannot be read as jsonl"),
+    "no_axis.csv": (b"epoch,reward\n1,0.5\n2,0.6\n", "missing column(s) step"),
+    "bad.parquet": (b"PAR1\x00\x01 cut short", "cannot be read as parquet"),
+}
+
+
+def test_a_walk_skips_files_that_hold_no_curves_and_names_them_in_one_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the folder as "." : the warning names paths as the walk found them
+    _long_frame().to_csv(tmp_path / "runs.csv", index=False)
+    for name, (content, _) in NOT_CURVES.items():
+        (tmp_path / name).write_bytes(content)
+    (tmp_path / "notes.md").write_text("# the sweep\n")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "train.yaml").write_text("lr: 1e-6\n")
+    (tmp_path / ".hidden.csv").write_text("not,read\n")  # hidden: not walked, not named
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = saturate.load(".")
+    assert set(table.points["run"]) == {"ppo-a", "ppo-b"}
+    lines = [str(w.message) for w in caught if "skipped" in str(w.message)]
+    n = len(NOT_CURVES) + 2
+    # what was read and found to hold no curves comes first (by path), then what the name ruled out
+    shown = ", ".join(sorted(NOT_CURVES)[:5])
+    assert lines == [f"skipped {n} file(s) that hold no curves: {shown} and {n - 5} more"]
+
+
+@pytest.mark.parametrize("name", sorted(NOT_CURVES))
+def test_a_file_that_holds_no_curves_given_by_name_is_an_error_naming_what_it_lacks(
+        tmp_path: Path, name: str) -> None:
+    content, says = NOT_CURVES[name]
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(InputError, match=re.escape(says)) as info:
+        saturate.load(p)
+    assert str(info.value).startswith(f"{p}: ")
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_broken_curve_data_in_a_folder_is_still_an_error(tmp_path: Path, name: str) -> None:
+    _long_frame().to_csv(tmp_path / "good.csv", index=False)
+    (tmp_path / "config.json").write_text('{"lr": 1e-6}')
+    content, says = BROKEN[name]
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(InputError, match=re.escape(says)) as info:
+        saturate.load(tmp_path)
+    assert str(info.value).startswith(f"{tmp_path / name}: ")
+
+
+def test_curves_in_json_documents_and_one_line_json_lines_are_still_read(tmp_path: Path) -> None:
+    (tmp_path / "series.json").write_text(json.dumps(
+        {"run": "a", "metric": "reward", "xs": [0, 1, 2, 3], "ys": [0.1, 0.2, 0.3, 0.4]}, indent=2))
+    (tmp_path / "record.json").write_text(json.dumps(
+        {"run": "b", "metric": "reward", "step": 3, "value": 0.5}, indent=2))
+    (tmp_path / "one.jsonl").write_text('{"run": "c", "step": 1, "reward": 0.2}\n')
+    (tmp_path / "progress.txt").write_text("step\treward\n1\t0.1\n2\t0.2\n")
+    points = saturate.load(tmp_path).points
+    assert set(points["run"].str[:1]) == {"a", "b", "c", "p"}  # progress.txt: run from the file
+
+
+def test_a_folder_that_holds_only_files_without_curves_says_so(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"lr": 1e-6}')
+    (tmp_path / "notes.md").write_text("# notes\n")
+    with pytest.raises(InputError, match=r": no curves; skipped 2 file\(s\) that hold no curves: "
+                       r".*config.json, .*notes.md$"):
+        saturate.load(tmp_path)
+
+
+def test_sockets_and_device_nodes_in_a_folder_are_skipped_unopened(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    _long_frame().to_csv(tmp_path / "runs.csv", index=False)
+    (tmp_path / "mlflow.db").symlink_to("/dev/null")  # a device node named as a store
+    (tmp_path / "gone.csv").symlink_to(tmp_path / "nowhere.csv")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "events.out.tfevents.1.host"))  # a socket named as an event file
+    try:
+        with pytest.warns(DataWarning, match=r"skipped 3 file\(s\)") as caught:
+            table = saturate.load(".")
+        lines = [str(w.message) for w in caught if "skipped" in str(w.message)]
+        assert lines == ["skipped 3 file(s) that hold no curves: events.out.tfevents.1.host (a "
+                         "socket), gone.csv (a broken link), mlflow.db (a device node)"]
+        assert table.points["run"].nunique() == 2
+        with pytest.raises(InputError, match=r"mlflow.db: not a file \(a device node\)$"):
+            saturate.load(tmp_path / "mlflow.db")
+        with pytest.raises(InputError, match=r"host: not a file \(a socket\)$"):
+            saturate.load(tmp_path / "events.out.tfevents.1.host")
+    finally:
+        server.close()
 
 
 def test_duplicates_keep_last_logged(tmp_path: Path) -> None:
@@ -216,7 +339,8 @@ def test_selection_by_metric_and_run_globs(tmp_path: Path) -> None:
     _long_frame().to_csv(tmp_path / "a.csv", index=False)
     df = saturate.load(tmp_path / "a.csv", metric="eval/*", run=["*-b"]).points
     assert set(df["metric"]) == {"eval/acc"} and set(df["run"]) == {"ppo-b"}
-    with pytest.raises(InputError, match="no curves matching metric nothing/"):
+    with pytest.raises(InputError, match=r"--metric 'nothing/\*' matches no metric; metrics: "
+                       r"eval/acc, train/reward$"):
         saturate.load(tmp_path / "a.csv", metric="nothing/*")
 
 

@@ -55,6 +55,27 @@ def test_ls_names_run_parameters_and_columns_left_out(tmp_path: Path) -> None:
     assert "2 run(s), 1 metric(s), 2 curve(s)" in found.text()
 
 
+def test_ls_lists_the_files_a_folder_holds_that_hold_no_curves(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs.csv").write_text("run,metric,step,value\n" + "".join(
+        f"a,reward,{s},{s / 10}\n" for s in range(12)))
+    (tmp_path / "config.json").write_text('{"lr": 1e-6}')
+    (tmp_path / "notes.md").write_text("# notes\n")
+    for i in range(25):
+        (tmp_path / f"ckpt_{i:02d}.pt").write_bytes(b"\x00")
+    found = inventory(".", Settings())
+    assert found.skipped[:2] == (
+        ("config.json", "a JSON object that is neither a point record (no value key) nor series "
+                        "(xs/ys lists); keys: lr"),
+        ("ckpt_00.pt", "not a kind of file saturate reads"))
+    assert len(found.skipped) == 27 and found.to_dict()["skipped_files"][-1] == {
+        "path": "notes.md", "reason": "not a kind of file saturate reads"}
+    text = found.text()
+    assert "\nfiles skipped, holding no curves (27):\n  config.json: a JSON object" in text
+    assert text.endswith("  ... and 7 more (--format json lists them all)\n")
+
+
 def test_dry_run_prints_the_inventory_and_fits_nothing() -> None:
     source = str(SAMPLES / "03_saturated.csv")
     dry = _cli("analyze", source, "--dry-run")

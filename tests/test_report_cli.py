@@ -55,7 +55,7 @@ def test_json_markdown_html_to_files(runs: Path, tmp_path: Path) -> None:
     (["--format", "pdf"], "--format"),
     (["--confidence", "2"], "--confidence"),
     (["--forecast-at", "soon"], "--forecast-at"),
-    (["--metric", "nothing*"], "no curves"),
+    (["--metric", "nothing*"], "--metric 'nothing*' matches no metric; metrics: reward"),
     (["--group-by", "recipe"], "recipe"),
 ])
 def test_bad_options_are_one_line_exit_2(runs: Path, args: list[str], needle: str) -> None:

@@ -124,8 +124,8 @@ def test_gate_passes_on_the_scaling_group_and_named_kinds_still_fail() -> None:
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (("--suite", "nosuch"), "--suite 'nosuch': no such column, parameter or tag"),
-    (("--suite", "task", "--group-by", "agent"), "--group-by 'agent': no such column"),
+    (("--suite", "nosuch"), "--suite 'nosuch' matches no column, parameter or tag"),
+    (("--suite", "task", "--group-by", "agent"), "--group-by 'agent' matches no column"),
     (("--suite", "task", "--normalize", "random=1"), "--normalize must give exactly random"),
     (("--suite", "task", "--normalize", "random=a,human=1"), "--normalize random"),
     (("--suite", "task", "--normalize", "nosuch.csv"), "no such file"),

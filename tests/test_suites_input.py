@@ -128,8 +128,8 @@ def test_unreadable_baselines_are_input_errors(tmp_path):
 
 
 def test_unknown_suite_key_names_it_and_the_parameters():
-    with pytest.raises(SettingsError, match=r"suite 'env': no such column.*parameters in the "
-                                            r"data: agent, game"):
+    with pytest.raises(SettingsError, match=r"suite 'env' matches no column, parameter or tag; "
+                                            r"parameters and tags in the data: agent, game$"):
         analyze_suite(table(LEVELS), suite="env", group_by="agent", **FAST)
     with pytest.raises(SettingsError, match="group_by 'recipe'"):
         analyze_suite(table(LEVELS), suite="game", group_by="recipe", **FAST)
@@ -155,7 +155,8 @@ def test_constant_task_cannot_be_min_max_scaled():
     ({"statistic": "median"}, "statistic: expected one of iqm, mean, got 'median'"),
     ({"n_boot": 10}, "n_boot: expected an integer >= 100"),
     ({"min_coverage": 0.0}, "min_coverage"),
-    ({"metric": "nope*"}, "matches none of the suite's metrics"),
+    ({"metric": "nope*"}, r"--metric 'nope\*' matches no metric of the suite; the suite's "
+                          "metrics: return$"),
 ])
 def test_bad_options_name_the_argument(kwargs, needle):
     with pytest.raises(SettingsError, match=needle):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,8 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from saturate.cli import app
-from saturate.errors import SourceError
+from saturate.errors import InputError, SourceError
 from saturate.settings import Settings
+from saturate.table.curves import DataWarning
+from saturate.table.selection import Offered
 from saturate.tracker import HistoryStore, Watcher, make_poller, parse_event_line, run_watch
 from saturate.tracker.watch import Backoff
 
@@ -114,6 +118,60 @@ def test_unreachable_source_is_retried_with_backoff_and_recovers(tmp_path):
         runs.rename(away)
         with pytest.raises(SourceError, match="no such file"):
             run_watch(w, once=True, retries=1, sleep=sleeps)
+
+
+def test_files_without_curves_are_named_once_and_read_again_when_they_change(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    write(runs / "a.csv", 10)
+    (runs / "config.json").write_text('{"lr": 1e-6}')
+    (runs / "b.csv").write_text("run,metric,step,value\n")  # a run that has not logged yet
+    os.mkfifo(runs / "run-x.wandb")  # never opened: a read would block this test for good
+    with HistoryStore(tmp_path / "h.db") as st:
+        w = Watcher(make_poller("runs"), st, SETTINGS)
+        with pytest.warns(DataWarning) as caught:
+            first = w.poll_once()
+        assert [str(c.message) for c in caught] == [
+            "skipped 3 file(s) that hold no curves: runs/run-x.wandb (a FIFO), runs/b.csv, "
+            "runs/config.json"]
+        assert first.fetched == 10
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the same files skipped: not said again
+            assert w.poll_once().fetched == 0
+        write(runs / "b.csv", 8, run="sac")  # the run logs its first points: read now
+        with pytest.warns(DataWarning, match=r"skipped 2 file\(s\)"):
+            third = w.poll_once()
+        assert (third.fetched, [c.run for c in third.analyses]) == (8, ["sac"])
+
+
+def test_a_slip_in_the_selection_stops_the_watch_before_anything_is_recorded(tmp_path):
+    write(tmp_path / "a.csv", 10)
+    offered = Offered()
+    settings = Settings.build(n_boot=40, metric=["rewrd"])
+    with HistoryStore(tmp_path / "h.db") as st:
+        w = Watcher(make_poller(str(tmp_path), metric=["rewrd"], offered=offered), st, settings,
+                    offered=offered)
+        with pytest.raises(InputError, match=rf"^{tmp_path}: --metric 'rewrd' matches no metric "
+                                             r"\(did you mean 'reward'\?\); metrics: reward$"):
+            run_watch(w, max_passes=3, sleep=lambda _s: None)
+        assert st.file_stamps() == {} and st.polls() == []  # the corrected one reads it all
+
+
+def test_a_metric_not_logged_yet_is_waited_for_and_said_once(tmp_path):
+    write(tmp_path / "a.csv", 10)
+    offered, said = Offered(), []
+    settings = Settings.build(n_boot=40, metric=["eval/*"])
+    with HistoryStore(tmp_path / "h.db") as st:
+        w = Watcher(make_poller(str(tmp_path), metric=["eval/*"], offered=offered), st,
+                    settings, offered=offered)
+        assert run_watch(w, max_passes=3, sleep=lambda _s: None, on_status=said.append) == 3
+        assert said == [f"{tmp_path}: --metric 'eval/*' matches no metric; metrics: reward "
+                        "(nothing to analyse yet; still watching)"]
+        w.wait_for_names = False  # as with --once: an error
+        with pytest.raises(InputError, match="'eval/\\*' matches no metric"):
+            w.poll_once()
 
 
 def test_watch_history_and_timeline_commands(tmp_path, monkeypatch):

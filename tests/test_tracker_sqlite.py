@@ -73,7 +73,8 @@ def test_sqlite_poller_applies_the_mlflow_filter_and_experiment(mlflow_store, tm
     result = poller.poll({}, {})
     assert result.points["run"].unique().tolist() == ["a"]
     assert [r.run for r in result.runs] == ["a"]
-    with pytest.raises(InputError, match="no such experiment"):
+    with pytest.raises(InputError, match=r"--experiment 'nope' matches no experiment; active "
+                       r"experiments: Default, other, rl$"):
         make_poller(uri, experiment="nope").poll({}, {})
     with pytest.raises(InputError, match="--filter"):
         make_poller(uri, filter="params.recipe ===")

@@ -118,8 +118,21 @@ def test_a_bad_uri_and_a_bad_filter(api_env):
             list(iter_wandb_api("wandb://team/rl", filter="params.lr = 1"))
         with pytest.raises(InputError, match="Could not find project other"):
             list(iter_wandb_api("wandb://team/other", timeout=30))
-        with pytest.raises(InputError, match="no runs with history points"):
+        with pytest.raises(InputError, match=r"--run 'nothing\*' matches no run; runs: ppo-0$"):
             list(iter_wandb_api("wandb://team/rl", run=["nothing*"], timeout=30))
+
+
+def test_a_selection_that_matches_nothing_names_what_the_project_holds(api_env):
+    import saturate
+
+    with WandbServer(_runs(2)) as server:
+        api_env(server)
+        with pytest.raises(InputError, match=r"--metric 'eval/acuracy' matches no metric \(did "
+                           r"you mean 'eval/acc'\?\); metrics: eval/acc, reward$"):
+            saturate.load("wandb://team/rl", metric="eval/acuracy", timeout=30)
+        with pytest.raises(InputError, match=r"--run 'ppo-11' matches no run \(did you mean "
+                           r"'ppo-1'\?\); runs: ppo-0, ppo-1$"):
+            saturate.load("wandb://team/rl", run="ppo-11", timeout=30)
 
 
 def _cli(server: WandbServer | None, *args: str, key: str | None = KEY, home: str = "") -> subprocess.CompletedProcess:

@@ -14,6 +14,7 @@ import pandas as pd
 from saturate.analysis.parts import PreparedParts
 from saturate.analysis.settings import AnalysisSettings
 from saturate.ingest import Tables
+from saturate.ingest.folder import ordered
 from saturate.settings import Settings
 from saturate.table.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.table.table import concat_tables
@@ -22,6 +23,8 @@ from saturate.vocabulary.domains import metric_domain
 
 _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status",
                   "run_url"}
+#: Skipped files the text lists (the likeliest surprises first); JSON lists them all.
+_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Inventory:
     axis_note: str | None
     parameters: tuple[str, ...]
     left_out: tuple[tuple[str, str], ...] = field(default=())
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (file, why): held no curves
 
     @property
     def points(self) -> int:
@@ -62,7 +66,8 @@ class Inventory:
         return {"runs": list(self.runs), "axis": self.axis, "axis_note": self.axis_note,
                 "metrics": [m.to_dict() for m in self.metrics],
                 "run_parameters": list(self.parameters),
-                "left_out": [{"column": c, "reason": r} for c, r in self.left_out]}
+                "left_out": [{"column": c, "reason": r} for c, r in self.left_out],
+                "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped]}
 
     def text(self, width: int = 100) -> str:
         """The inventory as plain text lines (names cut at ``width``)."""
@@ -87,6 +92,12 @@ class Inventory:
         if self.left_out:
             out += ["", "left out:"]
             out += [f"  {name}: {why}" for name, why in self.left_out]
+        if self.skipped:
+            out += ["", f"files skipped, holding no curves ({len(self.skipped)}):"]
+            out += [f"  {_cut(path, width // 2)}: {why}" for path, why in self.skipped[:_SHOWN]]
+            if len(self.skipped) > _SHOWN:
+                out.append(f"  ... and {len(self.skipped) - _SHOWN} more (--format json lists "
+                           "them all)")
         return "\n".join(out) + "\n"
 
 
@@ -131,4 +142,5 @@ def inventory(source: Any, settings: Settings, *, fast: bool = True,
     left += [(m.metric, f"metric without a verdict ({m.role}: {m.rule}); "
               f"--objective '{m.metric}' judges it") for m in metrics if m.role != "objective"]
     return Inventory(runs=tuple(names), metrics=tuple(metrics), axis=axis.heading,
-                     axis_note=axis.warning(), parameters=params, left_out=tuple(left))
+                     axis_note=axis.warning(), parameters=params, left_out=tuple(left),
+                     skipped=tuple((str(f.path), f.why) for f in ordered(tables.skipped)))

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from saturate.errors import SettingsError
+from saturate.errors import SettingsError, no_match
 from saturate.table.curves import PARAM_PREFIX, DataWarning, run_columns
 
 
@@ -22,9 +22,9 @@ def group_column(df: pd.DataFrame, group_by: str) -> str:
     for name in (group_by, f"{PARAM_PREFIX}{group_by}"):
         if name in df.columns:
             return name
-    params = sorted(c.removeprefix(PARAM_PREFIX) for c in df.columns if c.startswith(PARAM_PREFIX))
-    raise SettingsError(f"--group-by {group_by!r}: no such column or parameter; "
-                        f"parameters in the data: {', '.join(params) or 'none'}")
+    params = [c.removeprefix(PARAM_PREFIX) for c in df.columns if c.startswith(PARAM_PREFIX)]
+    raise no_match("--group-by", group_by, params, "column or parameter",
+                   plural="parameters in the data", error=SettingsError)
 
 
 def pool_seeds(df: pd.DataFrame, group_by: str) -> pd.DataFrame:

@@ -137,8 +137,20 @@ def run_analysis(
         analysis = analyze(sources or None, settings=settings, progress=hook, on_read=on_read,
                            diagnostics=diagnostics, fast=fast)
     if not analysis.curves:
-        raise InputError("no curves to analyse after selection")
+        raise no_objective(analysis)
     return analysis
+
+
+def no_objective(analysis: Analysis) -> InputError:
+    """The error of a read that left no curve to judge: the metrics it did read, if any, are all
+    diagnostics or axes (and ``--objective`` judges one)."""
+    from saturate.errors import names_text
+
+    unjudged = sorted({d.metric for d in analysis.diagnostic_metrics})
+    if not unjudged:
+        return InputError("no curves to analyse after selection")
+    return InputError(f"no curve to judge: the metrics read get no verdict (diagnostics or axes: "
+                      f"{names_text(unjudged, most=5, limit=40)}); --objective GLOB judges one")
 
 
 PIPED_WIDTH = 120

@@ -37,6 +37,7 @@ def history(
 
     fmt = check_choice(fmt, "--format", FORMATS)
     with HistoryStore(state, readonly=True) as store:
+        store.check_names(run, metric)
         kinds = None if all_events else ["verdict_changed"]
         events = store.events(run=run, metric=metric, kind=kinds)
         latest = [c for c in store.latest_analyses()

@@ -185,6 +185,7 @@ def watch(
     hook = _Outputs.webhook(notify, notify_timeout)
     if once and tries is None:  # a watcher that follows, or retries when told, waits for a
         check_sources_listening(sources)  # server that is not up yet or restarting
+    from saturate.table.selection import Offered
     from saturate.tracker.poll import make_poller
     from saturate.tracker.state import HistoryStore
     from saturate.tracker.watch import Backoff, PassInterrupted, Watcher, run_watch
@@ -192,7 +193,8 @@ def watch(
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     selection = settings.selection()
-    poller = make_poller(sources or None, **selection)
+    offered = Offered()  # what the sources hold, for a --metric or --run that matches nothing
+    poller = make_poller(sources or None, **selection, offered=offered)
     store = HistoryStore(state)
     on_analysed = None
     if log_back:
@@ -203,7 +205,8 @@ def watch(
             return write(curves, settings=settings_used(settings, curves[0].compute_name))
 
     outputs = _Outputs.of(hook, html, poller.label, interval)
-    watcher = Watcher(poller, store, settings, on_analysed=on_analysed)
+    watcher = Watcher(poller, store, settings, on_analysed=on_analysed, offered=offered,
+                      wait_for_names=not once)
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:
         with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:

@@ -17,8 +17,9 @@ import pandas as pd
 
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, register
-from saturate.errors import SettingsError
+from saturate.errors import SettingsError, miss_text, shorten
 from saturate.results import Estimate
+from saturate.table.cells import distinct
 from saturate.vocabulary.names import GPU_HOURS, axis_unit
 
 if TYPE_CHECKING:
@@ -155,8 +156,9 @@ def hours_per_compute(data, gpu_hours: str | None) -> dict[tuple[str, str], floa
     data = data.points
     is_metric = (data["metric"] == gpu_hours).any()
     if not is_metric and gpu_hours not in data.columns:
-        raise SettingsError(
-            f"--gpu-hours {gpu_hours!r} is neither a metric nor a column of the data")
+        raise SettingsError(miss_text(
+            f"--gpu-hours {shorten(repr(gpu_hours))} is neither a metric nor a column of the data",
+            [gpu_hours], distinct(data["metric"]), "metrics"))
     for (source, run_id), g in data.groupby(["source", "run_id"], sort=False):
         if is_metric:
             h = g[g["metric"] == gpu_hours].sort_values("step")

@@ -41,14 +41,17 @@ def load(
     """Read curves from files, folders, TensorBoard logs or MLflow into a :class:`Table`.
 
     Args:
-        source: a file or folder (walked recursively, W&B run folders included), an MLflow
+        source: a file or folder (walked recursively, W&B run folders included; files there
+            that hold no curves, such as configs and notes, are skipped and named in one
+            warning: the rule is in :mod:`saturate.ingest.folder`), an MLflow
             tracking URI, ``mlflow.db`` or ``mlruns/``, a W&B project (``wandb://ENTITY/PROJECT``),
             a DataFrame, or a list of these. ``None`` uses ``MLFLOW_TRACKING_URI``.
         experiment: experiment names or ids (MLflow) / globs on the experiment column (files).
         filter: an MLflow search filter (``"params.recipe = 'cispo'"``) or, for ``wandb://``,
             W&B's JSON run filter (``'{"config.lr": 1e-6}'``).
         metric: glob patterns of the metrics to keep, e.g. ``"eval/*"``.
-        run: glob patterns on run names or ids.
+        run: glob patterns on run names or ids. A selection that keeps no curve is an error
+            naming what there is (and the name meant, when one is close).
         compute: the x axis: a column, or a metric such as ``"compute/gpu_hours"`` joined on step.
             Default: a ``compute`` column, else the first growing logged measure of compute,
             else ``step``.

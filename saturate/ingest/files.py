@@ -6,6 +6,22 @@ metric), **W&B export** (``<run> - <metric>`` columns), **SB3 Monitor** (x axis:
 Column names match ignoring case and surrounding spaces; two columns that then name the same
 thing are refused rather than one picked silently. Byte-order marks (UTF-16 too) are accepted;
 list, dict and bytes cells are read as text.
+
+**Curves or not.** A file that holds no curves raises :class:`~saturate.errors.NoCurvesError`
+(a folder walk skips it, :mod:`saturate.ingest.folder`); curve data that is broken raises
+:class:`~saturate.errors.InputError`. The evidence is the name and the content, together:
+
+* no curves: an empty file, a header without rows, binary content that is not Parquet; a
+  ``.json`` file holding one object that is neither a point record (no ``value`` key) nor series
+  (``xs``/``ys`` lists), such as a config, or a JSON Schema (``$schema``); a table without a curve column
+  (:data:`CURVE_COLUMNS`: an x axis or a ``value``) when it is JSON, Parquet or ``.txt`` (these
+  hold configs and data sets as often as curves) or a CSV/TSV without a numeric column; a file
+  that cannot be parsed and neither is named ``.csv``/``.tsv``/``.parquet`` nor names a curve
+  column in its first line (prose in a ``.txt``, a broken config).
+* broken curve data (an error): a ``.csv``/``.tsv``/``.parquet`` that cannot be parsed
+  (malformed rows); a file whose first line names a curve column and that cannot be parsed (a
+  truncated JSONL); a table with a ``value`` column or, for CSV/TSV, a numeric one, but no x axis
+  (the error says which column is missing); bad cells and misspelt column names, as ever.
 """
 
 from __future__ import annotations
@@ -22,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
+from saturate.errors import PATH_LIMIT, InputError, NoCurvesError, names_text, shorten
 from saturate.ingest.arrow_csv import read_plain_csv
 from saturate.ingest.console_log import LOG_SUFFIXES, looks_like_console_log, read_console_log
 from saturate.ingest.layouts import (
@@ -48,6 +64,16 @@ _WANDB_COL = re.compile(r"^(?P<run>.+?) - (?P<metric>.+?)(?P<agg>__MIN|__MAX)?$"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _SEPARATORS = {"csv": ",", "tsv": "\t", "csv;": ";"}
+#: Columns (once aliases are read) that say a table holds curves: an x axis or values.
+CURVE_COLUMNS = ("step", "compute", "value")
+#: Suffixes that say a file is a curve table whatever it holds: one that cannot be parsed is
+#: broken, not something else.
+_DATA_SUFFIXES = (".csv", ".tsv", ".parquet", ".pq")
+#: A curve column named in a header line or as a JSON key (the first line of a file that cannot
+#: be parsed: a truncated JSONL of points is broken data, a broken config is not).
+_NAMES_CURVES = re.compile(
+    r'(?:^|[\s,;"{])(?:' + "|".join(re.escape(a) for a in (*CURVE_COLUMNS, *STEP_ALIASES))
+    + r')\s*(?:["\s,;:]|$)', re.IGNORECASE)
 
 
 def _where(path: Path) -> str:
@@ -72,6 +98,11 @@ def is_log_file(path: Path) -> bool:
         return sniff(path) == "console"
     except InputError:
         return False
+
+
+def _suffix(path: Path) -> str:
+    """The suffix that says what a file holds, lower case, a ``.gz`` after it passed over."""
+    return Path(path.name.lower().removesuffix(".gz")).suffix
 
 
 def _open_bytes(path: Path, n: int | None = None) -> bytes:
@@ -102,11 +133,11 @@ def sniff(path: Path) -> str:
         return "parquet"
     head = _utf8(head)
     if b"\x00" in head[:4096]:
-        raise InputError(f"{_where(path)}: not a table file we can read (binary content)")
+        raise NoCurvesError(_where(path), "not a table file we can read (binary content)")
     text = head.decode("utf-8", errors="replace")
     stripped = text.lstrip()
     if not stripped:
-        raise InputError(f"{_where(path)}: is empty")
+        raise NoCurvesError(_where(path), "is empty")
     if stripped.startswith("{"):
         return "jsonl"
     if stripped.startswith("["):
@@ -142,11 +173,8 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
                                compression="gzip" if gz else None,
                                encoding="utf-8-sig" if head.startswith(_UTF8_BOM) else "utf-8")
         data = _utf8(_open_bytes(path))
-        if kind == "jsonl":
-            return pd.read_json(io.BytesIO(data), lines=True)
-        if kind == "json":
-            obj = json.loads(data.decode("utf-8"))
-            return _json_records(obj, path)
+        if kind in ("jsonl", "json"):
+            return _read_json(data, path)
         if kind == "monitor":
             return _read_monitor(data, path)
         if kind == "console":
@@ -155,7 +183,59 @@ def _read_raw(path: Path, kind: str) -> pd.DataFrame:
     except InputError:
         raise
     except Exception as exc:  # pyarrow and friends raise their own types for corrupt files
-        raise InputError(f"{_where(path)}: cannot be read as {kind.rstrip(';')} ({_why(exc)})") from None
+        why = f"cannot be read as {kind.rstrip(';')} ({_why(exc)})"
+        if _suffix(path) in _DATA_SUFFIXES or _names_curves(path):
+            raise InputError(f"{_where(path)}: {why}") from None
+        raise NoCurvesError(_where(path), f"{why}, and names no curve column") from None
+
+
+def _names_curves(path: Path) -> bool:
+    """Whether the first line of a file names a curve column (as a header or a JSON key)."""
+    try:
+        head = _utf8(_open_bytes(path, 65536)).decode("utf-8", errors="replace")
+    except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
+        return False
+    return _NAMES_CURVES.search(head.lstrip().partition("\n")[0]) is not None
+
+
+def _read_json(data: bytes, path: Path) -> pd.DataFrame:
+    """JSON lines, or one JSON document: a list of records or series, or (in a ``.json`` file)
+    one object, which holds curves only as series or as a point record with a ``value``."""
+    if data.lstrip().startswith(b"["):
+        return _json_records(json.loads(data), path)
+    if _suffix(path) != ".json" or not _one_document(data):
+        return pd.read_json(io.BytesIO(data), lines=True)
+    try:
+        doc = json.loads(data)
+    except ValueError:  # lines after all (a first line longer than the head), or broken
+        return pd.read_json(io.BytesIO(data), lines=True)
+    if isinstance(doc, dict) and "$schema" in doc:
+        raise NoCurvesError(_where(path), "holds no curves: a JSON Schema")
+    if isinstance(doc, dict) and not _is_series(doc) \
+            and not any(str(k).strip().lower() == "value" for k in doc):
+        raise NoCurvesError(_where(path), "holds no curves: a JSON object that is neither a point "
+                            "record (no value key) nor series (xs/ys lists); keys: "
+                            f"{names_text(map(str, doc), most=5, limit=40)}")
+    return _json_records(doc, path)
+
+
+def _one_document(data: bytes) -> bool:
+    """Whether ``data`` is one JSON value rather than lines of them (read from its first 64 KiB:
+    a first value that does not end there is taken as the whole document)."""
+    head = data[:65536].decode("utf-8", errors="replace").lstrip()
+    try:
+        _, end = json.JSONDecoder().raw_decode(head)
+    except ValueError:
+        return True
+    return not head[end:].strip()
+
+
+_SERIES_KEYS = (("xs", "ys"), ("steps", "values"), ("x", "y"))
+
+
+def _is_series(record: dict) -> bool:
+    return any(isinstance(record.get(x), list) and isinstance(record.get(y), list)
+               for x, y in _SERIES_KEYS)
 
 
 def _why(exc: BaseException) -> str:
@@ -169,9 +249,8 @@ def _json_records(obj: object, path: Path) -> pd.DataFrame:
     if isinstance(obj, dict):
         obj = [obj]
     if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
-        raise InputError(f"{_where(path)}: JSON must be a list of objects")
-    series_keys = [("xs", "ys"), ("steps", "values"), ("x", "y")]
-    for xk, yk in series_keys:
+        raise NoCurvesError(_where(path), "holds no curves: JSON must be a list of objects")
+    for xk, yk in _SERIES_KEYS:
         if obj and all(isinstance(r.get(xk), list) and isinstance(r.get(yk), list) for r in obj):
             rows = []
             for i, rec in enumerate(obj):
@@ -356,13 +435,27 @@ def read_table_file(path: str | Path, *, source: str | None = None, split: bool 
     return with_facts(points, tidied, split)
 
 
+def _without_axis(frame: pd.DataFrame, path: Path, kind: str) -> InputError:
+    """The error of a table with no x axis: curve data that lacks it (a ``value`` column, or a
+    numeric one in a CSV/TSV file), or a table that holds no curves (see the module docstring)."""
+    found = names_text(frame.columns)
+    delimited = kind in _SEPARATORS and _suffix(path) in (".csv", ".tsv")
+    if "value" in frame.columns or (delimited and any(
+            is_numeric(frame.iloc[:, i]) for i in range(frame.shape[1]))):
+        return InputError(f"{_where(path)}: missing column(s) step (or metric and value); "
+                          f"found {found}")
+    lacks = "no numeric column, and " if delimited else ""
+    return NoCurvesError(_where(path), f"holds no curves: {lacks}no step, compute or value column "
+                         f"(found {found})")
+
+
 def _points(path: Path) -> tuple[Points, str | None, str | None]:
     """The points of the file, its compute column's name and the x axis its reader names (the
     raw table is let go on return, before the tidy table is built)."""
     kind = sniff(path)
     raw = _read_raw(path, kind)
     if raw.empty or len(raw.columns) == 0:
-        raise InputError(f"{_where(path)}: holds no rows")
+        raise NoCurvesError(_where(path), "holds no rows")
     named = [not str(c).startswith("Unnamed: ") for c in raw.columns]
     raw = plain_cells(raw if all(named) else raw.loc[:, named])
     _check_names(raw, path)
@@ -377,9 +470,6 @@ def _points(path: Path) -> tuple[Points, str | None, str | None]:
             points = long_points(frame.assign(metric=constant_column("value", len(frame))), path)
         else:
             if "step" not in frame.columns and "compute" not in frame.columns:
-                raise InputError(
-                    f"{_where(path)}: missing column(s) step (or metric and value); "
-                    f"found {names_text(frame.columns)}"
-                )
+                raise _without_axis(frame, path, kind)
             points = wide_points(frame, path)
     return points, name, "env_steps" if kind == "monitor" else None

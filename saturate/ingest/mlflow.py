@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError, SourceError
+from saturate.errors import InputError, SettingsError, SourceError, no_match
 from saturate.ingest.mlflow_common import (
     Experiment,
     MlflowSource,
@@ -34,6 +34,7 @@ from saturate.ingest.mlflow_filestore import read_filestore
 from saturate.ingest.redaction import ui_link
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, tidy
 from saturate.table.run_table import RUN_URL, merge_facts
+from saturate.table.selection import Offered
 from saturate.table.table import Table, concat_tables
 
 
@@ -53,19 +54,21 @@ def _tidy_order(run_code: np.ndarray, pts: pd.DataFrame) -> np.ndarray | None:
 
 
 def _check_found(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
-                 selection: Selection, n_points: int | None) -> None:
-    """An :class:`InputError` when no run was selected, or (``n_points`` 0) none logged points."""
+                 selection: Selection, n_points: int | None, caller_judges: bool = False) -> None:
+    """An :class:`InputError` when no run was selected, or (``n_points`` 0) none logged points
+    (a metric selection that matched nothing: not when the caller judges it over its read)."""
     scope = ", ".join(repr(e.name) for e in experiments) or "no experiment"
     if not runs:
         detail = f" matching --filter {selection.filter!r}" if selection.filter else ""
         raise InputError(f"{label}: no active runs{detail} in {scope}")
     if n_points == 0:
         n = len({r.run_id for r in runs})
+        if selection.metric and caller_judges:
+            return  # the caller judges the miss over its whole read
         if selection.metric:
-            raise InputError(
-                f"{label}: no metric matches --metric {', '.join(selection.metric)} "
-                f"in {n} run(s) of {scope}"
-            )
+            offered = selection.offered.metrics if selection.offered is not None else ()
+            raise no_match("--metric", selection.metric, offered, "metric",
+                           where=f"{label} ({n} run(s) of {scope})")
         raise InputError(f"{label}: the {n} selected run(s) of {scope} logged no metrics")
 
 
@@ -131,10 +134,11 @@ def points_table(label: str, names: pd.DataFrame, facts: pd.DataFrame, points: p
 
 
 def assemble(label: str, experiments: Sequence[Experiment], runs: Sequence[RunMeta],
-             points: pd.DataFrame, selection: Selection, ui: str | None = None) -> Table:
+             points: pd.DataFrame, selection: Selection, ui: str | None = None,
+             caller_judges: bool = False) -> Table:
     """The tidy table of the points, their run facts kept one row per run (``ui``: where the
     store's web UI is served, for each run's page)."""
-    _check_found(label, experiments, runs, selection, len(points))
+    _check_found(label, experiments, runs, selection, len(points), caller_judges)
     names, facts = run_facts_frame(label, experiments, runs, ui)
     return points_table(label, names, facts, points)
 
@@ -173,11 +177,16 @@ def iter_mlflow(
     stream: bool = True,
     timeout: float | None = None,
     tracker_url: str | None = None,
+    offered: Offered | None = None,
 ) -> Iterator[Table]:
     """:func:`load_mlflow` in parts, each the :class:`~saturate.table.table.Table` of whole runs
     (``stream``: databases a few runs at a time; other sources come as one part); each run's
-    page in the MLflow UI at ``tracker_url``, else at a tracking server's own address."""
-    selection = _selection(experiment, filter, metric, max_workers)
+    page in the MLflow UI at ``tracker_url``, else at a tracking server's own address.
+
+    ``offered``: hears of every metric key of the selected runs; a caller that passes it judges a
+    ``metric`` selection that matched nothing over its whole read (no error here, no part)."""
+    judges = offered is not None
+    selection = _selection(experiment, filter, metric, max_workers, offered or Offered())
     timeout = resolve_timeout(timeout)
     src = dataclasses.replace(resolve_source(source), timeout=timeout)
     if src.kind == "files":
@@ -194,7 +203,9 @@ def iter_mlflow(
         with store_faults(src.label):
             exps, runs, points = read_database(src, selection, fast=fast, max_workers=max_workers)
     else:
-        yield from _iter_database(src, selection, fast, max_workers, tracker_url)
+        yield from _iter_database(src, selection, fast, max_workers, tracker_url, judges)
+        return
+    if runs and points.empty and selection.metric and judges:
         return
     # A tracking server serves its UI at its own address; a database or file store has none.
     yield assemble(src.label, exps, runs, points, selection,
@@ -202,7 +213,8 @@ def iter_mlflow(
 
 
 def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # noqa: A002
-               metric: Sequence[str] | str | None, max_workers: int) -> Selection:
+               metric: Sequence[str] | str | None, max_workers: int,
+               offered: Offered) -> Selection:
     if isinstance(experiment, str):
         experiment = [experiment]
     if isinstance(metric, str):
@@ -213,13 +225,14 @@ def _selection(experiment: Sequence[str] | str | None, filter: str | None,  # no
         experiment=tuple(map(str, experiment)) if experiment else None,
         filter=filter.strip() if filter and filter.strip() else None,
         metric=tuple(metric) if metric else None,
+        offered=offered,
     )
     check_filter(selection.filter)
     return selection
 
 
 def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_workers: int,
-                   ui: str | None = None) -> Iterator[Table]:
+                   ui: str | None = None, caller_judges: bool = False) -> Iterator[Table]:
     """The parts of a database: run facts once (each run's page in the UI at ``ui``), then the
     points of a few runs at a time."""
     from saturate.ingest.mlflow_db import iter_database
@@ -241,7 +254,7 @@ def _iter_database(src: MlflowSource, selection: Selection, fast: bool, max_work
         n_points += len(points)
         yield points_table(src.label, names, facts, points)
     if names is not None:
-        _check_found(src.label, exps, runs, selection, n_points)
+        _check_found(src.label, exps, runs, selection, n_points, caller_judges)
 
 
 @contextlib.contextmanager

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError
+from saturate.errors import InputError, SettingsError, no_match
 from saturate.ingest.redaction import redact, redact_uri, remember_uri, userinfo_split
+from saturate.table.selection import Offered
 
 #: Seconds a read of a store (a server, a locked database) may wait before it stops.
 DEFAULT_TIMEOUT = 120.0
@@ -108,13 +109,17 @@ class RunMeta:
 
 @dataclass(frozen=True)
 class Selection:
-    """What to read: experiment names/ids (None = all active), a search filter, metric globs."""
+    """What to read: experiment names/ids (None = all active), a search filter, metric globs;
+    ``offered`` hears of every metric key the store has (what a metric miss lists)."""
 
     experiment: tuple[str, ...] | None = None
     filter: str | None = None
     metric: tuple[str, ...] | None = None
+    offered: Offered | None = field(default=None, compare=False, repr=False)
 
     def wants_metric(self, key: str) -> bool:
+        if self.offered is not None:
+            self.offered.metric(key)
         return self.metric is None or any(fnmatch.fnmatchcase(key, g) for g in self.metric)
 
 
@@ -135,9 +140,8 @@ def pick_experiments(available: Iterable[Experiment], wanted: Sequence[str] | No
     for item in wanted:
         exp = by_name.get(item) or by_id.get(str(item))
         if exp is None:
-            names = ", ".join(sorted(e.name for e in available if e.active)[:10]) or "none"
-            raise InputError(f"--experiment {item!r}: no such experiment in {label} (active ones: "
-                             f"{names})")
+            raise no_match("--experiment", item, [e.name for e in available if e.active],
+                           "experiment", where=label, plural="active experiments")
         if not exp.active:
             raise InputError(f"--experiment {item!r}: the experiment is deleted in {label}")
         picked[exp.id] = exp

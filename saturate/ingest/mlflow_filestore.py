@@ -18,6 +18,7 @@ import pandas as pd
 import yaml
 
 from saturate.errors import InputError
+from saturate.ingest.folder import special_kind
 from saturate.ingest.mlflow_common import (
     Experiment,
     RunMeta,
@@ -71,6 +72,9 @@ def _key_files(folder: Path) -> dict[str, Path]:
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
             path = Path(dirpath) / name
+            if (kind := special_kind(path)) is not None:  # a pipe would hang the read: not opened
+                warnings.warn(f"{path}: not a file ({kind}); skipped", DataWarning, stacklevel=2)
+                continue
             out[path.relative_to(folder).as_posix()] = path
     return out
 

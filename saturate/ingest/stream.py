@@ -18,18 +18,31 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.errors import PATH_LIMIT, InputError, SettingsError, names_text, shorten, step
+from saturate.errors import (
+    PATH_LIMIT,
+    InputError,
+    NoCurvesError,
+    SettingsError,
+    miss_text,
+    names_text,
+    shorten,
+    step,
+)
 from saturate.ingest import axis_join
-from saturate.ingest.files import is_log_file, is_table_file, read_table_file
+from saturate.ingest.files import read_table_file
+from saturate.ingest.folder import (
+    Found,
+    Skipped,
+    skipped_line,
+    special_kind,
+    walk,
+    walk_all,
+    walk_folder,
+)
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.redaction import redact_uri
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
-from saturate.ingest.wandb_files import (
-    is_run_folder,
-    is_wandb_file,
-    iter_wandb_runs,
-    read_wandb_files,
-)
+from saturate.ingest.wandb_files import iter_wandb_runs, read_wandb_files
 from saturate.settings.checks import check_url
 from saturate.table import curves
 from saturate.table.axis import (
@@ -42,52 +55,14 @@ from saturate.table.axis import (
 )
 from saturate.table.curves import AXIS_METRICS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.table.run_table import run_count
+from saturate.table.selection import Offered, selection_miss, unmatched_lines
 from saturate.table.table import Table
 
 __all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source"]
 
 Source = str | os.PathLike | pd.DataFrame | Table
-_SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate", ".ipynb_checkpoints"}
 _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
                 "postgres+", "mysql://", "mysql+", "mssql", "file:", "databricks")
-
-
-def walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
-    """Find table files, TensorBoard event files and MLflow stores below ``root`` (W&B run
-    folders are passed over: :func:`walk_all` finds them too)."""
-    return walk_all(root)[:3]
-
-
-def walk_all(root: Path) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
-    """:func:`walk`, and the W&B transaction logs (``run-<id>.wandb``) below ``root`` (the rest of
-    a W&B run folder is not read as tables)."""
-    tables, events, stores, runs = [], [], [], []
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        if is_legacy_store(here):
-            stores.append(here)
-            dirnames.clear()
-            continue
-        if is_run_folder(filenames):
-            runs += [here / n for n in sorted(filenames) if is_wandb_file(here / n)]
-            dirnames.clear()
-            continue
-        if "mlflow.db" in filenames and is_mlflow_sqlite(here / "mlflow.db"):
-            stores.append(here / "mlflow.db")
-            filenames = [f for f in filenames if f != "mlflow.db"]
-            # MLflow 3's default local layout keeps artifacts (not curves) in mlruns/ beside the db.
-            if "mlruns" in dirnames and not is_legacy_store(here / "mlruns"):
-                dirnames.remove("mlruns")
-        for name in sorted(filenames):
-            p = here / name
-            if is_event_file(p):
-                events.append(p)
-            elif is_wandb_file(p):
-                runs.append(p)
-            elif is_table_file(p) or is_log_file(p):
-                tables.append(p)
-    return tables, events, stores, runs
 
 
 @dataclass(frozen=True)
@@ -126,6 +101,7 @@ class _Read:
     file: bool = False
     key: object = None  # the file or store it reads (device and inode), to read it once
     wandb: bool = False
+    walked: Path | None = None  # a file a folder walk found: skipped if it holds no curves
 
 
 @dataclass(frozen=True)
@@ -138,6 +114,7 @@ class _Options:
     timeout: float | None = None
     run: list[str] | None = None
     tracker_url: str | None = None
+    offered: Offered | None = None  # the names the sources offered (for a miss)
 
 
 def _identity(path: str | os.PathLike) -> object:
@@ -172,7 +149,8 @@ def _mlflow(source: str | Path, opt: _Options) -> _Read:
 
         yield from iter_mlflow(source, experiment=opt.experiment, filter=opt.filter,
                                metric=opt.metric, fast=opt.fast, stream=opt.stream,
-                               timeout=opt.timeout, tracker_url=opt.tracker_url)
+                               timeout=opt.timeout, tracker_url=opt.tracker_url,
+                               offered=opt.offered)
 
     local = os.fspath(source).removeprefix("sqlite:///")
     return _Read(parts, mlflow=True, key=None if "://" in local else _identity(local))
@@ -194,11 +172,12 @@ def _given(source: Table | pd.DataFrame, as_given: bool) -> Table:
     return Table.of(tidied.table, named_axis(tidied.compute_name))
 
 
-def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
-    """The reads of one source; a missing path or an unknown source is an error at once."""
+def _plan(source: Source, opt: _Options, as_given: bool) -> tuple[list[_Read], list[Skipped]]:
+    """The reads of one source, and the files a walk of it skipped by name or kind; a missing
+    path, a path that is not a file or folder, or an unknown source is an error at once."""
     if isinstance(source, (pd.DataFrame, Table)):
         given = isinstance(source, Table) or (as_given and set(REQUIRED_COLUMNS) <= set(source.columns))
-        return [_Read(_one(lambda: _given(source, as_given)), as_given=given)]
+        return [_Read(_one(lambda: _given(source, as_given)), as_given=given)], []
     if not isinstance(source, (str, os.PathLike)):
         raise InputError(f"cannot read a source of type {type(source).__name__}")
     text = os.fspath(source)
@@ -207,35 +186,50 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
             from saturate.ingest.wandb_api import iter_wandb_api
 
             yield from iter_wandb_api(text, filter=opt.filter, run=opt.run, metric=opt.metric,
-                                      timeout=opt.timeout, tracker_url=opt.tracker_url)
+                                      timeout=opt.timeout, tracker_url=opt.tracker_url,
+                                      offered=opt.offered)
 
-        return [_Read(parts, wandb=True)]
+        return [_Read(parts, wandb=True)], []
     if text.startswith(_URI_SCHEMES):
-        return [_mlflow(text, opt)]
+        return [_mlflow(text, opt)], []
     path = Path(text).expanduser()
     if not path.exists():
         if "://" in text:
             raise InputError(f"{shorten(redact_uri(text), PATH_LIMIT)}: not a source saturate knows (no such file, and not "
                              "an http(s)://, sqlite://, postgresql:// or mysql:// URI)")
         raise InputError(f"{shorten(text, PATH_LIMIT)}: no such file or directory")
+    if not path.is_dir() and (kind := special_kind(path)) is not None:
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: not a file ({kind})")  # never opened
     if is_legacy_store(path) if path.is_dir() else is_mlflow_sqlite(path):
-        return [_mlflow(path, opt)]
+        return [_mlflow(path, opt)], []
     if path.is_file():
-        if is_event_file(path):
-            return [_Read(_one(lambda: read_event_files([path], path.parent, source=text)),
-                          key=_identity(path))]
-        if path.suffix == ".wandb":
-            return [_Read(_one(lambda: read_wandb_files([path], path.parent, source=text,
-                                                        app=opt.tracker_url)),
-                          key=_identity(path))]
-        return [_Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True,
-                      key=_identity(path))]
-    tables, events, stores, runs = walk_all(path)
-    if not (tables or events or stores or runs):
-        raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, JSONL, Parquet, "
-                         "TensorBoard event files, W&B run folders or an MLflow store)")
+        return [_named_file(path, text, opt.tracker_url)], []
+    found = walk_folder(path)
+    if not found:
+        skipped = f"; {skipped_line(found.skipped, most=3)}" if found.skipped else ""
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: holds no files saturate can read (CSV, TSV, "
+                         f"JSONL, Parquet, TensorBoard, W&B or MLflow){skipped}")
+    return _folder_reads(path, text, found, opt), found.skipped
+
+
+def _named_file(path: Path, text: str, app: str | None) -> _Read:
+    """The read of a file the user named: read whatever its name (``app``: the W&B app its
+    run's page is on)."""
+    if is_event_file(path):
+        return _Read(_one(lambda: read_event_files([path], path.parent, source=text)),
+                     key=_identity(path))
+    if path.suffix == ".wandb":
+        return _Read(_one(lambda: read_wandb_files([path], path.parent, source=text, app=app)),
+                     key=_identity(path))
+    return _Read(_one(lambda: read_table_file(path, source=text, split=True)), file=True,
+                 key=_identity(path))
+
+
+def _folder_reads(path: Path, text: str, found: Found, opt: _Options) -> list[_Read]:
+    """The reads of what a walk of the folder ``path`` found."""
+    events, runs = found.events, found.runs
     reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True,
-                   key=_identity(t)) for t in tables]
+                   key=_identity(t), walked=t) for t in found.tables]
     if events and opt.stream:
         reads.append(_Read(lambda: iter_event_runs(events, path, source=text),
                            key=("events", _identity(path))))
@@ -249,8 +243,7 @@ def _plan(source: Source, opt: _Options, as_given: bool) -> list[_Read]:
         reads.append(_Read(_one(lambda: read_wandb_files(runs, path, source=text,
                                                          app=opt.tracker_url)),
                            key=("wandb", _identity(path))))
-    reads += [_mlflow(store, opt) for store in stores]
-    return reads
+    return reads + [_mlflow(store, opt) for store in found.stores]
 
 
 class _Notes:
@@ -280,8 +273,9 @@ class _Notes:
 
 class Tables:
     """The sources' :class:`~saturate.table.table.Table` s, part by part (iterate once); after the
-    last part, :attr:`axis` is the x axis of the whole read and :attr:`apart` the points of the
-    ``apart`` metric (read for the diagnostics, not analysed).
+    last part, :attr:`axis` is the x axis of the whole read, :attr:`apart` the points of the
+    ``apart`` metric (read for the diagnostics, not analysed) and :attr:`skipped` the files the
+    folder walks passed over (:mod:`saturate.ingest.folder`), named in one warning.
 
     Arguments as :func:`saturate.load`; ``as_given``: a tidy DataFrame is only selected from;
     ``on_part``: called with a :class:`ReadProgress` after each part and each read.
@@ -326,9 +320,13 @@ class Tables:
         ]
         if tracker_url is not None:
             tracker_url = check_url(tracker_url, "tracker_url")
+        self.offered = Offered()  # the names there were to select from, for a miss
         opt = _Options(self.experiment, filter, fetch, fast, stream, timeout, self.run,
-                       tracker_url)
-        self.reads = _once([r for s in self.sources for r in _plan(s, opt, as_given)])
+                       tracker_url, self.offered)
+        planned = [_plan(s, opt, as_given) for s in self.sources]
+        self.reads = _once([r for reads, _ in planned for r in reads])
+        #: The files the walks skipped (by name or kind, then while reading: for their content).
+        self.skipped: list[Skipped] = list(dict.fromkeys(s for _, sk in planned for s in sk))
         self.any_mlflow = any(r.mlflow for r in self.reads)
         if filter and not any(r.mlflow or r.wandb for r in self.reads):
             raise SettingsError("--filter is an MLflow search filter (or W&B's JSON run filter "
@@ -337,7 +335,6 @@ class Tables:
         self.apart: list[Table] = []
         self._axis_error: InputError | None = None
         self._has_axis = False
-        self._metrics: set[str] = set()
         self.on_part = on_part
 
     def __iter__(self) -> Iterator[Table]:
@@ -346,7 +343,7 @@ class Tables:
         kind = "files" if all(r.file for r in self.reads) else "sources"
         runs = points = 0
         for done, read in enumerate(self.reads):
-            for raw in _named(read.parts, where):
+            for raw in self._parts_of(read, where):
                 with warnings.catch_warnings(record=True) as caught, step(where):
                     warnings.simplefilter("always")
                     part = self._prepare(raw, read.as_given, notes)
@@ -363,9 +360,29 @@ class Tables:
             self._report(ReadProgress(done + 1, len(self.reads), runs, points, kind))
         if not kept:
             self._nothing_kept()  # the error says why; what was dropped on the way is moot
+        for line in unmatched_lines(self.offered, **self._selection()):
+            warnings.warn(line, curves.DataWarning, stacklevel=2)
+        if self.skipped:
+            warnings.warn(skipped_line(self.skipped), curves.DataWarning, stacklevel=2)
         notes.emit()
         axis = joined_axis(axes)
         self.axis = axis_from(axis.name, axis.unit, axis.note, flags, explicit=self.explicit)
+
+    def _parts_of(self, read: _Read, where: str) -> Iterator[Table]:
+        """The parts of one read; a file a walk found that holds no curves is skipped (named at
+        the end), one the user named is an error."""
+        try:
+            yield from _named(read.parts, where)
+        except NoCurvesError as exc:
+            if read.walked is None:
+                raise
+            self.skipped.append(Skipped(read.walked, exc.why.removeprefix("holds no curves: "),
+                                        "content"))
+
+    def _selection(self) -> dict[str, list[str] | None]:
+        """The selectors that apply here (an MLflow store picks its experiments itself)."""
+        return {"metric": self.metric, "run": self.run,
+                "experiment": None if self.any_mlflow else self.experiment}
 
     def _report(self, progress: ReadProgress) -> None:
         if self.on_part is not None:
@@ -373,6 +390,8 @@ class Tables:
 
     def _prepare(self, part: Table, as_given: bool, notes: _Notes) -> Table:
         """``part`` selected and on its x axis, the ``apart`` metric's points taken out."""
+        if self.metric or self.run or self.experiment or self.compute:
+            self.offered.add(part.points)  # what a miss would name
         if self.experiment and not self.any_mlflow:
             part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:
@@ -393,7 +412,6 @@ class Tables:
         """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted), and
         errors wait for the end."""
         name, points = self.compute, part.points
-        self._metrics.update(map(str, points["metric"].unique()))
         if name not in points.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
             self._has_axis = True  # a run fact as the x axis
             return axis_join.set_compute(part, name)
@@ -412,18 +430,20 @@ class Tables:
         return out
 
     def _nothing_kept(self) -> None:
+        """Raise the error of a read that kept no curve: the x axis named is not there, a
+        selection matched nothing (naming what exists), or the sources hold no curves."""
+        where = names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)
         if self.compute and not self._has_axis:
             if self._axis_error is not None:
                 raise self._axis_error
-            metrics = names_text(sorted(self._metrics), most=5, limit=40)
-            raise InputError(f"--compute {shorten(repr(self.compute))} is neither a column nor a metric of "
-                             f"the data (metrics: {metrics})")
-        what = [f"{kind} {names_text(chosen, most=5)}" for kind, chosen in
-                (("metric", self.metric), ("run", self.run), ("experiment", self.experiment))
-                if chosen]
-        detail = f" matching {'; '.join(what)}" if what else ""
-        names = names_text(map(_label, self.sources), most=3, limit=PATH_LIMIT)
-        raise InputError(f"{names}: no curves{detail}")
+            raise InputError(miss_text(f"--compute {shorten(repr(self.compute))} is neither a "
+                                       "column nor a metric of the data", [self.compute],
+                                       self.offered.metrics, "metrics"))
+        miss = selection_miss(self.offered, **self._selection(), where=where)
+        if miss is not None:
+            raise miss
+        skipped = f"; {skipped_line(self.skipped, most=3)}" if self.skipped else ""
+        raise InputError(f"{where}: no curves{skipped}")
 
 
 def _named(read: Callable[[], Iterator[Table]], where: str) -> Iterator[Table]:

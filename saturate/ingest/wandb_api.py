@@ -25,6 +25,7 @@ from saturate.ingest.http_retry import Failed, RetryPolicy, check_listening, wit
 from saturate.ingest.mlflow_common import resolve_timeout
 from saturate.ingest.redaction import redact, remember_secret
 from saturate.ingest.wandb_files import WandbRun, flat_items, history_number, run_table
+from saturate.table.selection import Offered, selection_miss
 from saturate.table.table import Table
 
 SCHEME = "wandb://"
@@ -137,7 +138,7 @@ def _within(seconds: float, fn: Callable[[], T]) -> tuple[bool, Any, BaseExcepti
 
 
 def _history_rows(rows: Sequence[dict[str, Any]], metric: Sequence[str] | None,
-                  run: WandbRun) -> None:  # fmt: skip
+                  run: WandbRun, offered: Offered | None = None) -> None:  # fmt: skip
     for row in rows:
         flat = dict(flat_items("", row, "/"))
         step = history_number(flat.get("_step"))
@@ -148,6 +149,8 @@ def _history_rows(rows: Sequence[dict[str, Any]], metric: Sequence[str] | None,
             value = history_number(leaf)
             if value is None or key.startswith("_"):
                 continue
+            if offered is not None:
+                offered.metric(key)
             if metric and not any(fnmatch.fnmatchcase(key, p) for p in metric):
                 continue
             run.rows.append((key, int(step), value, math.nan if stamp is None else stamp))
@@ -177,9 +180,14 @@ def _filters(text: str | None) -> dict[str, Any]:
 def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the CLI's option
                    run: Sequence[str] | None = None, metric: Sequence[str] | None = None,
                    timeout: float | None = None, per_page: int = 50, page_size: int = 1000,
-                   tracker_url: str | None = None) -> Iterator[Table]:  # fmt: skip
+                   tracker_url: str | None = None, offered: Offered | None = None
+                   ) -> Iterator[Table]:  # fmt: skip
     """The tidy table of each run of a W&B project, one run at a time (each run's page the one
-    the server gives it, or in the W&B app at ``tracker_url``)."""
+    the server gives it, or in the W&B app at ``tracker_url``).
+
+    ``offered`` hears of every run listed and metric logged; a caller that passes it judges a
+    ``run`` or ``metric`` selection that matched nothing over its whole read (no error here)."""
+    judges, offered = offered is not None, offered or Offered()
     entity, project = parse_wandb_uri(uri)
     filters = _filters(filter)
     key = _api_key()
@@ -197,6 +205,7 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
     found = False
     for remote in _pages(calls, listing):
         name, run_id = str(remote.name or remote.id), str(remote.id)
+        offered.run(name, run_id)
         if run and not any(fnmatch.fnmatchcase(n, p) for p in run for n in (name, run_id)):
             continue
         got = WandbRun(run_id=run_id, name=name, entity=entity, project=project,
@@ -205,14 +214,15 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
                        config=_config(remote.config))
         rows = calls(f"reading the history of run {shorten(run_id)}",
                      lambda r=remote: list(r.scan_history(page_size=page_size)))
-        _history_rows(rows, metric, got)
+        _history_rows(rows, metric, got, offered)
         state = _STATES.get(str(remote.state).lower(), "RUNNING")
         got.exit_code = {"FINISHED": 0, "RUNNING": None}.get(state, 1)
         if got.rows:
             found = True
             yield run_table(got, uri, tracker_url)
-    if not found:
-        raise InputError(f"{shorten(uri)}: no runs with history points")
+    if not found and not judges:
+        miss = selection_miss(offered, metric=metric, run=run, where=shorten(uri))
+        raise miss or InputError(f"{shorten(uri)}: no runs with history points")
 
 
 def _url(remote: Any) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError
+from saturate.errors import InputError, SettingsError, no_match
 from saturate.table.curves import PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.table.table import Table
 
@@ -41,12 +41,10 @@ def resolve_key(df: pd.DataFrame, key: str, option: str) -> str:
     for name in (key, f"{PARAM_PREFIX}{key}", f"{TAG_PREFIX}{key}"):
         if name in df.columns and name not in _NOT_KEYS:
             return name
-    params = sorted(c.removeprefix(PARAM_PREFIX) for c in df.columns if c.startswith(PARAM_PREFIX))
-    tags = sorted(c.removeprefix(TAG_PREFIX) for c in df.columns if c.startswith(TAG_PREFIX))
-    raise SettingsError(
-        f"{option} {key!r}: no such column, parameter or tag; parameters in the data: "
-        f"{', '.join(params) or 'none'}; tags: {', '.join(tags) or 'none'}"
-    )
+    keys = [c.removeprefix(PARAM_PREFIX).removeprefix(TAG_PREFIX) for c in df.columns
+            if c.startswith((PARAM_PREFIX, TAG_PREFIX))]
+    raise no_match(option, key, keys, "column, parameter or tag",
+                   plural="parameters and tags in the data", error=SettingsError)
 
 
 def _has_value(col: pd.Series) -> pd.Series:
@@ -59,8 +57,8 @@ def _one_metric(df: pd.DataFrame, metric: str | None) -> str:
     if len(chosen) == 1:
         return chosen[0]
     if not chosen:
-        raise SettingsError(
-            f"metric {metric!r}: matches none of the suite's metrics ({', '.join(metrics)})")
+        raise no_match("--metric", str(metric), metrics, "metric of the suite",
+                       plural="the suite's metrics", error=SettingsError)
     raise SettingsError(
         f"the suite's runs log {len(chosen)} metrics ({', '.join(chosen)}); "
         "choose one with metric= (--metric)")
@@ -105,8 +103,8 @@ def suite_rows(
         names = df["metric"].astype(str)
         df = df[names.map(lambda m: metric is None or fnmatch.fnmatchcase(m, metric))].copy()
         if df.empty:
-            raise SettingsError(f"metric {metric!r}: matches none of the suite's metrics "
-                                f"({', '.join(sorted(names.unique()))})")
+            raise no_match("--metric", str(metric), names.unique(), "metric of the suite",
+                           plural="the suite's metrics", error=SettingsError)
         chosen = metric or "*"
         df["_run"] = df["_run"] + "\x1f" + df["metric"].astype(str)
     else:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from saturate.errors import miss_text, shorten
 from saturate.results import (
     PASSING_VERDICTS,
     CurveAnalysis,
@@ -247,7 +248,8 @@ class SuiteAnalysis:
         for g in self.groups:
             if g.group == group:
                 return g
-        raise KeyError(f"no group {group!r}; groups: {', '.join(g.group for g in self.groups)}")
+        raise KeyError(miss_text(f"no group {shorten(repr(group))}", [group],
+                                 [g.group for g in self.groups], "groups"))
 
     @property
     def passes(self) -> bool:

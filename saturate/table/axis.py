@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError
+from saturate.errors import InputError, SettingsError, miss_text, shorten
 from saturate.table.curves import PARAM_PREFIX
 from saturate.table.run_table import run_starts
 from saturate.vocabulary.names import GPU_HOURS, STEPS, axis_label, axis_unit
@@ -189,9 +189,9 @@ def _gpu_counts(df: pd.DataFrame, gpus: float | str) -> tuple[np.ndarray, str]:
         return np.full(len(df), float(gpus)), f"{gpus:g} GPUs"
     col = next((c for c in (gpus, PARAM_PREFIX + gpus) if c in df.columns), None)
     if col is None:
-        params = sorted(c[len(PARAM_PREFIX):] for c in df.columns if c.startswith(PARAM_PREFIX))
-        raise SettingsError(f"--gpus {gpus!r} is neither a number nor a run parameter "
-                            f"(parameters: {', '.join(params) or 'none'})")
+        params = [c[len(PARAM_PREFIX):] for c in df.columns if c.startswith(PARAM_PREFIX)]
+        raise SettingsError(miss_text(f"--gpus {shorten(repr(gpus))} is neither a number nor a "
+                                      "run parameter", [gpus], params, "parameters"))
     counts = pd.to_numeric(df[col], errors="coerce").to_numpy(float)
     bad = ~(np.isfinite(counts) & (counts > 0))
     if bad.any():

@@ -19,9 +19,16 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from saturate.errors import PATH_LIMIT, InputError, SettingsError, SourceError, shorten
-from saturate.ingest import walk
+from saturate.errors import (
+    PATH_LIMIT,
+    InputError,
+    NoCurvesError,
+    SettingsError,
+    SourceError,
+    shorten,
+)
 from saturate.ingest.files import read_table_file
+from saturate.ingest.folder import Found, Skipped, skipped_line, special_kind, walk, walk_folder
 from saturate.ingest.mlflow import run_page
 from saturate.ingest.mlflow_client import (
     Histories,
@@ -53,7 +60,6 @@ from saturate.ingest.mlflow_filestore import (
     read_metric_file,
     runs_in,
 )
-from saturate.ingest.stream import walk_all
 from saturate.ingest.tensorboard import is_event_file, read_event_files
 from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
 from saturate.table.curves import (
@@ -66,6 +72,7 @@ from saturate.table.curves import (
     tidy,
 )
 from saturate.table.run_table import RUN_URL
+from saturate.table.selection import Offered
 from saturate.tracker.state import CurveKey, RunRecord, after_cursors, curve_keys
 
 
@@ -122,7 +129,8 @@ def _tuple(x: Sequence[str] | str | None) -> tuple[str, ...] | None:
 @dataclass(frozen=True)
 class PollSelection:
     """Experiments (names or ids), an MLflow filter, metric and run globs, the compute metric;
-    where the tracker's web UI is served (``--tracker-url``), for each run's page."""
+    where the tracker's web UI is served (``--tracker-url``), for each run's page; ``offered``
+    hears of every metric and run the pollers were offered (what a miss lists)."""
 
     experiment: tuple[str, ...] | None = None
     filter: str | None = None
@@ -130,6 +138,7 @@ class PollSelection:
     run: tuple[str, ...] | None = None
     compute: str | None = None
     tracker_url: str | None = None
+    offered: Offered = field(default_factory=Offered, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -140,19 +149,22 @@ class PollSelection:
         run: Sequence[str] | str | None = None,
         compute: str | None = None,
         tracker_url: str | None = None,
+        offered: Offered | None = None,
     ) -> PollSelection:
         """The selection from the CLI's options (a single string counts as one pattern); a bad
         MLflow filter fails here, before any reading."""
         check_filter(filter)
         return cls(_tuple(experiment), filter or None, _tuple(metric), _tuple(run), compute,
-                   tracker_url)
+                   tracker_url, offered or Offered())
 
     def wants_metric(self, key: str) -> bool:
         """The selected metrics, the compute metric, and the axis metrics when none is named."""
+        self.offered.metric(key)
         return (key == self.compute or globs_match(key, self.metric)
                 or (self.compute is None and globs_match(key, AXIS_METRICS)))  # fmt: skip
 
     def wants_run(self, name: str, run_id: str) -> bool:
+        self.offered.run(name, run_id)
         return globs_match(name, self.run) or globs_match(run_id, self.run)
 
     def mlflow_runs(self) -> Selection:
@@ -423,7 +435,9 @@ def read_changed_runs(
 
 
 class FilesPoller:
-    """Polls files and folders: re-reads only files whose (mtime, size) changed."""
+    """Polls files and folders: re-reads only files whose (mtime, size) changed. Files a walk
+    skips (not regular files, never opened; files that hold no curves) are named in one warning
+    each time the set of them changes, not on every pass."""
 
     def __init__(self, source: str | os.PathLike, selection: PollSelection,
                  stores: Callable[[Path], Any] | None = None) -> None:  # fmt: skip
@@ -432,29 +446,44 @@ class FilesPoller:
         self.selection = selection
         self._make_store = stores
         self._stores: dict[Path, Any] = {}
+        self._held_none: dict[Path, Skipped] = {}  # read, and found to hold no curves
+        self._told: frozenset[Skipped] = frozenset()
 
-    def _files(self) -> tuple[list[Path], list[Path], list[Path], list[Path]]:
-        """Table files, event files, MLflow stores and W&B run logs (see ``walk_all``)."""
+    def _files(self) -> Found:
+        """Table files, event files, MLflow stores, W&B run logs and what was skipped (see
+        :func:`~saturate.ingest.folder.walk_folder`)."""
         if not self.root.exists():
             raise SourceError(f"{self.label}: no such file or folder (any more)")
-        if self.root.is_file():
-            if self.root.suffix == ".wandb":
-                return [], [], [], [self.root]
-            return ([], [self.root], [], []) if is_event_file(self.root) else ([self.root], [], [], [])
-        return walk_all(self.root)
+        if self.root.is_dir():
+            return walk_folder(self.root)
+        if (kind := special_kind(self.root)) is not None:
+            raise InputError(f"{shorten(self.label, PATH_LIMIT)}: not a file ({kind})")
+        if self.root.suffix == ".wandb":
+            return Found(runs=[self.root])
+        return Found(events=[self.root]) if is_event_file(self.root) else Found(tables=[self.root])
 
     def poll(self, cursors: Mapping[CurveKey, int],
              file_stamps: Mapping[str, tuple[int, int]] | None = None) -> PollResult:  # fmt: skip
         file_stamps = file_stamps or {}
-        tables, events, stores, runs = self._files()
-        own = self._poll_files(tables, events, runs, cursors, file_stamps)
-        if not stores or self._make_store is None:
+        found = self._files()
+        own = self._poll_files(found.tables, found.events, found.runs, cursors, file_stamps)
+        self._tell_skipped(found)
+        if not found.stores or self._make_store is None:
             return own
-        for store in stores:
+        for store in found.stores:
             if store not in self._stores:
                 self._stores[store] = self._make_store(store)
-        found = [self._stores[s].poll(cursors, file_stamps) for s in stores]
-        return merge_results([own, *found])
+        results = [self._stores[s].poll(cursors, file_stamps) for s in found.stores]
+        return merge_results([own, *results])
+
+    def _tell_skipped(self, found: Found) -> None:
+        """Warn of the files skipped, once for each new set of them."""
+        tables = set(found.tables)
+        held_none = [s for p, s in self._held_none.items() if p in tables]
+        skipped = frozenset([*found.skipped, *held_none])
+        if skipped and skipped != self._told:
+            warnings.warn(skipped_line(list(skipped)), DataWarning, stacklevel=3)
+        self._told = skipped
 
     def _poll_files(self, tables: list[Path], events: list[Path], runs: list[Path],
                     cursors: Mapping[CurveKey, int],
@@ -467,20 +496,13 @@ class FilesPoller:
                 if (changed := _changed_file(path, file_stamps)) is None:
                     continue
                 key, stamp = changed
-                try:
-                    if is_events:
-                        df = read_event_files([path], self.root if self.root.is_dir()
-                                              else path.parent, source=self.label).to_frame()  # fmt: skip
-                    else:
-                        source = self.label if self.root.is_file() else str(path)
-                        df = read_table_file(path, source=source).to_frame()
-                except InputError:
-                    if path.stat().st_size == 0 or _growing(path, stamp[1]):
-                        continue  # being written; read it next time
-                    raise
-                stamps[key] = stamp
-                fetched += len(df)
-                parts.append(df)
+                df = self._read_file(path, is_events, stamp[1])
+                if df is not None:
+                    stamps[key] = stamp
+                    fetched += len(df)
+                    parts.append(df)
+                elif path in self._held_none:
+                    stamps[key] = stamp  # holds no curves: read again only once it changes
         if not parts:
             return PollResult(empty_table(), (), 0, 0, stamps)
         df = concat(parts)
@@ -490,13 +512,43 @@ class FilesPoller:
         runs = tuple(_file_runs(df))
         return PollResult(new, runs, fetched, len(set(keys)), stamps)
 
+    def _read_file(self, path: Path, is_events: bool, size: int) -> pd.DataFrame | None:
+        """The points of one changed file; None when it is being written (read it next time)
+        or, found by walking, holds no curves (remembered, and named by :meth:`_tell_skipped`)."""
+        try:
+            if is_events:
+                df = read_event_files([path], self.root if self.root.is_dir()
+                                      else path.parent, source=self.label).to_frame()  # fmt: skip
+            else:
+                source = self.label if self.root.is_file() else str(path)
+                df = read_table_file(path, source=source).to_frame()
+        except InputError as exc:
+            if path.stat().st_size == 0 or _growing(path, size):
+                return None  # being written; read it next time
+            if isinstance(exc, NoCurvesError) and self.root.is_dir():
+                self._held_none[path] = Skipped(path, exc.why.removeprefix("holds no curves: "),
+                                                "content")
+                return None
+            raise
+        self._held_none.pop(path, None)
+        return df
+
     def _select(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The selected points (each distinct name asked about once, as the sources offer it)."""
         sel = self.selection
-        mask = np.array([sel.wants_metric(m) for m in df["metric"]], dtype=bool)
-        mask &= np.array([sel.wants_run(r, i) for r, i in zip(df["run"], df["run_id"], strict=True)],
-                         dtype=bool)  # fmt: skip
+        metrics = {m: sel.wants_metric(m) for m in pd.unique(df["metric"].to_numpy())}
+        mask = np.array(df["metric"].map(metrics), dtype=bool)
+        runs = df[["run", "run_id"]].drop_duplicates()
+        wanted = {(r, i) for r, i in zip(runs["run"], runs["run_id"], strict=True)
+                  if sel.wants_run(r, i)}
+        if len(wanted) < len(runs):
+            pairs = zip(df["run"], df["run_id"], strict=True)
+            mask &= np.fromiter((p in wanted for p in pairs), dtype=bool, count=len(df))
         if sel.experiment:
-            mask &= np.array([globs_match(e, sel.experiment) for e in df["experiment"]], dtype=bool)
+            offered = pd.unique(df["experiment"].to_numpy())
+            sel.offered.experiments.update(map(str, offered))
+            chosen = {e for e in offered if globs_match(e, sel.experiment)}
+            mask &= df["experiment"].isin(chosen).to_numpy()
         return df.loc[mask].reset_index(drop=True)
 
 
@@ -545,19 +597,21 @@ def make_poller(
     compute: str | None = None,
     timeout: float | None = None,
     tracker_url: str | None = None,
+    offered: Offered | None = None,
 ) -> Poller:
     """The poller for a source (None: ``MLFLOW_TRACKING_URI``) or a list of sources.
 
     ``compute`` names a metric used as the x axis, so it is fetched with the selected metrics;
     ``timeout`` bounds each request to a tracking server (default ``$SATURATE_TIMEOUT``, 120 s);
-    ``tracker_url``: where the tracker's web UI is served, for each run's page.
+    ``tracker_url``: where the tracker's web UI is served, for each run's page;
+    ``offered`` hears of the metrics and runs every source offers (for a selection miss).
     """
     if source is None:
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
             raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
     opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute,
-            "tracker_url": tracker_url}
+            "tracker_url": tracker_url, "offered": offered or Offered()}
     if isinstance(source, (list, tuple)):
         if not source:
             raise InputError("no source given")
@@ -572,6 +626,8 @@ def make_poller(
     path = Path(text).expanduser()
     if not path.exists():
         raise InputError(f"{text}: no such file or directory")
+    if not path.is_dir() and (kind := special_kind(path)) is not None:
+        raise InputError(f"{shorten(text, PATH_LIMIT)}: not a file ({kind})")  # never opened
     if filter and not (path.is_dir() and walk(path)[2]):
         raise SettingsError(f"--filter is an MLflow search filter; {text} is not an MLflow source")
     return FilesPoller(text, PollSelection.of(**opts), lambda p: _store_poller(

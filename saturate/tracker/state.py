@@ -26,7 +26,7 @@ from typing import IO, Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError
+from saturate.errors import PATH_LIMIT, InputError, SettingsError, no_match, shorten
 from saturate.results import CurveAnalysis
 from saturate.results.codec import Coded, jsonable
 from saturate.settings.fields import DEFAULT_STATE
@@ -553,6 +553,18 @@ class HistoryStore:
             "SELECT payload FROM analyses WHERE id IN (SELECT MAX(id) FROM analyses "
             "GROUP BY source, run_id, metric) ORDER BY run, metric")
         return [curve_from_dict(json.loads(r[0])) for r in rows]
+
+    @guarded
+    def check_names(self, run: str | None = None, metric: str | None = None) -> None:
+        """An error naming what the history holds when ``run`` (a name or id) or ``metric`` names
+        nothing in it (``saturate history``, ``timeline --from history``)."""
+        where = f"the watch history {shorten(self.path, PATH_LIMIT)}"
+        runs = self.runs().values()
+        if run is not None and not any(run in (r.run, r.run_id) for r in runs):
+            raise no_match("--run", run, {r.run for r in runs}, "run", where=where)
+        metrics = {key[2] for key in self.cursors()}
+        if metric is not None and metric not in metrics:
+            raise no_match("--metric", metric, metrics, "metric", where=where)
 
     @guarded
     def analyses(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from saturate.errors import InputError, SettingsError
+from saturate.errors import InputError, SettingsError, no_match
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
 from saturate.results.codec import Coded, jsonable
@@ -246,6 +246,7 @@ def history_timeline(store: Any, run: str, metric: str, *, source: str | None = 
 
     from saturate.tracker.state import curve_from_dict
 
+    store.check_names(run, metric)
     rows = store.analyses(run=run, metric=metric, source=source)
     if rows.empty:
         raise InputError(f"the watch history holds no analysis of run {run!r}, metric {metric!r}")
@@ -357,7 +358,9 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
     keys = df.loc[named & (df["metric"] == metric).to_numpy(), ["source", "run_id"]]
     keys = keys.drop_duplicates()
     if keys.empty:
-        raise InputError(f"no curve of run {run!r} and metric {metric!r} in the source")
+        logging = sorted(set(df.loc[(df["metric"] == metric).to_numpy(), "run"].astype(str)))
+        raise no_match("--run", run, logging, f"run that logs {metric!r}",
+                       plural=f"runs that log {metric!r}")
     if len(keys) > 1:
         names = ", ".join(sorted(set(df.loc[named, "run"]) | set(df.loc[named, "run_id"]))[:6])
         raise InputError(f"run {run!r} matches {len(keys)} runs ({names}); name one run id")

@@ -19,13 +19,14 @@ from typing import Any
 
 import pandas as pd
 
-from saturate.errors import SaturateError, SettingsError, SourceError
+from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 from saturate.ingest import axis_join
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.results.codec import jsonable
 from saturate.table import curves
 from saturate.table.curves import PARAM_PREFIX
+from saturate.table.selection import Offered, is_slip, selection_miss
 from saturate.table.table import Table
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller, globs_match
@@ -107,6 +108,10 @@ class Watcher:
     settings: Any = None
     on_analysed: Callable[[tuple[CurveAnalysis, ...]], Any] | None = None
     clock: Callable[[], float] = field(default=time.time)
+    offered: Offered | None = None  # what the poller's sources offered (make_poller's)
+    #: A ``--metric``/``--run`` that matches nothing offered and is no slip: wait for it (a
+    #: metric logged later), or (False, as with ``--once``) stop with the error.
+    wait_for_names: bool = True
 
     def __post_init__(self) -> None:
         from saturate.settings import Settings
@@ -136,6 +141,8 @@ class Watcher:
         all in one transaction; a :class:`SourceError` when the source cannot be read."""
         store = self.store
         result = self.poller.poll(store.cursors(), store.file_stamps())
+        if (miss := self.selection_miss()) is not None and (miss[1] or not self.wait_for_names):
+            raise miss[0]  # before anything is recorded: a corrected selection reads it all
         now = self.clock()
         with store.transaction():
             baseline = not store.has_analyses()
@@ -153,6 +160,20 @@ class Watcher:
                                          len(events)))  # fmt: skip
         return PassResult(now, result.fetched, sum(added.values()), len(added), tuple(analyses),
                           tuple(events), writeback, baseline)  # fmt: skip
+
+    def selection_miss(self) -> tuple[InputError, bool] | None:
+        """While the history holds no curve and the sources offered some: the error of a
+        ``--metric``/``--run`` (or, for files, ``--experiment``: an MLflow store checks its
+        own) that matches nothing they offered, and whether it is a slip (a name close to one
+        there is); None otherwise."""
+        if self.offered is None or self.store.cursors():
+            return None
+        kinds = ("metric", "run", "experiment") if self.offered.experiments else ("metric", "run")
+        chosen = {k: v for k, v in self.settings.selection().items() if k in kinds}
+        if not (self.offered.metrics or self.offered.runs):
+            return None
+        miss = selection_miss(self.offered, **chosen, where=self.poller.label)
+        return None if miss is None else (miss, is_slip(self.offered, **chosen))
 
     def _analyse(
         self,
@@ -278,6 +299,7 @@ def run_watch(
         retries = 3
     say = on_status or (lambda _msg: None)
     passes = failures = 0
+    told = ""
     while True:
         try:
             result = watcher.poll_once()
@@ -300,9 +322,23 @@ def run_watch(
         if failures:
             say(f"source reachable again after {failures} failed attempt(s)")
             failures = 0
+        told = _check_selection(watcher, say, told)
         passes += 1
         if on_pass is not None:
             on_pass(result)
         if once or (max_passes is not None and passes >= max_passes):
             return passes
         sleep(interval)
+
+
+def _check_selection(watcher: Watcher, say: Callable[[str], None], told: str) -> str:
+    """A ``--metric``/``--run`` that matches nothing the sources offer and that the watcher
+    waits for (:attr:`Watcher.wait_for_names`; a slip stopped the pass): said once per change.
+    Returns what was said."""
+    found = watcher.selection_miss()
+    if found is None:
+        return told
+    line = f"{found[0]} (nothing to analyse yet; still watching)"
+    if line != told:
+        say(line)
+    return line
