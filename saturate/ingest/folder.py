@@ -8,7 +8,7 @@ The rule, for a file found by walking:
 * **Never opened**: anything that is not a regular file (a FIFO, a socket, a device node, a
   broken link), whatever its name (``run-x.wandb``, ``mlflow.db``, ``train.log``, an event
   file): reading a pipe would wait forever. Only ``stat`` looks at it (:func:`special_kind`).
-* **Not walked**: hidden files and folders, :data:`SKIP_DIRS`, and the inside of an MLflow store
+* **Not walked**: hidden files and folders, :data:`SKIP_DIRS`, a package's ``*.egg-info``, and the inside of an MLflow store
   or a W&B run folder (each read as a whole), and W&B's own ``debug*.log`` beside its run folders.
 * **Read by name**: TensorBoard event files (``*tfevents*``), W&B run logs (``*.wandb`` that
   start with W&B's header), MLflow stores (``mlruns/``, an ``mlflow.db`` holding MLflow's tables).
@@ -43,7 +43,8 @@ from saturate.ingest.wandb_files import is_run_folder, is_wandb_file
 __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_kind", "walk",
            "walk_all", "walk_folder"]
 
-#: Folders a walk never enters (besides hidden ones): caches, virtual environments, VCS data.
+#: Folders a walk never enters (besides hidden ones and a package's build metadata,
+#: ``*.egg-info``): caches, virtual environments, VCS data.
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".venv", "venv", ".saturate",
                        ".ipynb_checkpoints"})
 
@@ -124,7 +125,8 @@ def walk_folder(root: Path) -> Found:
     found = Found()
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")
+                             and not d.endswith(".egg-info"))
         if is_legacy_store(here):
             found.stores.append(here)
             dirnames.clear()
