@@ -114,7 +114,8 @@ def test_labels_follow_the_severity_of_what_does_not_fail() -> None:
     assert lines[1] == ("  ERROR r / eval/pass@1, eval/pass@8: sharpening: sharpens (does not fail "
                         "the gate; --fail-on sharpening would)")
     assert lines[2].startswith("  WARN r / train/reward, eval/x: divergence: diverges (does not")
-    assert len(lines) == 3 and not any("WARN" in ln and "(error)" in ln for ln in lines)
+    assert lines[3] == "  ok   r / reward: scaling"  # every curve gets a line, passing ones last
+    assert len(lines) == 4 and not any("WARN" in ln and "(error)" in ln for ln in lines)
     failed = decide([curve("r")], fail_on=parse_fail_on("sharpening"), diagnostics=[err, warn])
     assert "  FAIL r / eval/pass@1, eval/pass@8: sharpening: sharpens" in failed.summary()
     assert [o.label for o in failed.diagnostics] == ["FAIL", "WARN"]
@@ -238,8 +239,8 @@ def test_gate_uses_the_threshold_analyze_uses(runs: Path, tmp_path: Path, monkey
 
     both = _gate([str(runs), "--run", "grow", "--run", "flat"])
     assert both.exit_code == 1, both.output
-    assert "FAIL flat / reward: saturated" in both.stdout and "grow" not in both.stdout.split(
-        "\n", 1)[1]
+    assert "FAIL flat / reward: saturated" in both.stdout
+    assert "  ok   grow / reward: scaling" in both.stdout  # every curve gets a line
     default = saturate.analyze(runs, run=["grow", "flat"], n_boot=N_BOOT, diagnostics=False)
     assert {c.run: c.verdict in ("scaling", "slowing") for c in default.curves} == {
         "grow": True, "flat": False}

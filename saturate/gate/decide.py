@@ -238,14 +238,19 @@ class GateResult:
         }
 
     def summary(self) -> str:
-        """What a CI log shows: PASS/FAIL, the counts, then each failing and warned suite group,
-        curve and diagnostic, one line each (escaped by :func:`for_terminal`)."""
+        """What a CI log shows: PASS/FAIL, the counts, then a line for every suite group and
+        curve (failing, then warned, then passing: its verdict and P(pays)) and for each failing
+        or warned diagnostic (escaped by :func:`for_terminal`)."""
         lines = [self._head()]
         failed = (*self.failed_groups, *self.failures, *self.failed_diagnostics)
         lines += [f"  FAIL {o.name}: {o.message}" for o in failed]
         lines += [f"  WARN {o.name}: {o.message}" for o in (*self.warned_groups, *self.warnings)]
         warned = sorted(self.warned_diagnostics, key=lambda o: o.label != "ERROR")
         lines += [f"  {o.label} {o.name}: {o.message}" for o in warned]
+        lines += [f"  ok   {o.name}: {o.group.verdict}{_at_p(o.group.p_pays)}"
+                  for o in self.suite if o.status == "pass"]
+        lines += [f"  ok   {o.name}: {o.curve.verdict}{_at_p(o.curve.p_pays)}"
+                  for o in self.outcomes if o.status == "pass"]
         # The plain-CI-line boundary: a name holding a newline or an escape stays on its line.
         return "\n".join(for_terminal(line) for line in lines)
 
