@@ -214,13 +214,15 @@ def test_leftovers_of_a_killed_write_are_removed_by_the_next(tmp_path: Path) -> 
 def test_sigterm_during_a_run_leaves_no_temporary_file_and_exits_143(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     out.write_text("previous report")
+    # 1,000 bootstrap draws a fit: the pool's work outlasts the wait below on a loaded machine
     proc = subprocess.Popen([*SAT, "analyze", str(ROOT / "sample_runs"), "--workers", "2",
-                             "--format", "html", "--out", str(out)],
+                             "--n-boot", "1000", "--format", "html", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     deadline = time.monotonic() + 240
     while not psutil.Process(proc.pid).children() and time.monotonic() < deadline:
         time.sleep(0.2)  # until the pool of workers runs: the analysis is under way
     time.sleep(1)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
