@@ -6,7 +6,7 @@ The per-curve work (fits, trend tests, backtests) is done once per case by
 :func:`accuracy_methods.run_saturate`, which stores the curve's
 :class:`~saturate.measure.evidence.Evidence` and the fit at ``C``, ``2C``, ``4C``. Here the
 tool's own functions do the rest, as :func:`saturate.analysis.analyze_table` does for a table:
-the leave-one-out priors of the siblings (:func:`saturate.decide.pooling.leave_one_out_priors`;
+the leave-one-out priors of the siblings (:func:`saturate.decide.siblings.leave_one_out_priors`;
 a case's siblings are its curve's group at the same cut, so they are seen up to the same share
 of their compute), the decision (:func:`saturate.decide.decide`, one call per case and setting)
 and the forecasts (:func:`saturate.measure.quantities.project`).
@@ -32,7 +32,7 @@ from accuracy_cases import Case, forecast_error
 from accuracy_scoring import Method, calls_made, summarize
 
 from saturate.decide import DecisionSettings, decide
-from saturate.decide.pooling import leave_one_out_priors
+from saturate.decide.siblings import leave_one_out_priors
 from saturate.measure.evidence import Evidence
 from saturate.measure.quantities import project
 from saturate.results import ForecastPoint

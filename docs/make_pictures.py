@@ -23,7 +23,7 @@ from rich.console import Console
 import saturate
 from saturate.report.html import render_html
 from saturate.report.plots.overlay import overlay_figure, overlay_groups
-from saturate.report.table import render_table
+from saturate.report.terminal import render_table
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parent / "sample_runs"

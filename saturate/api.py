@@ -18,8 +18,7 @@ from saturate.analysis.settings import AnalysisSettings, settings_used
 from saturate.diagnostics.cost import check_rates
 from saturate.errors import SettingsError, miss_text, shorten
 from saturate.ingest import Source, Tables
-from saturate.ingest.reading import read_tables
-from saturate.ingest.stream import ReadProgress
+from saturate.ingest.stream import ReadProgress, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.results.codec import jsonable
@@ -74,7 +73,7 @@ class Analysis:
             return self.table
         if not self.curves and not self.extra:
             return None
-        from saturate.analysis.table import table_of
+        from saturate.analysis.analyse_table import table_of
 
         axis = self.axis or named_axis(str(self.settings.get("compute", "step")))
         return table_of(self.curves, axis, self.runs, self.extra)
@@ -369,9 +368,9 @@ def _analyze_tables(
     """Every objective curve of ``tables`` analysed on ``engine``: as the parts arrive, or once
     all are read when seeds are pooled, a suite is analysed (it needs every task), or a
     GPU-hours option must be checked against the x axis before any fit."""
+    from saturate.analysis.analyse_table import analyze_parts, analyze_table, on_axis
     from saturate.analysis.diagnostic_metrics import summarize_metrics
     from saturate.analysis.parts import PreparedParts
-    from saturate.analysis.table import analyze_parts, analyze_table, on_axis
 
     how = AnalysisSettings.from_settings(settings)
     parts = PreparedParts(*_with_axis(tables, settings.compute is not None),
@@ -385,7 +384,7 @@ def _analyze_tables(
         table = table.with_points(table.points, parts.axis())
         check_rates(table, settings)
         if settings.suite is not None:  # first: a bad key or baselines file fails before any fit
-            from saturate.suites.from_settings import suite_from_settings
+            from saturate.suites.analysis import suite_from_settings
 
             how = dataclasses.replace(how, group_by=None)  # group_by names the suite's groups
             suite = suite_from_settings(df, settings, stage())

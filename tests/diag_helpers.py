@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from saturate.diagnostics.base import CurveRef
-from saturate.vocabulary.direction import metric_direction
+from saturate.vocabulary.names import metric_direction
 
 
 def ref(metric: str, compute: np.ndarray, value: np.ndarray, run: str = "run-1") -> CurveRef:

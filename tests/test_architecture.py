@@ -288,13 +288,13 @@ def test_the_graph_sees_lazy_relative_and_from_imports(tmp_path):
         "from saturate.fit import laws\n"
         "from saturate.fit import fit_curve\n"
         "from . import rows\n"
-        "from .json import render_json\n"
+        "from .schema import render_json\n"
         "def f():\n    from saturate.table.curves import tidy\n"
     )
     names = imported_names(Module("saturate.report.html", PACKAGE / "report" / "html.py", tree))
     assert {_own_module(n) for n in names if n.startswith("saturate")} == {
         "saturate.results", "saturate.fit.laws", "saturate.fit", "saturate.report.rows",
-        "saturate.report.json", "saturate.table.curves"}
+        "saturate.report.schema", "saturate.table.curves"}
 
 
 def test_the_graph_sees_a_packages_lazy_exports_and_not_other_type_checking_imports():

@@ -127,9 +127,8 @@ def test_html_shows_control_and_bidi_characters_escaped(data: Path, tmp_path: Pa
 
 @pytest.mark.parametrize("metric", ["\u7cbe\u5ea6", "\U0001f680", "--", "", "\t", "\u7cbe\u5ea6_rate"])
 def test_every_name_rule_takes_names_without_ascii_words(metric: str) -> None:
-    from saturate.vocabulary.direction import metric_direction
     from saturate.vocabulary.domains import domain_from_name, metric_domain
-    from saturate.vocabulary.names import is_axis_name
+    from saturate.vocabulary.names import is_axis_name, metric_direction
     from saturate.vocabulary.roles import metric_role
 
     values = np.linspace(0.1, 0.9, 10)

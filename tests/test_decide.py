@@ -15,13 +15,13 @@ from scipy.stats import norm
 from saturate.analysis import AnalysisSettings, analyze_curve, analyze_table, with_decision
 from saturate.decide import DecisionSettings, decide
 from saturate.decide.decision import distribution, innovation_sd, p_pays, stage_of
-from saturate.decide.pooling import (
+from saturate.decide.settings import call_levels
+from saturate.decide.siblings import (
     group_prior,
     leave_one_out_priors,
     posterior,
     sibling_key,
 )
-from saturate.decide.settings import call_levels
 from saturate.errors import SettingsError
 from saturate.measure.evidence import Evidence, backtest, combine, window_sd
 from saturate.measure.quantities import accumulation, project, threshold_for

@@ -20,8 +20,7 @@ from saturate.diagnostics.base import Diagnostic
 from saturate.diagnostics.instability import gradient_conflict, length_runaway
 from saturate.errors import SettingsError
 from saturate.gate import fail_kinds, fail_on_help, parse_fail_on, register_fail_kind
-from saturate.report.json import schema
-from saturate.report.schema import build_schema, render_schema
+from saturate.report.schema import build_schema, render_schema, schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_runs"

@@ -25,7 +25,6 @@ from saturate.diagnostics import KINDS
 from saturate.gate import decide, gate_markdown, github_annotations, junit_xml, parse_fail_on
 from saturate.report import render
 from saturate.report.html import diagnostics_html, render_html
-from saturate.report.json import render_json, schema
 from saturate.report.markdown import render_markdown
 from saturate.report.notebook import notebook_html
 from saturate.report.plots import (
@@ -36,7 +35,8 @@ from saturate.report.plots import (
     save_diagnostic_figures,
 )
 from saturate.report.rows import DIAGNOSTIC_COLUMNS
-from saturate.report.table import render_table
+from saturate.report.schema import render_json, schema
+from saturate.report.terminal import render_table
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 N_BOOT = 40

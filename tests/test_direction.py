@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from saturate.errors import SettingsError
-from saturate.vocabulary.direction import metric_direction, signed, unsigned
+from saturate.vocabulary.names import metric_direction, signed, unsigned
 
 
 @pytest.mark.parametrize(

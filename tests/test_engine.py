@@ -84,7 +84,7 @@ def test_forked_workers_give_the_sequential_json(sequential: saturate.Analysis) 
     behind."""
     import multiprocessing
 
-    from saturate.analysis.pool import forked_workers, forking
+    from saturate.analysis.engine import forked_workers, forking
 
     before = {p.pid for p in multiprocessing.active_children()}  # a reused pool's, if any
     forked_workers()

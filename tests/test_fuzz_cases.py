@@ -1,5 +1,5 @@
 """The crashes the fuzzing of issue 14 found, one test each: analysed when usable, otherwise one
-clear line and exit code 2. Also the helpers that fixed them (:func:`saturate.fit.scaling.pow2_scale`,
+clear line and exit code 2. Also the helpers that fixed them (:func:`saturate.fit.prep.pow2_scale`,
 :func:`saturate.errors.shorten`)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import saturate
 from saturate.cli import app
 from saturate.errors import InputError, names_text, shorten
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import pow2_scale
 from saturate.measure.collapse import detect_collapse
 from saturate.measure.quantities import honest_forecast, smoothed_range
 from saturate.measure.trend import noise_sd, trend_test

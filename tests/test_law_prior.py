@@ -1,8 +1,8 @@
-"""The law prior (saturate.fit.priors) and the issue's target for clean curves: on a curve that
+"""The law prior (saturate.fit.settings) and the issue's target for clean curves: on a curve that
 follows the ScaleRL sigmoid with small noise, the reported (averaged) forecast is within 10% of a
 sigmoid refit's own error once the prior favours the sigmoid, on this seed's 16 curves (at equal
 odds it is 1.3x; over 64 curves of four seeds the prior gives 1.47 on average, see
-saturate.fit.priors for why it is not the default)."""
+saturate.fit.settings for why it is not the default)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from saturate.analysis import AnalysisSettings, analyze_curve
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
-from saturate.fit.priors import prior_penalty
+from saturate.fit.settings import prior_penalty
 from saturate.table.curves import tidy
 
 
@@ -47,7 +47,7 @@ def test_clean_sigmoid_forecast_is_within_ten_percent_of_a_sigmoid_refit() -> No
     # 16 ScaleRL sigmoids (B 0.8-3, midpoint at 5-35% of the last compute: observed past the
     # midpoint, so the law is identified), noise 1% of the rise; forecasts at 2x and 4x.
     # (Observed before the midpoint, the laws cannot be told apart by the data: the reported
-    # forecast is then 1.04-1.16x the sigmoid refit's error, see saturate.fit.priors.)
+    # forecast is then 1.04-1.16x the sigmoid refit's error, see saturate.fit.settings.)
     errors = {"reported": [], "sigmoid": []}
     for c, y, law in _sigmoid_curves(16, 0.05, 0.35, seed=0):
         pts = tidy(pd.DataFrame({"run_id": "r", "metric": "eval/score", "step": np.arange(c.size),

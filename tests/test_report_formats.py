@@ -20,12 +20,12 @@ import saturate.api
 from saturate.errors import InputError, SettingsError
 from saturate.report import FORMATS, render
 from saturate.report.html import render_html
-from saturate.report.json import render_json, schema
 from saturate.report.markdown import escape_md, render_markdown
 from saturate.report.notebook import notebook_html
 from saturate.report.plots import plot_analysis, plot_curve, plot_gain, save_curve_figures
 from saturate.report.rows import COLUMNS
-from saturate.report.table import render_table
+from saturate.report.schema import render_json, schema
+from saturate.report.terminal import render_table
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from saturate.report.rows import (
     shorten_middle,
     unique_labels,
 )
-from saturate.report.table import render_table, table_cells
+from saturate.report.terminal import render_table, table_cells
 
 WIDTHS = (80, 100, 120, 200)
 PREFIX = "team-rl-exp42-qwen2.5-7b-grpo-"

@@ -20,7 +20,7 @@ from saturate.cli.app import app
 from saturate.errors import SettingsError
 from saturate.gate import decide
 from saturate.report import render
-from saturate.report.json import schema
+from saturate.report.schema import schema
 from saturate.vocabulary.roles import (
     classify,
     curve_roles,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import ruptures as rpt
 
-from saturate.fit.elementwise import softplus
+from saturate.fit.formulas import softplus
 from saturate.fit.laws import LAWS, _grid
 from saturate.fit.prep import _solve_toeplitz
 from saturate.fit.solver import solve_batch
@@ -56,7 +56,7 @@ def _plain_law(name, x, th):
     were worked in place)."""
     from scipy.special import expit
 
-    from saturate.fit.elementwise import safe_exp, safe_log
+    from saturate.fit.formulas import safe_exp, safe_log
 
     u = np.log(np.maximum(x, 1e-300))
     c = [th[..., i, None] for i in range(th.shape[-1])]

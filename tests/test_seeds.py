@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from saturate.analysis.seeds import pool_seeds
+from saturate.analysis.seed_mean import pool_seeds
 from saturate.errors import SettingsError
 from saturate.table.curves import DataWarning, tidy
 

@@ -10,8 +10,7 @@ import pytest
 from saturate.diagnostics.divergence import plateau_start
 from saturate.measure.quantities import noise_range, smoothed_range, smoothing_window
 from saturate.measure.trend import newey_west_lags, trend_test
-from saturate.vocabulary.direction import metric_direction
-from saturate.vocabulary.names import metric_tokens
+from saturate.vocabulary.names import metric_direction, metric_tokens
 from saturate.vocabulary.roles import is_reward, pass_at_k, tokens
 
 

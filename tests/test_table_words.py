@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 import saturate
 from saturate.cli import app
-from saturate.report.table import render_table
+from saturate.report.terminal import render_table
 from saturate.report.tracker_tables import render_history, watch_table
 from saturate.tracker.events import Event
 

@@ -14,8 +14,7 @@ import saturate
 from saturate.errors import SettingsError
 from saturate.fit import FitSettings, fit_curve
 from saturate.fit.model import Model
-from saturate.report.json import render_json
-from saturate.report.schema import build_schema
+from saturate.report.schema import build_schema, render_json
 
 TRUE = {"top": 0.8, "gap": 0.5, "rate": 0.3}
 

@@ -14,11 +14,11 @@ from saturate import lazy_exports
 # Each export is imported on first use (PEP 562, saturate.lazy_exports), so that importing the
 # light submodules (settings) does not pull in scipy, statsmodels and ruptures.
 if TYPE_CHECKING:
+    from saturate.analysis.analyse_table import analyze_parts, analyze_table
     from saturate.analysis.curve import analyze_curve, with_decision
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric, summarize_metrics
     from saturate.analysis.engine import Engine, run_curves
     from saturate.analysis.settings import AnalysisSettings, parse_min_gain
-    from saturate.analysis.table import analyze_parts, analyze_table
 
 __getattr__, __dir__ = lazy_exports(__name__, globals())
 

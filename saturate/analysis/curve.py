@@ -1,7 +1,7 @@
 """One curve from its points to its call: observe, measure, fit, gather the evidence
 (:class:`~saturate.measure.evidence.Evidence`), decide (:func:`saturate.decide.decide`).
 
-Everything is measured on the larger-is-better scale (:mod:`saturate.vocabulary.direction`), so
+Everything is measured on the larger-is-better scale (:mod:`saturate.vocabulary.names`), so
 a gain is positive when the metric improves. :func:`analyze_curve` is a pure function of the
 points and the settings; :func:`with_decision` lays a decision (alone, or later with the
 siblings' prior) over a result, so every command reaches a curve's call through one path.
@@ -58,8 +58,8 @@ from saturate.results import (
     Trend,
 )
 from saturate.table.curves import PARAM_PREFIX, is_compute_sorted
-from saturate.vocabulary.direction import metric_direction, signed
 from saturate.vocabulary.domains import Domain, metric_domain
+from saturate.vocabulary.names import metric_direction, signed
 
 _NOT_ESTIMATED = Estimate(math.nan, identified=False)
 _FIT_ERRORS = (SaturateError, ValueError, RuntimeError, FloatingPointError, np.linalg.LinAlgError)
@@ -200,7 +200,7 @@ def _base_fields(obs: _Observed, group_by: str | None) -> dict[str, Any]:
 
 
 def _group_info(points: pd.DataFrame, group_by: str | None) -> dict[str, Any] | None:
-    """The seeds averaged into this curve (:func:`saturate.analysis.seeds.pool_seeds`)."""
+    """The seeds averaged into this curve (:func:`saturate.analysis.seed_mean.pool_seeds`)."""
     if "n_seeds" not in points.columns:
         return None
     by = None if not group_by else next(

@@ -18,8 +18,8 @@ from saturate.ingest.folder import ordered
 from saturate.settings import Settings
 from saturate.table.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.table.table import concat_tables
-from saturate.vocabulary.direction import metric_direction
 from saturate.vocabulary.domains import metric_domain
+from saturate.vocabulary.names import metric_direction
 
 _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", "run_status",
                   "run_url"}

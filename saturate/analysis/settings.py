@@ -31,7 +31,7 @@ class AnalysisSettings:
     run-to-run noise). ``thresholds`` and ``domains`` map metric globs to their own ``min_gain``
     and ``(lo, hi)`` (:mod:`saturate.vocabulary.domains`). ``decision``: how P(pays) becomes the
     call (:class:`~saturate.decide.settings.DecisionSettings`). ``law_prior``: prior odds
-    of the fitted laws (:mod:`saturate.fit.priors`; ``()``: equal odds).
+    of the fitted laws (:mod:`saturate.fit.settings`; ``()``: equal odds).
     """
 
     min_gain: float | str = _DEFAULTS.min_gain

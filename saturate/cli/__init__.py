@@ -29,7 +29,7 @@ def main() -> None:
     import signal
     import sys
 
-    from saturate.analysis.pool import forked_workers
+    from saturate.analysis.engine import forked_workers
     from saturate.cli.common import INTERRUPTED, TERMINATED, Terminated
 
     def terminate(signum: int, frame: object) -> None:

@@ -94,7 +94,7 @@ def format_of_out(settings: Settings, out: Path | None) -> Settings:
 def _emit(analysis: Any, settings: Settings, out: Path | None, *, wide: bool) -> None:
     """Print the report, or write it to ``out``."""
     if settings.format == "table" and out is None:
-        from saturate.report.table import render_table
+        from saturate.report.terminal import render_table
 
         render_table(analysis, terminal(sys.stdout), wide=wide)
         return

@@ -1,6 +1,6 @@
 """The call on a curve, in one place: from its evidence to P(the next doubling pays), the call,
 the verdict and the reasons (:mod:`.decision`), with the prior its sibling runs give it
-(:mod:`.pooling`) and the settings that turn a probability into a call (:mod:`.settings`)."""
+(:mod:`.siblings`) and the settings that turn a probability into a call (:mod:`.settings`)."""
 
 from __future__ import annotations
 

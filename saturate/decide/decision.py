@@ -3,7 +3,7 @@ the verdict -> the reasons.
 
 **P(pays).** The gain ``G`` of the next doubling is normal around the curve's own estimate
 (:attr:`~saturate.measure.evidence.Evidence.own`, the fit and the recent trend weighed by their
-precision), pooled with its siblings' prior (:mod:`saturate.decide.pooling`) unless the two
+precision), pooled with its siblings' prior (:mod:`saturate.decide.siblings`) unless the two
 disagree beyond their spread; after an unrecovered collapse, or on a curve that has not moved
 beyond its noise, weighed against a prior that the level stays (a normal at no gain with about
 the threshold for its spread), so a short noisy run is not sure of a chance drift. Its variance adds three parts, each the curve's own: what the data
@@ -35,8 +35,8 @@ from typing import ClassVar
 
 from scipy.special import ndtr, ndtri
 
-from saturate.decide.pooling import disagreement, posterior
 from saturate.decide.settings import DecisionSettings, GroupPrior
+from saturate.decide.siblings import disagreement, posterior
 from saturate.measure.constants import KNEE_ROI
 from saturate.measure.evidence import Evidence, combine
 from saturate.measure.quantities import roi_stage

@@ -23,8 +23,7 @@ from saturate.diagnostics.registry import EST, NUM, STR, array, fields, kind, nu
 from saturate.errors import InputError, SettingsError
 from saturate.results import Estimate, format_estimate
 from saturate.results.codec import jsonable
-from saturate.vocabulary.direction import signed
-from saturate.vocabulary.names import GPU_HOURS, axis_unit
+from saturate.vocabulary.names import GPU_HOURS, axis_unit, signed
 from saturate.vocabulary.roles import is_benchmark
 
 

@@ -22,7 +22,7 @@ from saturate.settings.checks import check_number, check_pairs
 from saturate.settings.fields import OPTIONS_BY_NAME
 from saturate.table.curves import iter_curves
 from saturate.table.table import Table
-from saturate.vocabulary.direction import metric_direction, signed
+from saturate.vocabulary.names import metric_direction, signed
 from saturate.vocabulary.roles import Role, classify
 
 if TYPE_CHECKING:

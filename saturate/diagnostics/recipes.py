@@ -31,7 +31,7 @@ from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import VERDICTS, Estimate, format_estimate
 from saturate.results.codec import jsonable
 from saturate.settings.checks import resolve_at
-from saturate.vocabulary.direction import signed
+from saturate.vocabulary.names import signed
 
 _NAN = Estimate(math.nan, identified=False)
 

@@ -19,7 +19,7 @@ from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, regi
 from saturate.measure.constants import TARGET_HORIZON
 from saturate.results import Estimate
 from saturate.results.codec import jsonable
-from saturate.vocabulary.direction import signed
+from saturate.vocabulary.names import signed
 
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]
 Predict = Callable[[np.ndarray], np.ndarray]

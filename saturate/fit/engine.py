@@ -36,9 +36,8 @@ from saturate.fit.prep import (
     normalisation,
     sieve_noise,
 )
-from saturate.fit.priors import with_prior
 from saturate.fit.result import CurveFit, LawFit
-from saturate.fit.settings import FitSettings
+from saturate.fit.settings import FitSettings, with_prior
 from saturate.fit.solver import BatchResult, solve_laws
 from saturate.fit.weights import PointFit, Scores, law_scores, law_weights
 

@@ -18,8 +18,31 @@ except ImportError:  # pragma: no cover - a scipy without it: the public functio
 
 from saturate.errors import InputError
 from saturate.fit.kernels import ar_filter
-from saturate.fit.scaling import pow2_scale
 from saturate.table.curves import DataWarning
+
+#: Magnitudes left unscaled: their squares and sums of squares stay far from a float's limits.
+SAFE_MAGNITUDE: tuple[float, float] = (2.0**-60, 2.0**60)
+
+
+def pow2_scale(*values: ArrayLike) -> float:
+    """A power of two ``s`` with ``1 <= m / s < 2`` for the largest finite magnitude ``m`` among
+    ``values``; 1.0 when ``m`` lies in :data:`SAFE_MAGNITUDE` or no value is finite and non-zero.
+    Divide by ``s`` (never multiply by ``1 / s``, which may overflow)."""
+    m = 0.0
+    for v in values:
+        if isinstance(v, (float, int)):
+            a = abs(float(v))
+            if a < math.inf:  # also False for NaN
+                m = max(m, a)
+            continue
+        arr = np.abs(np.asarray(v, dtype=float))
+        arr = arr[np.isfinite(arr)]
+        if arr.size:
+            m = max(m, float(arr.max()))
+    if m == 0.0 or SAFE_MAGNITUDE[0] <= m <= SAFE_MAGNITUDE[1]:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(m)[1] - 1)
+
 
 Array = NDArray[np.float64]
 _X_MIN = 1e-12
@@ -30,7 +53,7 @@ class Normalisation:
     """Maps user units to the fitting coordinates and back: ``x = (compute + offset) / c_ref``
     (``offset`` > 0 shifts a curve with compute <= 0 by one compute gap, for the log scale) and
     ``y = sign * (value - loc) / scale`` (``sign = -1`` for lower-is-better), worked over
-    :func:`~saturate.fit.scaling.pow2_scale` so values near the largest float do not overflow."""
+    :func:`~saturate.fit.prep.pow2_scale` so values near the largest float do not overflow."""
 
     loc: float
     scale: float
@@ -99,7 +122,7 @@ def clean_curve(compute: ArrayLike, value: ArrayLike) -> tuple[Array, Array, tup
 
 def normalisation(c: Array, v: Array, direction: str) -> tuple[Normalisation, tuple[str, ...]]:
     """Axes for fitting: compute shifted off zero if needed, values standardised (over
-    :func:`~saturate.fit.scaling.pow2_scale`) and oriented. A curve whose spread is below 1e-12 of
+    :func:`~saturate.fit.prep.pow2_scale`) and oriented. A curve whose spread is below 1e-12 of
     its largest magnitude is constant, whatever its units."""
     flags: list[str] = []
     offset = 0.0

@@ -18,8 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from saturate.errors import SettingsError
 from saturate.fit.laws import LAWS, Law
-from saturate.fit.prep import Normalisation
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import Normalisation, pow2_scale
 from saturate.results import (
     Direction,
     Estimate,

@@ -8,6 +8,7 @@ all of them (errors for an empty selection, summed warnings, :attr:`Tables.axis`
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import warnings
@@ -43,6 +44,7 @@ from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.redaction import redact_uri
 from saturate.ingest.tensorboard import is_event_file, iter_event_runs, read_event_files
 from saturate.ingest.wandb_files import iter_wandb_runs, read_wandb_files
+from saturate.settings import Settings
 from saturate.settings.checks import check_url
 from saturate.table import curves
 from saturate.table.axis import (
@@ -58,7 +60,36 @@ from saturate.table.run_table import run_count
 from saturate.table.selection import Offered, selection_miss, unmatched_lines
 from saturate.table.table import Table
 
-__all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source"]
+
+def check_gpus_axis(settings: Settings) -> bool:
+    """True when ``gpus`` makes the x axis GPU-hours from wall time (the points are then read on
+    their steps); ``gpus`` with ``compute`` is an error."""
+    if settings.gpus is None:
+        return False
+    if settings.compute is not None:
+        raise SettingsError(f"{settings.option('gpus')} makes the x axis GPU-hours from wall "
+                            f"time; give it or {settings.option('compute')}, not both")
+    return True
+
+
+def read_tables(source: Any, settings: Settings, *, fast: bool = True,
+                on_read: Callable[[ReadProgress], None] | None = None) -> Tables:
+    """The sources' tables as ``settings`` selects them, part by part on their x axis (what
+    :func:`saturate.api.analyze_read` takes).
+
+    The GPU-hours metric is read even when ``--metric`` leaves it out (the cost diagnostics need
+    it) and kept apart from the analysed curves.
+    """
+    selection = settings.selection()
+    check_gpus_axis(settings)
+    metric, hours, apart = selection["metric"], settings.gpu_hours, None
+    if metric and hours and not any(fnmatch.fnmatchcase(hours, g) for g in metric):
+        selection["metric"], apart = [*metric, hours], hours
+    return Tables(source, **selection, gpus=settings.gpus, fast=fast, as_given=True, apart=apart,
+                  on_part=on_read)
+
+
+__all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source", "read_tables", "check_gpus_axis"]
 
 Source = str | os.PathLike | pd.DataFrame | Table
 _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",

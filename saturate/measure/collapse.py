@@ -1,5 +1,5 @@
 """Collapse detection: a sudden, unrecovered drop after a good stretch, found as a change of the
-mean by PELT (values on the larger-is-better scale, :func:`saturate.vocabulary.direction.signed`).
+mean by PELT (values on the larger-is-better scale, :func:`saturate.vocabulary.names.signed`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import pow2_scale
 from saturate.measure.constants import (
     COLLAPSE_DROP_SHARE,
     COLLAPSE_JUMP_DIVISOR,

@@ -27,7 +27,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from scipy.special import ndtri
 
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import pow2_scale
 from saturate.measure.constants import KNEE_ROI
 from saturate.measure.trend import _ar1, noise_sd, recent_window, trend_test
 from saturate.results import Collapse, Direction, Estimate, Trend
@@ -110,7 +110,7 @@ class Evidence(Coded):
 def combine(parts: tuple[tuple[float, float], ...], scale: float) -> tuple[float, float]:
     """Precision-weighted mean of ``(estimate, standard error)`` pairs and its standard error;
     standard errors floored at ``1e-9`` of ``scale``, worked out over
-    :func:`~saturate.fit.scaling.pow2_scale` (squares of 1e300 overflow)."""
+    :func:`~saturate.fit.prep.pow2_scale` (squares of 1e300 overflow)."""
     u = pow2_scale(scale) if math.isfinite(scale) and scale > 0 else 1.0
     floor = max(1e-9 * scale / u if math.isfinite(scale) and scale > 0 else 0.0, 1e-150)
     usable = [(g / u, max(s / u, floor)) for g, s in parts
@@ -245,7 +245,7 @@ def se_of(e: Estimate | None, confidence: float) -> float:
 
 def _beyond(d: float, *errors: float) -> float:
     """``sqrt(d^2 - sum of errors^2)`` when positive, else 0 (method of moments, over
-    :func:`~saturate.fit.scaling.pow2_scale` so no square overflows)."""
+    :func:`~saturate.fit.prep.pow2_scale` so no square overflows)."""
     u = pow2_scale(d, *errors)
     d2 = (d / u) ** 2 - sum((e / u) ** 2 for e in errors)
     return u * math.sqrt(d2) if math.isfinite(d2) and d2 > 0 else 0.0

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtr, ndtri
 
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import pow2_scale
 from saturate.measure.constants import (
     KNEE_ROI,
     NOISE_RANGE_SIM_POINTS,
@@ -23,8 +23,8 @@ from saturate.measure.constants import (
 )
 from saturate.measure.trend import noise_sd
 from saturate.results import Direction, Estimate, ForecastPoint, Stage
-from saturate.vocabulary.direction import signed
 from saturate.vocabulary.domains import metric_domain
+from saturate.vocabulary.names import signed
 
 
 def smoothing_window(n: int) -> int:

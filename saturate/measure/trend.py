@@ -1,5 +1,5 @@
 """Evidence about a curve that does not depend on any fitted law (values on the larger-is-better
-scale, :func:`saturate.vocabulary.direction.signed`).
+scale, :func:`saturate.vocabulary.names.signed`).
 
 * :func:`trend_test`: the recent slope per doubling of compute, OLS on log2 compute with an
   autocorrelation-robust error (Newey-West alone covers a nominal 90% only ~60% of the time on 50
@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import stdtr, stdtrit
 
-from saturate.fit.scaling import pow2_scale
+from saturate.fit.prep import pow2_scale
 from saturate.measure.constants import (
     MAX_ANALYSED_POINTS,
     MIN_TREND_POINTS,

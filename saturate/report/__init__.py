@@ -16,7 +16,7 @@ def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
     """The report in format ``fmt`` (one of :data:`FORMATS`) as text; ``table`` without colours
     at ``width`` columns (the CLI prints it live instead)."""
     if fmt == "json":
-        from saturate.report.json import render_json
+        from saturate.report.schema import render_json
 
         return render_json(analysis)
     if fmt == "markdown":
@@ -32,7 +32,7 @@ def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
 
         from rich.console import Console
 
-        from saturate.report.table import render_table
+        from saturate.report.terminal import render_table
 
         console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
         render_table(analysis, console, reasons=True)

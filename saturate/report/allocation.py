@@ -12,7 +12,7 @@ from rich.text import Text
 
 from saturate.diagnostics import Allocation
 from saturate.report.rows import prob
-from saturate.report.table_layout import cell, print_fitted
+from saturate.report.terminal_layout import cell, print_fitted
 from saturate.results import format_estimate
 
 

@@ -193,7 +193,7 @@ def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = 
     pooled = any(len((c.group or {}).get("runs") or []) > 1 for c in curves)
     table = getattr(analysis, "data", None) if pooled else None  # rebuilt only to draw seeds
     if workers is None:
-        from saturate.analysis.pool import forking
+        from saturate.analysis.engine import forking
         from saturate.analysis.work import local_workers
 
         workers = local_workers() if forking() else 1
@@ -260,7 +260,7 @@ def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
         return out
     size = max(1, min(8, total // (4 * workers)))
     chunks = [tasks[k:k + size] for k in range(0, total, size)]
-    from saturate.analysis.pool import forked_pool, forking
+    from saturate.analysis.engine import forked_pool, forking
 
     with forked_pool(workers) if forking() else ProcessPoolExecutor(max_workers=workers) as pool:
         for future in as_completed([pool.submit(_draw, chunk) for chunk in chunks]):

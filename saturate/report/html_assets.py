@@ -1,9 +1,8 @@
 """What the HTML pages share: the Jinja environment their templates render in (autoescape on:
 every value from the data is escaped by the template, none by hand), the stylesheet and the page
 script (``assets/page.css``, ``assets/page.js``), the Content-Security-Policy that lets only that
-script run (by its hash) and fetches nothing, the badges' colours (white text at a WCAG AA
-contrast of 4.5 or more in either theme), and the small escaping helpers the Jupyter fragments
-(:mod:`saturate.report.notebook`) still build by hand.
+script run (by its hash) and fetches nothing, and the badges' colours (white text at a WCAG AA
+contrast of 4.5 or more in either theme).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from saturate.report.text import for_html, for_terminal
+from saturate.report.text import for_terminal
 
 BADGE_COLORS: dict[str, str] = {
     "scaling": "#1a7f37", "slowing": "#9a6700", "saturated": "#cf222e", "regressing": "#8250df",
@@ -114,27 +113,7 @@ def run_url(curve: Any) -> str | None:
     return url if parts.scheme.lower() in ("http", "https") and parts.hostname else None
 
 
-# ---- hand-built fragments (the Jupyter views) ------------------------------------------------
-
-def esc(x: Any) -> str:
-    """Text from the data, safe in HTML text and in attribute values."""
-    return for_html(x)  # control and bidi characters escaped, then HTML's
-
-
-def breakable(text: Any) -> str:
-    """A name from the data, escaped, that may wrap after its separators (``/``, ``-``, ``_``)
-    rather than in the middle of a word."""
-    return str(_breakable(text))
-
-
-def badge(verdict: str, colors: dict[str, str] = BADGE_COLORS) -> str:
-    color = colors.get(verdict, "#656d76")
-    return f'<span class="badge" style="background:{color}">{esc(verdict)}</span>'
-
-
-def severity_badge(severity: str) -> str:
-    return badge(severity, SEVERITY_COLORS)
-
+# ---- the badges' contrast ------------------------------------------------------------------
 
 def _luminance(color: str) -> float:
     rgb = [int(color.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]

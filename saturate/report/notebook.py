@@ -9,14 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from saturate.report.html_assets import (
-    NOTEBOOK_CSS,
-    badge,
-    breakable,
-    esc,
-    run_url,
-    severity_badge,
-)
+from markupsafe import Markup
+
+from saturate.report.html_assets import NOTEBOOK_CSS, environment, run_url
 from saturate.report.rows import (
     confidence_level,
     curves_and_settings,
@@ -31,17 +26,10 @@ from saturate.report.rows import (
 from saturate.results import CurveAnalysis, register_figure, register_html
 
 
-def _wrap(body: str) -> str:
-    return f'<div class="saturate-nb"><style>{NOTEBOOK_CSS}</style>{body}</div>'
-
-
-def _run_cell(c: CurveAnalysis) -> str:
-    """The run's name, a link to its page on the tracker when the source gave one."""
-    url = run_url(c)
-    if url is None:
-        return breakable(c.run)
-    return (f'<a href="{esc(url)}" rel="noopener noreferrer" target="_blank">'
-            f"{breakable(c.run)}</a>")
+def _view(name: str, /, *args: Any) -> str:
+    """The macro ``name`` of ``templates/notebook.html`` called with ``args`` (autoescaped)."""
+    module = environment().get_template("notebook.html").make_module({"css": Markup(NOTEBOOK_CSS)})
+    return str(getattr(module, name)(*args))
 
 
 def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
@@ -54,29 +42,16 @@ def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
     at = next((str(c.forecast[0].at) for c in curves if c.forecast), "")
     heads = ("run", "metric", "verdict", "P(pays)", "gain / doubling", "why",
              f"forecast {at}".strip(), "last value", "curve")
-    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
-    rows = []
-    for i, c in enumerate(curves):
-        thumb = thumbnail_svg(c, confidence=confidence) if i < max_plots else ""
-        rows.append(
-            f"<tr><td>{_run_cell(c)}</td><td>{breakable(c.metric)}</td>"
-            f"<td>{badge(c.verdict)}</td><td class='n'>{esc(prob(c.p_pays))}</td>"
-            f"<td class='n'>{esc(interval(c.gain_per_doubling))}</td>"
-            f"<td>{esc(short_reason(c))}</td><td class='n'>{esc(forecast_cell(c))}</td>"
-            f"<td class='n'>{esc(num(c.value_last, 4))}</td><td>{thumb}</td></tr>")
-    more = (f"<p class='muted'>charts for the first {max_plots} of {len(curves)} curves</p>"
+    rows = [{"run": c.run, "url": run_url(c), "metric": c.metric, "verdict": c.verdict,
+             "p": prob(c.p_pays), "gain": interval(c.gain_per_doubling), "why": short_reason(c),
+             "forecast": forecast_cell(c), "last": num(c.value_last, 4),
+             "thumb": Markup(thumbnail_svg(c, confidence=confidence)) if i < max_plots else ""}
+            for i, c in enumerate(curves)]
+    more = (f"charts for the first {max_plots} of {len(curves)} curves"
             if len(curves) > max_plots else "")
-    found = diagnostics_of(analysis)
-    diag = ""
-    if found:
-        items = "".join(f"<li>{severity_badge(d.severity)} <b>{esc(d.kind)}</b> {esc(d.run)}: "
-                        f"{esc(d.message)}</li>" for d in found)
-        diag = f"<p><b>Diagnostics ({len(found)})</b></p><ul>{items}</ul>"
-    suite = getattr(analysis, "suite", None)
-    if suite is not None:  # the suite first: it is the answer asked for
-        suite = _suite_html(suite)
-    return _wrap(f"<p><b>{esc(headline(curves))}</b></p>{suite or ''}<table><thead><tr>{head}"
-                 f"</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}{diag}")
+    suite = getattr(analysis, "suite", None)  # the suite first: it is the answer asked for
+    return _view("analysis", headline(curves), Markup(_suite_html(suite)) if suite is not None else "",
+                 heads, rows, more, diagnostics_of(analysis))
 
 
 def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
@@ -100,11 +75,8 @@ def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
         ("stop point", interval(curve.stop_point) if curve.stop_point else "none in range"),
         *((f"forecast {f.at}", forecast_cell(curve, i)) for i, f in enumerate(curve.forecast)),
     ]
-    reasons = "".join(f"<li>{esc(r)}</li>" for r in curve.reasons)
-    table = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in facts)
-    return _wrap(f"<p><b>{esc(curve.run)} / {esc(curve.metric)}</b> {badge(curve.verdict)} "
-                 f"<span class='muted'>{esc(short_reason(curve))}</span></p>{charts}"
-                 f"<table><tbody>{table}</tbody></table><ul>{reasons}</ul>")
+    return _view("curve", curve.run, curve.metric, curve.verdict, short_reason(curve),
+                 Markup(charts), facts, list(curve.reasons))
 
 
 def _fit_chart(fit: Any) -> str:
@@ -129,24 +101,16 @@ def _fit_chart(fit: Any) -> str:
 
 def fit_html(fit: Any) -> str:
     """A curve fit: its chart, the laws with their weights and parameters, the forecasts."""
-    rows = []
-    for lf in sorted(fit.laws, key=lambda lf: -lf.weight if math.isfinite(lf.weight) else 0):
-        params = ", ".join(f"{k} = {interval(v)}" for k, v in lf.params.items())
-        rows.append(f"<tr><td>{esc(lf.name)}</td><td class='n'>{esc(num(lf.weight, 3))}</td>"
-                    f"<td class='n'>{esc(num(lf.aicc, 4))}</td>"
-                    f"<td class='n'>{esc(num(lf.cv_error, 3))}</td>"
-                    f"<td>{'yes' if lf.converged else 'no'}</td><td>{esc(params)}</td></tr>")
-    forecasts = "".join(
-        f"<li>forecast {esc(f.at)} (compute {esc(num(f.compute))}): {esc(num(f.value, 4))} "
-        f"[{esc(num(f.lo, 4))}, {esc(num(f.hi, 4))}]{'' if f.identified else ', not identified'}"
-        "</li>" for f in fit.forecast())
-    head = (f"<p><b>Curve fit</b> <span class='muted'>{fit.n_points} points, compute "
-            f"{esc(num(fit.compute_first))} – {esc(num(fit.compute_last))}, {fit.direction} is "
-            f"better; asymptote {esc(interval(fit.asymptote))}</span></p>")
-    table = ("<table><thead><tr><th>law</th><th>weight</th><th>AICc</th><th>CV rmse</th>"
-             f"<th>converged</th><th>parameters</th></tr></thead><tbody>{''.join(rows)}"
-             "</tbody></table>")
-    return _wrap(f"{head}{_fit_chart(fit)}{table}<ul>{forecasts}</ul>")
+    laws = [{"name": lf.name, "weight": num(lf.weight, 3), "aicc": num(lf.aicc, 4),
+             "cv": num(lf.cv_error, 3), "converged": "yes" if lf.converged else "no",
+             "params": ", ".join(f"{k} = {interval(v)}" for k, v in lf.params.items())}
+            for lf in sorted(fit.laws, key=lambda lf: -lf.weight if math.isfinite(lf.weight) else 0)]
+    forecasts = [f"forecast {f.at} (compute {num(f.compute)}): {num(f.value, 4)} "
+                 f"[{num(f.lo, 4)}, {num(f.hi, 4)}]{'' if f.identified else ', not identified'}"
+                 for f in fit.forecast()]
+    head = (f"{fit.n_points} points, compute {num(fit.compute_first)} – {num(fit.compute_last)}, "
+            f"{fit.direction} is better; asymptote {interval(fit.asymptote)}")
+    return _view("fit", head, Markup(_fit_chart(fit)), laws, forecasts)
 
 
 def _suite_html(suite: Any) -> str:
@@ -215,18 +179,12 @@ class OverlayView:
     def _repr_html_(self) -> str:
         from saturate.report.svg.overlay import overlay_svg, run_color
 
-        if not self.groups:
-            return _wrap(f"<p>{esc(repr(self))}</p>")
-        parts = []
-        for source, metric, runs, which in self.pages():
-            legend = "".join(
-                f"<li><span style='display:inline-block;width:0.8em;height:0.8em;"
-                f"background:{run_color(i)}'></span> {esc(c.run)} {badge(c.verdict)} "
-                f"P(pays) {esc(prob(c.p_pays))}</li>" for i, c in enumerate(runs))
-            parts.append(f"<p><b>{esc(metric)}</b> · {esc(source)}: {esc(which)}</p>"
-                         f"{overlay_svg(runs, confidence=self.confidence)}"
-                         f"<ul style='list-style:none;padding-left:0'>{legend}</ul>")
-        return _wrap("".join(parts))
+        charts = [{"metric": metric, "source": source, "which": which,
+                   "svg": Markup(overlay_svg(runs, confidence=self.confidence)),
+                   "runs": [{"color": run_color(i), "name": c.run, "verdict": c.verdict,
+                             "p": prob(c.p_pays)} for i, c in enumerate(runs)]}
+                  for source, metric, runs, which in self.pages()]
+        return _view("overlays", "" if self.groups else repr(self), charts)
 
 
 def overlay_view(analysis: Any, *, run: str | None = None,

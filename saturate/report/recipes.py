@@ -14,7 +14,7 @@ from rich.table import Table
 from saturate.diagnostics import RecipeComparison
 from saturate.report.markdown import escape_md
 from saturate.report.rows import prob
-from saturate.report.table_layout import cell, print_fitted
+from saturate.report.terminal_layout import cell, print_fitted
 from saturate.results import format_estimate
 
 COMPARE_COLUMNS = ("recipe", "seeds", "A (asymptote)", "B (efficiency)", "last value", "verdict",

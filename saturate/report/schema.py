@@ -1,5 +1,5 @@
-"""The JSON Schema of the report: the committed ``schema.json`` with its ``estimate``, ``curve``
-and ``diagnostic_metric`` parts written from the result classes' fields, its diagnostics part from
+"""The JSON report (:func:`render_json`: one document, ``schema_version`` 1) and its JSON Schema:
+the committed ``schema.json`` with its ``estimate``, ``curve`` and ``diagnostic_metric`` parts written from the result classes' fields, its diagnostics part from
 the registry (so a diagnostic registered at run time is in it) and its suite part from
 ``suite_schema.json``. After changing any of these, rewrite the file with
 ``python -m saturate.report.schema`` (a test checks that it is up to date).
@@ -15,7 +15,38 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["build_schema", "render_schema", "write_schema"]
+from saturate.report.rows import curves_and_settings
+from saturate.report.text import for_json
+from saturate.results import verdict_counts
+from saturate.results.codec import jsonable
+
+SCHEMA_VERSION = 1
+
+
+def document(analysis: Any) -> dict[str, Any]:
+    """The document as Python data: the Analysis's own ``to_dict()``, or one built from curves."""
+    if hasattr(analysis, "to_dict") and hasattr(analysis, "curves"):
+        return jsonable(analysis.to_dict())
+    curves, settings = curves_and_settings(analysis)
+    return jsonable({"schema_version": SCHEMA_VERSION, "settings": settings,
+                     "summary": verdict_counts(curves), "curves": [c.to_dict() for c in curves],
+                     "diagnostics": []})
+
+
+def render_json(analysis: Any, *, indent: int | None = 2) -> str:
+    """The document as JSON text (strict: no NaN, which many parsers reject; missing is null)."""
+    text = json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False)
+    return for_json(text) + "\n"  # bidi and line separators escaped
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the document, as a fresh dict: ``schema.json`` with the
+    diagnostic kinds of the registry (see :mod:`saturate.report.schema`)."""
+    return build_schema()
+
+
+__all__ = ["SCHEMA_VERSION", "build_schema", "document", "render_json", "render_schema", "schema",
+           "write_schema"]
 
 WIDTH = 100
 

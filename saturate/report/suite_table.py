@@ -24,8 +24,8 @@ from saturate.report.suite import (
     suite_notes,
     task_grid,
 )
-from saturate.report.table_layout import BOX, INDENT, _cost, at_least, cell, wrap_header
-from saturate.report.table_layout import _header_width as _word
+from saturate.report.terminal_layout import BOX, INDENT, _cost, at_least, cell, wrap_header
+from saturate.report.terminal_layout import _header_width as _word
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS
 

@@ -4,14 +4,13 @@ A run name is whatever a user (or an attacker) logged: a newline in it can forge
 annotation (``x\\n::error::FORGED``), an ANSI escape clear the terminal, ``@everyone`` ping
 people. :func:`for_terminal` shows control, separator and bidi characters escaped (one logical
 line stays one line); :func:`for_annotation`, :func:`for_markdown`, :func:`for_message`,
-:func:`for_html`, :func:`for_json`, :func:`for_document` and the chat webhooks' :func:`for_slack`
+:func:`for_json`, :func:`for_document` and the chat webhooks' :func:`for_slack`
 and :func:`for_chat` build on it. No line of any output can begin with ``::`` from the data
 (:func:`no_command`).
 """
 
 from __future__ import annotations
 
-import html
 import re
 import urllib.parse
 from typing import Any
@@ -154,12 +153,6 @@ def for_chat(text: Any) -> str:
 def for_message(text: Any) -> str:
     """An error or warning line: credentials redacted, then shown as one terminal line."""
     return for_terminal(redact(text))
-
-
-def for_html(text: Any) -> str:
-    """``text`` safe in HTML text and attribute values: :func:`for_terminal` (NUL, ESC, bidi
-    overrides and line breaks shown escaped), then :func:`html.escape`."""
-    return html.escape(for_terminal(text), quote=True)
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")

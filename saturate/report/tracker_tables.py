@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.table import Table
 
 from saturate.report.rows import VERDICT_STYLES, interval, prob, shorten_middle
-from saturate.report.table_layout import (
+from saturate.report.terminal_layout import (
     BOX,
     INDENT,
     NAMES,
@@ -57,7 +57,7 @@ def watch_table(
 ) -> RenderableType:
     """The current verdict and last event of every watched curve, one line each in ``width``
     columns, laid out as the report's table is
-    (:func:`~saturate.report.table_layout.choose_layout`): names whole unless they cannot fit
+    (:func:`~saturate.report.terminal_layout.choose_layout`): names whole unless they cannot fit
     (then cut in the middle), each run as a heading over its curves when a run column would cut
     a name, the optional columns (last event first) while they fit; no word split."""
     keys = sorted(latest, key=lambda k: (latest[k].run, latest[k].metric))

@@ -9,21 +9,54 @@ gain's interval carries the task and seed spread. Each task's pooled seeds get t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from saturate.analysis import AnalysisSettings
-from saturate.errors import SettingsError
+from saturate.errors import SaturateError, SettingsError
 from saturate.suites.aggregate import DEFAULT_N_BOOT, STATISTICS
 from saturate.suites.compare import compare_groups
-from saturate.suites.frame import SuiteRows, suite_rows
+from saturate.suites.frame import SuiteRows, resolve_key, suite_rows
 from saturate.suites.grid import common_grid, run_points, score_tensor, task_span
 from saturate.suites.group import analyze_group
-from saturate.suites.normalize import Normalization, NormalizeSpec, apply_bounds, task_bounds
+from saturate.suites.normalize import (
+    Normalization,
+    NormalizeSpec,
+    apply_bounds,
+    read_baselines,
+    task_bounds,
+)
 from saturate.suites.result import SuiteAnalysis, SuiteGroup
+from saturate.table.run_table import run_facts
 from saturate.table.table import Table
-from saturate.vocabulary.direction import metric_direction
+from saturate.vocabulary.names import metric_direction
+
+if TYPE_CHECKING:
+    from saturate.settings import Settings
+
+
+def suite_from_settings(
+    judged: Table, settings: Settings, progress: Callable[[int, int], None] | None
+) -> SuiteAnalysis:
+    """The suite analysis of the judged curves as ``settings`` ask for it
+    (:meth:`Settings.suite_options`), the keys and the baselines file checked first, with
+    errors named as the caller spells the options (``--suite`` on the command line)."""
+    options = settings.suite_options() or {}
+    keys = pd.DataFrame(columns=[*judged.points.columns,
+                                 *run_facts(judged.points, judged.runs).columns])
+    resolve_key(keys, options["suite"], settings.option("suite"))
+    if options["group_by"] is not None:
+        resolve_key(keys, options["group_by"], settings.option("group_by"))
+    spec = options["normalize"]
+    if isinstance(spec, str) and spec not in ("min-max", "none") and not spec.startswith("random="):
+        try:
+            read_baselines(spec)
+        except SaturateError as exc:
+            raise type(exc)(f"{settings.option('normalize')}: {exc}") from None
+    return analyze_suite(judged, settings=AnalysisSettings.from_settings(settings),
+                         seed=settings.seed, progress=progress, **options)
 
 
 def _check_options(statistic: str, n_boot: int, min_coverage: float, settings: object) -> None:

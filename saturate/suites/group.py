@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from saturate.analysis import AnalysisSettings, analyze_curve
-from saturate.analysis.seeds import pool_seeds
+from saturate.analysis.seed_mean import pool_seeds
 from saturate.errors import InputError
 from saturate.measure.quantities import share_above
 from saturate.results import CurveAnalysis

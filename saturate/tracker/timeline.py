@@ -344,9 +344,9 @@ def _refit_from_source(source: Any, run: str, metric: str, settings: Any, points
                        at: float | None, fast: bool) -> Timeline:
     """Read the curve ``run`` / ``metric`` names with the runs of that metric it pools with,
     and re-fit it along its history."""
+    from saturate.analysis.analyse_table import sibling_runs
     from saturate.analysis.settings import AnalysisSettings
-    from saturate.analysis.table import sibling_runs
-    from saturate.ingest.reading import read_tables
+    from saturate.ingest.stream import read_tables
     from saturate.table.table import concat_tables
 
     sel = dataclasses.replace(settings, metric=(metric,), run=())

@@ -128,7 +128,7 @@ class Watcher:
                                 "supported here (--group-by none is: it turns pooling off)")
         if self.settings.suite is not None:  # a suite key of the settings file: runs one by one
             self.settings = dataclasses.replace(self.settings, suite=None)
-        from saturate.ingest.reading import check_gpus_axis
+        from saturate.ingest.stream import check_gpus_axis
 
         self._on_steps = check_gpus_axis(self.settings)  # GPU-hours from wall time, from steps
 
@@ -208,8 +208,8 @@ class Watcher:
 
     def _with_siblings(self, runs: set[tuple[str, str]]) -> set[tuple[str, str]]:
         """``runs`` and the stored runs their curves pool with (their seeds)."""
+        from saturate.analysis.analyse_table import sibling_runs
         from saturate.analysis.settings import AnalysisSettings
-        from saturate.analysis.table import sibling_runs
 
         if not AnalysisSettings.from_settings(self.settings).decision.pool:
             return runs

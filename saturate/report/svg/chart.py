@@ -14,14 +14,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from markupsafe import Markup
 
-from saturate.report.text import for_html
+from saturate.report.text import for_terminal
 
 FONT = 11.0
 CHAR = 6.1  # average advance of a character at FONT px, for laying out legends and labels
 
 
-_e = for_html  # control and bidi characters escaped, then HTML's
+def tag(name: str, /, *content: object, **attrs: object) -> str:
+    """One SVG element, ``attrs`` written ``text_anchor`` -> ``text-anchor``. markupsafe escapes the
+    content and every attribute value (text from the data first shows its control and bidi
+    characters escaped, as the templates' ``finalize`` does); content given as ``Markup`` (a
+    nested element) is kept as it is."""
+    def shown(v: object) -> object:
+        return v if isinstance(v, Markup) else for_terminal(str(v))
+
+    attr = Markup("").join(Markup(' {}="{}"').format(k.replace("_", "-"), shown(v))
+                           for k, v in attrs.items())
+    return str(Markup("<{0}{1}>{2}</{0}>").format(Markup(name), attr,
+                                                  Markup("").join(shown(c) for c in content)))
 
 
 def tick_label(v: float) -> str:

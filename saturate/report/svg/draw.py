@@ -13,10 +13,10 @@ from saturate.report.svg.chart import (
     CHAR,
     FONT,
     Chart,
-    _e,
     _Item,
     linear_ticks,
     log_ticks,
+    tag,
     tick_label,
 )
 
@@ -167,8 +167,8 @@ def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, fl
             lo, hi = float(np.clip(lo, y0, y1)), float(np.clip(hi, y0, y1))
             bar = (f'<path d="M{_f(px)} {_f(lo)}V{_f(hi)}M{_f(px - 3)} {_f(lo)}h6M{_f(px - 3)} '
                    f'{_f(hi)}h6" stroke="{c}" stroke-width="1.3"/>')
-        text = (f'<text x="{_f(px + 6)}" y="{_f(py - 6)}" fill="{c}" font-size="10">'
-                f"{_e(item.text)}</text>" if item.text else "")
+        text = (tag("text", item.text, x=_f(px + 6), y=_f(py - 6), fill=c, font_size="10")
+                if item.text else "")
         return bar + _diamond(px, py, c) + text
     if item.kind in ("vline", "vspan"):
         xs = sx(item.x)
@@ -227,15 +227,15 @@ def chart_svg(chart: Chart, *, legend: bool = True, axes: bool = True, title: st
         parts.append(_axes(chart, sx, sy, xticks, yticks, box, char))
     parts.append(f'<g clip-path="url(#{uid})">{body}</g>')
     for i, note in enumerate(chart.notes):
-        parts.append(f'<text x="{_f(x0 + 4)}" y="{_f(y0 + 12 + 12 * i)}" font-size="10" '
-                     f'fill-opacity=".75">{_e(note)}</text>')
+        parts.append(tag("text", note, x=_f(x0 + 4), y=_f(y0 + 12 + 12 * i), font_size="10",
+                         fill_opacity=".75"))
     top = y1 + 18 + (16 if chart.xlabel else 0) + 4
     for r, row in enumerate(rows):
         y = top + r * _ROW + _ROW / 2
         for item, dx in row:
             parts.append(_swatch(item, x0 + dx, y))
-            parts.append(f'<text x="{_f(x0 + dx + 26)}" y="{_f(y + 4)}">{_e(item.label)}</text>')
-    label = f"<title>{_e(title)}</title>" if title else ""
+            parts.append(tag("text", item.label, x=_f(x0 + dx + 26), y=_f(y + 4)))
+    label = tag("title", title) if title else ""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" viewBox="0 0 {_f(w)} '
             f'{_f(h)}" width="{_f(w)}" height="{_f(h)}" role="img" font-size="{font:g}" '
             f'fill="currentColor">{label}{"".join(parts)}</svg>')
@@ -253,22 +253,21 @@ def _axes(chart: Chart, sx: Scale, sy: Scale, xticks: list[float], yticks: list[
             text = tick_label(t)
             half = len(text) * char / 2
             if px - half > free + 4:
-                labels.append(f'<text x="{_f(px)}" y="{_f(y1 + char * 2 + 1)}" '
-                              f'text-anchor="middle">{_e(text)}</text>')
+                labels.append(tag("text", text, x=_f(px), y=_f(y1 + char * 2 + 1),
+                                  text_anchor="middle"))
                 free = px + half
     for t in yticks:
         (py,) = sy(np.array([t]))
         if y0 - 0.5 <= py <= y1 + 0.5:
             grid.append(f"M{_f(x0)} {_f(py)}H{_f(x1)}")
-            labels.append(f'<text x="{_f(x0 - 4)}" y="{_f(py + 3.5)}" text-anchor="end">'
-                          f"{_e(tick_label(t))}</text>")
+            labels.append(tag("text", tick_label(t), x=_f(x0 - 4), y=_f(py + 3.5), text_anchor="end"))
     out = [f'<path d="{"".join(grid)}" stroke="currentColor" stroke-opacity=".12"/>',
            f'<rect x="{_f(x0)}" y="{_f(y0)}" width="{_f(x1 - x0)}" height="{_f(y1 - y0)}" '
            'fill="none" stroke="currentColor" stroke-opacity=".35"/>', *labels]
     if chart.xlabel:
-        out.append(f'<text x="{_f((x0 + x1) / 2)}" y="{_f(y1 + 29)}" text-anchor="middle">'
-                   f"{_e(chart.xlabel)}</text>")
+        out.append(tag("text", chart.xlabel, x=_f((x0 + x1) / 2), y=_f(y1 + 29),
+                       text_anchor="middle"))
     if chart.ylabel:
-        out.append(f'<text transform="translate(11 {_f((y0 + y1) / 2)}) rotate(-90)" '
-                   f'text-anchor="middle">{_e(chart.ylabel)}</text>')
+        out.append(tag("text", chart.ylabel, transform=f"translate(11 {_f((y0 + y1) / 2)}) rotate(-90)",
+                       text_anchor="middle"))
     return "".join(out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from markupsafe import Markup
+
 from saturate.report.plots.overlay import (
     MAX_RUNS_PER_OVERLAY,
     PALETTE,
@@ -18,7 +20,7 @@ from saturate.report.plots.overlay import (
     recipes,
 )
 from saturate.report.plots.style import interval, observed, short
-from saturate.report.svg.chart import Chart, _e
+from saturate.report.svg.chart import Chart, tag
 from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import _axes, _f, _layer, _x_scale, _y_scale
 from saturate.results import CurveAnalysis
@@ -47,29 +49,29 @@ def overlay_svg(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9,
             chart.line(*line, color, width=1.6)
         else:  # no fit: the points, so the run is on the chart
             chart.dots(*observed(curve), color, size=2.6, opacity=0.6)
-        groups.append((f'class="ov-run" data-i="{i}" data-run="{_e(curve.run)}" '
-                       f'data-verdict="{_e(curve.verdict)}"', start, len(chart.items)))
+        groups.append(({"class": "ov-run", "data_i": i, "data_run": curve.run,
+                        "data_verdict": curve.verdict}, start, len(chart.items)))
     start = len(chart.items)
     for _, idx in recipes(shown):
         pooled = pooled_curve([shown[i] for i in idx], LINE_POINTS)
         if pooled is not None:
             chart.line(*pooled, run_color(idx[0]), dash="7 4", width=2.6, scale=False)
-    groups.append(('class="ov-pooled"', start, len(chart.items)))
+    groups.append(({"class": "ov-pooled"}, start, len(chart.items)))
     return _draw(chart, groups, f"{shown[0].metric}: {len(shown)} runs")
 
 
-def _draw(chart: Chart, groups: list[tuple[str, int, int]], title: str) -> str:
+def _draw(chart: Chart, groups: list[tuple[dict[str, object], int, int]], title: str) -> str:
     w, h = chart.width, chart.height
     box = (58.0, 6.0, w - 8, h - 40)
     x0, y0, x1, y1 = box
     sx, xticks, _, _ = _x_scale(chart, x0, x1)
     sy, yticks = _y_scale(chart, y0, y1)
-    body = "".join(f"<g {attrs}>" + "".join(_layer(it, sx, sy, box) for it in chart.items[a:b])
-                   + "</g>" for attrs, a, b in groups)
+    body = "".join(tag("g", Markup("".join(_layer(it, sx, sy, box) for it in chart.items[a:b])),
+                       **attrs) for attrs, a, b in groups)
     uid = "o" + hashlib.md5(body.encode(), usedforsecurity=False).hexdigest()[:10]
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="overlay" viewBox="0 0 {_f(w)} '
             f'{_f(h)}" width="{_f(w)}" height="{_f(h)}" role="img" font-size="11" '
-            f'fill="currentColor"><title>{_e(title)}</title>'
+            f'fill="currentColor">{tag("title", title)}'
             f'<clipPath id="{uid}"><rect x="{_f(x0)}" y="{_f(y0)}" width="{_f(x1 - x0)}" '
             f'height="{_f(y1 - y0)}"/></clipPath>{_axes(chart, sx, sy, xticks, yticks, box, 6.1)}'
             f'<g clip-path="url(#{uid})">{body}</g></svg>')

@@ -9,10 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from markupsafe import Markup
+
 from saturate.report.html_assets import BADGE_COLORS
 from saturate.report.plots.style import short
 from saturate.report.rows import prob
-from saturate.report.svg.chart import _e
+from saturate.report.svg.chart import tag
 from saturate.report.svg.draw import _f
 from saturate.results import PASSING_VERDICTS, CurveAnalysis
 
@@ -96,10 +98,11 @@ def _axis(x0: float, x1: float, y: float, band: tuple[float, float]) -> list[str
 
 def _dot(i: int, c: CurveAnalysis, x: float, y: float) -> str:
     p = prob(c.p_pays)
-    name = _e(f"{c.run} · {c.metric}: {c.verdict}, P(pays) {p}")
+    name = f"{c.run} · {c.metric}: {c.verdict}, P(pays) {p}"
     color = BADGE_COLORS.get(c.verdict, "#656d76")
-    return (f'<a href="#overlays" data-show="{i}" aria-label="{name}"><circle cx="{_f(x)}" '
-            f'cy="{_f(y)}" r="{RADIUS:g}" fill="{color}"><title>{name}</title></circle></a>')
+    circle = tag("circle", Markup(tag("title", name)), cx=_f(x), cy=_f(y), r=f"{RADIUS:g}",
+                 fill=color)
+    return tag("a", Markup(circle), href="#overlays", data_show=i, aria_label=name)
 
 
 def overview_svg(curves: Sequence[CurveAnalysis], band: tuple[float, float] = (0.45, 0.55)) -> str:
@@ -119,9 +122,9 @@ def overview_svg(curves: Sequence[CurveAnalysis], band: tuple[float, float] = (0
         mid = y + max(half, 12.0)
         body += [_dot(i, curves[i], x, mid + o) for i, x, o in zip(idx, xs, offsets, strict=True)]
         paying = sum(curves[i].verdict in PASSING_VERDICTS for i in idx)
-        labels.append(f'<text x="{_f(LABELS - 8)}" y="{_f(mid + 4)}" text-anchor="end">'
-                      f"<title>{_e(metric)}</title>{_e(short(metric, 34))} "
-                      f'<tspan fill-opacity=".65">{paying}/{len(idx)} pay</tspan></text>')
+        labels.append(tag("text", Markup(tag("title", metric)), f"{short(metric, 34)} ",
+                          Markup(tag("tspan", f"{paying}/{len(idx)} pay", fill_opacity=".65")),
+                          x=_f(LABELS - 8), y=_f(mid + 4), text_anchor="end"))
         y = mid + max(half, 12.0)
         body.append(f'<path d="M{_f(LABELS - 150)} {_f(y)}H{_f(x1)}" stroke="currentColor" '
                     'stroke-opacity=".08"/>')
@@ -134,8 +137,8 @@ def overview_svg(curves: Sequence[CurveAnalysis], band: tuple[float, float] = (0
         parts.append(f'<text x="4" y="{_f(y + 32)}" fill-opacity=".75">the {len(rows)} of '
                      f'{metrics} metrics with the most '
                      "curves; the table holds them all</text>")
-    title = _e(f"P(pays) of {len(curves)} curves by metric, coloured by verdict")
+    title = tag("title", f"P(pays) of {len(curves)} curves by metric, coloured by verdict")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="overview" viewBox="0 0 '
             f'{_f(WIDTH)} {_f(height)}" width="{_f(WIDTH)}" height="{_f(height)}" role="img" '
-            f'font-size="12" fill="currentColor"><title>{title}</title>{"".join(parts)}'
+            f'font-size="12" fill="currentColor">{title}{"".join(parts)}'
             f'{"".join(labels)}{"".join(body)}</svg>')

@@ -1,7 +1,7 @@
 """Every curve of a :class:`~saturate.table.table.Table` (or of a stream of its parts) analysed
 on an engine, and the table rebuilt from the results.
 
-Each curve is analysed alone; its sibling key (:func:`~saturate.decide.pooling.sibling_key`) is
+Each curve is analysed alone; its sibling key (:func:`~saturate.decide.siblings.sibling_key`) is
 noted as it is handed out, and once every curve is back each call is made again with its
 siblings' leave-one-out prior (:func:`pool_analyses`, from the stored evidence: no refit), so a
 read in parts pools as in one piece. Curves already averaged over seeds (``group_by``) are not
@@ -20,7 +20,7 @@ from saturate.analysis.engine import Engine, run_curves
 from saturate.analysis.settings import AnalysisSettings
 from saturate.analysis.work import Progress
 from saturate.decide.decision import decide
-from saturate.decide.pooling import leave_one_out_priors, sibling_key
+from saturate.decide.siblings import leave_one_out_priors, sibling_key
 from saturate.results import CurveAnalysis
 from saturate.table.axis import ComputeAxis
 from saturate.table.curves import KEY_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, iter_curves
@@ -52,7 +52,7 @@ def analyze_table(data: Table | pd.DataFrame, settings: AnalysisSettings,
     pooling seeds first when ``settings.group_by``; each result names the table's x axis."""
     table = as_table(data)
     if settings.group_by:
-        from saturate.analysis.seeds import pool_seeds
+        from saturate.analysis.seed_mean import pool_seeds
 
         pooled = pool_seeds(table.to_frame(), settings.group_by)
         results = run_curves(_checked(table_curves(pooled), settings), settings, engine, progress)

@@ -1,7 +1,7 @@
 """The terminal report: a headline, a table of curves fitted to the console's width (the layout
-is :mod:`.table_layout`'s), a one-line reason per curve, the diagnostics, and a footer explaining
+is :mod:`.terminal_layout`'s), a one-line reason per curve, the diagnostics, and a footer explaining
 the marks. Names from the data go in as :class:`rich.text.Text`
-(:func:`~saturate.report.table_layout.cell`), so a run called ``[bold]x`` shows literally.
+(:func:`~saturate.report.terminal_layout.cell`), so a run called ``[bold]x`` shows literally.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from saturate.report.rows import (
     shorten_middle,
     summary_row,
 )
-from saturate.report.table_layout import (
+from saturate.report.terminal_layout import (
     BOX,
     INDENT,
     NAMES,
@@ -76,7 +76,7 @@ def _findings(found: Sequence[Any]) -> str:
 
 def _layout(curves: Sequence[CurveAnalysis], cells: list[dict[str, str]],
             headers: dict[str, str], width: int, wide: bool) -> Layout:
-    """:func:`~saturate.report.table_layout.choose_layout` of the report's columns."""
+    """:func:`~saturate.report.terminal_layout.choose_layout` of the report's columns."""
     return choose_layout(cells, headers, [k for k, _, _ in TABLE_COLUMNS], width,
                          [(c.run_id, c.run) for c in curves], wide=wide)
 
