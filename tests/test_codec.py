@@ -152,7 +152,7 @@ def test_views_of_other_results_are_written_by_the_codec_in_their_own_order() ->
         status: str = dataclasses.field(metadata=meta(key="state"))
         notes: tuple[str, ...] = ()
 
-        @derived("state", key="double")
+        @derived("status", key="double")
         def _double(self) -> int:
             return 2 * self.inner.a
 
@@ -164,6 +164,17 @@ def test_views_of_other_results_are_written_by_the_codec_in_their_own_order() ->
     assert list(entry) == ["total", "a", "b", "state", "double", "notes"]
     assert entry == {"total": None, "a": 3, "b": "x", "state": "ok", "double": 6, "notes": ["n"]}
     assert json.loads(json.dumps(entry)) == entry
+
+    @dataclasses.dataclass(frozen=True)
+    class Wrong(Coded):
+        status: str
+
+        @derived("state")
+        def other(self) -> int:
+            return 1
+
+    with pytest.raises(TypeError, match="no serialised field"):
+        Wrong("ok").to_dict()
 
 
 def test_no_result_writes_its_json_by_hand() -> None:

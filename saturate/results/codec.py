@@ -104,9 +104,13 @@ def _derived(cls: type) -> dict[str | None, tuple[tuple[str, dict[str, Any], Any
     module = vars(sys.modules[cls.__module__])
     out: dict[str | None, tuple[tuple[str, dict[str, Any], Any], ...]] = {}
     seen = {k: v for c in reversed(cls.__mro__) for k, v in vars(c).items()}
+    names = {f.name for f, _ in _fields(cls)}
     for name, value in seen.items():
         info = getattr(getattr(value, "fget", None), "_json_derived", None)
         if info is not None:
+            if info["after"] is not None and info["after"] not in names:
+                raise TypeError(f"{cls.__name__}.{name}: derived after {info['after']!r}, "
+                                "which is no serialised field")
             hint = _hint(value.fget.__annotations__.get("return", "Any"), module)
             out[info["after"]] = (*out.get(info["after"], ()), (name, info, hint))
     return out
