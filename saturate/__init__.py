@@ -1,8 +1,21 @@
 """saturate: is RL still scaling, or has it saturated?
 
-The exports are imported on first use, so ``import saturate`` and ``--help`` do not pay for
-pandas or scipy. Each package declares them as imports under ``if TYPE_CHECKING:``, which type
-checkers read as they are and :func:`lazy_exports` parses (PEP 562 ``__getattr__``).
+Read training curves (files, folders, MLflow, W&B, TensorBoard), fit scaling and saturation laws
+to each (run, metric) curve, and say whether the next doubling of compute pays::
+
+    import saturate
+
+    analysis = saturate.analyze("sample_runs/", metric="eval/*")
+    for curve in analysis:                  # one CurveAnalysis per objective curve
+        print(curve.run, curve.metric, curve.verdict, curve.p_pays)
+    print(analysis[0].summary())            # gain per doubling, asymptote, knee, forecasts
+    report = analysis.to_dict()             # the JSON report of ``saturate analyze -f json``
+
+:func:`analyze` returns an :class:`Analysis`; each curve's :class:`CurveAnalysis` holds its
+verdict (scaling, slowing, saturated, regressing or inconclusive), P(pays), the fitted laws and
+the reasons in words. :func:`load` reads a source into a :class:`Table` without fitting;
+:class:`Settings` holds every option; :class:`Model` adds a law of your own. On the command
+line: ``saturate analyze SOURCE``.
 """
 
 from __future__ import annotations
@@ -14,6 +27,11 @@ from typing import Any as _Any
 from saturate.errors import InputError, SaturateError, SettingsError, SourceError
 
 __version__ = "0.1.0"
+
+# The exports are imported on first use (PEP 562 ``__getattr__``), so that ``import saturate``
+# and ``--help`` do not pay for pandas or scipy. Each package declares them as imports under
+# ``if TYPE_CHECKING:``, which type checkers read as they are and ``lazy_exports`` parses; the
+# machinery stays out of ``__all__`` and ``dir()``, so ``help(saturate)`` shows the API.
 
 
 def _declared_exports(path: str, package: str) -> dict[str, tuple[str, str]]:
@@ -67,10 +85,16 @@ if TYPE_CHECKING:  # the exports, each imported on first use (lazy_exports)
     from saturate.api import Analysis, analyze
     from saturate.fit.model import Model
     from saturate.ingest import load
+    from saturate.results import CurveAnalysis
     from saturate.settings import Settings
     from saturate.table import Table
 
-__getattr__, __dir__ = lazy_exports(__name__, globals())
+__all__ = ["Analysis", "CurveAnalysis", "InputError", "Model", "SaturateError", "Settings",
+           "SettingsError", "SourceError", "Table", "__version__", "analyze", "load"]
 
-__all__ = ["Analysis", "InputError", "Model", "SaturateError", "Settings", "SettingsError", "Table",
-           "SourceError", "__version__", "analyze", "load"]
+__getattr__ = lazy_exports(__name__, globals())[0]
+
+
+def __dir__() -> list[str]:
+    """The API (``__all__``), without the lazy-import machinery and the helpers it imports."""
+    return sorted(__all__)

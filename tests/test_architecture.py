@@ -421,3 +421,21 @@ def test_help_of_the_package_lists_its_public_parts_only():
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     assert modules - packages == {"__main__", "api", "errors"}
     assert not [m for m in modules if m.startswith("_") and m != "__main__"]
+
+
+def test_help_of_the_package_opens_with_how_to_use_it():
+    """``help(saturate)`` opens with an example of the API, not with how its exports are
+    imported; the main result is exported and ``dir()`` is the API."""
+    import pydoc
+
+    import saturate
+    from saturate import CurveAnalysis
+    from saturate.results import CurveAnalysis as Defined
+
+    assert CurveAnalysis is Defined
+    text = pydoc.render_doc(saturate, renderer=pydoc.plaintext)
+    description = text.split("DESCRIPTION", 1)[1].split("PACKAGE CONTENTS", 1)[0]
+    assert "saturate.analyze(" in description and "CurveAnalysis" in description
+    assert "lazy" not in description.lower() and "TYPE_CHECKING" not in description
+    assert dir(saturate) == sorted(saturate.__all__)
+    assert "lazy_exports" not in text

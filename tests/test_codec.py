@@ -9,7 +9,7 @@ import functools
 import json
 import types
 import typing
-from typing import Any, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
 import jsonschema
 import pytest
@@ -130,3 +130,68 @@ def test_nested_keys_missing_values_and_identity_keys() -> None:
         from_dict(_Nested, {"box": {"b": "x"}})
     box = schema_of(_Nested)["properties"]["box"]
     assert box["required"] == ["a"] and box["properties"]["b"]["description"] == "b's words"
+
+
+def test_views_of_other_results_are_written_by_the_codec_in_their_own_order() -> None:
+    """``inline`` writes an encoded object's entries in a field's place, :func:`derived`
+    properties are written under their ``key`` (after a field, or at the end), and a class's
+    ``_json_order`` orders the entry: the gate's, the diagnostics' and the suites' views of other
+    results are made this way, not by hand."""
+    from saturate.results.codec import Coded, derived
+
+    @dataclasses.dataclass(frozen=True)
+    class Inner(Coded):
+        a: int
+        b: str
+
+    @dataclasses.dataclass(frozen=True)
+    class View(Coded):
+        _json_order: ClassVar[tuple[str, ...]] = ("total", "status")
+
+        inner: Inner = dataclasses.field(metadata=meta(inline=True))
+        status: str = dataclasses.field(metadata=meta(key="state"))
+        notes: tuple[str, ...] = ()
+
+        @derived("status", key="double")
+        def _double(self) -> int:
+            return 2 * self.inner.a
+
+        @derived()
+        def total(self) -> float:
+            return float("nan")
+
+    entry = View(Inner(3, "x"), "ok", ("n",)).to_dict()
+    assert list(entry) == ["total", "a", "b", "state", "double", "notes"]
+    assert entry == {"total": None, "a": 3, "b": "x", "state": "ok", "double": 6, "notes": ["n"]}
+    assert json.loads(json.dumps(entry)) == entry
+
+    @dataclasses.dataclass(frozen=True)
+    class Wrong(Coded):
+        status: str
+
+        @derived("state")
+        def other(self) -> int:
+            return 1
+
+    with pytest.raises(TypeError, match="no serialised field"):
+        Wrong("ok").to_dict()
+
+
+def test_no_result_writes_its_json_by_hand() -> None:
+    """The result objects of the diagnostics, gate and suites have no hand-written ``to_dict``
+    or ``from_dict``: the codec's are theirs."""
+    from saturate.diagnostics.allocate import Allocation, AllocationChoice
+    from saturate.diagnostics.base import Diagnostic
+    from saturate.diagnostics.passk import PassKChange
+    from saturate.diagnostics.recipes import RecipeComparison, RecipePair, RecipeSummary
+    from saturate.diagnostics.target import TargetResult
+    from saturate.gate.decide import CurveOutcome, DiagnosticOutcome, GateResult, SuiteOutcome
+    from saturate.results.codec import Coded
+    from saturate.suites.normalize import Normalization
+    from saturate.suites.result import SuiteAnalysis, SuiteGroup
+
+    for cls in (Allocation, AllocationChoice, Diagnostic, PassKChange, RecipeComparison,
+                RecipePair, RecipeSummary, TargetResult, CurveOutcome, DiagnosticOutcome,
+                GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup):
+        assert cls.to_dict is Coded.to_dict, cls
+        assert cls.from_dict.__func__ is Coded.from_dict.__func__, cls

@@ -1,7 +1,11 @@
 """Rules the per-curve analysis and the diagnostics share, each written once: the metric-name
-tokenizer, the Newey-West lag rule and the smoothing window."""
+tokenizer, the Newey-West lag rule and standard error, the precision share and the smoothing
+window."""
 
 from __future__ import annotations
+
+import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -9,7 +13,7 @@ import pytest
 
 from saturate.diagnostics.divergence import plateau_start
 from saturate.measure.quantities import noise_range, smoothed_range, smoothing_window
-from saturate.measure.trend import newey_west_lags, trend_test
+from saturate.measure.trend import hac_slope, newey_west_lags, newey_west_se, trend_test
 from saturate.vocabulary.names import metric_direction, metric_tokens
 from saturate.vocabulary.roles import is_reward, pass_at_k, tokens
 
@@ -42,6 +46,53 @@ def test_the_trend_test_uses_the_lag_rule() -> None:
     y = np.log2(c) + np.random.default_rng(0).normal(0, 0.1, c.size)
     tr = trend_test(c, y, min_points=c.size)
     assert tr is not None and f"({newey_west_lags(tr.n_points)} lags)" in tr.method
+
+
+@pytest.mark.parametrize("n", [6, 12, 40])
+def test_one_newey_west_rule_is_statsmodels_hac_with_its_small_sample_correction(n: int) -> None:
+    """The trend test and the diagnostics' slopes use one HAC rule, ``n / (n - 2)`` included:
+    statsmodels' HAC with ``use_correction=True`` (its default leaves the factor out)."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(n)
+    c = np.linspace(1.0, 50.0, n)
+    y = 0.3 * c + np.cumsum(rng.normal(0.0, 1.0, n))
+    res = sm.OLS(y, sm.add_constant(c - c.mean())).fit(
+        cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(n), "use_correction": True},
+        use_t=True)
+    slope, lo, hi = hac_slope(c, y, 0.9)
+    assert slope == pytest.approx(res.params[1], rel=1e-10)
+    assert (lo, hi) == pytest.approx(tuple(res.conf_int(alpha=0.1)[1]), rel=1e-10)
+    xc = c - c.mean()
+    assert newey_west_se(xc, y - y.mean() - slope * xc, newey_west_lags(n)) == pytest.approx(
+        res.bse[1], rel=1e-10)
+
+
+def test_the_diagnostics_take_their_slopes_by_the_one_rule() -> None:
+    from saturate.diagnostics import instability
+
+    c = np.linspace(1.0, 30.0, 12)
+    y = 2.0 * c + np.sin(c)
+    assert instability._linear_slope(c, y, 0.9) == hac_slope(c, y, 0.9)
+    source = Path(instability.__file__).read_text(encoding="utf-8")
+    assert "statsmodels" not in source and "cov_type" not in source
+
+
+def test_one_precision_share_for_the_reasons_and_the_suite_probability() -> None:
+    """The fit's share in the reasons (``weighed by their precision (the fit 34%)``) and the
+    suite's average of two probabilities weigh by one rule: inverse squared errors."""
+    from saturate.measure import precision_share
+    from saturate.measure.evidence import combine
+
+    assert precision_share(1.0, 1.0) == 0.5
+    assert precision_share(1.0, 2.0) == pytest.approx(0.8)
+    assert precision_share(2e-300, 1e300) == 1.0 and precision_share(1e300, 1e-300) == 0.0
+    assert precision_share(0.0, 1.0) == 1.0 and precision_share(1.0, 0.0) == 0.0
+    assert precision_share(math.inf, 1.0) == 0.0 and precision_share(math.nan, 1.0) == 0.0
+    assert precision_share(1.0, math.inf) == 1.0
+    # the share is the weight the combined estimate gives the first
+    w = precision_share(0.3, 0.5)
+    assert combine(((1.0, 0.3), (3.0, 0.5)), 1.0)[0] == pytest.approx(w * 1.0 + (1 - w) * 3.0)
 
 
 @pytest.mark.parametrize(("n", "w"), [(2, 2), (3, 3), (29, 3), (30, 3), (40, 4), (250, 25)])

@@ -38,7 +38,7 @@ from scipy.special import ndtr, ndtri
 from saturate.decide.settings import DecisionSettings, GroupPrior
 from saturate.decide.siblings import disagreement, posterior
 from saturate.measure.constants import KNEE_ROI
-from saturate.measure.evidence import Evidence, combine
+from saturate.measure.evidence import Evidence, combine, precision_share
 from saturate.measure.quantities import roi_stage
 from saturate.results import Estimate, Stage, Verdict, format_estimate
 from saturate.results.codec import Coded
@@ -298,20 +298,10 @@ def _own_line(d: Decision, ev: Evidence) -> str:
         own.append(f"the recent trend {ev.trend_gain:.3g} (standard error {ev.trend_se:.2g}; "
                    f"p={tr.p_value:.2g}, {tr.n_points} points)")
     if len(own) == 2:
-        weigh = f"weighed by their precision (the fit {_fit_share(ev):.0%})"
+        weigh = f"weighed by their precision (the fit {precision_share(ev.fit_se, ev.trend_se):.0%})"
     else:
         weigh = "alone"
     return f"its own evidence: {' and '.join(own)}, {weigh}: {_fmt(d.own)}"
-
-
-def _fit_share(ev: Evidence) -> float:
-    """The fit's share of the combined precision of the fit and the trend (ratios, so no square
-    overflows at 1e300)."""
-    if ev.fit_se <= 0 or ev.trend_se <= 0:
-        return 1.0 if ev.fit_se <= 0 < ev.trend_se else (0.0 if ev.trend_se <= 0 < ev.fit_se
-                                                        else 0.5)
-    r = ev.fit_se / ev.trend_se
-    return 1.0 / (1.0 + r * r) if r < 1e150 else 0.0
 
 
 def _spread_line(d: Decision, ev: Evidence, s: DecisionSettings) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,14 +22,16 @@ from saturate.diagnostics.cost import SameRate, cost_per_point, point_size
 from saturate.diagnostics.registry import EST, NUM, STR, array, fields, kind, nullable, register
 from saturate.errors import InputError, SettingsError
 from saturate.results import Estimate, format_estimate
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded, derived
 from saturate.vocabulary.names import GPU_HOURS, axis_unit, signed
 from saturate.vocabulary.roles import is_benchmark
 
 
 @dataclass(frozen=True)
-class AllocationChoice:
+class AllocationChoice(Coded):
     """One run that pays: its gain if given the whole budget, its UCB score, and its plan share."""
+
+    _json_order: ClassVar[tuple[str, ...]] = ("run", "run_id", "metric", "p_pays")
 
     run: str
     run_id: str
@@ -44,21 +46,15 @@ class AllocationChoice:
     p_pays: float | None = None
     """P(pays) of the run's curve: the probability that its next doubling gains the threshold."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "run": self.run, "run_id": self.run_id, "metric": self.metric, "p_pays": self.p_pays,
-            "compute_last": self.compute_last, "hours_per_compute": self.hours_per_compute,
-            "gain": self.gain.to_dict(), "ucb_per_gpu_hour": self.ucb_per_gpu_hour,
-            "planned_hours": self.planned_hours, "planned_gain": self.planned_gain.to_dict(),
-            "cost_per_point": None if self.cost_per_point is None else self.cost_per_point.to_dict(),
-        })
-
 
 @dataclass(frozen=True)
-class Allocation:
+class Allocation(Coded):
     """The plan for ``budget`` GPU-hours on one objective ``metric``: the runs that pay, ranked by
     UCB gain per GPU-hour, with their share; the runs left out and why (``skipped``); the hours
     no paying run could use (``unspent``); and why this metric (``chosen``)."""
+
+    _json_order: ClassVar[tuple[str, ...]] = ("budget", "unit", "metric", "chosen", "confidence",
+                                              "unspent", "headline")
 
     budget: float
     metric: str
@@ -79,7 +75,7 @@ class Allocation:
         """The unit in the singular, for rates: ``GPU-hour``."""
         return self.unit[:-1] if self.unit.endswith("s") else self.unit
 
-    @property
+    @derived(doc="One line: what the plan does.")
     def headline(self) -> str:
         """One line: what the plan does, or that nothing is worth funding."""
         head = f"{self.budget:g} {self.unit} on {self.metric}"
@@ -91,13 +87,6 @@ class Allocation:
         tail = (f"; {self.unspent:g} {self.unit} left unspent (no run's next chunk pays)"
                 if self.unspent > 0 else "")
         return f"{head}: spend {spent:g} {self.unit} on {runs}{tail}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({"budget": self.budget, "unit": self.unit, "metric": self.metric,
-                         "chosen": self.chosen, "confidence": self.confidence,
-                         "unspent": self.unspent, "headline": self.headline,
-                         "choices": [c.to_dict() for c in self.choices],
-                         "skipped": list(self.skipped)})
 
     def summary(self) -> str:
         lines = [self.headline]

@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 from saturate.analysis.settings import AnalysisSettings
 from saturate.measure.trend import MIN_TREND_POINTS, trend_test
 from saturate.results import CurveAnalysis, Direction, Trend
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded
 from saturate.settings.checks import check_number, check_pairs
 from saturate.settings.fields import OPTIONS_BY_NAME
 from saturate.table.curves import iter_curves
@@ -33,13 +33,16 @@ SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
 
 
 @dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Coded):
     """One finding across metrics or runs.
 
     ``metrics`` names the curves involved (the reward first, then the benchmark, ...), ``compute``
     is where the finding starts on the x axis (``None`` when it has no start), ``message`` says it
     in words with the numbers, ``details`` holds the numbers themselves (JSON-safe).
     """
+
+    _json_order: ClassVar[tuple[str, ...]] = ("kind", "severity", "source", "run", "run_id",
+                                              "metrics", "compute", "message", "details")
 
     kind: str
     severity: Severity
@@ -54,14 +57,6 @@ class Diagnostic:
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, got {self.severity!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON entry of the ``diagnostics`` list."""
-        return jsonable({
-            "kind": self.kind, "severity": self.severity, "source": self.source, "run": self.run,
-            "run_id": self.run_id, "metrics": list(self.metrics), "compute": self.compute,
-            "message": self.message, "details": self.details,
-        })
 
     def summary(self) -> str:
         """``[warning] divergence run-1: <message>``."""

@@ -26,7 +26,7 @@ from saturate.diagnostics.base import (
     threshold,
 )
 from saturate.diagnostics.registry import BOOL, EST, NUM, STR, fields, kind, mapping, register
-from saturate.measure.trend import newey_west_lags, recent_window, trend_test
+from saturate.measure.trend import hac_slope, recent_window, trend_test
 from saturate.results import PASSING_VERDICTS, Trend, format_estimate
 from saturate.vocabulary.roles import (
     is_entropy,
@@ -119,12 +119,7 @@ def _linear_slope(c: np.ndarray, y: np.ndarray, conf: float) -> tuple[float, flo
     """Slope per unit of compute with a Newey-West interval: (value, lo, hi)."""
     if c.size < 6 or np.ptp(c) == 0:
         return math.nan, math.nan, math.nan
-    import statsmodels.api as sm  # heavy import, only when a slope is measured
-
-    res = sm.OLS(y, sm.add_constant(c - c.mean())).fit(
-        cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(c.size)}, use_t=True)
-    lo, hi = res.conf_int(alpha=1.0 - conf)[1]
-    return float(res.params[1]), float(lo), float(hi)
+    return hac_slope(c, y, conf)
 
 
 def length_runaway(

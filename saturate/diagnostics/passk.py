@@ -31,13 +31,14 @@ from saturate.diagnostics.registry import (
 )
 from saturate.measure.trend import noise_sd
 from saturate.results import Estimate
+from saturate.results.codec import Coded
 from saturate.vocabulary.roles import pass_at_k
 
 SHARE_OF_PASS1 = 0.25
 
 
 @dataclass(frozen=True)
-class PassKChange:
+class PassKChange(Coded):
     """pass@k at the first checkpoint and at the end, and the change with its interval."""
 
     k: int
@@ -45,10 +46,6 @@ class PassKChange:
     first: float
     last: float
     delta: Estimate
-
-    def to_dict(self) -> dict:
-        return {"k": self.k, "metric": self.metric, "first": self.first, "last": self.last,
-                "delta": self.delta.to_dict()}
 
 
 def change_from_start(ref: CurveRef, k: int, confidence: float = 0.9) -> PassKChange | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from saturate.diagnostics.registry import (
 )
 from saturate.fit.domain import FORECAST_HORIZON
 from saturate.results import VERDICTS, Estimate, format_estimate
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded, meta
 from saturate.settings.checks import resolve_at
 from saturate.vocabulary.names import signed
 
@@ -37,7 +37,7 @@ _NAN = Estimate(math.nan, identified=False)
 
 
 @dataclass(frozen=True)
-class RecipeSummary:
+class RecipeSummary(Coded):
     """One recipe on one metric: its sigmoid A and B, the averaged asymptote, where it stands."""
 
     label: str
@@ -51,34 +51,18 @@ class RecipeSummary:
     verdict: str
     p_pays: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "label": self.label, "run_id": self.run_id, "n_seeds": self.n_seeds,
-            "compute_last": self.compute_last, "value_last": self.value_last,
-            "A": self.A.to_dict(), "B": self.B.to_dict(), "asymptote": self.asymptote.to_dict(),
-            "verdict": self.verdict, "p_pays": self.p_pays,
-        })
-
 
 @dataclass(frozen=True)
-class RecipePair:
+class RecipePair(Coded):
     """X vs Y: the probability X is better at each compute, and where the forecasts cross."""
 
     first: str
     second: str
-    prob_first_better: dict[float, float]
+    prob_first_better: dict[float, float] = field(metadata=meta(encode=lambda probs: [
+        {"compute": c, "prob": p} for c, p in probs.items()]))
     crossing: Estimate | None
     crossing_share: float
     leader_at_horizon: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "first": self.first, "second": self.second,
-            "prob_first_better": [{"compute": c, "prob": p}
-                                  for c, p in self.prob_first_better.items()],
-            "crossing": None if self.crossing is None else self.crossing.to_dict(),
-            "crossing_share": self.crossing_share, "leader_at_horizon": self.leader_at_horizon,
-        })
 
     def summary(self) -> str:
         probs = "; ".join(f"P({self.first} beats {self.second} at {c:.4g}) = {p:.2f}"
@@ -91,18 +75,13 @@ class RecipePair:
 
 
 @dataclass(frozen=True)
-class RecipeComparison:
+class RecipeComparison(Coded):
     """All recipes of one metric, and every pair of them."""
 
     metric: str
     group_by: str | None
     recipes: tuple[RecipeSummary, ...]
     pairs: tuple[RecipePair, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({"metric": self.metric, "group_by": self.group_by,
-                         "recipes": [r.to_dict() for r in self.recipes],
-                         "pairs": [p.to_dict() for p in self.pairs]})
 
     def summary(self) -> str:
         lines = [f"{self.metric}: {len(self.recipes)} recipes"

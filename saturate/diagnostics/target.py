@@ -9,7 +9,7 @@ import fnmatch
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.measure.constants import TARGET_HORIZON
 from saturate.results import Estimate
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded
 from saturate.vocabulary.names import signed
 
 Status = Literal["reached", "forecast", "unreachable", "beyond_horizon"]
@@ -26,7 +26,7 @@ Predict = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
-class TargetResult:
+class TargetResult(Coded):
     """When a curve reaches ``target`` (metric units). ``compute`` is None when it does not."""
 
     target: float
@@ -35,14 +35,6 @@ class TargetResult:
     share_reaching: float
     asymptote: Estimate
     horizon: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "target": self.target, "status": self.status,
-            "compute": None if self.compute is None else self.compute.to_dict(),
-            "share_reaching": self.share_reaching, "asymptote": self.asymptote.to_dict(),
-            "horizon": self.horizon,
-        })
 
     def summary(self) -> str:
         if self.status == "reached":

@@ -9,8 +9,8 @@ that do not pay only warn): one task saturating is what the suite verdict weighs
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from saturate.diagnostics.base import Diagnostic
 from saturate.diagnostics.registry import kind_specs
@@ -18,7 +18,7 @@ from saturate.diagnostics.registry import kinds as diagnostic_kinds
 from saturate.errors import InputError
 from saturate.report.text import for_terminal
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
-from saturate.results.codec import jsonable
+from saturate.results.codec import Coded, derived, meta
 from saturate.settings.checks import check_choices
 
 if TYPE_CHECKING:
@@ -88,11 +88,17 @@ def _at_p(p: float | None) -> str:
     return "" if p is None else f" at P(pays) {p:.2f}"
 
 
+def _curve_entry(c: CurveAnalysis) -> dict[str, Any]:
+    """What a gate's entry says of its curve."""
+    return {"run": c.run, "run_id": c.run_id, "metric": c.metric, "verdict": c.verdict,
+            "p_pays": c.p_pays}
+
+
 @dataclass(frozen=True)
-class CurveOutcome:
+class CurveOutcome(Coded):
     """One curve: ``fail``, ``warn`` (inconclusive, not failing) or ``pass``."""
 
-    curve: CurveAnalysis
+    curve: CurveAnalysis = field(metadata=meta(encode=_curve_entry, inline=True))
     status: Status
     kinds: tuple[str, ...]
     reasons: tuple[str, ...]
@@ -108,20 +114,15 @@ class CurveOutcome:
         parts = [r for r in self.reasons if r]
         return f"{head}: " + "; ".join(parts) if parts else head
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "run": self.curve.run, "run_id": self.curve.run_id, "metric": self.curve.metric,
-            "verdict": self.curve.verdict, "p_pays": self.curve.p_pays, "status": self.status,
-            "kinds": list(self.kinds), "reasons": list(self.reasons),
-        })
-
 
 @dataclass(frozen=True)
-class DiagnosticOutcome:
+class DiagnosticOutcome(Coded):
     """One diagnostic: ``fail`` (its kind is in ``fail_on``) or ``warn`` (a warning or error the
     gate was not asked to fail on, shown so that it is not missed)."""
 
-    diagnostic: Diagnostic
+    _json_order: ClassVar[tuple[str, ...]] = ("status",)
+
+    diagnostic: Diagnostic = field(metadata=meta(inline=True))
     status: Literal["fail", "warn"]
 
     @property
@@ -146,18 +147,39 @@ class DiagnosticOutcome:
             return text
         return f"{text} (does not fail the gate; --fail-on {d.kind} would)"
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({"status": self.status, **self.diagnostic.to_dict()})
+
+def _group_entry(g: SuiteGroup) -> dict[str, Any]:
+    return {"group": g.group, "verdict": g.verdict}
 
 
 @dataclass(frozen=True)
-class SuiteOutcome:
+class SuiteOutcome(Coded):
     """One suite group's aggregate: ``fail`` when its verdict is among ``fail_on``, ``warn`` when
     inconclusive, else ``pass``."""
 
     suite: str
-    group: SuiteGroup
+    group: SuiteGroup = field(metadata=meta(encode=_group_entry, inline=True))
     status: Status
+
+    @derived("status")
+    def p_pays(self) -> float | None:
+        return self.group.p_pays
+
+    @derived("status")
+    def p_next_doubling_pays(self) -> float | None:
+        return self.group.p_next_doubling_pays
+
+    @derived("status")
+    def tasks(self) -> int:
+        return len(self.group.tasks)
+
+    @derived("status")
+    def tasks_paying(self) -> int | None:
+        return len(self.group.paying) if self.group.task_results else None
+
+    @derived("status")
+    def reasons(self) -> tuple[str, ...]:
+        return self.group.analysis.reasons
 
     @property
     def name(self) -> str:
@@ -173,22 +195,14 @@ class SuiteOutcome:
             parts.append(f"{len(g.paying)}/{len(g.task_results)} tasks still pay")
         return "; ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
-        g = self.group
-        return jsonable({
-            "suite": self.suite, "group": g.group, "verdict": g.verdict, "status": self.status,
-            "p_pays": g.p_pays, "p_next_doubling_pays": g.p_next_doubling_pays,
-            "tasks": len(g.tasks),
-            "tasks_paying": len(g.paying) if g.task_results else None,
-            "reasons": list(g.analysis.reasons),
-        })
-
 
 @dataclass(frozen=True)
-class GateResult:
+class GateResult(Coded):
     """The gate's decision over all curves, diagnostics and suite groups."""
 
-    outcomes: tuple[CurveOutcome, ...]
+    _json_order: ClassVar[tuple[str, ...]] = ("passed", "exit_code", "fail_on", "summary")
+
+    outcomes: tuple[CurveOutcome, ...] = field(metadata=meta(key="curves"))
     fail_on: tuple[str, ...]
     diagnostics: tuple[DiagnosticOutcome, ...] = ()
     suite: tuple[SuiteOutcome, ...] = ()
@@ -217,25 +231,19 @@ class GateResult:
     def warned_groups(self) -> tuple[SuiteOutcome, ...]:
         return tuple(o for o in self.suite if o.status == "warn")
 
-    @property
+    @derived()
     def passed(self) -> bool:
         return not self.failures and not self.failed_diagnostics and not self.failed_groups
 
-    @property
+    @derived()
     def exit_code(self) -> int:
         """0 when everything passes, 1 when anything fails (2 is the CLI's)."""
         return 0 if self.passed else 1
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "exit_code": self.exit_code,
-            "fail_on": list(self.fail_on),
-            "summary": verdict_counts([o.curve for o in self.outcomes]),
-            "curves": [o.to_dict() for o in self.outcomes],
-            "diagnostics": [o.to_dict() for o in self.diagnostics],
-            "suite": [o.to_dict() for o in self.suite],
-        }
+    @derived(key="summary")
+    def counts(self) -> str:
+        """``12 curves: 7 scaling, ...``: the verdicts counted."""
+        return verdict_counts([o.curve for o in self.outcomes])
 
     def summary(self) -> str:
         """What a CI log shows: PASS/FAIL, the counts, then a line for every suite group and

@@ -3,8 +3,8 @@
 Server requests go through MLflow's ``http_request`` (its credentials and TLS settings) in a
 bounded pool, each with one deadline and the bounded retries of :mod:`saturate.ingest.http_retry`
 (MLflow's back off for minutes on a dead server; a refused connection is not retried); a failure
-names its true cause. Answers are checked field by field
-(another shape is a :class:`~saturate.errors.SourceError`); histories use the bulk call where
+names its true cause. Answers are read through declared models (pydantic), so another shape is a
+:class:`~saturate.errors.SourceError` naming the wrong field; histories use the bulk call where
 complete (:class:`Histories`). mlflow is imported inside the functions that need it.
 """
 
@@ -19,9 +19,21 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 import pandas as pd
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 from sqlalchemy.exc import SQLAlchemyError
 
 from saturate.errors import InputError, SourceError
@@ -222,12 +234,7 @@ def _read_body(resp: Any, end: float, stopped: threading.Event) -> bytes:
 Curve = tuple[str, str, list, list, list]
 
 
-class _Bad(Exception):
-    """A value is not of the expected type (``expected`` says what was)."""
-
-    def __init__(self, expected: str) -> None:
-        super().__init__(expected)
-        self.expected = expected
+# ---- the answers, declared (pydantic): a wrong field is named by its path -----------------------
 
 
 def _kind(value: Any) -> str:
@@ -238,6 +245,140 @@ def _kind(value: Any) -> str:
     names = {bool: "a boolean", int: "an integer", float: "a number", list: "a list",
              dict: "an object"}  # fmt: skip
     return names.get(type(value), type(value).__name__)
+
+
+def _id(v: Any) -> str:
+    """An id: a non-empty string, or an integer (older servers' experiment ids)."""
+    if type(v) is str and v:
+        return v
+    if type(v) is int:
+        return str(v)
+    raise PydanticCustomError("shape", "expected {expected}",
+                              {"expected": "an id (a non-empty string)"})
+
+
+def _text(v: Any) -> Any:
+    return "" if v is None else v
+
+
+# proto3's JSON as MLflow writes it: a field at its default is left out (0, "", NaN); int64s may
+# be decimal strings and doubles "NaN" or "Infinity" (pydantic's lax mode reads both). A required
+# key is checked as null when missing, so that its error says what it should have been.
+Int = Annotated[int, Field(default=0)]
+Num = Annotated[float, Field(default=math.nan)]
+Str = Annotated[str, Field(default=None, validate_default=True)]
+Text = Annotated[str, BeforeValidator(_text), Field(default="")]
+Id = Annotated[str, PlainValidator(_id), Field(default=None, validate_default=True)]
+Token = Annotated[str | None, AfterValidator(lambda v: v or None), Field(default=None)]
+_T = TypeVar("_T")
+Items = Annotated[list[_T], BeforeValidator(lambda v: [] if v is None else v),
+                  Field(default_factory=list)]
+
+
+class _Answer(BaseModel):
+    """A part of an answer: unknown fields are ignored (a newer server adds some)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ExperimentItem(_Answer):
+    experiment_id: Id
+    name: Text
+    lifecycle_stage: Text
+
+
+class Pair(_Answer):
+    key: Str
+    value: Text
+
+
+class LatestMetric(_Answer):
+    key: Str
+    step: Int
+    timestamp: Int
+
+
+class RunInfo(_Answer):
+    run_id: Id
+    experiment_id: Id
+    run_name: Text
+    status: Text
+    user_id: Text
+    artifact_uri: Text
+    lifecycle_stage: Text
+    start_time: Int
+    end_time: Annotated[int | None, AfterValidator(lambda v: v or None), Field(default=None)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_name(cls, v: Any) -> Any:
+        """Older servers name the run's id ``run_uuid``."""
+        if isinstance(v, dict) and not v.get("run_id") and v.get("run_uuid"):
+            return {**v, "run_id": v["run_uuid"]}
+        return v
+
+
+def _empty(v: Any) -> Any:
+    """A missing or null object is an empty one."""
+    return {} if v is None else v
+
+
+class RunData(_Answer):
+    params: Items[Pair]
+    tags: Items[Pair]
+    metrics: Items[LatestMetric]
+
+
+class RunItem(_Answer):
+    info: Annotated[RunInfo, BeforeValidator(_empty), Field(default=None, validate_default=True)]
+    data: Annotated[RunData, BeforeValidator(_empty), Field(default=None, validate_default=True)]
+
+    def meta(self) -> RunMeta:
+        info, data = self.info, self.data
+        return RunMeta(
+            run_id=info.run_id, experiment_id=info.experiment_id, name=info.run_name,
+            status=info.status, params={p.key: p.value for p in data.params},
+            tags={t.key: t.value for t in data.tags}, start_time=info.start_time,
+            end_time=info.end_time, user_id=info.user_id, artifact_uri=info.artifact_uri,
+        )  # fmt: skip
+
+
+class Point(_Answer):
+    step: Int
+    value: Num
+    timestamp: Int
+
+
+class BulkPoint(Point):
+    run_id: Str
+
+
+class Page(_Answer):
+    """One page of a listing: the next page's token; each listing's items are checked as a list
+    here, each item once every page is read (so an item is named by its place in the listing)."""
+
+    next_page_token: Token
+
+
+class ExperimentsPage(Page):
+    experiments: Items[Any]
+
+
+class RunsPage(Page):
+    runs: Items[Any]
+
+
+class PointsPage(Page):
+    metrics: Items[Any]
+
+
+_PAGES: dict[str, TypeAdapter[Any]] = {
+    "experiments": TypeAdapter(ExperimentsPage), "runs": TypeAdapter(RunsPage),
+    "metrics": TypeAdapter(PointsPage)}
+_EXPERIMENTS = TypeAdapter(list[ExperimentItem])
+_RUNS = TypeAdapter(list[RunItem])
+_POINTS = TypeAdapter(list[Point])
+_BULK_POINTS = TypeAdapter(list[BulkPoint])
 
 
 class Shape:
@@ -253,168 +394,65 @@ class Shape:
             f"sends ({where}: expected {expected}, got {_kind(got)})"
         )
 
-
-def _int(v: Any) -> int:
-    if type(v) is int:
-        return v
-    if v is None:
-        return 0  # proto3 leaves a field at its default out
-    if type(v) is str:
+    def read(self, adapter: TypeAdapter[_T], data: Any, where: str = "") -> _T:
+        """``data`` through ``adapter``; the first wrong field is named by its path below
+        ``where`` (``runs[0].info.experiment_id``)."""
         try:
-            return int(v)
-        except ValueError:
-            pass
-    elif type(v) is float and v.is_integer():
-        return int(v)
-    raise _Bad("an integer")
+            return adapter.validate_python(data)
+        except ValidationError as err:
+            first = err.errors(include_url=False)[0]
+            path = where + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                                   for p in first["loc"])
+            kind = first["type"]
+            expected = (first.get("ctx", {}).get("expected") or _EXPECTED.get(kind)
+                        or _EXPECTED.get(kind.split("_")[0]) or first["msg"])
+            raise self.fail(path.lstrip(".") or "the answer", expected,
+                            first.get("input")) from None
 
 
-def _num(v: Any) -> float:
-    if type(v) in (float, int):
-        return float(v)
-    if v is None:
-        return math.nan
-    if type(v) is str:
-        try:
-            return float(v)  # also "NaN", "Infinity", "-Infinity"
-        except ValueError:
-            pass
-    raise _Bad("a number")
-
-
-def _str(v: Any) -> str:
-    if type(v) is str:
-        return v
-    raise _Bad("a string")
-
-
-def _text(v: Any) -> str:
-    return "" if v is None else _str(v)
-
-
-def _id(v: Any) -> str:
-    if type(v) is str and v:
-        return v
-    if type(v) is int:
-        return str(v)
-    raise _Bad("an id (a non-empty string)")
-
-
-def _obj(v: Any, where: str, shape: Shape) -> dict:
-    if type(v) is not dict:
-        raise shape.fail(where, "an object", v)
-    return v
-
-
-def _list(v: Any, where: str, shape: Shape) -> list:
-    if v is None:
-        return []
-    if type(v) is not list:
-        raise shape.fail(where, "a list", v)
-    return v
+# pydantic's error types (or their first word: int_parsing, float_type...) in these words
+_EXPECTED = {"list_type": "a list", "model_type": "an object", "dict_type": "an object",
+             "int": "an integer", "float": "a number", "string": "a string"}
 
 
 def page(data: Any, field: str, shape: Shape) -> tuple[list, str | None]:
     """(the items of ``field``, the next page token) of one answer."""
-    data = _obj(data, "the answer", shape)
-    items = _list(data.get(field), field, shape)
-    token = data.get("next_page_token")
-    if token is not None and type(token) is not str:
-        raise shape.fail("next_page_token", "a string", token)
-    return items, token or None
-
-
-def _fields(obj: dict, where: str, shape: Shape, **convert: Callable[[Any], Any]) -> list:
-    """``obj``'s fields through their converters in turn; the first that fails is named."""
-    out = []
-    for name, conv in convert.items():
-        try:
-            out.append(conv(obj.get(name)))
-        except _Bad as bad:
-            raise shape.fail(f"{where}.{name}", bad.expected, obj.get(name)) from None
-    return out
+    answer = shape.read(_PAGES[field], data)
+    return getattr(answer, field), answer.next_page_token
 
 
 def experiments(items: list, shape: Shape) -> list[Experiment]:
-    out = []
-    for i, e in enumerate(items):
-        e = _obj(e, f"experiments[{i}]", shape)
-        exp_id, name, stage = _fields(e, f"experiments[{i}]", shape, experiment_id=_id, name=_text,
-                                      lifecycle_stage=_text)  # fmt: skip
-        out.append(Experiment(exp_id, name, stage != "deleted"))
-    return out
+    return [Experiment(e.experiment_id, e.name, e.lifecycle_stage != "deleted")
+            for e in shape.read(_EXPERIMENTS, items, "experiments")]
 
 
-def _pairs(items: Any, where: str, shape: Shape) -> dict[str, str]:
-    out = {}
-    for j, kv in enumerate(_list(items, where, shape)):
-        at = f"{where}[{j}]"
-        key, value = _fields(_obj(kv, at, shape), at, shape, key=_str, value=_text)
-        out[key] = value
-    return out
+def runs_of(items: list, shape: Shape) -> list[RunItem]:
+    """The items of a runs/search answer, checked."""
+    return shape.read(_RUNS, items, "runs")
 
 
-def run_meta(run: Any, i: int, shape: Shape) -> tuple[RunMeta, dict[str, tuple[int, int]], str]:
-    """(RunMeta, {metric key: latest (step, timestamp)}, lifecycle stage) of a runs/search item."""
-    where = f"runs[{i}]"
-    run = _obj(run, where, shape)
-    info = _obj(run.get("info") or {}, f"{where}.info", shape)
-    data = _obj(run.get("data") or {}, f"{where}.data", shape)
-    try:
-        run_id = _id(info.get("run_id") or info.get("run_uuid"))
-    except _Bad as bad:
-        raise shape.fail(f"{where}.info.run_id", bad.expected, info.get("run_id")) from None
-    exp_id, name, status, user, art, stage, start, end = _fields(
-        info, f"{where}.info", shape, experiment_id=_id, run_name=_text, status=_text,
-        user_id=_text, artifact_uri=_text, lifecycle_stage=_text, start_time=_int,
-        end_time=lambda v: _int(v) if v else None,
-    )  # fmt: skip
-    meta = RunMeta(
-        run_id=run_id, experiment_id=exp_id, name=name, status=status,
-        params=_pairs(data.get("params"), f"{where}.data.params", shape),
-        tags=_pairs(data.get("tags"), f"{where}.data.tags", shape),
-        start_time=start, end_time=end, user_id=user, artifact_uri=art,
-    )  # fmt: skip
-    latest: dict[str, tuple[int, int]] = {}
-    for j, m in enumerate(_list(data.get("metrics"), f"{where}.data.metrics", shape)):
-        at = f"{where}.data.metrics[{j}]"
-        m = _obj(m, at, shape)
-        key = _fields(m, at, shape, key=_str)[0]
-        try:
-            latest[key] = (_int(m.get("step")), _int(m.get("timestamp")))
-        except _Bad as bad:
-            raise shape.fail(f"{at}.step/timestamp", bad.expected, m) from None
-    return meta, latest, stage
+def latest_points(run: RunItem) -> dict[str, tuple[int, int]]:
+    """{metric key: latest (step, timestamp)} of a runs/search item."""
+    return {m.key: (m.step, m.timestamp) for m in run.data.metrics}
 
 
-def history(points: list, shape: Shape, where: str = "metrics") -> tuple[list, list, list]:
+def history(points: list, shape: Shape) -> tuple[list, list, list]:
     """(steps, values, timestamps) of the points of one curve."""
-    steps, values, stamps = [], [], []
-    for i, p in enumerate(points):
-        if type(p) is not dict:
-            raise shape.fail(f"{where}[{i}]", "an object", p)
-        field = "step"
-        try:
-            steps.append(_int(p.get("step")))
-            field = "value"
-            values.append(_num(p.get("value")))
-            field = "timestamp"
-            stamps.append(_int(p.get("timestamp")))
-        except _Bad as bad:
-            raise shape.fail(f"{where}[{i}].{field}", bad.expected, p.get(field)) from None
-    return steps, values, stamps
+    checked = shape.read(_POINTS, points, "metrics")
+    return ([p.step for p in checked], [p.value for p in checked],
+            [p.timestamp for p in checked])
 
 
-def bulk_history(points: list, runs: list[str], shape: Shape) -> dict[str, list[dict]]:
-    """The points of a bulk answer grouped by run (every asked run present, maybe empty)."""
-    by_run: dict[str, list[dict]] = {r: [] for r in runs}
-    for i, p in enumerate(points):
-        if type(p) is not dict:
-            raise shape.fail(f"metrics[{i}]", "an object", p)
-        run_id = p.get("run_id")
-        if type(run_id) is not str:
-            raise shape.fail(f"metrics[{i}].run_id", "a string", run_id)
-        by_run.setdefault(run_id, []).append(p)
+def bulk_history(points: list, runs: list[str], shape: Shape
+                 ) -> dict[str, tuple[list, list, list]]:
+    """(steps, values, timestamps) of each run of a bulk answer (every asked run present, maybe
+    empty)."""
+    by_run: dict[str, tuple[list, list, list]] = {r: ([], [], []) for r in runs}
+    for p in shape.read(_BULK_POINTS, points, "metrics"):
+        steps, values, stamps = by_run.setdefault(p.run_id, ([], [], []))
+        steps.append(p.step)
+        values.append(p.value)
+        stamps.append(p.timestamp)
     return by_run
 
 
@@ -556,7 +594,7 @@ class Histories:
         shape = Shape(self.rest.label, _BULK_ENDPOINT)
         points, _token = page(data, "metrics", shape)
         by_run = bulk_history(points, runs, shape)
-        curves = [(r, key, *history(by_run[r], shape, f"metrics (run {r})")) for r in runs]
+        curves = [(r, key, *by_run[r]) for r in runs]
         complete = len(points) < _BULK_CAP and all(
             r not in latest or latest[r] in zip(steps, stamps, strict=True)
             for r, _k, steps, _v, stamps in curves
@@ -614,10 +652,9 @@ def search_runs(rest: RestReader, exps: Sequence[Experiment], filter_string: str
                          "run_view_type": "ACTIVE_ONLY", "max_results": _PAGE}  # fmt: skip
         if filter_string:
             payload["filter"] = filter_string
-        for j, run in enumerate(rest.pages("POST", endpoint, payload, "runs")):
-            meta, latest, stage = run_meta(run, j, shape)
-            if stage != "deleted":
-                out.append((meta, latest))
+        for run in runs_of(rest.pages("POST", endpoint, payload, "runs"), shape):
+            if run.info.lifecycle_stage != "deleted":
+                out.append((run.meta(), latest_points(run)))
     return out
 
 

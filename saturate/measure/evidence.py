@@ -107,6 +107,20 @@ class Evidence(Coded):
         return combine(((self.fit_gain, self.fit_se), (self.trend_gain, self.trend_se)), scale)
 
 
+def precision_share(se_a: float, se_b: float) -> float:
+    """The first of two estimates' share of their combined precision, ``se_b^2 / (se_a^2 +
+    se_b^2)`` from standard errors (or any widths proportional to them, such as intervals at one
+    level), from their ratio so that no square overflows at 1e300. An estimate with no error
+    takes it all, one with an infinite or unknown error none; two alike share it equally."""
+    a_ok, b_ok = math.isfinite(se_a) and se_a >= 0, math.isfinite(se_b) and se_b >= 0
+    if not (a_ok and b_ok):
+        return 0.5 if a_ok == b_ok else float(a_ok)
+    if se_a == 0 or se_b == 0:
+        return 0.5 if se_a == se_b else float(se_a == 0)
+    r = se_a / se_b
+    return 1.0 / (1.0 + r * r) if r < 1e150 else 0.0
+
+
 def combine(parts: tuple[tuple[float, float], ...], scale: float) -> tuple[float, float]:
     """Precision-weighted mean of ``(estimate, standard error)`` pairs and its standard error;
     standard errors floored at ``1e-9`` of ``scale``, worked out over

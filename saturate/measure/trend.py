@@ -120,7 +120,7 @@ def trend_test(compute: np.ndarray, values: np.ndarray, *, confidence: float = 0
         ols_se = math.sqrt(float(resid @ resid) / dof / sxx)
         # Newey-West alone is far too confident on short, strongly autocorrelated stretches; the
         # AR(1) variance inflation of a trend slope, (1 + phi) / (1 - phi), is not.
-        se = max(_newey_west_se(xc, resid, lags), ols_se * math.sqrt((1 + phi) / (1 - phi)))
+        se = max(newey_west_se(xc, resid, lags), ols_se * math.sqrt((1 + phi) / (1 - phi)))
     se = math.sqrt(se**2 + (float(extra_se) / s) ** 2)
     df = max(2.0, n * (1 - phi) / (1 + phi) - 2.0)
     if se > 0:
@@ -149,9 +149,11 @@ def _noise_residuals(xc: np.ndarray, y: np.ndarray, line_resid: np.ndarray
     return y - design @ coef, 3
 
 
-def _newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
-    """Newey-West (Bartlett) standard error of the slope on centred ``xc``, with the factor
-    ``n / (n - 2)`` (statsmodels' HAC with ``use_correction``)."""
+def newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
+    """Newey-West (Bartlett kernel) standard error of an OLS slope on centred ``xc`` with
+    residuals ``resid``, with the small-sample factor ``n / (n - 2)`` (statsmodels' HAC with
+    ``use_correction=True``): the one heteroskedasticity-and-autocorrelation rule of the package,
+    which the trend test and the diagnostics' slopes both use."""
     n = xc.size
     u = xc * resid
     s = float(u @ u)
@@ -159,6 +161,19 @@ def _newey_west_se(xc: np.ndarray, resid: np.ndarray, lags: int) -> float:
         s += 2.0 * (1.0 - lag / (lags + 1.0)) * float(u[lag:] @ u[:-lag])
     sxx = float(xc @ xc)
     return math.sqrt(max(s, 0.0) * n / max(n - 2, 1)) / sxx
+
+
+def hac_slope(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """OLS slope of ``y`` on ``x`` with its Newey-West interval (:func:`newey_west_se` with
+    :func:`newey_west_lags`, Student's t on ``n - 2`` degrees of freedom): ``(value, lo, hi)``."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    xc = x - x.mean()
+    slope = float(xc @ (y - y.mean())) / float(xc @ xc)
+    resid = y - y.mean() - slope * xc
+    se = newey_west_se(xc, resid, newey_west_lags(x.size))
+    t_crit = float(stdtrit(max(x.size - 2, 1), 0.5 + confidence / 2.0))
+    return slope, slope - t_crit * se, slope + t_crit * se
 
 
 def _ar1(resid: np.ndarray) -> float:

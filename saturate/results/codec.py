@@ -3,7 +3,10 @@ Schema (:func:`schema_of`), from the fields, their type hints and :func:`meta`.
 
 Only fields with ``compare=True`` are written (NaN as ``null``, tuples as lists), so
 ``from_dict(cls, obj.to_dict()) == obj`` holds by construction. ``key="roi.value"`` nests a
-field; ``encode``/``decode``/``schema`` give a field a JSON form other than its type's.
+field; ``encode``/``decode``/``schema`` give a field a JSON form other than its type's;
+``inline`` writes an encoded object's entries in the field's place (a view of another result).
+Properties marked :func:`derived` are written too; a class's ``_json_order`` (its keys) orders
+the entry when the fields' order is not the JSON's.
 """
 
 from __future__ import annotations
@@ -30,21 +33,25 @@ _NO = object()
 def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str, Any] | None = None,
          missing: Any = _NO, required: bool | None = None,
          encode: Callable[[Any], Any] | None = None,
-         decode: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+         decode: Callable[[Any], Any] | None = None, inline: bool | None = None) -> dict[str, Any]:
     """A field's JSON metadata: description, key (``a.b``: nested), schema keywords to add, the
     value a missing key reads as (``missing``; else the entry is refused unless the field has a
-    default), whether the schema requires the key, and its own ``encode``/``decode``/``schema``."""
-    out = dict(doc=doc, key=key, schema=schema, required=required, encode=encode, decode=decode)
+    default), whether the schema requires the key, its own ``encode``/``decode``/``schema``, and
+    ``inline``: the encoded object's entries written in the field's place (write-only)."""
+    out = dict(doc=doc, key=key, schema=schema, required=required, encode=encode, decode=decode,
+               inline=inline)
     if missing is not _NO:
         out["missing"] = missing
     return {k: v for k, v in out.items() if v is not None or k == "missing"}
 
 
-def derived(after: str, doc: str | None = None) -> Callable[[Callable[[Any], Any]], property]:
-    """A property also written to the JSON object, after the field ``after`` (ignored when read
-    back: it follows from the fields)."""
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None
+            ) -> Callable[[Callable[[Any], Any]], property]:
+    """A property also written to the JSON object as ``key`` (default: its name), after the field
+    ``after`` (None: after the fields; ignored when read back: it follows from the fields)."""
     def wrap(fn: Callable[[Any], Any]) -> property:
-        fn._json_derived = {"after": after, **meta(doc)}  # type: ignore[attr-defined]
+        fn._json_derived = {"after": after, "key": key or fn.__name__,  # type: ignore[attr-defined]
+                            **meta(doc)}
         return property(fn)
 
     return wrap
@@ -86,23 +93,38 @@ def _fields(cls: type) -> tuple[tuple[dataclasses.Field, Any], ...]:
     for f in dataclasses.fields(cls):
         if not f.compare:
             continue
-        hint = eval(f.type, module) if isinstance(f.type, str) else f.type  # noqa: S307
-        out.append((f, hint))
+        out.append((f, _hint(f.type, module)))
     return tuple(out)
 
 
 @functools.cache
-def _derived(cls: type) -> dict[str, tuple[tuple[str, dict[str, Any], Any], ...]]:
-    """Field name -> the derived properties written after it: (name, metadata, type)."""
+def _derived(cls: type) -> dict[str | None, tuple[tuple[str, dict[str, Any], Any], ...]]:
+    """Field name (None: the end) -> the derived properties written after it: (name, metadata,
+    type), the class's own and its bases'."""
     module = vars(sys.modules[cls.__module__])
-    out: dict[str, tuple[tuple[str, dict[str, Any], Any], ...]] = {}
-    for name, value in vars(cls).items():
+    out: dict[str | None, tuple[tuple[str, dict[str, Any], Any], ...]] = {}
+    seen = {k: v for c in reversed(cls.__mro__) for k, v in vars(c).items()}
+    names = {f.name for f, _ in _fields(cls)}
+    for name, value in seen.items():
         info = getattr(getattr(value, "fget", None), "_json_derived", None)
         if info is not None:
-            hint = value.fget.__annotations__.get("return", "Any")
-            hint = eval(hint, module) if isinstance(hint, str) else hint  # noqa: S307
+            if info["after"] is not None and info["after"] not in names:
+                raise TypeError(f"{cls.__name__}.{name}: derived after {info['after']!r}, "
+                                "which is no serialised field")
+            hint = _hint(value.fget.__annotations__.get("return", "Any"), module)
             out[info["after"]] = (*out.get(info["after"], ()), (name, info, hint))
     return out
+
+
+def _hint(hint: Any, module: Mapping[str, Any]) -> Any:
+    """A type hint resolved in its module; a name imported only for type checkers is ``Any``
+    (a field the codec only writes, by its ``encode``)."""
+    if not isinstance(hint, str):
+        return hint
+    try:
+        return eval(hint, dict(module))  # noqa: S307 - the class's own annotation
+    except NameError:
+        return Any
 
 
 def _key(f: dataclasses.Field) -> tuple[str, ...]:
@@ -126,18 +148,27 @@ def _is_union(hint: Any) -> bool:
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """``obj``'s JSON object."""
+    cls = type(obj)
     out: dict[str, Any] = {}
-    for f, _ in _fields(type(obj)):
+    extra = _derived(cls)
+    for f, _ in _fields(cls):
         value = getattr(obj, f.name)
         encode = f.metadata.get("encode")
+        value = jsonable(encode(value) if encode is not None else value)
         *path, last = _key(f)
         into = out
         for part in path:
             into = into.setdefault(part, {})
-        into[last] = jsonable(encode(value) if encode is not None else value)
-        for name, _, _ in _derived(type(obj)).get(f.name, ()):
-            out[name] = jsonable(getattr(obj, name))
-    return out
+        if f.metadata.get("inline"):
+            into.update(value)
+        else:
+            into[last] = value
+        for name, info, _ in extra.get(f.name, ()):
+            out[info["key"]] = jsonable(getattr(obj, name))
+    for name, info, _ in extra.get(None, ()):
+        out[info["key"]] = jsonable(getattr(obj, name))
+    order = getattr(cls, "_json_order", None)
+    return out if order is None else {k: out[k] for k in (*order, *out) if k in out}
 
 
 def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
@@ -227,10 +258,10 @@ def schema_of(cls: type, *, ref: bool = False) -> dict[str, Any]:
         node.setdefault("properties", {})[last] = prop
         optional = _has_default(f) or "missing" in f.metadata
         _require(node, last, f.metadata.get("required", not optional))
-        for name, info, hint in _derived(cls).get(f.name, ()):
-            root["properties"][name] = _schema(hint) | (
+        for _, info, hint in _derived(cls).get(f.name, ()):
+            root["properties"][info["key"]] = _schema(hint) | (
                 {"description": info["doc"]} if "doc" in info else {})
-            _require(root, name, True)
+            _require(root, info["key"], True)
     for node in _objects(root):  # "required" and "additionalProperties" before the properties
         props, required = node.pop("properties", {}), node.pop("required", [])
         if required:

@@ -15,6 +15,7 @@ from scipy.stats import norm
 from saturate.analysis import AnalysisSettings, analyze_curve
 from saturate.analysis.seed_mean import pool_seeds
 from saturate.errors import InputError
+from saturate.measure.evidence import precision_share
 from saturate.measure.quantities import share_above
 from saturate.results import CurveAnalysis
 from saturate.suites.aggregate import STATISTICS, aggregate, stratified_bootstrap
@@ -196,18 +197,8 @@ def p_next_doubling_pays(
     width = g.hi - g.lo
     if curve.evidence is not None and math.isfinite(curve.evidence.fit_se):  # the fit's own
         width = 2.0 * float(norm.ppf(0.5 + confidence / 2.0)) * curve.evidence.fit_se
-    w = _precision_share(width, trend.hi - trend.lo)
+    w = precision_share(width, trend.hi - trend.lo)
     return float(w * p_fit + (1.0 - w) * p_trend)
-
-
-def _precision_share(width_a: float, width_b: float) -> float:
-    """The first estimate's share of the combined precision, from two interval widths."""
-    if not math.isfinite(width_a) or width_a <= 0:
-        return 0.0 if not math.isfinite(width_a) else 1.0
-    if not math.isfinite(width_b) or width_b <= 0:
-        return 1.0 if not math.isfinite(width_b) else 0.0
-    pa, pb = 1.0 / width_a**2, 1.0 / width_b**2
-    return pa / (pa + pb)
 
 
 def gain_se(curve: CurveAnalysis, agg: AggregateCurve) -> float:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from saturate.errors import InputError, SettingsError
 from saturate.results import Direction
-from saturate.results.codec import jsonable, num
+from saturate.results.codec import Coded, derived, meta, num
 
 Method = Literal["baselines", "min-max", "none"]
 #: What ``analyze_suite(normalize=...)`` accepts: None or "min-max", "none", a path to a baselines
@@ -26,14 +26,27 @@ Method = Literal["baselines", "min-max", "none"]
 NormalizeSpec = str | Path | Mapping[str, Any] | None
 
 
+def _bounds_entry(bounds: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, float]]:
+    return {t: {"zero": z, "one": o} for t, (z, o) in bounds.items()}
+
+
+def _bounds_of(d: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    return {str(t): (num(b["zero"]), num(b["one"])) for t, b in d.items()}
+
+
 @dataclass(frozen=True)
-class Normalization:
+class Normalization(Coded):
     """How each task's scores were mapped to the common scale: ``bounds[task] = (zero, one)``."""
 
     method: Method
     source: str
-    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict, metadata=meta(
+        encode=_bounds_entry, decode=_bounds_of))
     notes: tuple[str, ...] = ()
+
+    @derived("source", key="description")
+    def _description(self) -> str:
+        return self.describe()
 
     def describe(self) -> str:
         """One line for a report: what 0 and 1 mean."""
@@ -43,19 +56,6 @@ class Normalization:
             return (f"min-max per task ({self.source}): 0 = the task's worst score seen, "
                     "1 = its best")
         return f"baselines per task ({self.source}): 0 = random, 1 = human"
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "method": self.method, "source": self.source, "description": self.describe(),
-            "bounds": {t: {"zero": z, "one": o} for t, (z, o) in self.bounds.items()},
-            "notes": list(self.notes),
-        })
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Normalization:
-        bounds = {str(t): (num(b["zero"]), num(b["one"])) for t, b in d.get("bounds", {}).items()}
-        return cls(method=d["method"], source=str(d["source"]), bounds=bounds,
-                   notes=tuple(d.get("notes", ())))
 
 
 

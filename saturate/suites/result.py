@@ -9,7 +9,6 @@ registers with :mod:`saturate.results` (a result does not import the report).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -26,7 +25,7 @@ from saturate.results import (
     format_estimate,
     html_of,
 )
-from saturate.results.codec import Coded, from_dict, jsonable, meta
+from saturate.results.codec import Coded, derived, meta
 from saturate.suites.normalize import Normalization
 
 __all__ = ["AggregateCurve", "TaskResult", "SuiteGroup", "GroupComparison", "SuiteAnalysis"]
@@ -117,6 +116,10 @@ class TaskResult(Coded):
 class SuiteGroup(Coded):
     """One agent (or recipe) over the suite: its aggregate curve analysed, its tasks summarised."""
 
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "group", "verdict", "tasks", "n_seeds", "p_pays", "p_next_doubling_pays", "tasks_paying",
+        "tasks_regressing", "saturated_first", "task_verdicts")
+
     group: str
     tasks: tuple[str, ...]
     n_seeds: dict[str, int]
@@ -131,11 +134,11 @@ class SuiteGroup(Coded):
                   if self.task_results else "")
         return f"SuiteGroup({self.group!r}: {self.verdict}, {len(self.tasks)} tasks{paying})"
 
-    @property
+    @derived()
     def verdict(self) -> str:
         return self.analysis.verdict
 
-    @property
+    @derived()
     def p_pays(self) -> float | None:
         """P(pays) of the aggregate: the probability, behind its verdict, that the next doubling
         of compute gains at least the threshold (the call's, as for a single curve)."""
@@ -169,19 +172,22 @@ class SuiteGroup(Coded):
             out[t.verdict] = out.get(t.verdict, 0) + 1
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    @derived(key="tasks_paying")
+    def _paying(self) -> tuple[str, ...]:
+        return self.paying
+
+    @derived(key="tasks_regressing")
+    def _regressing(self) -> tuple[str, ...]:
+        return self.regressing
+
+    @derived(key="saturated_first")
+    def _saturated_first(self) -> dict[str, Any] | None:
         first = self.saturated_first
-        return jsonable({
-            "group": self.group, "verdict": self.verdict, "tasks": list(self.tasks),
-            "n_seeds": self.n_seeds, "p_pays": self.p_pays,
-            "p_next_doubling_pays": self.p_next_doubling_pays,
-            "tasks_paying": list(self.paying), "tasks_regressing": list(self.regressing),
-            "saturated_first": None if first is None else {
-                "task": first.task, "compute": first.saturation_compute},
-            "task_verdicts": self.task_counts(), "aggregate": self.aggregate.to_dict(),
-            "analysis": self.analysis.to_dict(),
-            "task_results": [t.to_dict() for t in self.task_results], "notes": list(self.notes),
-        })
+        return None if first is None else {"task": first.task, "compute": first.saturation_compute}
+
+    @derived(key="task_verdicts")
+    def _task_verdicts(self) -> dict[str, int]:
+        return self.task_counts()
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,7 @@ class GroupComparison(Coded):
 
 
 @dataclass(frozen=True)
-class SuiteAnalysis:
+class SuiteAnalysis(Coded):
     """Is each agent, as a whole, still scaling over the suite, and which tasks hold it back?
 
     One :class:`SuiteGroup` per value of ``group_by`` (one group ``"all"`` without it), and a
@@ -264,23 +270,9 @@ class SuiteAnalysis:
                 f"{self.confidence:.0%} intervals from a stratified bootstrap over {what} "
                 f"({self.n_boot} replicates, seed {self.seed})")
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON suite section (see ``saturate/report/suite_schema.json``)."""
-        return jsonable({
-            "suite": self.suite, "suite_column": self.suite_column, "metric": self.metric,
-            "group_by": self.group_by, "statistic": self.statistic, "method": self.method(),
-            "normalization": self.normalization.to_dict(), "confidence": self.confidence,
-            "n_boot": self.n_boot, "seed": self.seed, "task_bootstrap": self.task_bootstrap,
-            "min_coverage": self.min_coverage, "compute_name": self.compute_name,
-            "groups": [g.to_dict() for g in self.groups],
-            "comparisons": [c.to_dict() for c in self.comparisons],
-            "notes": list(self.notes),
-        })
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SuiteAnalysis:
-        """The analysis back from :meth:`to_dict` (without fits, points or bootstrap replicates)."""
-        return from_dict(cls, d)
+    @derived("statistic", key="method")
+    def _method(self) -> str:
+        return self.method()
 
     def to_frame(self) -> pd.DataFrame:
         """One row per group: verdict, last aggregate, gain per doubling, P(next doubling pays),
