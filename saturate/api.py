@@ -258,8 +258,9 @@ def analyze(
     analysis = analyze_read(tables, settings, diagnostics=diagnostics, engine=engine,
                             progress=progress, apart=tables.apart)
     _warn_unmatched_globs(analysis, settings)
-    if analysis.axis is not None and analysis.axis.warning() is not None:
-        warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
+    said = None if analysis.axis is None else analysis.axis.warning()
+    if said is not None:
+        warnings.warn(said, AxisWarning, stacklevel=2)
     return analysis
 
 
@@ -394,4 +395,9 @@ def _with_axis(
     """The parts of a read, and how to get its x axis once read (``explicit``: the user named it)."""
     if isinstance(parts, Table):
         return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
-    return parts, lambda: parts.axis
+
+    def read_axis() -> ComputeAxis:
+        assert parts.axis is not None, "the x axis is known once the parts are read"
+        return parts.axis
+
+    return parts, read_axis

@@ -76,7 +76,7 @@ def format_of_out(settings: Settings, out: Path | None) -> Settings:
     given (option or settings file); a format given that the suffix contradicts is an error,
     checked before anything is read."""
     implied = None if out is None else SUFFIX_FORMATS.get(out.suffix.lower())
-    if implied is None or settings.format == implied:
+    if out is None or implied is None or settings.format == implied:
         return settings
     if "format" in settings.explicit:
         raise SettingsError(

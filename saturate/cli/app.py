@@ -73,7 +73,8 @@ def _path(info_name: str | None, parent: click.Context | None) -> str:
 def _format_params(command: click.Command, ctx: click.Context,
                    formatter: click.HelpFormatter) -> None:
     """The help's ``Arguments`` (with their help) and ``Options`` sections."""
-    args, opts = [], []
+    args: list[tuple[str, str]] = []
+    opts: list[tuple[str, str]] = []
     for param in command.get_params(ctx):
         record = param.get_help_record(ctx)
         if record is not None:

@@ -42,7 +42,7 @@ class HelpArgument(click.Argument):
     def make_metavar(self, ctx: click.Context) -> str:
         return (self.shown if self.required else f"[{self.shown}]") + self._many()
 
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str]:
         return self.shown + self._many(), self.help or ""
 
 

@@ -40,9 +40,12 @@ def compare(
     settings.require("group_by", example="--group-by recipe, the run parameter naming the recipe")
     analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
                             outputs={"--out": out})
-    comparisons = compare_by_metric(analysis.curves, DiagnosticSettings.from_settings(settings), settings.group_by)
+    group_by = settings.group_by
+    assert group_by is not None  # required above
+    comparisons = compare_by_metric(analysis.curves, DiagnosticSettings.from_settings(settings),
+                                    group_by)
     if fmt == "json":
-        write_text(comparisons_json(comparisons, settings.group_by), out)
+        write_text(comparisons_json(comparisons, group_by), out)
     elif fmt == "markdown":
         write_text(comparisons_markdown(comparisons), out)
     else:

@@ -61,7 +61,8 @@ def _setting_params(o: Option) -> list[click.Option]:
     if o.flag:
         flags = [f"{o.flag_names[0]}/--no-{o.flag_names[0].removeprefix('--')}",
                  *o.flag_names[1:]]
-        params = [SettingOption([*flags, o.name], default=None, help=help, late_help=late)]
+        params: list[click.Option] = [SettingOption([*flags, o.name], default=None, help=help,
+                                                    late_help=late)]
     else:
         params = [SettingOption([*o.flag_names, o.name], help=help, late_help=late,
                                 metavar=o.metavar or None, multiple=o.many)]

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
@@ -60,7 +60,7 @@ from saturate.table.table import Table
 
 __all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source"]
 
-Source = str | os.PathLike | pd.DataFrame | Table
+Source: TypeAlias = str | os.PathLike | pd.DataFrame | Table
 _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
                 "postgres+", "mysql://", "mysql+", "mssql", "file:", "databricks")
 

@@ -124,7 +124,7 @@ def _law_help() -> str:
     return f"Law to fit: {', '.join(_LAWS())}. Default: all"
 
 
-_DEFAULT = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
+_DEFAULT: dict[str, Any] = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
         "seed": 0, "compare_at": ("1x", "4x")}
 
 GROUPS: tuple[str, ...] = (
