@@ -34,8 +34,9 @@ test: setup ## the whole test suite, every lane
 test-fast: setup ## the unit tests: no server, browser, cluster, kernel, process or long run (2 min)
 	SATURATE_FAST_LANE=1 $(PYTEST) -n 2 -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
 
-lint: setup
+lint: setup ## ruff on everything, mypy on saturate/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/ruff check saturate tests benchmarks sample_runs docs
+	$(BIN)/mypy saturate
 
 bench: setup
 	$(BIN)/python benchmarks/bench_fit.py

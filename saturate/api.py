@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,8 +21,8 @@ from saturate.ingest.stream import ReadProgress, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.results.codec import jsonable
-from saturate.settings import OPTIONS, Settings
-from saturate.settings.fields import on_declare, option_doc
+from saturate.settings import Settings
+from saturate.settings.fields import option_doc
 from saturate.table.axis import AxisWarning, ComputeAxis, describe_axis, named_axis
 from saturate.table.table import Table, concat_tables
 
@@ -258,8 +257,9 @@ def analyze(
     analysis = analyze_read(tables, settings, diagnostics=diagnostics, engine=engine,
                             progress=progress, apart=tables.apart)
     _warn_unmatched_globs(analysis, settings)
-    if analysis.axis is not None and analysis.axis.warning() is not None:
-        warnings.warn(analysis.axis.warning(), AxisWarning, stacklevel=2)
+    said = None if analysis.axis is None else analysis.axis.warning()
+    if said is not None:
+        warnings.warn(said, AxisWarning, stacklevel=2)
     return analysis
 
 
@@ -293,21 +293,8 @@ def settings_from(
     return settings.updated(**overrides)
 
 
-_ANALYZE = (inspect.signature(analyze), analyze.__doc__)
-
-
-def _with_options() -> None:
-    """Give :func:`analyze` every option as a keyword in its signature and docstring."""
-    sig, doc = _ANALYZE
-    params = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    params += [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                 annotation=f"{o.type} | None") for o in OPTIONS]
-    analyze.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-    analyze.__doc__ = f"{doc}\n    Options:\n{option_doc()}\n"
-
-
-_with_options()
-on_declare(_with_options)
+# The options analyze takes as keywords, listed in its docstring from their one declaration.
+analyze.__doc__ = f"{analyze.__doc__}\n    Options:\n{option_doc()}\n"
 
 
 def analyze_read(
@@ -407,4 +394,9 @@ def _with_axis(
     """The parts of a read, and how to get its x axis once read (``explicit``: the user named it)."""
     if isinstance(parts, Table):
         return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
-    return parts, lambda: parts.axis
+
+    def read_axis() -> ComputeAxis:
+        assert parts.axis is not None, "the x axis is known once the parts are read"
+        return parts.axis
+
+    return parts, read_axis

@@ -2,7 +2,7 @@
 
 A CLI test whose subject is what a command says or writes (not how the process starts, ends on
 a signal or meets a closed stream) need not pay a Python start-up and the imports of pandas,
-scipy and mlflow for each call: :func:`run_cli` invokes the Typer app with typer's CliRunner
+scipy and mlflow for each call: :func:`run_cli` invokes the click app with click's CliRunner
 and returns a :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``), so
 the assertions read as they did. An exception that escapes the app is not swallowed: its
 traceback is put on ``stderr`` with exit code 1, as the interpreter would, so a test that says
@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 __all__ = ["run_cli"]
 

@@ -4,7 +4,7 @@
   packages: the flow goes one way); imports inside functions count too: a lazy import hides a
   cycle from Python, not from the reader;
 * no part imports a part after it in the flow (:data:`LAYERS`, the picture of ARCHITECTURE.md);
-* typer only in ``saturate/cli/``, rich only in ``saturate/cli/`` and ``saturate/report/``;
+* click (the command line) only in ``saturate/cli/``, rich only in ``saturate/cli/`` and ``saturate/report/``;
 * no function over 80 lines (its docstring excluded); modules are sized by what they are about,
   not by a line count.
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "saturate"
 MAX_FUNCTION_LINES = 80
 ONLY_IN = {  # third-party package -> the folders of saturate that may import it
-    "typer": ("saturate/cli/",),
+    "click": ("saturate/cli/",),
     "rich": ("saturate/cli/", "saturate/report/"),
 }
 
@@ -383,7 +383,7 @@ def test_the_table_imports_no_stage_after_it():
     assert any(t.startswith("saturate.table") for t in import_graph()["saturate.ingest.stream"])
 
 
-def test_typer_and_rich_stay_in_the_interface_layers():
+def test_click_and_rich_stay_in_the_interface_layers():
     wrong = []
     for m in MODULES.values():
         for name in imported_names(m):

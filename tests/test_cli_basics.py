@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cli_run import run_cli
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from saturate.cli import app
 

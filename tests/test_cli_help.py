@@ -8,14 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from test_report_data import N_BOOT
-from typer.testing import CliRunner
 
 from saturate.cli import app
 
 runner = CliRunner()
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
-COMMANDS = sorted(c.name or c.callback.__name__ for c in app.registered_commands)
+COMMANDS = sorted(app.commands)
 RST = re.compile(r"``|:(?:func|class|meth|mod|attr|data):|\.\. \w+::")
 PYTHON_TYPE = re.compile(r"<(?:bool|int|float|str|text|path|list\[[^\]]*\]|[a-z_]+\[[^\]]*\])>")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cli_run import run_cli
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.cli.app import app

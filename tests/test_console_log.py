@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from realdata import realcurves_path
-from typer.testing import CliRunner
 
 import saturate
 from saturate.cli.app import app

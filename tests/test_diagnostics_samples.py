@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.cli import app

@@ -78,7 +78,7 @@ def test_domain_settings_are_validated_with_one_clear_message() -> None:
 
 
 def test_the_command_line_takes_domain(tmp_path) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from saturate.cli import app
 

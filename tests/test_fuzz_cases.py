@@ -14,7 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.cli import app

@@ -8,8 +8,8 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+from click.testing import CliRunner
 from test_report_data import HOSTILE, N_BOOT, write_runs
-from typer.testing import CliRunner
 
 from saturate.cli import app
 from saturate.errors import InputError, SettingsError

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from saturate.cli import app
 from saturate.report.text import ZWSP, for_annotation, for_markdown, for_terminal

@@ -13,9 +13,9 @@ import warnings
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from fault_proxy import FaultProxy
 from mlflow_server import MlflowServer, free_port, unique_name
-from typer.testing import CliRunner
 
 from saturate.cli import app
 from saturate.errors import SettingsError, SourceError

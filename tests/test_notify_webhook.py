@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 from webhook_server import WebhookServer
 
 import saturate

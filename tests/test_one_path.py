@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.cli import app

@@ -1,38 +1,30 @@
-"""Each option is declared once (``saturate.settings.fields.OPTIONS``): a setting added by one
-declaration is a command-line option (in the help, parsed and checked), a keyword of
-``saturate.analyze`` and a key of the settings file; an unknown keyword or key is one clear
-error naming the nearest option; the command line keeps every flag it had."""
+"""Each option is declared once (a field of ``saturate.settings.fields.SettingsFields``): every
+declaration is a command-line option of every command of its group (in the help, parsed and
+checked), a keyword of ``saturate.analyze`` and a key of the settings file; an unknown keyword or
+key is one clear error naming the nearest option; the command line keeps every flag it had."""
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import typer
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.api import settings_from
 from saturate.cli import app
-from saturate.cli.options import settings_options
+from saturate.cli.options import SettingsCommand
 from saturate.decide import DecisionSettings
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Settings
 from saturate.settings.checks import check_positive
-from saturate.settings.fields import Option, declare
+from saturate.settings.fields import GROUPS, SettingsFields
 
 runner = CliRunner()
-HELP = "Compute to leave out at the start of every curve, in the unit of the x axis."
-
-
-@pytest.fixture
-def warmup():
-    """One declaration, as an edit of ``fields.py`` would add it; withdrawn afterwards."""
-    declare(Option("warmup", "float | None", None, check_positive, HELP, "analysis", "COMPUTE"))
-    yield "warmup"
-    declare(withdraw="warmup")
+COMMAND_GROUPS = {name: {o.group for o in cmd.options}
+                  for name, cmd in app.commands.items() if isinstance(cmd, SettingsCommand)}
 
 
 def _frame() -> pd.DataFrame:
@@ -40,56 +32,49 @@ def _frame() -> pd.DataFrame:
                          "value": [0.1, 0.2, 0.3]})
 
 
-def test_one_declaration_is_a_flag_of_every_command_of_its_group(warmup: str) -> None:
-    for command in ("analyze", "gate", "plot", "compare", "allocate", "watch", "timeline", "ls"):
-        res = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
-        assert res.exit_code == 0 and "--warmup" in res.stdout and "COMPUTE" in res.stdout
-    assert HELP in " ".join(runner.invoke(app, ["analyze", "--help"],
-                                          env={"COLUMNS": "200"}).stdout.split())
-    bad = runner.invoke(app, ["analyze", "--warmup", "-3", "x.csv"])
-    assert bad.exit_code == 2 and bad.stderr.strip() == "error: --warmup must be > 0, got -3"
+def test_every_declaration_is_a_flag_of_every_command_of_its_group() -> None:
+    assert set(COMMAND_GROUPS) == {"analyze", "gate", "plot", "compare", "allocate", "watch",
+                                   "timeline", "ls"}
+    for command, groups in COMMAND_GROUPS.items():
+        shown = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"}).stdout
+        for o in OPTIONS:
+            if o.cli and o.group in groups and o in app.commands[command].options:
+                assert o.flag_names[0] in shown and (o.metavar or "") in shown, (command, o.name)
+                if isinstance(o.help, str):
+                    assert "".join(o.help.split()) in "".join(shown.split()), (command, o.name)
+    assert {g for groups in COMMAND_GROUPS.values() for g in groups} == set(GROUPS)
+    bad = runner.invoke(app, ["analyze", "--gpu-hour-cost", "-3", "x.csv"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == "error: --gpu-hour-cost must be > 0, got -3"
 
 
-def test_one_declaration_is_parsed_into_the_settings_a_command_gets(warmup: str,
-                                                                   tmp_path: Path) -> None:
+def test_a_commands_options_are_parsed_into_the_settings_it_gets(tmp_path: Path) -> None:
     got: list[Settings] = []
-    probe = typer.Typer()
 
-    @probe.command()
-    @settings_options("analysis")
     def show(settings: Settings) -> None:
         got.append(settings)
 
-    (tmp_path / "saturate.toml").write_text("")
-    res = runner.invoke(probe, ["--warmup", "250", "--config", str(tmp_path / "saturate.toml")])
+    probe = SettingsCommand(show, ("analysis", "diagnostics"))
+    (tmp_path / "saturate.toml").write_text("n_boot = 7\n")
+    res = runner.invoke(probe, ["--gpu-hour-cost", "2.5", "--domain", "eval/*=0,1",
+                                "--config", str(tmp_path / "saturate.toml")])
     assert res.exit_code == 0, res.output
-    assert got[0].warmup == 250.0 and "warmup" in got[0].explicit
+    assert got[0].gpu_hour_cost == 2.5 and got[0].n_boot == 7
+    assert got[0].domains == {"eval/*": (0.0, 1.0)}
+    assert {"gpu_hour_cost", "domains", "n_boot"} <= got[0].explicit
 
 
-def test_one_declaration_is_a_keyword_and_a_settings_file_key(warmup: str,
-                                                              tmp_path: Path) -> None:
-    assert "warmup" in inspect.signature(saturate.analyze).parameters
-    assert "warmup" in (saturate.analyze.__doc__ or "")
-    assert settings_from(None, None, {"warmup": "1e3"}).warmup == 1000.0
-    with pytest.raises(SettingsError, match=r"^warmup must be > 0, got -3$"):
-        saturate.analyze(_frame(), warmup=-3)
+def test_every_declaration_is_a_keyword_and_a_settings_file_key(tmp_path: Path) -> None:
+    for o in OPTIONS:
+        assert f"    {o.name}: " in (saturate.analyze.__doc__ or ""), o.name
+    assert settings_from(None, None, {"gpu_hour_cost": "1e3"}).gpu_hour_cost == 1000.0
+    with pytest.raises(SettingsError, match=r"^gpu_hour_cost must be > 0, got -3$"):
+        saturate.analyze(_frame(), gpu_hour_cost=-3)
     p = tmp_path / "saturate.toml"
-    p.write_text("warmup = 500\n")
-    assert Settings.build(p).warmup == 500.0
-    p.write_text("warmup = 0\n")
-    with pytest.raises(SettingsError, match="warmup must be > 0, got 0"):
+    p.write_text("gpu_hour_cost = 500\n")
+    assert Settings.build(p).gpu_hour_cost == 500.0
+    p.write_text("gpu_hour_cost = 0\n")
+    with pytest.raises(SettingsError, match="gpu_hour_cost must be > 0, got 0"):
         Settings.build(p)
-
-
-def test_a_withdrawn_declaration_is_gone_everywhere(warmup: str) -> None:
-    declare(withdraw="warmup")
-    try:
-        assert "warmup" not in inspect.signature(saturate.analyze).parameters
-        assert "--warmup" not in runner.invoke(app, ["analyze", "--help"]).stdout
-        with pytest.raises(SettingsError, match="unknown setting"):
-            Settings.build(warmup=1)
-    finally:
-        declare(Option("warmup", "float | None", None, check_positive, HELP, "analysis"))
 
 
 def test_an_unknown_keyword_or_file_key_is_one_error_naming_the_nearest(tmp_path: Path) -> None:
@@ -105,13 +90,13 @@ def test_an_unknown_keyword_or_file_key_is_one_error_naming_the_nearest(tmp_path
         f"{p}: unknown setting(s) forcast_at (did you mean forecast_at?)")
 
 
-def test_every_declaration_is_a_field_and_a_keyword_in_order() -> None:
+def test_every_declaration_is_a_typed_field_in_order() -> None:
     names = [o.name for o in OPTIONS]
     assert len(names) == len(set(names))
+    assert [f.name for f in dataclasses.fields(SettingsFields)] == names
     fields = [f for f in Settings.__dataclass_fields__ if f not in ("config", "explicit", "cli")]
     assert fields == names
-    keywords = list(inspect.signature(saturate.analyze).parameters)
-    assert keywords[-len(names):] == names
+    assert all(o.type == str(Settings.__dataclass_fields__[o.name].type) for o in OPTIONS)
 
 
 def test_the_bands_help_says_the_default_band() -> None:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from test_report_data import N_BOOT, write_runs
-from typer.testing import CliRunner
 
 from saturate.cli import app
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 from test_report_data import N_BOOT
-from typer.testing import CliRunner
 
 import saturate.api
 from saturate.cli import app

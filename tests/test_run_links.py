@@ -85,7 +85,7 @@ def test_the_servers_database_has_no_web_ui_so_no_link(logged: dict) -> None:
 
 
 def test_tracker_url_says_where_a_stores_ui_is_served(logged: dict, tmp_path: Path) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from saturate.cli import app
 
@@ -112,7 +112,7 @@ def test_watch_keeps_each_runs_page_in_its_history(logged: dict, tmp_path: Path)
     file written before runs had pages is read as it is and given the column when next written."""
     import sqlite3
 
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from saturate.cli import app
     from saturate.tracker.state import HistoryStore

@@ -8,9 +8,9 @@ import math
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fault_proxy import FaultProxy
 from mlflow_server import MlflowServer, free_port, unique_name
-from typer.testing import CliRunner
 
 from saturate.cli import app
 from saturate.errors import SourceError

@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from saturate.cli import app
 from saturate.report.schema import build_schema

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
-from typer.testing import CliRunner
 
 import saturate
 from saturate.cli import app

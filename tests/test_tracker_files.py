@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from saturate.cli import app
 from saturate.errors import InputError, SourceError

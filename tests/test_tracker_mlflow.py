@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import ctrl_c_as_in_a_terminal
+from click.testing import CliRunner
 from mlflow_server import MlflowServer, _healthy, unique_name  # type: ignore[import-not-found]
-from typer.testing import CliRunner
 
 from saturate.cli import app
 from saturate.tracker import HistoryStore

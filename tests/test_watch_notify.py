@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 from webhook_server import WebhookServer
 
 from saturate.cli import app

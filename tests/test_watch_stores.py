@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cli_run import ctrl_c_as_in_a_terminal
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import saturate
 from saturate.cli import app

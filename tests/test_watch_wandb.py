@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from saturate.cli import app
 from saturate.settings import Settings

@@ -4,13 +4,14 @@ only runs that pay)."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from saturate.cli.common import (
-    Fast,
-    Out,
-    Sources,
+    fast_option,
     format_option,
+    out_option,
     run_analysis,
+    sources_argument,
     terminal,
     write_text,
 )
@@ -20,16 +21,16 @@ from saturate.settings.checks import check_choice
 
 FORMATS = ("table", "json")
 
-AllocFormat = format_option(FORMATS)
 
 
-@settings_command("selection", "analysis", "diagnostics", "engine")
+@settings_command("selection", "analysis", "diagnostics", "engine",
+                  params=[sources_argument(), format_option(FORMATS), out_option(), fast_option()])
 def allocate(
     settings: Settings,
-    sources: Sources = None,
-    fmt: AllocFormat = FORMATS[0],
-    out: Out = None,
-    fast: Fast = True,
+    sources: list[str] | None,
+    fmt: str,
+    out: Path | None,
+    fast: bool,
 ) -> None:
     """Plan --budget GPU-hours on one objective: fund only the runs whose next GPU-hours gain
     their threshold per doubling, ranked by an upper confidence bound on the gain.

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from saturate.cli.common import (
-    Fast,
-    Out,
-    Sources,
+    fast_option,
+    flag,
+    out_option,
     progress_bar,
     run_analysis,
+    sources_argument,
     terminal,
     write_text,
 )
@@ -22,34 +21,30 @@ from saturate.cli.options import settings_command
 from saturate.errors import SettingsError, step
 from saturate.settings import Settings
 
-LogBack = Annotated[
-    bool,
-    typer.Option("--log-back", help="Write verdict tags (saturate.<metric>.*), the HTML report and "
-                 "figures to the analysed MLflow runs. Without it nothing is ever written to the "
-                 "tracking store."),
-]
-DryRun = Annotated[
-    bool,
-    typer.Option("--dry-run", help="Say what would be analysed (runs, metrics with their role, "
-                 "direction and domain, the x axis, points per curve, run parameters, what is "
-                 "left out) and stop before any fit, as 'saturate ls' does."),
-]
-Wide = Annotated[
-    bool,
-    typer.Option("--wide", help="Table: every column at full width, whatever the terminal's "
-                 "width (piped output is $COLUMNS wide, else 120)."),
+_PARAMS = [
+    sources_argument(),
+    out_option(),
+    fast_option(),
+    flag("--log-back", "Write verdict tags (saturate.<metric>.*), the HTML report and figures to "
+         "the analysed MLflow runs. Without it nothing is ever written to the tracking store."),
+    flag("--wide", "Table: every column at full width, whatever the terminal's width (piped "
+         "output is $COLUMNS wide, else 120)."),
+    flag("--dry-run", "Say what would be analysed (runs, metrics with their role, direction and "
+         "domain, the x axis, points per curve, run parameters, what is left out) and stop "
+         "before any fit, as 'saturate ls' does."),
 ]
 
 
-@settings_command("selection", "analysis", "suite", "diagnostics", "format", "engine")
+@settings_command("selection", "analysis", "suite", "diagnostics", "format", "engine",
+                  params=_PARAMS)
 def analyze(
     settings: Settings,
-    sources: Sources = None,
-    out: Out = None,
-    fast: Fast = True,
-    log_back: LogBack = False,
-    wide: Wide = False,
-    dry_run: DryRun = False,
+    sources: list[str] | None,
+    out: Path | None,
+    fast: bool,
+    log_back: bool,
+    wide: bool,
+    dry_run: bool,
 ) -> None:
     """Analyse every (run, metric) curve: is it still scaling, slowing, saturated or regressing?
 
@@ -81,7 +76,7 @@ def format_of_out(settings: Settings, out: Path | None) -> Settings:
     given (option or settings file); a format given that the suffix contradicts is an error,
     checked before anything is read."""
     implied = None if out is None else SUFFIX_FORMATS.get(out.suffix.lower())
-    if implied is None or settings.format == implied:
+    if out is None or implied is None or settings.format == implied:
         return settings
     if "format" in settings.explicit:
         raise SettingsError(

@@ -1,149 +1,169 @@
-"""The Typer application every command registers itself on (kept apart from the package's
-``__init__``, which imports the command modules, so that no module imports its importer)."""
+"""The click application every command registers itself on (kept apart from the package's
+``__init__``, which imports the command modules, so that no module imports its importer).
+
+The commands are click commands: their settings options are made from the one declaration of
+each option (:mod:`saturate.cli.options`), which a signature read by Typer cannot express, and
+every command's own parameters are click parameters beside them, so one library parses and
+shows them all.
+"""
 
 from __future__ import annotations
 
+import inspect
+import re
 import sys
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any, TypeVar
 
 import click
-import typer
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from saturate import __version__
 from saturate.cli.common import STATE
 
+__all__ = ["app", "PlainCommand", "command"]
 
-class _PlainArgument(TyperArgument):
-    """An argument shown in the help by its name (``SOURCE...``), without a Python type
-    (``SOURCE <list[str]>``)."""
-
-    def display_type_rich(self, ctx: click.Context) -> str | None:
-        return None
-
-    def _rich_display_name(self) -> str:
-        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+T = TypeVar("T")
 
 
-_LATE_HELP: dict[str, Callable[[], str]] = {}
-
-
-def late_help(make: Callable[[], str]) -> str:
-    """A stand-in for the help of an option whose text needs a heavy import (``--fail-on``,
-    ``--law``): ``make()`` is called only when a help page shows it."""
-    key = f"(see saturate COMMAND --help: {len(_LATE_HELP)})"
-    _LATE_HELP[key] = make
-    return key
-
-
-class _LateHelpOption(TyperOption):
-    """An option whose help is made by its :func:`late_help` function when it is shown."""
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        make = _LATE_HELP.get(self.help or "")
-        if make is not None:
-            self.help = make()
-        return super().get_help_record(ctx)
-
-
-# The exceptions of the click that typer runs on (its own copy since typer 0.2x, click before):
-# found through typer's public BadParameter, whichever it is.
-_UsageError: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-_ClickException: Any = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-
-
-class _UsageLine(_ClickException):  # type: ignore[misc]
+class _UsageLine(click.ClickException):
     """A slip on the command line (an unknown option or command, a missing value) said in one
     ``error:`` line with exit 2, instead of click's block of usage, hint and error."""
 
     exit_code = 2
 
-    def __init__(self, error: Any, where: str) -> None:
+    def __init__(self, error: click.UsageError, where: str) -> None:
         where = error.ctx.command_path if error.ctx is not None else where
-        super().__init__(f"{error.format_message()} (see '{where} --help')")
+        super().__init__(f"{_said(error)} (see '{where} --help')")
 
-    def show(self, file: Any = None) -> None:
+    def show(self, file: IO[Any] | None = None) -> None:
         print(f"error: {self.format_message()}", file=file or sys.stderr)
 
 
-def _one_line(parse: Callable[[], Any], where: str) -> Any:
+def _shown(text: str) -> str:
+    """``text`` from the command line with its control characters written as ``\\xNN``."""
+    return re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+def _said(error: click.UsageError) -> str:
+    """The message of a slip: an unknown option by its name as given, with the options it is
+    close to."""
+    if not isinstance(error, click.NoSuchOption):
+        return error.format_message()
+    near = f" (Possible options: {', '.join(sorted(error.possibilities))})" \
+        if error.possibilities else ""
+    return f"No such option: {_shown(error.option_name)}{near}"
+
+
+def _one_line(parse: Callable[[], T], where: str) -> T:
     """``parse()`` of the command ``where`` (its path, ``saturate analyze``), a usage error raised
     as one line; ``saturate`` alone still shows the help (click's "no arguments is help")."""
     try:
         return parse()
-    except _UsageError as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            raise
+    except click.exceptions.NoArgsIsHelpError:
+        raise
+    except click.UsageError as exc:
         raise _UsageLine(exc, where) from None
 
 
-def _path(info_name: str | None, parent: Any) -> str:
+def _path(info_name: str | None, parent: click.Context | None) -> str:
     """The command path a context made with ``info_name`` under ``parent`` will have."""
     return " ".join(p for p in (parent.command_path if parent else "", info_name or "") if p)
 
 
-class _OneLineSlips:
-    """A command or group whose context is made with a slip in its options said in one line."""
+def _format_params(command: click.Command, ctx: click.Context,
+                   formatter: click.HelpFormatter) -> None:
+    """The help's ``Arguments`` (with their help) and ``Options`` sections."""
+    args: list[tuple[str, str]] = []
+    opts: list[tuple[str, str]] = []
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is not None:
+            (args if param.param_type_name == "argument" else opts).append(record)
+    for title, records in (("Arguments", args), ("Options", opts)):
+        if records:
+            with formatter.section(title):
+                formatter.write_dl(records)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
-                     **extra: Any) -> Any:
-        return _one_line(lambda: super(_OneLineSlips, self).make_context(info_name, args, parent,
-                                                                         **extra),
+
+class PlainCommand(click.Command):
+    """A command whose help shows its arguments with their help, and whose slips on the command
+    line are one line."""
+
+    def format_arguments(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The arguments are shown with the options (:meth:`format_options`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """The arguments, any word left over a slip naming the words."""
+        ctx.allow_extra_args = True
+        rest = super().parse_args(ctx, args)
+        if rest and not ctx.resilient_parsing:
+            ctx.fail(f"Got unexpected extra argument(s) ({' '.join(map(_shown, rest))})")
+        return rest
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _format_params(self, ctx, formatter)
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        return _one_line(lambda: super(PlainCommand, self).make_context(info_name, args, parent,
+                                                                        **extra),
                          _path(info_name, parent))
 
 
-class PlainCommand(_OneLineSlips, TyperCommand):
-    """Every command's help in plain words: arguments without Python types; options whose help is
-    made late (:func:`late_help`) made when shown; a slip in its options one line."""
+class _PlainGroup(click.Group):
+    """The ``saturate`` group: its commands listed in the order they were added; an unknown
+    command, or a slip in the group's own options, one line."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for param in self.params:
-            if type(param) is TyperArgument:
-                param.__class__ = _PlainArgument
-            elif type(param) is TyperOption and (param.help or "") in _LATE_HELP:
-                param.__class__ = _LateHelpOption
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _format_params(self, ctx, formatter)
+        self.format_commands(ctx, formatter)
 
-class _PlainGroup(_OneLineSlips, TyperGroup):
-    """The ``saturate`` group: an unknown command, or a slip in the group's own options, one
-    line."""
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        return _one_line(lambda: super(_PlainGroup, self).make_context(info_name, args, parent,
+                                                                       **extra),
+                         _path(info_name, parent))
 
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
         return _one_line(lambda: super(_PlainGroup, self).resolve_command(ctx, args),
                          ctx.command_path)
 
 
-class _Typer(typer.Typer):
-    """A Typer app whose commands are :class:`PlainCommand` unless they say otherwise."""
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        click.echo(f"saturate {__version__}")
+        ctx.exit()
 
-    def command(self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any) -> Any:
-        return super().command(*args, cls=cls or PlainCommand, **kwargs)
+
+def _root(debug: bool, version: bool) -> None:
+    STATE["debug"] = debug
 
 
-app = _Typer(
+app = _PlainGroup(
     name="saturate",
-    cls=_PlainGroup,
+    callback=_root,
+    params=[
+        click.Option(["--debug"], is_flag=True, default=False, help="Show tracebacks for errors."),
+        click.Option(["--version"], is_flag=True, default=False, callback=_version,
+                     is_eager=True, expose_value=True, help="Show the version."),
+    ],
     help="Is RL still scaling, or has it saturated? Fit scaling laws to RL curves and say so.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: flags without a <bool> type, text as written
 )
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"saturate {__version__}")
-        raise typer.Exit()
+def command(params: Sequence[click.Parameter]) -> Callable[[Callable[..., Any]],
+                                                            Callable[..., Any]]:
+    """Register a function as a command of :data:`app` named after it, its ``params`` (click
+    parameters) passed as keywords, its docstring its help."""
 
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        app.add_command(PlainCommand(func.__name__.replace("_", "-"), callback=func,
+                                     params=list(params), help=inspect.getdoc(func)))
+        return func
 
-@app.callback()
-def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
-    ] = False,
-) -> None:
-    STATE["debug"] = debug
+    return decorate

@@ -11,10 +11,9 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
-import typer
 
 from saturate.errors import InputError, SaturateError
 
@@ -28,35 +27,80 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 STATE: dict[str, bool] = {"debug": False}
 
-Sources = Annotated[
-    list[str] | None,
-    typer.Argument(
-        help="Files, folders, or MLflow URIs/stores (http://host:port, sqlite:///mlflow.db, mlruns/). "
-        "Default: $MLFLOW_TRACKING_URI.",
-        show_default=False, metavar="SOURCE",
-    ),
-]
-Fast = Annotated[
-    bool,
-    typer.Option(
-        "--fast/--no-fast",
-        help="Read MLflow databases through the read-only fast path (--no-fast: MLflow's client).",
-    ),
-]
+class HelpArgument(click.Argument):
+    """An argument shown by the name ``shown`` (``[SOURCE]...`` in the usage, ``SOURCE...`` with
+    its help in the ``Arguments`` section)."""
+
+    def __init__(self, param_decls: Sequence[str], *, shown: str, help: str,
+                 **attrs: Any) -> None:
+        super().__init__(param_decls, **attrs)
+        self.shown, self.help = shown, help
+
+    def _many(self) -> str:
+        return "..." if self.nargs != 1 else ""
+
+    def make_metavar(self, ctx: click.Context) -> str:
+        return (self.shown if self.required else f"[{self.shown}]") + self._many()
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str]:
+        return self.shown + self._many(), self.help or ""
 
 
-def format_option(formats: Sequence[str], what: str = "Output format") -> Any:
+def _sources_list(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+                  ) -> list[str] | None:
+    return list(value) or None
+
+
+def sources_argument() -> click.Argument:
+    """The ``SOURCE...`` argument: a list of sources, or ``None`` when none is given."""
+    return HelpArgument(
+        ["sources"], nargs=-1, shown="SOURCE", callback=_sources_list,
+        help="Files, folders, or MLflow URIs/stores (http://host:port, sqlite:///mlflow.db, "
+        "mlruns/). Default: $MLFLOW_TRACKING_URI.")
+
+
+def fast_option() -> click.Option:
+    """``--fast/--no-fast``: the read-only fast path of MLflow databases."""
+    return click.Option(
+        ["--fast/--no-fast"], default=True, show_default=True,
+        help="Read MLflow databases through the read-only fast path (--no-fast: MLflow's client).")
+
+
+def format_option(formats: Sequence[str], what: str = "Output format") -> click.Option:
     """A ``--format``/``-f`` option among ``formats`` (the first is the default; the command
-    checks the value)."""
-    return Annotated[str, typer.Option("--format", "-f", help=f"{what}: {' | '.join(formats)}.",
-                                       metavar="FORMAT")]
+    checks the value), passed as ``fmt``."""
+    return click.Option(["--format", "-f", "fmt"], default=formats[0], show_default=True,
+                        help=f"{what}: {' | '.join(formats)}.", metavar="FORMAT")
 
 
-Out = Annotated[
-    Path | None,
-    typer.Option("--out", "-o", help="Write the report to this file instead of stdout.",
-                 show_default=False, metavar="PATH"),
-]
+def out_option() -> click.Option:
+    """``--out``/``-o``: the file to write the report to (``None``: stdout)."""
+    return click.Option(["--out", "-o"], type=click.Path(path_type=Path), metavar="PATH",
+                        help="Write the report to this file instead of stdout.")
+
+
+class _Number(click.ParamType):
+    """A number of ``kind`` (``int`` or ``float``), a word that is not one said as such."""
+
+    def __init__(self, kind: type[int] | type[float], what: str) -> None:
+        self.kind, self.what, self.name = kind, what, kind.__name__
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        try:
+            return self.kind(value)
+        except (TypeError, ValueError):
+            self.fail(f"Input should be a valid {self.what}, unable to parse string as "
+                      f"{'an' if self.what[0] in 'aeiou' else 'a'} {self.what}", param, ctx)
+
+
+NUMBER = _Number(float, "number")
+INTEGER = _Number(int, "integer")
+
+
+def flag(name: str, help: str) -> click.Option:
+    """An on/off flag, off unless given."""
+    return click.Option([name], is_flag=True, default=False, help=help)
 
 
 def _bar(console: Any) -> Any:
@@ -192,7 +236,7 @@ def _console_class() -> type:
 
         def on_broken_pipe(self) -> None:
             _silence_stdout()
-            raise typer.Exit(BROKEN_PIPE)
+            raise click.exceptions.Exit(BROKEN_PIPE)
 
         def _check_buffer(self) -> None:
             with stdout_errors():
@@ -227,7 +271,7 @@ def stdout_errors() -> Iterator[None]:
         yield
     except BrokenPipeError:
         _silence_stdout()
-        raise typer.Exit(BROKEN_PIPE) from None
+        raise click.exceptions.Exit(BROKEN_PIPE) from None
     except OSError as exc:
         _silence_stdout()
         raise InputError("cannot write the report to standard output "
@@ -274,12 +318,12 @@ class Terminated(KeyboardInterrupt):
     workers shut down)."""
 
 
-def _debug_exit(code: int) -> typer.Exit:
+def _debug_exit(code: int) -> click.exceptions.Exit:
     """With ``--debug``: the traceback on stderr, and still the error's own exit code."""
     import traceback
 
     traceback.print_exc()
-    return typer.Exit(code)
+    return click.exceptions.Exit(code)
 
 
 def handle_errors(func: F) -> F:
@@ -302,22 +346,22 @@ def handle_errors(func: F) -> F:
                 from saturate.report.text import for_message
 
                 print(f"error: {for_message(exc)}", file=sys.stderr)
-                raise typer.Exit(exc.exit_code) from None
+                raise click.exceptions.Exit(exc.exit_code) from None
             except BrokenPipeError:  # the reader of stdout went away: quietly, like `cmd | head`
                 _silence_stdout()
-                raise typer.Exit(BROKEN_PIPE) from None
+                raise click.exceptions.Exit(BROKEN_PIPE) from None
             except OSError as exc:  # a file or socket the library did not wrap: still one line
                 if STATE["debug"]:
                     raise _debug_exit(2) from None
                 where = f"{exc.filename}: " if exc.filename else ""
                 print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
-                raise typer.Exit(2) from None
+                raise click.exceptions.Exit(2) from None
             except KeyboardInterrupt as exc:
                 term = isinstance(exc, Terminated)
                 print("terminated" if term else "interrupted", file=sys.stderr)
-                raise typer.Exit(TERMINATED if term else INTERRUPTED) from None
-            except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort,
-                    click.ClickException, SystemExit):
+                raise click.exceptions.Exit(TERMINATED if term else INTERRUPTED) from None
+            except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException,
+                    SystemExit):
                 raise
             except Exception as exc:  # a bug of saturate: one line, exit 3 (--debug: traceback)
                 if STATE["debug"]:
@@ -326,8 +370,6 @@ def handle_errors(func: F) -> F:
 
                 name = func.__name__.removesuffix("_cmd").replace("_", " ")
                 print(internal_error_line(exc, f"running saturate {name}"), file=sys.stderr)
-                raise typer.Exit(INTERNAL_ERROR) from None
+                raise click.exceptions.Exit(INTERNAL_ERROR) from None
 
-    # The signature is read through ``__wrapped__``, so that options declared later show.
-    wrapper.__dict__.pop("__signature__", None)
     return wrapper  # type: ignore[return-value]

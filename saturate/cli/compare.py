@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from saturate.cli.common import (
-    Fast,
-    Out,
-    Sources,
+    fast_option,
     format_option,
+    out_option,
     run_analysis,
+    sources_argument,
     terminal,
     write_text,
 )
@@ -19,16 +20,16 @@ from saturate.settings.checks import check_choice
 
 FORMATS = ("table", "json", "markdown")
 
-CompareFormat = format_option(FORMATS)
 
 
-@settings_command("selection", "analysis", "compare", "engine")
+@settings_command("selection", "analysis", "compare", "engine",
+                  params=[sources_argument(), format_option(FORMATS), out_option(), fast_option()])
 def compare(
     settings: Settings,
-    sources: Sources = None,
-    fmt: CompareFormat = FORMATS[0],
-    out: Out = None,
-    fast: Fast = True,
+    sources: list[str] | None,
+    fmt: str,
+    out: Path | None,
+    fast: bool,
 ) -> None:
     """Compare recipes: asymptote A and efficiency B per group, P(beats) and forecast crossing.
     Needs --group-by (or group_by in the settings file)."""
@@ -39,9 +40,12 @@ def compare(
     settings.require("group_by", example="--group-by recipe, the run parameter naming the recipe")
     analysis = run_analysis(sources, settings, diagnostics=False, fast=fast,
                             outputs={"--out": out})
-    comparisons = compare_by_metric(analysis.curves, DiagnosticSettings.from_settings(settings), settings.group_by)
+    group_by = settings.group_by
+    assert group_by is not None  # required above
+    comparisons = compare_by_metric(analysis.curves, DiagnosticSettings.from_settings(settings),
+                                    group_by)
     if fmt == "json":
-        write_text(comparisons_json(comparisons, settings.group_by), out)
+        write_text(comparisons_json(comparisons, group_by), out)
     elif fmt == "markdown":
         write_text(comparisons_markdown(comparisons), out)
     else:

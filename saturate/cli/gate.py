@@ -10,27 +10,30 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from saturate.cli.common import Fast, Sources, check_sources_listening, run_analysis
+from saturate.cli.common import (
+    check_sources_listening,
+    fast_option,
+    run_analysis,
+    sources_argument,
+)
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 
-Junit = Annotated[
-    Path | None,
-    typer.Option("--junit", help="Write JUnit XML (one test case per curve, per suite group and "
-                 "per failing diagnostic) to this path.", show_default=False, metavar="PATH"),
-]
+_JUNIT = click.Option(["--junit"], type=click.Path(path_type=Path), metavar="PATH",
+                      help="Write JUnit XML (one test case per curve, per suite group and per "
+                      "failing diagnostic) to this path.")
 
 
-@settings_command("selection", "analysis", "suite", "fail_on", "diagnostics", "engine")
+@settings_command("selection", "analysis", "suite", "fail_on", "diagnostics", "engine",
+                  params=[sources_argument(), _JUNIT, fast_option()])
 def gate(
     settings: Settings,
-    sources: Sources = None,
-    junit: Junit = None,
-    fast: Fast = True,
+    sources: list[str] | None,
+    junit: Path | None,
+    fast: bool,
 ) -> None:
     """CI gate: fail (exit 1) when a curve has saturated or regresses, or a diagnostic named in
     --fail-on is found; 0 when all pass. The threshold is analyze's: --min-gain, else min_gain in
@@ -65,4 +68,4 @@ def gate(
     print(result.summary())
     sys.stdout.flush()
     if result.exit_code:
-        raise typer.Exit(result.exit_code)
+        raise click.exceptions.Exit(result.exit_code)

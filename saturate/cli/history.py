@@ -4,30 +4,35 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from pathlib import Path
 
-import typer
+import click
 
-from saturate.cli.app import app
+from saturate.cli.app import command
 from saturate.cli.common import format_option, handle_errors
-from saturate.cli.watch import State
+from saturate.cli.watch import state_option
 from saturate.settings.checks import check_choice
-from saturate.settings.fields import DEFAULT_STATE
 
 FORMATS = ("table", "lines", "json")
 
+_PARAMS = [
+    state_option(),
+    click.Option(["--run", "-r"], metavar="RUN", help="Run name or id."),
+    click.Option(["--metric", "-m"], metavar="METRIC", help="Metric name."),
+    click.Option(["--all", "all_events"], is_flag=True, default=False,
+                 help="Every event, not only verdict changes."),
+    format_option(FORMATS),
+]
 
-@app.command()
+
+@command(_PARAMS)
 @handle_errors
 def history(
-    state: State = DEFAULT_STATE,
-    run: Annotated[str | None, typer.Option("--run", "-r", help="Run name or id.",
-                                            show_default=False, metavar="RUN")] = None,
-    metric: Annotated[str | None, typer.Option("--metric", "-m", help="Metric name.",
-                                               show_default=False, metavar="METRIC")] = None,
-    all_events: Annotated[bool, typer.Option(
-        "--all", help="Every event, not only verdict changes.")] = False,
-    fmt: format_option(FORMATS) = FORMATS[0],
+    state: Path,
+    run: str | None,
+    metric: str | None,
+    all_events: bool,
+    fmt: str,
 ) -> None:
     """List the verdict changes (or, with --all, every event) the watcher recorded."""
     from rich.console import Console

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from saturate.cli.common import (
-    Fast,
-    Out,
-    Sources,
     check_sources_listening,
+    fast_option,
     format_option,
+    out_option,
+    sources_argument,
     text_width,
     write_text,
 )
@@ -41,13 +42,14 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
 
 
 @settings_command("selection", "analysis", exclude=("min_gain", "forecast_at", "confidence",
-                                                   "n_boot", "seed", "laws", "group_by"))
+                                                   "n_boot", "seed", "laws", "group_by"),
+                  params=[sources_argument(), format_option(FORMATS), out_option(), fast_option()])
 def ls(
     settings: Settings,
-    sources: Sources = None,
-    fmt: format_option(FORMATS) = FORMATS[0],
-    out: Out = None,
-    fast: Fast = True,
+    sources: list[str] | None,
+    fmt: str,
+    out: Path | None,
+    fast: bool,
 ) -> None:
     """What 'saturate analyze' would read, before any fit: runs, metrics with their role,
     direction and domain, the x axis and its unit, points per curve, the run parameters, and

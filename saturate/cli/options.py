@@ -1,54 +1,75 @@
-"""The commands' settings options, made from :data:`saturate.settings.OPTIONS`:
-:func:`settings_options` writes them into a command's signature (which Typer reads) and hands the
-command one validated :class:`~saturate.settings.Settings`. Every option is read as text and
-checked once, by its declaration, as the settings file is.
+"""The commands' settings options, made from their one declaration
+(:class:`~saturate.settings.fields.SettingsFields`): :class:`SettingsCommand` is a click command
+with the options of its groups beside its own parameters, and hands its function one validated
+:class:`~saturate.settings.Settings`. Every option is read as text and checked once, by its
+declaration, as the settings file is.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import typing
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any
 
-import typer
+import click
 
-from saturate.cli.app import app, late_help
+from saturate.cli.app import PlainCommand, app
 from saturate.cli.common import handle_errors
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Option, Settings, cli_name
-from saturate.settings.fields import GROUPS, on_declare
+from saturate.settings.fields import GROUPS, Ref
 
-__all__ = ["settings_options", "settings_command"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["SettingsCommand", "settings_params", "settings_command", "COMMON"]
 
 _CONFIG_HELP = ("Settings file (pyproject.toml with [tool.saturate], or saturate.toml). Default: "
                 "the nearest one from the current folder upward.")
 
-
-def _help(o: Option) -> str:
-    """The option's help as shown: made late when a later part makes it (``--law``,
-    ``--fail-on``), ``(repeatable).`` after a repeatable option's."""
-    if isinstance(o.help, str):
-        return f"{o.help} (repeatable)." if o.many else o.help
-    make = o.help
-    return late_help((lambda: f"{make().removesuffix('.')} (repeatable).") if o.many else make)
+COMMON: tuple[str, ...] = ("format", "fmt", "out", "metric", "run", "min_gain", "compute", "group_by")
+"""The parameters ``--help`` shows first, where a command has them."""
 
 
-def _annotation(o: Option) -> Any:
-    """The Typer parameter of an option: text, a list of texts when repeatable, or
-    ``--name/--no-name`` (``None`` when neither is given: the file decides)."""
-    text = _help(o)
+class SettingOption(click.Option):
+    """The option of a declaration; a help a later part makes (``--law``, ``--fail-on``) is made
+    when a help page shows it, so ``saturate --help`` imports nothing heavy."""
+
+    def __init__(self, param_decls: Sequence[str], *, late_help: Callable[[], str] | None = None,
+                 **attrs: Any) -> None:
+        super().__init__(param_decls, **attrs)
+        self.late_help = late_help
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        if self.late_help is not None:
+            self.help, self.late_help = self.late_help(), None
+        return super().get_help_record(ctx)
+
+
+def _late(o: Option, make: Ref) -> Callable[[], str]:
+    """The help of ``o`` made by ``make()`` when shown (``(repeatable).`` after it when it is)."""
+    if o.many:
+        return lambda: f"{make().removesuffix('.')} (repeatable)."
+    return make
+
+
+def _setting_params(o: Option) -> list[click.Option]:
+    """The click options of a declaration: text, repeatable text, or ``--name/--no-name``
+    (``None`` when neither is given: the file decides); a switch after its option."""
+    help, late = (o.help, None) if isinstance(o.help, str) else (None, _late(o, o.help))
+    if help is not None and o.many:
+        help = f"{help} (repeatable)."
     if o.flag:
         flags = [f"{o.flag_names[0]}/--no-{o.flag_names[0].removeprefix('--')}",
                  *o.flag_names[1:]]
-        return Annotated[bool | None, typer.Option(*flags, help=text, show_default=False)]
-    kind = list[str] | None if o.many else str | None
-    return Annotated[kind, typer.Option(*o.flag_names, help=text, metavar=o.metavar,
-                                        show_default=False)]
+        params: list[click.Option] = [SettingOption([*flags, o.name], default=None, help=help,
+                                                    late_help=late)]
+    else:
+        params = [SettingOption([*o.flag_names, o.name], help=help, late_help=late,
+                                metavar=o.metavar or None, multiple=o.many)]
+    if o.switch is not None:
+        params.append(click.Option([o.switch.flag, _switch_param(o)], is_flag=True,
+                                   default=False, help=o.switch.help))
+    return params
 
 
 def _switch_param(o: Option) -> str:
@@ -56,30 +77,34 @@ def _switch_param(o: Option) -> str:
     return o.switch.flag.lstrip("-").replace("-", "_")
 
 
-def _parameters(options: list[Option]) -> list[inspect.Parameter]:
-    """The signature's parameters of ``options``, each option's switch after it, ``--config``
-    last."""
-    params = []
-    for o in options:
-        params.append(inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=_annotation(o)))
-        if o.switch is not None:
-            flag = typer.Option(o.switch.flag, help=o.switch.help, show_default=False)
-            params.append(inspect.Parameter(_switch_param(o), inspect.Parameter.KEYWORD_ONLY,
-                                            default=False, annotation=Annotated[bool, flag]))
-    config = typer.Option("--config", help=_CONFIG_HELP, metavar="PATH", show_default=False)
-    params.append(inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                    annotation=Annotated[str | None, config]))
+def _options(groups: Sequence[str], exclude: Collection[str]) -> list[Option]:
+    return [o for g in groups for o in OPTIONS if o.group == g and o.cli and o.name not in exclude]
+
+
+def settings_params(options: Sequence[Option]) -> list[click.Option]:
+    """The click options of ``options`` and ``--config``."""
+    params = [p for o in options for p in _setting_params(o)]
+    params.append(click.Option(["--config"], help=_CONFIG_HELP, metavar="PATH"))
     return params
 
 
-def _given(options: list[Option], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The options' values by name (popped from ``kwargs``); a switch sets its option unless
+def _ordered(own: Sequence[click.Parameter], settings: Sequence[click.Parameter]
+             ) -> list[click.Parameter]:
+    """The command's arguments, the :data:`COMMON` options, then the rest in order."""
+    arguments = [p for p in own if isinstance(p, click.Argument)]
+    options = [p for p in own if not isinstance(p, click.Argument)] + list(settings)
+    first = sorted((p for p in options if p.name in COMMON),
+                   key=lambda p: COMMON.index(p.name or ""))
+    return [*arguments, *first, *(p for p in options if p.name not in COMMON)]
+
+
+def _given(options: Sequence[Option], values: dict[str, Any]) -> dict[str, Any]:
+    """The options' values by name (popped from ``values``); a switch sets its option unless
     the option was given too (both: a :class:`SettingsError`)."""
     given: dict[str, Any] = {}
     for o in options:
-        given[o.name] = kwargs.pop(o.name, None)
-        if o.switch is not None and kwargs.pop(_switch_param(o), False):
+        given[o.name] = values.pop(o.name, None)
+        if o.switch is not None and values.pop(_switch_param(o), False):
             if given[o.name] is not None:
                 raise SettingsError(f"{o.switch.flag} and {cli_name(o.name)} both say where to "
                                     "run: give one")
@@ -87,77 +112,40 @@ def _given(options: list[Option], kwargs: dict[str, Any]) -> dict[str, Any]:
     return given
 
 
-def _options(groups: tuple[str, ...], exclude: Collection[str]) -> list[Option]:
-    return [o for g in groups for o in OPTIONS if o.group == g and o.cli and o.name not in exclude]
+class SettingsCommand(PlainCommand):
+    """A command taking the settings options of ``groups`` (less ``exclude``) and ``--config``
+    beside its own ``params``: ``func`` is called with the :class:`Settings` they build as
+    ``settings`` and its own parameters as keywords, its errors said in one line
+    (:func:`~saturate.cli.common.handle_errors`)."""
 
-
-_COMMANDS: list[tuple[Any, list[inspect.Parameter], tuple[str, ...], Collection[str]]] = []
-"""Each command with its own parameters and the option groups it takes."""
-
-
-COMMON: tuple[str, ...] = ("format", "fmt", "out", "metric", "run", "min_gain", "compute", "group_by")
-"""The parameters ``--help`` shows first, where a command has them."""
-
-
-def _is_argument(p: inspect.Parameter) -> bool:
-    return any(isinstance(m, typer.models.ArgumentInfo)
-               for m in (*getattr(p.annotation, "__metadata__", ()), p.default))
-
-
-def _sign(command: Any, own: list[inspect.Parameter], groups: tuple[str, ...],
-          exclude: Collection[str]) -> None:
-    """Write the command's signature: its arguments, the :data:`COMMON` options, then the rest."""
-    arguments = [p for p in own if _is_argument(p)]
-    options = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if not _is_argument(p)]
-    options += _parameters(_options(groups, exclude))
-    first = sorted((p for p in options if p.name in COMMON), key=lambda p: COMMON.index(p.name))
-    params = [*arguments, *first, *(p for p in options if p.name not in COMMON)]
-    command.__signature__ = inspect.Signature(params)
-    command.__annotations__ = {p.name: p.annotation for p in params}
-
-
-def _remake() -> None:
-    for made in _COMMANDS:
-        _sign(*made)
-
-
-on_declare(_remake)
-
-
-def settings_options(*groups: str, exclude: Collection[str] = ()) -> Callable[[F], F]:
-    """Add the options of ``groups`` (and ``--config``), less ``exclude``, to a command.
-
-    The command's ``settings`` parameter receives the :class:`Settings` built from them. Put the
-    decorator under :func:`~saturate.cli.common.handle_errors`, so that a bad value is one line.
-    """
-    if not set(groups) <= set(GROUPS):
-        raise ValueError(f"option groups {groups}: not among {GROUPS}")
-
-    def decorate(func: F) -> F:
-        hints = typing.get_type_hints(func, include_extras=True)
-        own = [p.replace(annotation=hints.get(p.name, p.annotation))
-               for p in inspect.signature(func).parameters.values() if p.name != "settings"]
+    def __init__(self, func: Callable[..., Any], groups: Sequence[str],
+                 exclude: Collection[str] = (), params: Sequence[click.Parameter] = (),
+                 name: str | None = None) -> None:
+        if not set(groups) <= set(GROUPS):
+            raise ValueError(f"option groups {groups}: not among {GROUPS}")
+        self.options = _options(groups, exclude)
 
         @functools.wraps(func)
-        def command(*args: Any, **kwargs: Any) -> Any:
-            given = _given(_options(groups, exclude), kwargs)
-            config = kwargs.pop("config", None)
+        def run(**values: Any) -> Any:
+            given = _given(self.options, values)
+            config = values.pop("config", None)
             settings = Settings.build(True if config is None else Path(config), cli=True,
                                       **given)
-            return func(*args, settings=settings, **kwargs)
+            return func(settings=settings, **values)
 
-        _sign(command, own, groups, exclude)
-        _COMMANDS.append((command, own, groups, exclude))
-        return command  # type: ignore[return-value]
-
-    return decorate
+        super().__init__(name or func.__name__, callback=handle_errors(run),
+                         params=_ordered(params, settings_params(self.options)),
+                         help=inspect.getdoc(func))
 
 
-def settings_command(*groups: str, exclude: Collection[str] = ()) -> Callable[[F], F]:
-    """Register a command on :data:`~saturate.cli.app.app` that takes the options of ``groups``
-    (:func:`settings_options`) and says its errors in one line (:func:`handle_errors`)."""
+def settings_command(*groups: str, exclude: Collection[str] = (),
+                     params: Sequence[click.Parameter] = ()
+                     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a :class:`SettingsCommand` on :data:`~saturate.cli.app.app` that takes the
+    options of ``groups`` and its own ``params``."""
 
-    def decorate(func: F) -> F:
-        return app.command()(handle_errors(settings_options(*groups, exclude=exclude)(func)))
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        app.add_command(SettingsCommand(func, groups, exclude, params))
+        return func
 
     return decorate

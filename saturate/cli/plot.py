@@ -5,39 +5,38 @@ and one per diagnostic a picture explains (divergence, sharpening, recipe compar
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from saturate.cli.common import Fast, Sources, run_analysis
+from saturate.cli.common import fast_option, flag, run_analysis, sources_argument
 from saturate.cli.options import settings_command
 from saturate.settings import Settings
 from saturate.settings.checks import check_choices
 
 IMAGE_FORMATS = ("png", "svg", "pdf")
 
-OutDir = Annotated[
-    Path,
-    typer.Option("--out", "-o", help="Folder to write the figures to (created if missing).",
-                 metavar="DIR"),
-]
-ImageFormat = Annotated[
-    list[str] | None,
-    typer.Option("--format", "-f", help=f"{', '.join(IMAGE_FORMATS)} (repeatable or comma list; "
-                 f"default {IMAGE_FORMATS[0]}).", show_default=False, metavar="FORMAT"),
+_PARAMS = [
+    sources_argument(),
+    click.Option(["--out", "-o"], type=click.Path(path_type=Path), default=Path("saturate-plots"),
+                 show_default=True, metavar="DIR",
+                 help="Folder to write the figures to (created if missing)."),
+    click.Option(["--format", "-f", "fmt"], multiple=True, metavar="FORMAT",
+                 help=f"{', '.join(IMAGE_FORMATS)} (repeatable or comma list; default "
+                 f"{IMAGE_FORMATS[0]})."),
+    fast_option(),
+    flag("--overlay", "One chart per metric with every run of a source on it (seeds, recipes): "
+         "their points, fits and bands, and the pooled curve."),
 ]
 
 
-@settings_command("selection", "analysis", "diagnostics", "engine")
+@settings_command("selection", "analysis", "diagnostics", "engine", params=_PARAMS)
 def plot(
     settings: Settings,
-    sources: Sources = None,
-    out: OutDir = Path("saturate-plots"),
-    fmt: ImageFormat = None,
-    fast: Fast = True,
-    overlay: Annotated[bool, typer.Option(
-        "--overlay", help="One chart per metric with every run of a source on it (seeds, "
-        "recipes): their points, fits and bands, and the pooled curve.")] = False,  # fmt: skip
+    sources: list[str] | None,
+    out: Path,
+    fmt: tuple[str, ...],
+    fast: bool,
+    overlay: bool,
 ) -> None:
     """Write each curve's figure: points, fit, forecast band, asymptote, knee, stop point, gain;
     then the diagnostics' figures (reward vs benchmark, pass@k change vs k, recipe forecasts)."""

@@ -4,52 +4,61 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from saturate.cli.common import (
-    Fast,
-    Out,
-    Sources,
+    fast_option,
     format_option,
+    out_option,
     save_figure,
+    sources_argument,
     text_width,
     write_text,
 )
 from saturate.cli.options import settings_command
-from saturate.cli.watch import State
+from saturate.cli.watch import state_option
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
-from saturate.settings.fields import DEFAULT_STATE
 
 FORMATS = ("table", "json")
 
+_PARAMS = [
+    sources_argument(),
+    click.Option(["--run", "-r"], required=True, metavar="RUN", help="Run name or id."),
+    click.Option(["--metric", "-m"], required=True, metavar="METRIC", help="Metric name."),
+    click.Option(["--at"], metavar="COMPUTE",
+                 help="Compute to forecast at (default: twice the last)."),
+    click.Option(["--points"], default="8", show_default=True, metavar="N",
+                 help="Re-fits at this many log-spaced points of the history, >= 2."),
+    click.Option(["--from", "origin"], default="auto", show_default=True, metavar="ORIGIN",
+                 help="auto (the watch history when it holds this curve, else re-fit), refit or "
+                 "history."),
+    state_option(),
+    format_option(FORMATS),
+    click.Option(["--plot"], type=click.Path(path_type=Path), metavar="PATH",
+                 help="Save the plot (PNG, SVG or PDF) here."),
+    out_option(),
+    fast_option(),
+]
+
 
 @settings_command("selection", "analysis",
-                  exclude=("metric", "run", "group_by", "objective", "diagnostic"))
+                  exclude=("metric", "run", "group_by", "objective", "diagnostic"),
+                  params=_PARAMS)
 def timeline(
     settings: Settings,
-    sources: Sources = None,
-    run: Annotated[str, typer.Option("--run", "-r", help="Run name or id.", metavar="RUN")] = ...,
-    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric name.",
-                                        metavar="METRIC")] = ...,
-    at: Annotated[str | None, typer.Option(
-        "--at", help="Compute to forecast at (default: twice the last).", show_default=False,
-        metavar="COMPUTE")] = None,  # fmt: skip
-    points: Annotated[str, typer.Option(
-        "--points", help="Re-fits at this many log-spaced points of the history, >= 2.",
-        metavar="N")] = "8",  # fmt: skip
-    origin: Annotated[str, typer.Option(
-        "--from", help="auto (the watch history when it holds this curve, else re-fit), "
-        "refit or history.", metavar="ORIGIN")] = "auto",  # fmt: skip
-    state: State = DEFAULT_STATE,
-    fmt: format_option(FORMATS) = FORMATS[0],
-    plot: Annotated[Path | None, typer.Option(
-        "--plot", help="Save the plot (PNG, SVG or PDF) here.", show_default=False,
-        metavar="PATH")] = None,  # fmt: skip
-    out: Out = None,
-    fast: Fast = True,
+    sources: list[str] | None,
+    run: str,
+    metric: str,
+    at: str | None,
+    points: str,
+    origin: str,
+    state: Path,
+    fmt: str,
+    plot: Path | None,
+    out: Path | None,
+    fast: bool,
 ) -> None:
     """Re-fit one curve at log-spaced points of its history (or read the watch history).
 

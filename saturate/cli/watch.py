@@ -13,22 +13,32 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+import click
 
-from saturate.cli.common import Sources, check_sources_listening, format_option
+from saturate.cli.common import (
+    INTEGER,
+    NUMBER,
+    check_sources_listening,
+    flag,
+    format_option,
+    sources_argument,
+)
 from saturate.cli.options import settings_command
 from saturate.report.text import for_message
 from saturate.settings import Settings
 from saturate.settings.checks import check_choice, check_int, check_positive
 from saturate.settings.fields import DEFAULT_STATE
 
-State = Annotated[
-    Path,
-    typer.Option("--state", help="The watch history file (SQLite).", show_default=True,
-                 metavar="PATH"),
-]
+
+def state_option() -> click.Option:
+    """``--state``: the watch history file."""
+    return click.Option(["--state"], type=click.Path(path_type=Path), default=DEFAULT_STATE,
+                        show_default=True, metavar="PATH",
+                        help="The watch history file (SQLite).")
+
+
 FORMATS = ("text", "json")
 _HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_TIMEOUT": "15",
                   "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1"}  # fmt: skip
@@ -146,34 +156,42 @@ class _Outputs:
         return on_pass
 
 
-@settings_command("selection", "analysis", exclude=("group_by",))
+_PARAMS = [
+    sources_argument(),
+    click.Option(["--interval"], type=NUMBER, default=60.0, show_default=True, metavar="SECONDS",
+                 help="Seconds between polls."),
+    flag("--once", "One pass, then exit (cron, CI)."),
+    state_option(),
+    format_option(FORMATS, "Event lines"),
+    flag("--log-back", "Write verdict tags, report and figures to the analysed MLflow runs."),
+    click.Option(["--retries"], metavar="N", help="Give up after this many failed polls in a row "
+                 "(default: never; 3 with --once)."),
+    click.Option(["--max-passes"], type=INTEGER, hidden=True, help="Stop after this many passes."),
+    click.Option(["--notify"], metavar="URL", help="Post each verdict change, collapse and stop "
+                 "point reached to this Slack or Microsoft Teams incoming webhook (JSON with a "
+                 "text field)."),
+    click.Option(["--notify-timeout"], default="10", show_default=True, metavar="SECONDS",
+                 help="The most one pass waits for the webhook, retries included."),
+    click.Option(["--html"], type=click.Path(path_type=Path), metavar="PATH",
+                 help="Keep a self-refreshing HTML page of the current verdicts here, written "
+                 "after every pass."),
+]
+
+
+@settings_command("selection", "analysis", exclude=("group_by",), params=_PARAMS)
 def watch(
     settings: Settings,
-    sources: Sources = None,
-    interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.",
-                                            metavar="SECONDS")] = 60.0,
-    once: Annotated[bool, typer.Option("--once", help="One pass, then exit (cron, CI).")] = False,
-    state: State = DEFAULT_STATE,
-    fmt: format_option(FORMATS, "Event lines") = FORMATS[0],
-    log_back: Annotated[bool, typer.Option(
-        "--log-back", help="Write verdict tags, report and figures to the analysed MLflow runs.",
-    )] = False,  # fmt: skip
-    retries: Annotated[str | None, typer.Option(
-        "--retries", help="Give up after this many failed polls in a row (default: never; 3 with "
-        "--once).", show_default=False, metavar="N")] = None,  # fmt: skip
-    max_passes: Annotated[int | None, typer.Option(
-        "--max-passes", help="Stop after this many passes.", show_default=False, hidden=True,
-    )] = None,  # fmt: skip
-    notify: Annotated[str | None, typer.Option(
-        "--notify", help="Post each verdict change, collapse and stop point reached to this "
-        "Slack or Microsoft Teams incoming webhook (JSON with a text field).", show_default=False,
-        metavar="URL")] = None,  # fmt: skip
-    notify_timeout: Annotated[str, typer.Option(
-        "--notify-timeout", help="The most one pass waits for the webhook, retries included.",
-        metavar="SECONDS")] = "10",  # fmt: skip
-    html: Annotated[Path | None, typer.Option(
-        "--html", help="Keep a self-refreshing HTML page of the current verdicts here, written "
-        "after every pass.", show_default=False, metavar="PATH")] = None,  # fmt: skip
+    sources: list[str] | None,
+    interval: float,
+    once: bool,
+    state: Path,
+    fmt: str,
+    log_back: bool,
+    retries: str | None,
+    max_passes: int | None,
+    notify: str | None,
+    notify_timeout: str,
+    html: Path | None,
 ) -> None:
     """Follow runs as they train: poll, re-analyse changed curves, print one line per event.
 
@@ -220,7 +238,7 @@ def watch(
         show.status(f"stopped after {show.passes} pass(es); history in {state}")
         if isinstance(exc, PassInterrupted):
             show.status(str(exc))
-            raise typer.Exit(130) from None
+            raise click.exceptions.Exit(130) from None
     finally:
         store.close()
 

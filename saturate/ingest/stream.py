@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
@@ -91,7 +91,7 @@ def read_tables(source: Any, settings: Settings, *, fast: bool = True,
 
 __all__ = ["Tables", "ReadProgress", "walk", "walk_all", "Source", "read_tables", "check_gpus_axis"]
 
-Source = str | os.PathLike | pd.DataFrame | Table
+Source: TypeAlias = str | os.PathLike | pd.DataFrame | Table
 _URI_SCHEMES = ("http://", "https://", "sqlite://", "postgresql://", "postgresql+", "postgres://",
                 "postgres+", "mysql://", "mysql+", "mssql", "file:", "databricks")
 

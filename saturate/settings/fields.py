@@ -1,7 +1,8 @@
-"""Every option of saturate, declared once: :data:`OPTIONS`.
+"""Every option of saturate, declared once: a field of :class:`SettingsFields`.
 
-Each :class:`Option` makes a field of :class:`~saturate.settings.Settings`, a settings-file key,
-a keyword of :func:`saturate.analyze` and a command-line option. Names that a later part holds
+Each field, with the :class:`Option` its :func:`option` declares, is a field of
+:class:`~saturate.settings.Settings`, a settings-file key, a keyword of :func:`saturate.analyze`
+and a command-line option (:data:`OPTIONS` lists them). Names that a later part holds
 (the laws, the ``--fail-on`` kinds) are a :class:`Ref`, imported only when needed, so these
 declarations import no later part of the flow.
 """
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import Field, dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ from typing import Any
 from saturate.errors import SettingsError
 from saturate.settings import checks as c
 
-__all__ = ["Option", "Ref", "Switch", "OPTIONS", "GROUPS", "REPORT_FORMATS", "cli_name",
-           "closest", "option_doc", "declare", "on_declare"]
+__all__ = ["Option", "Ref", "Switch", "SettingsFields", "option", "OPTIONS", "GROUPS",
+           "REPORT_FORMATS", "cli_name", "closest", "option_doc"]
 
 REPORT_FORMATS: tuple[str, ...] = ("table", "json", "markdown", "html")
 """The report formats of ``analyze`` (``--format``; :func:`saturate.report.render`)."""
@@ -60,7 +61,8 @@ class Switch:
 
 @dataclass(frozen=True)
 class Option:
-    """One setting: its field, check, help and command-line form.
+    """One setting: its field (name, type, default), check, help and command-line form, as
+    :func:`option` declares it on :class:`SettingsFields`.
 
     ``check(value, name)`` validates and converts. ``flags``: the spelling when not
     ``--name-with-dashes``; ``many``: repeatable; ``flag``: ``--name/--no-name``; ``merge``: a
@@ -81,9 +83,11 @@ class Option:
     cli: bool = True
     switch: Switch | None = None
 
-    def __post_init__(self) -> None:
-        if self.group not in GROUPS:
-            raise ValueError(f"option {self.name}: group {self.group!r} is none of {GROUPS}")
+    @classmethod
+    def of(cls, declared: Field[Any]) -> Option:
+        """The option a field of :class:`SettingsFields` declares."""
+        default = {} if declared.default_factory is dict else declared.default
+        return cls(declared.name, str(declared.type), default, **declared.metadata[_OPTION])
 
     @property
     def flag_names(self) -> tuple[str, ...]:
@@ -120,7 +124,7 @@ def _law_help() -> str:
     return f"Law to fit: {', '.join(_LAWS())}. Default: all"
 
 
-_DEFAULT = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
+_DEFAULT: dict[str, Any] = {"min_gain": "3%", "confidence": 0.9, "forecast_at": ("2x", "4x"), "n_boot": 200,
         "seed": 0, "compare_at": ("1x", "4x")}
 
 GROUPS: tuple[str, ...] = (
@@ -128,158 +132,161 @@ GROUPS: tuple[str, ...] = (
 )
 """The option groups a command takes its options by (:func:`saturate.cli.options.settings_options`)."""
 
-OPTIONS: list[Option] = [
+_OPTION = "saturate.option"
+"""The key of a field's :class:`Option` in its metadata."""
+
+
+def option(default: Any, check: Callable[[Any, str], Any], help: str | Ref, group: str,
+           metavar: str = "", flags: tuple[str, ...] = (), *, many: bool = False,
+           flag: bool = False, merge: bool = False, cli: bool = True,
+           switch: Switch | None = None) -> Any:
+    """A field of :class:`SettingsFields` and its option: the default, the check
+    (``check(value, name)`` validates and converts), the help and the command-line form
+    (:class:`Option`)."""
+    spec = {"check": check, "help": help, "group": group, "metavar": metavar, "flags": flags,
+            "many": many, "flag": flag, "merge": merge, "cli": cli, "switch": switch}
+    if group not in GROUPS:
+        raise ValueError(f"option group {group!r} is none of {GROUPS}")
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata={_OPTION: spec})
+    return field(default=default, metadata={_OPTION: spec})
+
+
+@dataclass(frozen=True)
+class SettingsFields:
+    """Every option of saturate, declared once: a typed field whose :func:`option` says its
+    check, help and command-line form, in help order. :class:`~saturate.settings.Settings` is
+    these fields and the methods that build and read them."""
+
     # ---- selection: what to read
-    Option("experiment", "tuple[str, ...]", (), c.check_strings, "Experiment name or id",
-           "selection", "NAME", ("--experiment", "-e"), many=True),
-    Option("filter", "str | None", None, c.check_text,
-           "MLflow search filter, e.g. \"params.recipe = 'cispo'\".", "selection", "FILTER"),
-    Option("metric", "tuple[str, ...]", (), c.check_strings, "Metric glob to keep, e.g. 'eval/*'",
-           "selection", "GLOB", ("--metric", "-m"), many=True),
-    Option("run", "tuple[str, ...]", (), c.check_strings, "Run name or id glob to keep",
-           "selection", "GLOB", ("--run", "-r"), many=True),
-    Option("compute", "str | None", None, c.check_text, "The x axis: a column, or a metric such "
-           "as compute/gpu_hours joined on step. Default: a 'compute' column, else a logged "
-           "measure of compute (compute/*, gpu_hours, flops, tokens, samples, env_steps, "
-           "wall_time), else the step (with a warning).", "selection", "NAME"),
-    Option("gpus", "float | str | None", None, c.check_gpus, "GPUs per run, or the run parameter "
-           "holding the count: the x axis becomes GPU-hours = (timestamp - first timestamp) / "
-           "3600 x N.", "selection", "N"),
-    Option("tracker_url", "str | None", None, c.check_url, "Where the tracker's web UI is "
-           "served, so each run links to its page there: for an MLflow database or mlruns/ "
-           "folder (no UI of its own), or W&B run folders of a W&B server of your own. Default: "
-           "a tracking server's own address; W&B's app as the wandb package finds it.",
-           "selection", "URL"),
-    Option("timeout", "float | None", None, c.check_positive, "Seconds an MLflow server may take "
-           "to answer one request, retries and waits included (default 120, or "
-           "$SATURATE_TIMEOUT).", "selection", "SECONDS"),
+    experiment: tuple[str, ...] = option((), c.check_strings, "Experiment name or id",
+        "selection", "NAME", ("--experiment", "-e"), many=True)
+    filter: str | None = option(None, c.check_text,
+        "MLflow search filter, e.g. \"params.recipe = 'cispo'\".", "selection", "FILTER")
+    metric: tuple[str, ...] = option((), c.check_strings, "Metric glob to keep, e.g. 'eval/*'",
+        "selection", "GLOB", ("--metric", "-m"), many=True)
+    run: tuple[str, ...] = option((), c.check_strings, "Run name or id glob to keep",
+        "selection", "GLOB", ("--run", "-r"), many=True)
+    compute: str | None = option(None, c.check_text, "The x axis: a column, or a metric such "
+        "as compute/gpu_hours joined on step. Default: a 'compute' column, else a logged "
+        "measure of compute (compute/*, gpu_hours, flops, tokens, samples, env_steps, "
+        "wall_time), else the step (with a warning).", "selection", "NAME")
+    gpus: float | str | None = option(None, c.check_gpus, "GPUs per run, or the run parameter "
+        "holding the count: the x axis becomes GPU-hours = (timestamp - first timestamp) / "
+        "3600 x N.", "selection", "N")
+    tracker_url: str | None = option(None, c.check_url, "Where the tracker's web UI is "
+        "served, so each run links to its page there: for an MLflow database or mlruns/ "
+        "folder (no UI of its own), or W&B run folders of a W&B server of your own. Default: "
+        "a tracking server's own address; W&B's app as the wandb package finds it.",
+        "selection", "URL")
+    timeout: float | None = option(None, c.check_positive, "Seconds an MLflow server may take "
+        "to answer one request, retries and waits included (default 120, or "
+        "$SATURATE_TIMEOUT).", "selection", "SECONDS")
     # ---- analysis: how each curve is judged
-    Option("objective", "tuple[str, ...]", (), c.check_strings, "Metric glob judged as an "
-           "objective (gets a verdict) whatever its name says", "analysis", "GLOB", many=True),
-    Option("diagnostic", "tuple[str, ...]", (), c.check_strings, "Metric glob given no verdict "
-           "(a diagnostic: KL, entropy, lengths, losses of the optimiser, timing...) whatever "
-           "its name says", "analysis", "GLOB", many=True),
-    Option("group_by", "str | None", None, c.check_text, "Run parameter whose runs are averaged "
-           "into one curve per value, as seeds of one recipe (with --suite: the agent or recipe "
-           "each suite verdict is about; runs are then not pooled); 'none': no pooling at all "
-           "(by default the seeds of one configuration lend each other a prior).", "analysis",
-           "PARAM"),
-    Option("lower_is_better", "tuple[str, ...]", (), c.check_strings,
-           "Metric glob that is lower-is-better", "analysis", "GLOB", many=True),
-    Option("higher_is_better", "tuple[str, ...]", (), c.check_strings,
-           "Metric glob that is higher-is-better", "analysis", "GLOB", many=True),
-    Option("domains", "Mapping[str, tuple[float, float] | None]", {}, c.check_domains,
-           "GLOB=LO,HI: the range matching metrics' values live in, e.g. 'eval/*=0,1' "
-           "('GLOB=none': no domain). Default: [0, 1] for rates, accuracies, pass@k, success and "
-           "win rates, [0, 100] for their percentages", "analysis", "GLOB=LO,HI", ("--domain",),
-           many=True, merge=True),
-    Option("min_gain", "float | str", _DEFAULT["min_gain"], c.check_gain, "Least gain per "
-           "doubling of compute that still pays: metric units (0.01) or N% of the curve's "
-           f"observed range (3%). Default {_DEFAULT['min_gain']}.", "analysis", "GAIN"),
-    Option("band", "tuple[float, float] | None", None, c.check_band, "LOW,HIGH: P(the next "
-           "doubling pays) below LOW does not pay, from HIGH pays, between is inconclusive. "
-           "Default: the band chosen on held-out public curves (0.45,0.55); 0.5,0.5 never "
-           "abstains.", "analysis", "LOW,HIGH"),
-    Option("forecast_at", "tuple[str | float, ...]", _DEFAULT["forecast_at"],
-           c.check_forecast_points, "Forecast at Nx the last compute or at a compute value > 0; default "
-           f"{','.join(map(str, _DEFAULT['forecast_at']))}. Comma lists too", "analysis", "AT",
-           many=True),
-    Option("confidence", "float", _DEFAULT["confidence"], c.check_confidence, "Confidence level "
-           f"of every interval, in [0.5, 1) (default {_DEFAULT['confidence']:g}).", "analysis",
-           "LEVEL"),
-    Option("n_boot", "int", _DEFAULT["n_boot"], c.check_int, "Bootstrap resamples for the "
-           f"intervals, >= 0 (default {_DEFAULT['n_boot']}).", "analysis", "N"),
-    Option("seed", "int", _DEFAULT["seed"], c.check_int,
-           f"Random seed of the bootstrap (default {_DEFAULT['seed']}).", "analysis", "N"),
-    Option("laws", "tuple[Any, ...] | None", None, _check_laws,
-           Ref(__name__, "_law_help"), "analysis", "LAW", ("--law",), many=True),
-    Option("thresholds", "Mapping[str, float | str]", {}, c.check_thresholds,
-           "Per metric glob, its own least gain", "analysis", cli=False),
+    objective: tuple[str, ...] = option((), c.check_strings, "Metric glob judged as an "
+        "objective (gets a verdict) whatever its name says", "analysis", "GLOB", many=True)
+    diagnostic: tuple[str, ...] = option((), c.check_strings, "Metric glob given no verdict "
+        "(a diagnostic: KL, entropy, lengths, losses of the optimiser, timing...) whatever "
+        "its name says", "analysis", "GLOB", many=True)
+    group_by: str | None = option(None, c.check_text, "Run parameter whose runs are averaged "
+        "into one curve per value, as seeds of one recipe (with --suite: the agent or recipe "
+        "each suite verdict is about; runs are then not pooled); 'none': no pooling at all "
+        "(by default the seeds of one configuration lend each other a prior).", "analysis",
+        "PARAM")
+    lower_is_better: tuple[str, ...] = option((), c.check_strings,
+        "Metric glob that is lower-is-better", "analysis", "GLOB", many=True)
+    higher_is_better: tuple[str, ...] = option((), c.check_strings,
+        "Metric glob that is higher-is-better", "analysis", "GLOB", many=True)
+    domains: Mapping[str, tuple[float, float] | None] = option({}, c.check_domains,
+        "GLOB=LO,HI: the range matching metrics' values live in, e.g. 'eval/*=0,1' "
+        "('GLOB=none': no domain). Default: [0, 1] for rates, accuracies, pass@k, success and "
+        "win rates, [0, 100] for their percentages", "analysis", "GLOB=LO,HI", ("--domain",),
+        many=True, merge=True)
+    min_gain: float | str = option(_DEFAULT["min_gain"], c.check_gain, "Least gain per "
+        "doubling of compute that still pays: metric units (0.01) or N% of the curve's "
+        f"observed range (3%). Default {_DEFAULT['min_gain']}.", "analysis", "GAIN")
+    band: tuple[float, float] | None = option(None, c.check_band, "LOW,HIGH: P(the next "
+        "doubling pays) below LOW does not pay, from HIGH pays, between is inconclusive. "
+        "Default: the band chosen on held-out public curves (0.45,0.55); 0.5,0.5 never "
+        "abstains.", "analysis", "LOW,HIGH")
+    forecast_at: tuple[str | float, ...] = option(_DEFAULT["forecast_at"],
+        c.check_forecast_points, "Forecast at Nx the last compute or at a compute value > 0; default "
+        f"{','.join(map(str, _DEFAULT['forecast_at']))}. Comma lists too", "analysis", "AT",
+        many=True)
+    confidence: float = option(_DEFAULT["confidence"], c.check_confidence, "Confidence level "
+        f"of every interval, in [0.5, 1) (default {_DEFAULT['confidence']:g}).", "analysis",
+        "LEVEL")
+    n_boot: int = option(_DEFAULT["n_boot"], c.check_int, "Bootstrap resamples for the "
+        f"intervals, >= 0 (default {_DEFAULT['n_boot']}).", "analysis", "N")
+    seed: int = option(_DEFAULT["seed"], c.check_int,
+        f"Random seed of the bootstrap (default {_DEFAULT['seed']}).", "analysis", "N")
+    laws: tuple[Any, ...] | None = option(None, _check_laws,
+        Ref(__name__, "_law_help"), "analysis", "LAW", ("--law",), many=True)
+    thresholds: Mapping[str, float | str] = option({}, c.check_thresholds,
+        "Per metric glob, its own least gain", "analysis", cli=False)
     # ---- suite: one verdict per agent or recipe over a benchmark suite's tasks
-    Option("suite", "str | None", None, c.check_text, "Column, run parameter or tag naming the "
-           "task of a benchmark suite (game, env, task; 'metric' when the tasks are metrics): "
-           "one verdict per --group-by group on its aggregate over the tasks (IQM over tasks and "
-           "seeds), with the per-task verdicts, before the curves.", "suite", "KEY"),
-    Option("normalize", "str | Mapping[str, Any] | None", None, c.check_normalize, "Per-task "
-           "normalisation of the suite's scores: a task,random,human CSV or JSON file, "
-           "random=R,human=H (every task), min-max (default: each task's worst and best score "
-           "over all groups) or none.", "suite", "SPEC"),
-    Option("suite_statistic", "str", "iqm", partial(c.check_choice, choices=SUITE_STATISTICS),
-           "The suite aggregate judged: iqm (interquartile mean, default) or mean (of task "
-           "means).", "suite", "STAT"),
-    Option("suite_boot", "int", SUITE_N_BOOT, partial(c.check_int, minimum=100), "Stratified "
-           f"bootstrap replicates of the suite aggregate, >= 100 (default {SUITE_N_BOOT}).",
-           "suite", "N"),
-    Option("task_bootstrap", "bool", False, c.check_bool, "Resample the suite's tasks as well as "
-           "their seeds: the intervals then also say how much the verdict depends on which tasks "
-           "are in the suite (default: seeds within tasks).", "suite", flag=True),
-    Option("min_coverage", "float", 1.0, partial(c.check_number, low=0.0, high=1.0, closed="right"),
-           "Share of a group's tasks a compute needs to enter its aggregate, in (0, 1] (default "
-           "1: every task, so the mix never changes).", "suite", "SHARE"),
+    suite: str | None = option(None, c.check_text, "Column, run parameter or tag naming the "
+        "task of a benchmark suite (game, env, task; 'metric' when the tasks are metrics): "
+        "one verdict per --group-by group on its aggregate over the tasks (IQM over tasks and "
+        "seeds), with the per-task verdicts, before the curves.", "suite", "KEY")
+    normalize: str | Mapping[str, Any] | None = option(None, c.check_normalize, "Per-task "
+        "normalisation of the suite's scores: a task,random,human CSV or JSON file, "
+        "random=R,human=H (every task), min-max (default: each task's worst and best score "
+        "over all groups) or none.", "suite", "SPEC")
+    suite_statistic: str = option("iqm", partial(c.check_choice, choices=SUITE_STATISTICS),
+        "The suite aggregate judged: iqm (interquartile mean, default) or mean (of task "
+        "means).", "suite", "STAT")
+    suite_boot: int = option(SUITE_N_BOOT, partial(c.check_int, minimum=100), "Stratified "
+        f"bootstrap replicates of the suite aggregate, >= 100 (default {SUITE_N_BOOT}).",
+        "suite", "N")
+    task_bootstrap: bool = option(False, c.check_bool, "Resample the suite's tasks as well as "
+        "their seeds: the intervals then also say how much the verdict depends on which tasks "
+        "are in the suite (default: seeds within tasks).", "suite", flag=True)
+    min_coverage: float = option(1.0, partial(c.check_number, low=0.0, high=1.0, closed="right"),
+        "Share of a group's tasks a compute needs to enter its aggregate, in (0, 1] (default "
+        "1: every task, so the mix never changes).", "suite", "SHARE")
     # ---- diagnostics across metrics and runs
-    Option("targets", "Mapping[str, float]", {}, c.check_targets, "GLOB=VALUE: the compute at "
-           "which matching metrics reach VALUE, e.g. 'eval/math*=0.6'", "diagnostics",
-           "GLOB=VALUE", ("--target",), many=True, merge=True),
-    Option("pairs", "tuple[tuple[str, str], ...]", (), c.check_pairs, "REWARD=BENCHMARK metric "
-           "globs checked for divergence, e.g. 'train/reward=eval/*'. Default: the naming "
-           "conventions", "diagnostics", "REWARD=BENCH", ("--pair",), many=True),
-    Option("gpu_hour_cost", "float | None", None, c.check_positive, "Price of one GPU-hour: adds "
-           "the cost per point of metric of the next doubling.", "diagnostics", "PRICE"),
-    Option("pretrain_compute", "float | None", None, c.check_positive, "Pre-training compute, in "
-           "the unit of the x axis: reports RL compute as a share of it.", "diagnostics",
-           "COMPUTE"),
-    Option("gpu_hours", "str | None", None, c.check_text, "Metric or column holding cumulative "
-           "GPU-hours per run, when the compute axis is not GPU-hours (e.g. compute/gpu_hours).",
-           "diagnostics", "NAME"),
-    Option("budget", "float | None", None, c.check_positive, "GPU-hours to spend: ranks the runs "
-           "worth extending (see 'saturate allocate').", "diagnostics", "HOURS"),
+    targets: Mapping[str, float] = option({}, c.check_targets, "GLOB=VALUE: the compute at "
+        "which matching metrics reach VALUE, e.g. 'eval/math*=0.6'", "diagnostics",
+        "GLOB=VALUE", ("--target",), many=True, merge=True)
+    pairs: tuple[tuple[str, str], ...] = option((), c.check_pairs, "REWARD=BENCHMARK metric "
+        "globs checked for divergence, e.g. 'train/reward=eval/*'. Default: the naming "
+        "conventions", "diagnostics", "REWARD=BENCH", ("--pair",), many=True)
+    gpu_hour_cost: float | None = option(None, c.check_positive, "Price of one GPU-hour: adds "
+        "the cost per point of metric of the next doubling.", "diagnostics", "PRICE")
+    pretrain_compute: float | None = option(None, c.check_positive, "Pre-training compute, in "
+        "the unit of the x axis: reports RL compute as a share of it.", "diagnostics",
+        "COMPUTE")
+    gpu_hours: str | None = option(None, c.check_text, "Metric or column holding cumulative "
+        "GPU-hours per run, when the compute axis is not GPU-hours (e.g. compute/gpu_hours).",
+        "diagnostics", "NAME")
+    budget: float | None = option(None, c.check_positive, "GPU-hours to spend: ranks the runs "
+        "worth extending (see 'saturate allocate').", "diagnostics", "HOURS")
     # ---- what a command writes
-    Option("format", "str", REPORT_FORMATS[0], partial(c.check_choice, choices=REPORT_FORMATS),
-           f"Report format: {' | '.join(REPORT_FORMATS)} (default {REPORT_FORMATS[0]}).",
-           "format", "FORMAT", ("--format", "-f")),
-    Option("fail_on", "tuple[str, ...]", (), _among(Ref("saturate.gate.decide", "fail_kinds")),
-           Ref("saturate.gate.decide", "fail_on_help"), "fail_on", "KIND", many=True),
-    Option("compare_at", "tuple[str | float, ...]", _DEFAULT["compare_at"], c.check_forecast_points,
-           "Compute at which to give P(one recipe beats another): Nx the largest observed "
-           f"compute or a value; default {','.join(map(str, _DEFAULT['compare_at']))}. Comma lists "
-           "too", "compare", "AT", ("--at",), many=True),
+    format: str = option(REPORT_FORMATS[0], partial(c.check_choice, choices=REPORT_FORMATS),
+        f"Report format: {' | '.join(REPORT_FORMATS)} (default {REPORT_FORMATS[0]}).",
+        "format", "FORMAT", ("--format", "-f"))
+    fail_on: tuple[str, ...] = option((), _among(Ref("saturate.gate.decide", "fail_kinds")),
+        Ref("saturate.gate.decide", "fail_on_help"), "fail_on", "KIND", many=True)
+    compare_at: tuple[str | float, ...] = option(_DEFAULT["compare_at"], c.check_forecast_points,
+        "Compute at which to give P(one recipe beats another): Nx the largest observed "
+        f"compute or a value; default {','.join(map(str, _DEFAULT['compare_at']))}. Comma lists "
+        "too", "compare", "AT", ("--at",), many=True)
     # ---- where curves are analysed
-    Option("workers", "int | None", None, c.check_workers, "Processes that analyse curves "
-           "(default: one per core; 1: this process only; with --dask, the local cluster's "
-           "workers).", "engine", "N"),
-    Option("scheduler", "str | None", None, c.check_scheduler, "Analyse on a running Dask "
-           "scheduler, e.g. tcp://10.0.0.5:8786 (default $SATURATE_SCHEDULER; needs "
-           "saturate[dask]).", "engine", "ADDRESS",
-           switch=Switch("--dask", "Analyse on a Dask cluster of --workers processes started on "
-                         "this machine (needs saturate[dask]).", "local")),
-]
+    workers: int | None = option(None, c.check_workers, "Processes that analyse curves "
+        "(default: one per core; 1: this process only; with --dask, the local cluster's "
+        "workers).", "engine", "N")
+    scheduler: str | None = option(None, c.check_scheduler, "Analyse on a running Dask "
+        "scheduler, e.g. tcp://10.0.0.5:8786 (default $SATURATE_SCHEDULER; needs "
+        "saturate[dask]).", "engine", "ADDRESS",
+        switch=Switch("--dask", "Analyse on a Dask cluster of --workers processes started on "
+        "this machine (needs saturate[dask]).", "local"))
+
+
+OPTIONS: list[Option] = [Option.of(f) for f in fields(SettingsFields)]
 """Every option a settings file, a keyword or a command-line flag may set, in help order."""
 
 OPTIONS_BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
-
-_MADE: list[Callable[[], None]] = []
-
-
-def on_declare(remake: Callable[[], None]) -> None:
-    """Call ``remake`` whenever :func:`declare` changes :data:`OPTIONS` (what was made from the
-    declarations at import is made again)."""
-    _MADE.append(remake)
-
-
-def declare(option: Option | None = None, *, withdraw: str | None = None) -> None:
-    """Add ``option`` to :data:`OPTIONS` (or ``withdraw`` the one of that name) after import:
-    for a plug-in, or a test of the declarations."""
-    if withdraw is not None:
-        OPTIONS[:] = [o for o in OPTIONS if o.name != withdraw]
-        OPTIONS_BY_NAME.pop(withdraw, None)
-    if option is not None:
-        if option.name in OPTIONS_BY_NAME:
-            raise SettingsError(f"option {option.name} is declared already")
-        OPTIONS.append(option)
-        OPTIONS_BY_NAME[option.name] = option
-    for remake in _MADE:
-        remake()
-
 
 def cli_name(option: str) -> str:
     """The command-line spelling of an option: ``min_gain`` -> ``--min-gain``."""

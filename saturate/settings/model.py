@@ -1,6 +1,6 @@
 """One :class:`Settings` object for every entry point: built once, validated once, then read.
 
-Its fields are made from :data:`saturate.settings.fields.OPTIONS`. Precedence: defaults < the
+Its fields are declared once, on :class:`~saturate.settings.fields.SettingsFields`. Precedence: defaults < the
 settings file < ``$SATURATE_SCHEDULER`` < the options given. Each value is checked once, here, so
 an error names the option as it was spelled; the parts that use the settings build their own
 views from it and do not check again.
@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from saturate.errors import SettingsError
-from saturate.settings.fields import OPTIONS, OPTIONS_BY_NAME, cli_name, closest, on_declare
+from saturate.settings.fields import OPTIONS, OPTIONS_BY_NAME, SettingsFields, cli_name, closest
 from saturate.settings.file import load_config
 
 __all__ = ["Settings", "SCHEDULER_ENV"]
@@ -31,12 +31,19 @@ def _unset(value: Any) -> bool:
     return value is None or (isinstance(value, (list, tuple)) and len(value) == 0)
 
 
-class _Settings:
-    """The behaviour of :class:`Settings`; its fields come from the declarations."""
+@dataclass(frozen=True)
+class Settings(SettingsFields):
+    """Every option of saturate, validated: the fields of
+    :class:`~saturate.settings.fields.SettingsFields`. Build it with :meth:`build`.
 
-    explicit: frozenset[str]
-    cli: bool
-    config: str | None
+    ``config`` is the settings file read (``None`` when none was), ``explicit`` the options the
+    file or the caller set (the rest are defaults), ``cli`` whether options are named as on the
+    command line in messages.
+    """
+
+    config: str | None = None
+    explicit: frozenset[str] = field(default_factory=frozenset, repr=False)
+    cli: bool = field(default=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check a value made directly (``Settings(n_boot=3)``); :meth:`build` and
@@ -98,31 +105,29 @@ class _Settings:
 
     def selection(self) -> dict[str, Any]:
         """What to read: keyword arguments of :func:`saturate.load` (unset ones are ``None``)."""
-        s: Any = self
         return {
-            "experiment": list(s.experiment) or None, "filter": s.filter,
-            "metric": list(s.metric) or None, "run": list(s.run) or None,
-            "compute": s.compute, "timeout": s.timeout, "tracker_url": s.tracker_url,
+            "experiment": list(self.experiment) or None, "filter": self.filter,
+            "metric": list(self.metric) or None, "run": list(self.run) or None,
+            "compute": self.compute, "timeout": self.timeout, "tracker_url": self.tracker_url,
         }
 
     def suite_options(self) -> dict[str, Any] | None:
         """Keyword arguments of :func:`saturate.suites.analyze_suite` (None without ``suite``):
         ``group_by`` names its groups (no pooling across runs), one ``metric`` glob its metric."""
-        s: Any = self
-        if s.suite is None:
+        if self.suite is None:
             return None
         return {
-            "suite": s.suite, "group_by": s.group_by,
-            "metric": s.metric[0] if len(s.metric) == 1 else None,
-            "normalize": s.normalize, "statistic": s.suite_statistic,
-            "n_boot": s.suite_boot, "task_bootstrap": s.task_bootstrap,
-            "min_coverage": s.min_coverage,
+            "suite": self.suite, "group_by": self.group_by,
+            "metric": self.metric[0] if len(self.metric) == 1 else None,
+            "normalize": self.normalize, "statistic": self.suite_statistic,
+            "n_boot": self.suite_boot, "task_bootstrap": self.task_bootstrap,
+            "min_coverage": self.min_coverage,
         }
 
     def to_dict(self) -> dict[str, Any]:
         """Every option (tuples as lists), JSON-safe."""
-        out = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
             if f.name in ("explicit", "cli"):
                 continue
             value = getattr(self, f.name)
@@ -136,44 +141,3 @@ class _Settings:
         items = ", ".join(f"{k}={v}" for k, v in self.to_dict().items() if k in self.explicit)
         head = f"settings from {self.config}" if self.config else "settings"
         return f"{head}: {items or 'defaults'}"
-
-
-def _field(default: Any) -> Any:
-    if isinstance(default, dict):
-        return field(default_factory=dict)
-    return field(default=default)
-
-
-def _make() -> type:
-    """The :class:`Settings` dataclass of the declarations as they are now."""
-    return dataclasses.make_dataclass(
-        "Settings",
-        [*((o.name, o.type, _field(o.default)) for o in OPTIONS),
-         ("config", "str | None", field(default=None)),
-         ("explicit", "frozenset[str]", field(default_factory=frozenset, repr=False)),
-         ("cli", "bool", field(default=False, repr=False, compare=False))],
-        bases=(_Settings,),
-        frozen=True,
-        namespace={"__module__": __name__, "__qualname__": "Settings", "__doc__": (
-            "Every option of saturate, validated: one field per declaration of "
-            ":data:`~saturate.settings.fields.OPTIONS`. Build it with :meth:`build`.\n\n"
-            "``config`` is the settings file read (``None`` when none was), ``explicit`` the "
-            "options the file or the caller set (the rest are defaults), ``cli`` whether options "
-            "are named as on the command line in messages.")},
-    )
-
-
-Settings = _make()
-
-
-def _remake() -> None:
-    """Remake the fields of :class:`Settings` after a :func:`~saturate.settings.fields.declare`,
-    on the same class, so every module's ``Settings`` has them."""
-    fresh = _make()
-    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__dataclass_fields__",
-                 "__match_args__", "__annotations__"):
-        if name in fresh.__dict__:
-            setattr(Settings, name, fresh.__dict__[name])
-
-
-on_declare(_remake)
