@@ -1,4 +1,4 @@
-"""The ``saturate`` command: a thin Typer layer over the Python API.
+"""The ``saturate`` command: a thin click layer over the Python API.
 
 Each command lives in its own module and registers itself on :data:`app`.
 """

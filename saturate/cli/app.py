@@ -2,7 +2,8 @@
 ``__init__``, which imports the command modules, so that no module imports its importer).
 
 The commands are click commands: their settings options are made from the one declaration of
-each option (:mod:`saturate.cli.options`), which a signature read by Typer cannot express, and
+each option (:mod:`saturate.cli.options`; Typer reads options from a function's signature and
+bundles a private copy of click, so options made from declarations cannot be handed to it), and
 every command's own parameters are click parameters beside them, so one library parses and
 shows them all.
 """
