@@ -22,7 +22,7 @@ from saturate.report.notebook import notebook_html  # also registers the results
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.results.codec import jsonable
 from saturate.settings import Settings
-from saturate.settings.fields import option_doc
+from saturate.settings.fields import ANALYSIS_GROUPS, OPTIONS_BY_NAME, USED_BY, option_doc
 from saturate.table.axis import AxisWarning, ComputeAxis, describe_axis, named_axis
 from saturate.table.table import Table, concat_tables
 
@@ -247,6 +247,7 @@ def analyze(
     """
     from saturate.analysis.work import engine_for
 
+    _analysis_options_only(overrides)
     settings = settings_from(settings, config, overrides)
     engine = engine_for(settings, client)
     if engine.uses_dask:
@@ -261,6 +262,16 @@ def analyze(
     if said is not None:
         warnings.warn(said, AxisWarning, stacklevel=2)
     return analysis
+
+
+def _analysis_options_only(overrides: Mapping[str, Any]) -> None:
+    """An option that does not change the analysis (``format``, ``fail_on``, ``compare_at``) given
+    to :func:`analyze` is an error naming where it belongs: taken silently, it would read as done."""
+    for name in overrides:
+        option = OPTIONS_BY_NAME.get(name)
+        if option is not None and option.group not in ANALYSIS_GROUPS:
+            raise SettingsError(f"analyze() takes analysis options only; {name} is "
+                                f"{USED_BY[option.group]}")
 
 
 def _warn_unmatched_globs(analysis: Analysis, settings: Settings) -> None:

@@ -20,7 +20,7 @@ from saturate.decide import DecisionSettings
 from saturate.errors import SettingsError
 from saturate.settings import OPTIONS, Settings
 from saturate.settings.checks import check_positive
-from saturate.settings.fields import GROUPS, SettingsFields
+from saturate.settings.fields import ANALYSIS_GROUPS, GROUPS, SettingsFields
 
 runner = CliRunner()
 COMMAND_GROUPS = {name: {o.group for o in cmd.options}
@@ -63,9 +63,22 @@ def test_a_commands_options_are_parsed_into_the_settings_it_gets(tmp_path: Path)
     assert {"gpu_hour_cost", "domains", "n_boot"} <= got[0].explicit
 
 
-def test_every_declaration_is_a_keyword_and_a_settings_file_key(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "value", "said"), [
+    ("format", "json", "saturate.report.render"), ("fail_on", ["saturated"], "saturate gate"),
+    ("compare_at", ["2x"], "saturate compare")])
+def test_analyze_refuses_an_option_that_would_not_change_the_analysis(name: str, value: object,
+                                                                      said: str) -> None:
+    """Taken silently, ``format="json"`` or ``fail_on=...`` would read as done: an error that says
+    where the option belongs, before anything is read."""
+    with pytest.raises(SettingsError, match=rf"analyze\(\) takes analysis options only; {name} is .*{said}"):
+        saturate.analyze("no such source", **{name: value})
+
+
+def test_every_analysis_declaration_is_a_keyword_and_every_one_a_settings_file_key(
+        tmp_path: Path) -> None:
     for o in OPTIONS:
-        assert f"    {o.name}: " in (saturate.analyze.__doc__ or ""), o.name
+        listed = f"    {o.name}: " in (saturate.analyze.__doc__ or "")
+        assert listed == (o.group in ANALYSIS_GROUPS), o.name
     assert settings_from(None, None, {"gpu_hour_cost": "1e3"}).gpu_hour_cost == 1000.0
     with pytest.raises(SettingsError, match=r"^gpu_hour_cost must be > 0, got -3$"):
         saturate.analyze(_frame(), gpu_hour_cost=-3)

@@ -305,10 +305,25 @@ def closest(unknown: Sequence[str], where: str = "") -> SettingsError:
     return SettingsError(f"{where}unknown setting(s) {', '.join(parts)}{listed}")
 
 
-def option_doc() -> str:
-    """Every option with its help, for the docstring of :func:`saturate.analyze`."""
+ANALYSIS_GROUPS: tuple[str, ...] = ("selection", "analysis", "suite", "diagnostics", "engine")
+"""The option groups :func:`saturate.analyze` takes as keywords; the others say how a command
+shows or judges an analysis (``format``, ``fail_on``, ``compare_at``), not what it computes."""
+
+USED_BY: dict[str, str] = {
+    "format": "a report's format: saturate.report.render(analysis, 'json') or the CLI's --format",
+    "fail_on": "the gate's: saturate.gate.decide(analysis.curves, fail_on=...) or "
+               "`saturate gate --fail-on`",
+    "compare": "`saturate compare --compare-at` (saturate.diagnostics.compare_by_metric)",
+}
+"""Where an option outside :data:`ANALYSIS_GROUPS` is given instead, by group."""
+
+
+def option_doc(groups: Sequence[str] = ANALYSIS_GROUPS) -> str:
+    """The options of ``groups`` with their help, for the docstring of :func:`saturate.analyze`."""
     lines = []
     for o in OPTIONS:
+        if o.group not in groups:
+            continue
         text = o.help if isinstance(o.help, str) else f"the {o.name.replace('_', ' ')} to use"
         lines.append(f"    {o.name}: {text} (default {o.default!r})")
     return "\n".join(lines)
