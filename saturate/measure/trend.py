@@ -11,7 +11,6 @@ scale, :func:`saturate.vocabulary.names.signed`).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -197,33 +196,3 @@ def post_drop_trend(
     if int(keep.sum()) < MIN_TREND_POINTS:
         return None
     return trend_test(c[keep], y[keep], confidence=confidence, min_points=int(keep.sum()))
-
-
-class RecentStretch(NamedTuple):
-    """What the last quarter of a curve's points did (larger-is-better, metric units): ``gain``
-    the next doubling's if its straight line in compute goes on; ``change`` its mean minus the
-    quarter before's; ``drawdown`` the last tenth's mean below the best tenth's."""
-
-    gain: float
-    change: float
-    drawdown: float
-
-
-def recent_stretch(compute: np.ndarray, values: np.ndarray) -> RecentStretch:
-    """:class:`RecentStretch` of a curve (NaN fields with fewer than 8 points)."""
-    c = np.asarray(compute, dtype=float)
-    y = np.asarray(values, dtype=float)
-    n = y.size
-    if n < 8:
-        return RecentStretch(math.nan, math.nan, math.nan)
-    k = max(4, n // 4)
-    s = pow2_scale(y)
-    yy = y / s
-    xs = c[-k:] / c[-1]
-    gain = math.nan
-    if np.ptp(xs) > 0:
-        gain = float(np.polyfit(xs, yy[-k:], 1)[0]) * s  # slope per unit of C, times C
-    change = (float(np.mean(yy[-k:])) - float(np.mean(yy[-2 * k:-k]))) * s
-    w = max(2, n // 10)
-    level = np.convolve(yy, np.ones(w) / w, mode="valid")
-    return RecentStretch(gain, change, float(np.max(level) - level[-1]) * s)
