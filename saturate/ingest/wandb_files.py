@@ -4,7 +4,9 @@ the wandb package's ``Record`` protobufs: the ``wandb`` extra is needed), withou
 History rows give the points (``_step``, ``_timestamp``; other numbers by key, nested keys joined
 with ``/``; ``_``-keys and media left out); the run record its name, entity, project, config
 (``params.*``), group, job type and tags; the exit record its state (none yet: RUNNING). A file
-cut short or damaged is read up to that point, with a warning.
+cut short or damaged is read up to that point, with a warning. A record that cannot give points (a
+``_step`` that is NaN, infinite or beyond 64-bit integers, a number too large for a float, a value
+nested deeper than :data:`MAX_DEPTH`) is skipped, and the records skipped are counted in a warning.
 
 A run's page (``run_url``) is ``<app>/<entity>/<project>/runs/<id>``, as the wandb package makes
 it; the log does not say which W&B server the run syncs to, so ``<app>`` is the one the wandb
@@ -42,6 +44,13 @@ _CHUNK = struct.Struct("<IHB")
 ENDS_INSIDE = "the file ends inside a record (still being written, or cut short)"
 # The CRC-32 of each chunk type's byte, the seed of its payload's checksum.
 _SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
+#: How deep a logged value may nest (its keys joined with ``/``); a deeper one is an odd record.
+MAX_DEPTH = 100
+_STEP_RANGE = range(-(2**63), 2**63)
+
+
+class OddRecord(ValueError):
+    """A record that cannot give points or facts (see the module docstring): it is skipped."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,20 @@ class WandbRun:
     rows: list[tuple[str, int, float, float]] = field(default_factory=list)
     records: int = 0
     problem: str | None = None
+    odd: int = 0  # records skipped as odd (OddRecord)
+    odd_why: str = ""  # why the first of them was
+
+    def skip(self, odd: OddRecord) -> None:
+        """Count a record skipped for ``odd``."""
+        self.odd += 1
+        self.odd_why = self.odd_why or str(odd)
+
+    def skipped_text(self, what: str = "record") -> str | None:
+        """What the warning says of the records skipped as odd (None: none was)."""
+        if not self.odd:
+            return None
+        return (f"skipped {self.odd} history {what}(s) that cannot give points (the first: "
+                f"{self.odd_why}); kept the others")
 
     @property
     def status(self) -> str:
@@ -195,22 +218,58 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+    except RecursionError:  # nested deeper than Python's parser goes
+        raise OddRecord("a value nested too deep to read") from None
 
 
 def flat_items(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
-    """``(key, leaf)`` pairs of a nested value; media and tables (dicts with ``_type``) whole."""
-    if isinstance(value, dict) and "_type" not in value:
-        for k, v in value.items():
-            yield from flat_items(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
-    else:
-        yield prefix, value
+    """``(key, leaf)`` pairs of a nested value, in order; media and tables (dicts with ``_type``)
+    whole. :class:`OddRecord` for a value nested deeper than :data:`MAX_DEPTH` (walked with a
+    stack of its own: no recursion to overflow)."""
+    stack: list[Iterator[tuple[str, Any]]] = [iter([(prefix, value)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        key, leaf = item
+        if isinstance(leaf, dict) and "_type" not in leaf:
+            if len(stack) > MAX_DEPTH:
+                raise OddRecord(f"a value nested more than {MAX_DEPTH} deep")
+            stack.append(_children(key, leaf, sep))
+        else:
+            yield key, leaf
+
+
+def _children(key: str, value: dict[Any, Any], sep: str) -> Iterator[tuple[str, Any]]:
+    """The ``(key, value)`` pairs one level down ``value`` (a dict) found at ``key``."""
+    for k, v in value.items():
+        yield (f"{key}{sep}{k}" if key else str(k)), v
 
 
 def history_number(value: Any) -> float | None:
-    """A history value as a point's value: numbers only (not booleans, text or media)."""
+    """A history value as a point's value: numbers only (not booleans, text or media);
+    :class:`OddRecord` for an integer too large for a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise OddRecord(f"a number of {len(str(abs(value)))} digits, too large for a float") \
+            from None
+
+
+def history_step(value: Any) -> int | None:
+    """A record's ``_step`` as a point's step (None: not a number, the record has no points);
+    :class:`OddRecord` for NaN, an infinity or an integer beyond 64 bits."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OddRecord("a _step that is NaN" if math.isnan(value) else "an infinite _step")
+    step = int(value)
+    if step not in _STEP_RANGE:
+        raise OddRecord(f"a _step of {len(str(abs(step)))} digits, beyond 64-bit integers")
+    return step
 
 
 def _item_key(item: Any) -> str:
@@ -218,33 +277,44 @@ def _item_key(item: Any) -> str:
 
 
 def _history(run: WandbRun, history: Any) -> None:
+    """The points of one history record, all or (:class:`OddRecord`) none."""
     values: dict[str, Any] = {}
     for item in history.item:
         for key, leaf in flat_items(_item_key(item), _json(item.value_json), "/"):
             values[key] = leaf
-    step = values.get("_step", history.step.num if history.HasField("step") else None)
-    if history_number(step) is None:
+    step = history_step(values.get("_step", history.step.num if history.HasField("step")
+                                    else None))  # fmt: skip
+    if step is None:
         return
     stamp = history_number(values.get("_timestamp"))
     when = math.nan if stamp is None else stamp
-    for key, leaf in values.items():
-        value = history_number(leaf)
-        if value is not None and not key.startswith("_"):
-            run.rows.append((key, int(step), value, when))
+    rows = [(key, step, value, when) for key, leaf in values.items()
+            if not key.startswith("_") and (value := history_number(leaf)) is not None]
+    run.rows.extend(rows)
 
 
 def _config(run: WandbRun, config: Any) -> None:
+    """A config record's changes, all or (:class:`OddRecord`) none."""
+    update: dict[str, str] = {}
     for item in config.update:
         key = _item_key(item)
         if key.startswith("_wandb"):
             continue
         for name, leaf in flat_items(key, _json(item.value_json), "."):
             if leaf is not None:
-                run.config[name] = leaf if isinstance(leaf, str) else json.dumps(leaf)
+                update[name] = leaf if isinstance(leaf, str) else _dumps(leaf)
+    run.config.update(update)
     for item in config.remove:
         prefix = _item_key(item)
         for name in [k for k in run.config if k == prefix or k.startswith(prefix + ".")]:
             del run.config[name]
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (ValueError, RecursionError):
+        raise OddRecord("a config value nested too deep to write") from None
 
 
 def _run(run: WandbRun, rec: Any) -> None:
@@ -268,7 +338,7 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
     run = into or WandbRun()
     record_class = _record_class()
     log = scan(data)
-    run.problem = log.problem
+    run.problem, run.odd, run.odd_why = log.problem, 0, ""
     for payload in log.records:
         rec = record_class()
         try:
@@ -278,15 +348,29 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
             break
         run.records += 1
         kind = rec.WhichOneof("record_type")
-        if kind == "history":
-            _history(run, rec.history)
-        elif kind == "run":
-            _run(run, rec.run)
-        elif kind == "config":
-            _config(run, rec.config)
-        elif kind == "exit":
-            run.exit_code = int(rec.exit.exit_code)
+        try:
+            if kind == "history":
+                _history(run, rec.history)
+            elif kind == "run":
+                _run(run, rec.run)
+            elif kind == "config":
+                _config(run, rec.config)
+            elif kind == "exit":
+                run.exit_code = int(rec.exit.exit_code)
+        except OddRecord as odd:
+            run.skip(odd)
     return run
+
+
+def warn_of(path: Path, run: WandbRun, *, cut_short: bool = True) -> None:
+    """The warnings a log's read gives: where it stopped early (``cut_short``: also when it ends
+    inside a record) and the records it skipped."""
+    where = shorten(path, PATH_LIMIT)
+    if run.problem is not None and (cut_short or run.problem != ENDS_INSIDE):
+        warnings.warn(f"{where}: {run.problem}; kept the {run.records} record(s) before it",
+                      DataWarning, stacklevel=3)
+    if (odd := run.skipped_text()) is not None:
+        warnings.warn(f"{where}: {odd}", DataWarning, stacklevel=3)
 
 
 def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
@@ -298,9 +382,7 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
         run = parse_run(data, into)
     except InputError as exc:
         raise InputError(f"{shorten(path, PATH_LIMIT)}: {exc}") from None
-    if run.problem is not None:
-        warnings.warn(f"{shorten(path, PATH_LIMIT)}: {run.problem}; kept the {run.records} "
-                      "record(s) before it", DataWarning, stacklevel=3)
+    warn_of(path, run)
     if not run.run_id:
         run.run_id = path.stem.removeprefix("run-")
     return run
