@@ -39,12 +39,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from saturate.errors import names_text, shorten
+from saturate.errors import names_text
 from saturate.ingest.console_log import LOG_SUFFIXES
 from saturate.ingest.files import is_log_file, is_table_file
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.tensorboard import is_event_file
-from saturate.ingest.wandb_files import HEADER, header_problem, is_run_folder, is_wandb_file
+from saturate.ingest.wandb_files import HEADER, MAGIC, is_run_folder, is_wandb_file
 
 __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_kind", "walk",
            "walk_all", "walk_folder"]
@@ -80,8 +80,12 @@ class Skipped:
     def label(self) -> str:
         """The path as the warning names it; a file that is not a regular one, or a W&B run
         without a log to read, says what it is."""
-        if self.how == "wandb":  # the path shortened, not what it says: the line cuts at 80
-            return f"{shorten(self.path, max(80 - len(self.why) - 3, 20))} ({self.why})"
+        if self.how == "wandb":  # the run folder's name kept whole: the line cuts names at 80
+            room, path = 80 - len(self.why) - 3, str(self.path)
+            if len(path) > room:
+                is_log = self.path.name.endswith(".wandb")
+                path = "…/" + (f"{self.path.parent.name}/" if is_log else "") + self.path.name
+            return f"{path} ({self.why})"
         return f"{self.path} ({self.why})" if self.how == "special" else str(self.path)
 
     def to_dict(self) -> dict[str, str]:
@@ -174,7 +178,7 @@ def _is_run_folder(here: Path, names: list[str]) -> bool:
         for n in names if n.startswith("run-") and n.endswith(".wandb"))
 
 
-_NO_LOG = "a W&B run folder, no .wandb log yet"
+_NO_LOG = "W&B run folder, no .wandb log yet"
 
 
 def _is_wandb_run_dir(here: Path, dirnames: list[str], names: list[str]) -> bool:
@@ -192,8 +196,10 @@ def _log_problem(path: Path) -> str:
     except OSError as exc:
         return f"a W&B log that cannot be read ({exc.strerror})"
     if not head:
-        return "an empty W&B log"
-    return "a W&B log with a damaged header" if header_problem(head) else "a W&B log"
+        return "empty W&B log"
+    if head[:6] == MAGIC and len(head) == HEADER:
+        return f"W&B log version {head[6]}, unknown"
+    return "W&B log, damaged header"
 
 
 def _sort(path: Path, found: Found) -> None:
@@ -204,7 +210,7 @@ def _sort(path: Path, found: Found) -> None:
     elif is_event_file(path):
         found.events.append(path)
     elif path.name.endswith(".wandb"):
-        if is_wandb_file(path):
+        if is_wandb_file(path, version=True):
             found.runs.append(path)
         else:
             found.skipped.append(Skipped(path, _log_problem(path), "wandb"))

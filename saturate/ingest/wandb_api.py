@@ -56,7 +56,7 @@ _PASSING_WORDS = ("500", "502", "503", "504", "429", "timed out", "timeout", "re
 WORKERS = 8
 #: Seconds between the progress lines of a long read when stderr is not a terminal.
 PROGRESS_EVERY = 10.0
-_CACHE_DIR = "WANDB_CACHE_DIR"
+_PRIVATE_DIRS = ("WANDB_CACHE_DIR", "WANDB_DIR")
 T = TypeVar("T")
 
 
@@ -218,7 +218,7 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
     no more). When stderr is not a terminal (a job's log), a line every ``progress_every``
     seconds says how far the read is. The wandb package's own files (its service's debug log
     holds the server's address, credentials and all) go to a private temporary folder, removed
-    when the read ends (unless a run of the caller's is active: then its service serves).
+    when the read ends (see :func:`_private_wandb_files`).
 
     ``offered`` hears of every run listed and metric logged; a caller that passes it judges a
     ``run`` or ``metric`` selection that matched nothing over its whole read (no error here)."""
@@ -234,10 +234,9 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
     # The wandb package retries a refused connection until the deadline: nothing listens there.
     check_listening([_base_url()], "the W&B server")
     calls = _Calls(uri, resolve_timeout(timeout))
-    with _private_wandb_files(wandb) as started:
+    with _private_wandb_files(wandb):
         api = calls("logging in", lambda: wandb.Api(api_key=key,
                                                     timeout=max(1, int(calls.timeout))))
-        started()
         listing = calls("listing runs", lambda: api.runs(f"{entity}/{project}", filters=filters,
                                                          per_page=per_page))
         wanted = (remote for remote in _pages(calls, listing) if _wanted(remote, run, offered))
@@ -341,32 +340,29 @@ def _is_terminal(stream: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _private_wandb_files(wandb: Any) -> Iterator[Callable[[], None]]:
+def _private_wandb_files(wandb: Any) -> Iterator[None]:
     """Where the wandb package writes while a ``wandb://`` read goes: its service (wandb-core)
     keeps a debug log in ``$WANDB_CACHE_DIR`` (default ``~/.cache/wandb/logs``) that holds the
-    server's address with its credentials and, on an error, the API key. The service is started
-    with ``$WANDB_CACHE_DIR`` at a private temporary folder (mode 0700), ended when the read
-    ends, and the folder removed. The yielded function puts the environment back once the
-    service has started. A run of the caller's that is active keeps its service (and its logs,
-    where the caller's settings put them)."""
+    server's address with its credentials and, on an error, the API key; each run it lists makes
+    a folder ``$WANDB_DIR/ENTITY/PROJECT/ID`` (default in the temporary folder). Both point at a
+    private temporary folder (mode 0700) for the read; the service is ended when the read ends
+    and the folder removed. A run of the caller's that is active keeps its service (and its
+    logs, where the caller's settings put them)."""
     if getattr(wandb, "run", None) is not None:
-        yield lambda: None
+        yield
         return
     folder = tempfile.mkdtemp(prefix="saturate-wandb-")
-    saved = os.environ.get(_CACHE_DIR)
-
-    def put_back() -> None:
-        if saved is None:
-            os.environ.pop(_CACHE_DIR, None)
-        else:
-            os.environ[_CACHE_DIR] = saved
-
+    saved = {k: os.environ.get(k) for k in _PRIVATE_DIRS}
     wandb.teardown()  # a service started before would log where it was started
-    os.environ[_CACHE_DIR] = folder
+    os.environ.update(dict.fromkeys(_PRIVATE_DIRS, folder))
     try:
-        yield put_back
+        yield
     finally:
-        put_back()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         try:
             wandb.teardown()
         finally:

@@ -37,7 +37,7 @@ from saturate.table.table import Table, concat_tables
 
 BLOCK = 32 * 1024
 HEADER = 7
-_MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
+MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
 _VERSION = 0
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 _CHUNK = struct.Struct("<IHB")
@@ -67,7 +67,7 @@ def header_problem(data: bytes) -> str | None:
     """Why ``data`` is not a W&B transaction log of the version read here (None: it is)."""
     if len(data) < HEADER:
         return "shorter than the W&B header"
-    if data[:6] != _MAGIC:
+    if data[:6] != MAGIC:
         return "no W&B header (not a run-<id>.wandb transaction log)"
     if data[6] != _VERSION:
         return f"W&B log version {data[6]}, only version {_VERSION} is known"
@@ -127,15 +127,17 @@ _TAGS = f"{TAG_PREFIX}wandb.tags"
 _STATUS = {None: "RUNNING", 0: "FINISHED"}
 
 
-def is_wandb_file(path: Path) -> bool:
-    """A W&B transaction log: named ``*.wandb`` and starting with the W&B header."""
+def is_wandb_file(path: Path, *, version: bool = False) -> bool:
+    """A W&B transaction log: named ``*.wandb`` and starting with the W&B header (``version``:
+    of the version read here)."""
     if not path.name.endswith(".wandb") or path.name.startswith("."):
         return False
     try:
         with open(path, "rb") as f:
-            return f.read(HEADER)[:6] == _MAGIC
+            head = f.read(HEADER)
     except OSError:
         return False
+    return header_problem(head) is None if version else head[:6] == MAGIC
 
 
 def is_run_folder(names: Iterable[str]) -> bool:
