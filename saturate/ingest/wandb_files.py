@@ -22,14 +22,17 @@ import struct
 import urllib.parse
 import warnings
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
+from saturate.ingest.layouts import constant_column
 from saturate.ingest.redaction import public_url, ui_link
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
 from saturate.table.run_table import RUN_URL, merge_facts
@@ -51,6 +54,43 @@ _STEP_RANGE = range(-(2**63), 2**63)
 
 class OddRecord(ValueError):
     """A record that cannot give points or facts (see the module docstring): it is skipped."""
+
+
+class HistoryPoints:
+    """A run's history points as columns: each metric name once, 28 bytes a point (a list of
+    ``(metric, step, value, time)`` tuples costs about 150, ten times the log that held them)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.codes = array("i")
+        self.steps = array("q")
+        self.values = array("d")
+        self.times = array("d")
+
+    def append(self, row: tuple[str, int, float, float]) -> None:
+        """Add the point ``(metric, step, value, time)``."""
+        key, step, value, when = row
+        code = self.names.setdefault(key, len(self.names))
+        self.codes.append(code)
+        self.steps.append(step)
+        self.values.append(value)
+        self.times.append(when)
+
+    def extend(self, rows: Iterable[tuple[str, int, float, float]]) -> None:
+        for row in rows:
+            self.append(row)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def frame(self) -> pd.DataFrame:
+        """The points as a ``metric, step, value, timestamp`` frame (metric categorical)."""
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self) else np.empty(0, np.int32)
+        return pd.DataFrame(copy=False, data={  # views of the columns, not copies
+            "metric": pd.Categorical.from_codes(codes, categories=list(self.names)),
+            "step": np.frombuffer(self.steps, dtype=np.int64) if len(self) else np.empty(0, np.int64),
+            "value": np.frombuffer(self.values, dtype=float) if len(self) else np.empty(0),
+            "timestamp": np.frombuffer(self.times, dtype=float) if len(self) else np.empty(0)})
 
 
 @dataclass(frozen=True)
@@ -76,51 +116,84 @@ def header_problem(data: bytes) -> str | None:
 
 def scan(data: bytes) -> LogScan:
     """The records of a W&B transaction log; ``data`` must start with a valid header."""
-    records: list[bytes] = []
+    reader = LogReader(data)
+    return LogScan(tuple(reader), reader.end, reader.problem)
+
+
+class LogReader:
+    """The records of a W&B transaction log one at a time (``data`` must start with a valid
+    header); once they are read, ``end`` is the offset after the last whole record and
+    ``problem`` why reading stopped early (None: it did not)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.end, self.problem = data, HEADER, None
+
+    def __iter__(self) -> Iterator[bytes]:
+        for payload, end, problem in _chunks(self.data):
+            self.end, self.problem = end, problem
+            if payload is not None:
+                yield payload
+
+
+def _chunks(data: bytes) -> Iterator[tuple[bytes | None, int, str | None]]:
+    """``(record, end, None)`` for each record, then ``(None, end, problem)``."""
     pos = end = HEADER
     parts: list[bytes] = []  # the chunks of a record spread over blocks, so far
-    size = len(data)
     while True:
         left = BLOCK - pos % BLOCK
         if left < HEADER:  # the block's zero trailer
             if data[pos:pos + left].strip(b"\0"):
-                return LogScan(tuple(records), end, f"bytes other than zeros at the end of "
-                                                    f"the block at {pos - pos % BLOCK}")
+                yield None, end, (f"bytes other than zeros at the end of the block at "
+                                  f"{pos - pos % BLOCK}")
+                return
             pos += left
             continue
-        if pos >= size:
-            problem = None if not parts else ENDS_INSIDE
-            return LogScan(tuple(records), end, problem)
-        if pos + HEADER > size:
-            return LogScan(tuple(records), end, ENDS_INSIDE)
+        problem = _chunk_problem(data, pos, left, bool(parts))
+        if problem is not None:
+            yield None, end, problem or None
+            return
         checksum, length, kind = _CHUNK.unpack_from(data, pos)
-        if checksum == 0 and length == 0 and kind == 0 and not parts:
-            if data[pos:].strip(b"\0"):
-                return LogScan(tuple(records), end, f"a zeroed chunk at byte {pos}")
-            return LogScan(tuple(records), end)  # space reserved but not written yet
         start, stop = pos + HEADER, pos + HEADER + length
-        if length > left - HEADER:
-            return LogScan(tuple(records), end, f"a chunk longer than its block at byte {pos}")
-        if stop > size:
-            return LogScan(tuple(records), end, ENDS_INSIDE)
-        if kind not in _SEED:
-            return LogScan(tuple(records), end, f"an unknown chunk type {kind} at byte {pos}")
         payload = data[start:stop]
         if zlib.crc32(payload, _SEED[kind]) != checksum:
-            return LogScan(tuple(records), end, f"a checksum mismatch at byte {pos}")
+            yield None, end, f"a checksum mismatch at byte {pos}"
+            return
         if kind == _FULL and not parts:
-            records.append(payload)
             end = stop
+            yield payload, end, None
         elif kind == _FIRST and not parts:
             parts.append(payload)
         elif kind in (_MIDDLE, _LAST) and parts:
             parts.append(payload)
             if kind == _LAST:
-                records.append(b"".join(parts))
-                parts, end = [], stop
+                end = stop
+                yield b"".join(parts), end, None
+                parts = []
         else:
-            return LogScan(tuple(records), end, f"a chunk out of order at byte {pos}")
+            yield None, end, f"a chunk out of order at byte {pos}"
+            return
         pos = stop
+
+
+def _chunk_problem(data: bytes, pos: int, left: int, inside: bool) -> str | None:
+    """Why the chunk at ``pos`` (``left`` bytes before its block ends; ``inside`` a record) ends
+    the read: a problem, "" for the end of what was written, None to read it."""
+    size = len(data)
+    if pos >= size:
+        return ENDS_INSIDE if inside else ""
+    if pos + HEADER > size:
+        return ENDS_INSIDE
+    checksum, length, kind = _CHUNK.unpack_from(data, pos)
+    if checksum == 0 and length == 0 and kind == 0 and not inside:
+        # space reserved but not written yet, or zeros where records were
+        return f"a zeroed chunk at byte {pos}" if data[pos:].strip(b"\0") else ""
+    if length > left - HEADER:
+        return f"a chunk longer than its block at byte {pos}"
+    if pos + HEADER + length > size:
+        return ENDS_INSIDE
+    if kind not in _SEED:
+        return f"an unknown chunk type {kind} at byte {pos}"
+    return None
 
 
 _TAGS = f"{TAG_PREFIX}wandb.tags"
@@ -159,7 +232,7 @@ class WandbRun:
     tags: tuple[str, ...] = ()
     config: dict[str, str] = field(default_factory=dict)
     exit_code: int | None = None
-    rows: list[tuple[str, int, float, float]] = field(default_factory=list)
+    rows: HistoryPoints = field(default_factory=HistoryPoints)
     records: int = 0
     problem: str | None = None
     odd: int = 0  # records skipped as odd (OddRecord)
@@ -339,9 +412,9 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
         raise InputError(problem)
     run = into or WandbRun()
     record_class = _record_class()
-    log = scan(data)
-    run.problem, run.odd, run.odd_why = log.problem, 0, ""
-    for payload in log.records:
+    log = LogReader(data)  # one record at a time: the log's bytes are held once
+    run.problem, run.odd, run.odd_why = None, 0, ""
+    for payload in log:
         rec = record_class()
         try:
             rec.ParseFromString(payload)
@@ -361,6 +434,8 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
                 run.exit_code = int(rec.exit.exit_code)
         except OddRecord as odd:
             run.skip(odd)
+    else:
+        run.problem = log.problem
     return run
 
 
@@ -410,9 +485,11 @@ def app_url() -> str:
 def run_table(run: WandbRun, source: str, app: str | None = None) -> Table:
     """The :class:`~saturate.table.table.Table` of one run's points and facts (its page in the
     W&B app at ``app``, default :func:`app_url`, when known)."""
-    frame = pd.DataFrame(run.rows, columns=["metric", "step", "value", "timestamp"])
-    frame = frame.assign(source=source, experiment=run.project or "wandb", run_id=run.run_id,
-                         run=run.name or run.run_id, run_status=run.status)
+    frame = run.rows.frame()
+    n = len(frame)  # each fact a categorical column: a byte a row, not a pointer to a string
+    frame = frame.assign(**{k: constant_column(v, n) for k, v in (
+        ("source", source), ("experiment", run.project or "wandb"), ("run_id", run.run_id),
+        ("run", run.name or run.run_id), ("run_status", run.status))})
     table = tidy(frame, allow_empty=True, origin=source)
     facts = {"source": source, "run_id": run.run_id, "run_status": run.status, **run.facts()}
     page = run.page(app)
