@@ -260,3 +260,31 @@ def tensorboard_events(draw: st.DrawFn) -> list[tuple[str, int, Any]]:
             value = draw(tb_values)
         events.append((tag, step, value))
     return events
+
+
+# ---- W&B transaction logs with odd records ------------------------------------------------------
+
+#: JSON texts a history item may hold: numbers, the odd ones (NaN, infinities, hundreds of
+#: digits), nesting past any parser, text, nothing readable.
+_ODD_JSON = st.one_of(
+    st.integers(-10**6, 10**6).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(lambda f: json.dumps(f)),
+    st.integers(19, 400).map(lambda n: "9" * n),
+    st.integers(50, 3000).map(lambda n: "[" * n + "]" * n),
+    st.integers(50, 3000).map(lambda n: '{"a": ' * n + "1" + "}" * n),
+    st.sampled_from(['"text"', "null", "true", "{}", "[1, 2]", '{"_type": "image-file"}', "{",
+                     "", "1e999", "-0"]),
+)
+
+
+@st.composite
+def wandb_history(draw: st.DrawFn) -> list[dict[str, str]]:
+    """History records as ``{key: value_json}``: most with a plain ``_step``, some odd."""
+    records = []
+    for i in range(draw(st.integers(1, 12))):
+        step = str(i) if draw(st.booleans()) else draw(_ODD_JSON)
+        items = {"_step": step, "reward": draw(_ODD_JSON)}
+        if draw(st.booleans()):
+            items[draw(st.sampled_from(["eval", "loss", "a/b", "_timestamp"]))] = draw(_ODD_JSON)
+        records.append(items)
+    return records

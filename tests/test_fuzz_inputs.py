@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fuzz_files import fuzzed_file, mutated_bytes, tensorboard_events
+from fuzz_files import fuzzed_file, mutated_bytes, tensorboard_events, wandb_history
 from fuzzing import CASE_SECONDS, case, check_tidy, fuzz_settings, record
 from hypothesis import given
 from hypothesis import strategies as st
@@ -116,3 +117,74 @@ def test_the_cli_exits_0_or_2_with_one_line_and_no_traceback(blob: tuple[str, by
            proc.stderr[-300:])
     assert clean and (ok or refused), proc.stderr[-2000:]
 
+
+
+def _wandb_log(history: list[dict[str, str]]) -> bytes:
+    """A W&B transaction log (the wandb package's header and protobuf records, framed as it
+    frames them) holding ``history``."""
+    from wandb_runs import append_records, history_record
+
+    from saturate.ingest.wandb_files import HEADER, MAGIC
+
+    with tempfile.TemporaryDirectory() as d:
+        log = Path(d) / "run-x.wandb"
+        log.write_bytes(MAGIC + b"\0")
+        assert len(MAGIC) + 1 == HEADER
+        append_records(log, [history_record(items) for items in history])
+        return log.read_bytes()
+
+
+@fuzz_settings(ci=15, share=0.06)
+@given(wandb_history(), st.data())
+def test_any_wandb_log_with_odd_records_gives_the_tidy_table_or_one_clear_error(
+    history: list[dict[str, str]], data: st.DataObject
+) -> None:
+    pytest.importorskip("wandb")
+    blob = _wandb_log(history)
+    if data.draw(st.booleans()):
+        blob = data.draw(mutated_bytes(blob))
+    with tempfile.TemporaryDirectory() as d:
+        run_dir = Path(d) / "wandb" / "offline-run-20260101_000000-x"
+        (run_dir / "files").mkdir(parents=True)
+        (run_dir / "run-x.wandb").write_bytes(blob)
+        with case("wandb-odd-records"):
+            _load(run_dir / "run-x.wandb")
+        with case("wandb-odd-records"):
+            _load(Path(d))
+
+
+@fuzz_settings(ci=6, share=0.02)
+@given(wandb_history(), st.sets(st.sampled_from(
+    ["no-log", "empty-log", "damaged-header", "fifo-log", "fifo-table", "socket"]), min_size=1))
+def test_a_wandb_folder_with_special_files_gives_the_tidy_table_or_one_clear_error(
+    history: list[dict[str, str]], odd: set[str]
+) -> None:
+    """Run folders without their log, logs empty or damaged, FIFOs and sockets named like what
+    saturate reads: never a hang (a FIFO opened waits for a writer), never a traceback."""
+    import socket
+
+    pytest.importorskip("wandb")
+    with tempfile.TemporaryDirectory() as d:
+        wandb_dir = Path(d) / "wandb"
+        good = wandb_dir / "offline-run-20260101_000000-good"
+        (good / "files").mkdir(parents=True)
+        (good / "run-good.wandb").write_bytes(_wandb_log(
+            [{"_step": str(s), "reward": str(s / 10)} for s in range(1, 8)] + history))
+        for i, kind in enumerate(sorted(odd)):
+            run_dir = wandb_dir / f"offline-run-20260101_00000{i}-r{i}"
+            (run_dir / "files").mkdir(parents=True)
+            (run_dir / "files" / "requirements.txt").write_text("numpy==2.0\nvalue==1\n")
+            log = run_dir / f"run-r{i}.wandb"
+            if kind == "empty-log":
+                log.write_bytes(b"")
+            elif kind == "damaged-header":
+                log.write_bytes(b"XXXXXXX" + _wandb_log(history)[7:])
+            elif kind == "fifo-log":
+                os.mkfifo(log)
+            elif kind == "fifo-table":
+                os.mkfifo(wandb_dir / f"metrics{i}.csv")
+            elif kind == "socket":
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.bind(str(run_dir / f"run-s{i}.wandb"))
+        with case("wandb-special-files"):
+            _load(Path(d))

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -67,3 +69,44 @@ def points_table(runs: list[dict]) -> pd.DataFrame:
     rows = [(r["name"], k, step, v) for r in runs for step, values in r["rows"]
             for k, v in values.items()]
     return pd.DataFrame(rows, columns=["run", "metric", "step", "value"])
+
+
+# The framing of a W&B transaction log (LevelDB's log format: 32 KiB blocks of chunks, each with
+# a CRC-32 seeded by its type), for records appended to a log the wandb package wrote.
+_BLOCK, _HEADER = 32 * 1024, 7
+_FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
+
+
+def history_record(items: dict[str, str], step: int | None = None) -> bytes:
+    """A history record as the wandb package writes one: ``{key: value_json}`` (the JSON text as
+    given, so it may be ``NaN`` or nested past any parser), the step when given."""
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    history = pb.HistoryRecord(item=[pb.HistoryItem(key=k, value_json=v) for k, v in items.items()])
+    if step is not None:
+        history.step.num = step
+    return pb.Record(history=history).SerializeToString()
+
+
+def append_records(log: Path, records: list[bytes]) -> None:
+    """Append ``records`` to the W&B log ``log``, framed as the wandb package frames them."""
+    from saturate.ingest.wandb_files import scan
+
+    data = bytearray(log.read_bytes())
+    del data[scan(bytes(data)).end:]
+    for payload in records:
+        first = True
+        while True:
+            left = _BLOCK - len(data) % _BLOCK
+            if left < _HEADER:
+                data += b"\0" * left
+                continue
+            part, payload = payload[: left - _HEADER], payload[left - _HEADER:]
+            kind = (_FULL if not payload else _FIRST) if first else (_LAST if not payload
+                                                                    else _MIDDLE)
+            crc = zlib.crc32(part, zlib.crc32(bytes([kind])))
+            data += struct.pack("<IHB", crc, len(part), kind) + part
+            first = False
+            if not payload:
+                break
+    log.write_bytes(bytes(data))

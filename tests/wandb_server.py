@@ -11,7 +11,8 @@ through ``HistoryPage``. Other posts (the package's telemetry) get an empty 200.
 Faults (:attr:`WandbServer.fault`): ``None``; ``"status"``: the first ``times`` GraphQL posts get
 HTTP ``code``; ``"hang"``: every GraphQL post is read and never answered; ``"bad_key"``: HTTP 401
 with W&B's error text. ``queries`` counts the posts per operation; ``keys`` the API keys seen;
-``filters`` the run filters the listing was asked for.
+``filters`` the run filters the listing was asked for; ``delay`` seconds each ``HistoryPage`` answer
+waits (a server far away), ``most_at_once`` the most ``HistoryPage`` posts answered at one time.
 Start and stop it with ``with WandbServer(runs) as server:``.
 """
 
@@ -75,7 +76,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._json(401, {"errors": [{"message": "user is not logged in"}]})
         if failing:
             return self._json(api.code, {"errors": [{"message": "Internal Server Error"}]})
-        return self._json(200, {"data": api.answer(op, query, variables)})
+        if op != "HistoryPage" or not api.delay:
+            return self._json(200, {"data": api.answer(op, query, variables)})
+        with api.lock:
+            api.at_once += 1
+            api.most_at_once = max(api.most_at_once, api.at_once)
+        try:
+            api.release.wait(api.delay)
+            return self._json(200, {"data": api.answer(op, query, variables)})
+        finally:
+            with api.lock:
+                api.at_once -= 1
 
     def _json(self, code: int, doc: Any) -> None:
         self._send(code, json.dumps(doc).encode())
@@ -95,12 +106,15 @@ class WandbServer(LocalService):
     """See the module docstring."""
 
     def __init__(self, runs: list[dict], *, entity: str = "team", project: str = "rl",
-                 fault: str | None = None, code: int = 500, times: int = 0) -> None:
+                 fault: str | None = None, code: int = 500, times: int = 0,
+                 delay: float = 0.0) -> None:
         self.runs, self.entity, self.project = runs, entity, project
+        self.delay, self.at_once, self.most_at_once = delay, 0, 0
         self.fault, self.code, self.times = fault, code, times
         self.queries: Counter[str] = Counter()
         self.keys: set[str] = set()
         self.filters: list[Any] = []
+        self._index: dict[str, int] = {}
         self.posts = 0
         super().__init__(_Handler)
 
@@ -124,8 +138,11 @@ class WandbServer(LocalService):
             return {"project": {"internalId": "1", "runCount": len(self.runs), "readOnly": False,
                                 "runs": {"edges": edges, "pageInfo": {
                                     "endCursor": str(end), "hasNextPage": end < len(self.runs)}}}}
-        run = next((r for r in self.runs if r["id"] in (v.get("name"), v.get("run"),
-                                                          v.get("runName"))), None)
+        if len(self._index) != len(self.runs):  # by id: a project of 20,000 runs answers at once
+            self._index = {r["id"]: i for i, r in enumerate(self.runs)}
+        index = next((self._index[n] for n in (v.get("name"), v.get("run"), v.get("runName"))
+                      if n in self._index), None)
+        run = None if index is None else self.runs[index]
         if run is None:
             return {"project": {"run": None}}
         if op == "RunParquetHistory":
@@ -133,5 +150,5 @@ class WandbServer(LocalService):
         if op == "HistoryPage":
             rows = [json.dumps(r) for r in run["rows"] if v["minStep"] <= r["_step"] < v["maxStep"]]
             return {"project": {"run": {"history": rows[: int(v["pageSize"])]}}}
-        node = _node(run, self.runs.index(run))
+        node = _node(run, index)
         return {"project": {"run": node, "internalId": "1", "readOnly": False}}

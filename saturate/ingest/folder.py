@@ -10,6 +10,11 @@ The rule, for a file found by walking:
   file): reading a pipe would wait forever. Only ``stat`` looks at it (:func:`special_kind`).
 * **Not walked**: hidden files and folders, :data:`SKIP_DIRS`, a package's ``*.egg-info``, and the inside of an MLflow store
   or a W&B run folder (each read as a whole), and W&B's own ``debug*.log`` beside its run folders.
+* **W&B run folders without a log to read** (``run-<date>_<time>-<id>`` holding W&B's ``files/``,
+  ``logs/`` or ``tmp/``): a folder whose ``run-<id>.wandb`` is not there (yet: rsync copies it
+  last; or a cleanup removed it) is skipped and named; a log that is empty (still being
+  written) or whose header is damaged is skipped and named with what is wrong. ``watch`` reads
+  each once it is a log.
 * **Read by name**: TensorBoard event files (``*tfevents*``), W&B run logs (``*.wandb`` that
   start with W&B's header), MLflow stores (``mlruns/``, an ``mlflow.db`` holding MLflow's tables).
 * **Read by name and content**: tables (:data:`~saturate.ingest.files.TABLE_SUFFIXES`, gzipped
@@ -28,6 +33,7 @@ it lacks, and one that is not a regular file is ``<path>: not a file``.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +44,7 @@ from saturate.ingest.console_log import LOG_SUFFIXES
 from saturate.ingest.files import is_log_file, is_table_file
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.tensorboard import is_event_file
-from saturate.ingest.wandb_files import is_run_folder, is_wandb_file
+from saturate.ingest.wandb_files import HEADER, MAGIC, is_run_folder, is_wandb_file
 
 __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_kind", "walk",
            "walk_all", "walk_folder"]
@@ -50,23 +56,36 @@ SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".git", ".venv", "venv", "
 
 #: Folders W&B keeps its runs in; beside them, in ``wandb/``, its own ``debug*.log`` (not named).
 _WANDB_RUN_DIRS = ("run-", "offline-run-", "latest-run")
-#: The order skipped files are named in: what was never opened, what was read and found to hold
-#: no curves, what was passed over by its name (the first are the likeliest surprises).
-_ORDER = ("special", "content", "name")
+#: A W&B run folder's name (``offline-run-20261207_204847-3xk1a9``) and what the wandb package
+#: puts in one besides its log.
+_WANDB_RUN_NAME = re.compile(r"(offline-)?run-\d{8}_\d{6}-[^/\\]+")
+_WANDB_RUN_PARTS = frozenset({"files", "logs", "tmp"})
+#: The order skipped files are named in: what was never opened, W&B runs without a log to read,
+#: what was read and found to hold no curves, what was passed over by its name (the first are the
+#: likeliest surprises).
+_ORDER = ("special", "wandb", "content", "name")
 
 
 @dataclass(frozen=True)
 class Skipped:
     """A file a walk did not read: its path, why, and how that was decided (``special``: not a
-    regular file, never opened; ``content``: read, holds no curves; ``name``: not a kind of file
-    saturate reads)."""
+    regular file, never opened; ``wandb``: a W&B run folder without its log, or a log that is
+    empty or damaged; ``content``: read, holds no curves; ``name``: not a kind of file saturate
+    reads)."""
 
     path: Path
     why: str
     how: str = "name"
 
     def label(self) -> str:
-        """The path as the warning names it; a file that is not a regular one says what it is."""
+        """The path as the warning names it; a file that is not a regular one, or a W&B run
+        without a log to read, says what it is."""
+        if self.how == "wandb":  # the run folder's name kept whole: the line cuts names at 80
+            room, path = 80 - len(self.why) - 3, str(self.path)
+            if len(path) > room:
+                is_log = self.path.name.endswith(".wandb")
+                path = "…/" + (f"{self.path.parent.name}/" if is_log else "") + self.path.name
+            return f"{path} ({self.why})"
         return f"{self.path} ({self.why})" if self.how == "special" else str(self.path)
 
     def to_dict(self) -> dict[str, str]:
@@ -134,9 +153,11 @@ def walk_folder(root: Path) -> Found:
         names = sorted(n for n in filenames if not n.startswith("."))
         if any(d.startswith(_WANDB_RUN_DIRS) for d in dirnames):  # W&B's wandb/: its own logs
             names = [n for n in names if not (n.startswith("debug") and n.endswith(".log"))]
-        if _is_run_folder(here, names):
+        if _is_run_folder(here, names) or _is_wandb_run_dir(here, dirnames, names):
             dirnames.clear()  # a W&B run folder: its logs are the run, the rest is W&B's
             names = [n for n in names if n.endswith(".wandb")]
+            if not names:
+                found.skipped.append(Skipped(here, _NO_LOG, "wandb"))
         elif "mlflow.db" in names and special_kind(here / "mlflow.db") is None \
                 and is_mlflow_sqlite(here / "mlflow.db"):
             found.stores.append(here / "mlflow.db")
@@ -157,6 +178,30 @@ def _is_run_folder(here: Path, names: list[str]) -> bool:
         for n in names if n.startswith("run-") and n.endswith(".wandb"))
 
 
+_NO_LOG = "W&B run folder, no .wandb log yet"
+
+
+def _is_wandb_run_dir(here: Path, dirnames: list[str], names: list[str]) -> bool:
+    """Whether ``here`` is a W&B run folder by its name and parts, whether or not its log is
+    there (see the module docstring)."""
+    return bool(_WANDB_RUN_NAME.fullmatch(here.name)) and (
+        bool(_WANDB_RUN_PARTS.intersection(dirnames)) or is_run_folder(names))
+
+
+def _log_problem(path: Path) -> str:
+    """What is wrong with a ``.wandb`` file that does not start with W&B's header."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER)
+    except OSError as exc:
+        return f"a W&B log that cannot be read ({exc.strerror})"
+    if not head:
+        return "empty W&B log"
+    if head[:6] == MAGIC and len(head) == HEADER:
+        return f"W&B log version {head[6]}, unknown"
+    return "W&B log, damaged header"
+
+
 def _sort(path: Path, found: Found) -> None:
     """Put one file of a walk where it belongs in ``found``."""
     kind = special_kind(path)
@@ -165,10 +210,10 @@ def _sort(path: Path, found: Found) -> None:
     elif is_event_file(path):
         found.events.append(path)
     elif path.name.endswith(".wandb"):
-        if is_wandb_file(path):
+        if is_wandb_file(path, version=True):
             found.runs.append(path)
         else:
-            found.skipped.append(Skipped(path, "a .wandb file without W&B's header"))
+            found.skipped.append(Skipped(path, _log_problem(path), "wandb"))
     elif is_table_file(path) or is_log_file(path):
         found.tables.append(path)
     elif path.name.lower().removesuffix(".gz").endswith(LOG_SUFFIXES):

@@ -4,7 +4,9 @@ the wandb package's ``Record`` protobufs: the ``wandb`` extra is needed), withou
 History rows give the points (``_step``, ``_timestamp``; other numbers by key, nested keys joined
 with ``/``; ``_``-keys and media left out); the run record its name, entity, project, config
 (``params.*``), group, job type and tags; the exit record its state (none yet: RUNNING). A file
-cut short or damaged is read up to that point, with a warning.
+cut short or damaged is read up to that point, with a warning. A record that cannot give points (a
+``_step`` that is NaN, infinite or beyond 64-bit integers, a number too large for a float, a value
+nested deeper than :data:`MAX_DEPTH`) is skipped, and the records skipped are counted in a warning.
 
 A run's page (``run_url``) is ``<app>/<entity>/<project>/runs/<id>``, as the wandb package makes
 it; the log does not say which W&B server the run syncs to, so ``<app>`` is the one the wandb
@@ -20,14 +22,17 @@ import struct
 import urllib.parse
 import warnings
 import zlib
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
+from saturate.ingest.layouts import constant_column
 from saturate.ingest.redaction import public_url, ui_link
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, DataWarning, tidy
 from saturate.table.run_table import RUN_URL, merge_facts
@@ -35,13 +40,57 @@ from saturate.table.table import Table, concat_tables
 
 BLOCK = 32 * 1024
 HEADER = 7
-_MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
+MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
 _VERSION = 0
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 _CHUNK = struct.Struct("<IHB")
 ENDS_INSIDE = "the file ends inside a record (still being written, or cut short)"
 # The CRC-32 of each chunk type's byte, the seed of its payload's checksum.
 _SEED = {t: zlib.crc32(bytes([t])) for t in (_FULL, _FIRST, _MIDDLE, _LAST)}
+#: How deep a logged value may nest (its keys joined with ``/``); a deeper one is an odd record.
+MAX_DEPTH = 100
+_STEP_RANGE = range(-(2**63), 2**63)
+
+
+class OddRecord(ValueError):
+    """A record that cannot give points or facts (see the module docstring): it is skipped."""
+
+
+class HistoryPoints:
+    """A run's history points as columns: each metric name once, 28 bytes a point (a list of
+    ``(metric, step, value, time)`` tuples costs about 150, ten times the log that held them)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.codes = array("i")
+        self.steps = array("q")
+        self.values = array("d")
+        self.times = array("d")
+
+    def append(self, row: tuple[str, int, float, float]) -> None:
+        """Add the point ``(metric, step, value, time)``."""
+        key, step, value, when = row
+        code = self.names.setdefault(key, len(self.names))
+        self.codes.append(code)
+        self.steps.append(step)
+        self.values.append(value)
+        self.times.append(when)
+
+    def extend(self, rows: Iterable[tuple[str, int, float, float]]) -> None:
+        for row in rows:
+            self.append(row)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def frame(self) -> pd.DataFrame:
+        """The points as a ``metric, step, value, timestamp`` frame (metric categorical)."""
+        codes = np.frombuffer(self.codes, dtype=np.int32) if len(self) else np.empty(0, np.int32)
+        return pd.DataFrame(copy=False, data={  # views of the columns, not copies
+            "metric": pd.Categorical.from_codes(codes, categories=list(self.names)),
+            "step": np.frombuffer(self.steps, dtype=np.int64) if len(self) else np.empty(0, np.int64),
+            "value": np.frombuffer(self.values, dtype=float) if len(self) else np.empty(0),
+            "timestamp": np.frombuffer(self.times, dtype=float) if len(self) else np.empty(0)})
 
 
 @dataclass(frozen=True)
@@ -58,7 +107,7 @@ def header_problem(data: bytes) -> str | None:
     """Why ``data`` is not a W&B transaction log of the version read here (None: it is)."""
     if len(data) < HEADER:
         return "shorter than the W&B header"
-    if data[:6] != _MAGIC:
+    if data[:6] != MAGIC:
         return "no W&B header (not a run-<id>.wandb transaction log)"
     if data[6] != _VERSION:
         return f"W&B log version {data[6]}, only version {_VERSION} is known"
@@ -67,66 +116,101 @@ def header_problem(data: bytes) -> str | None:
 
 def scan(data: bytes) -> LogScan:
     """The records of a W&B transaction log; ``data`` must start with a valid header."""
-    records: list[bytes] = []
+    reader = LogReader(data)
+    return LogScan(tuple(reader), reader.end, reader.problem)
+
+
+class LogReader:
+    """The records of a W&B transaction log one at a time (``data`` must start with a valid
+    header); once they are read, ``end`` is the offset after the last whole record and
+    ``problem`` why reading stopped early (None: it did not)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.end, self.problem = data, HEADER, None
+
+    def __iter__(self) -> Iterator[bytes]:
+        for payload, end, problem in _chunks(self.data):
+            self.end, self.problem = end, problem
+            if payload is not None:
+                yield payload
+
+
+def _chunks(data: bytes) -> Iterator[tuple[bytes | None, int, str | None]]:
+    """``(record, end, None)`` for each record, then ``(None, end, problem)``."""
     pos = end = HEADER
     parts: list[bytes] = []  # the chunks of a record spread over blocks, so far
-    size = len(data)
     while True:
         left = BLOCK - pos % BLOCK
         if left < HEADER:  # the block's zero trailer
             if data[pos:pos + left].strip(b"\0"):
-                return LogScan(tuple(records), end, f"bytes other than zeros at the end of "
-                                                    f"the block at {pos - pos % BLOCK}")
+                yield None, end, (f"bytes other than zeros at the end of the block at "
+                                  f"{pos - pos % BLOCK}")
+                return
             pos += left
             continue
-        if pos >= size:
-            problem = None if not parts else ENDS_INSIDE
-            return LogScan(tuple(records), end, problem)
-        if pos + HEADER > size:
-            return LogScan(tuple(records), end, ENDS_INSIDE)
+        problem = _chunk_problem(data, pos, left, bool(parts))
+        if problem is not None:
+            yield None, end, problem or None
+            return
         checksum, length, kind = _CHUNK.unpack_from(data, pos)
-        if checksum == 0 and length == 0 and kind == 0 and not parts:
-            if data[pos:].strip(b"\0"):
-                return LogScan(tuple(records), end, f"a zeroed chunk at byte {pos}")
-            return LogScan(tuple(records), end)  # space reserved but not written yet
         start, stop = pos + HEADER, pos + HEADER + length
-        if length > left - HEADER:
-            return LogScan(tuple(records), end, f"a chunk longer than its block at byte {pos}")
-        if stop > size:
-            return LogScan(tuple(records), end, ENDS_INSIDE)
-        if kind not in _SEED:
-            return LogScan(tuple(records), end, f"an unknown chunk type {kind} at byte {pos}")
         payload = data[start:stop]
         if zlib.crc32(payload, _SEED[kind]) != checksum:
-            return LogScan(tuple(records), end, f"a checksum mismatch at byte {pos}")
+            yield None, end, f"a checksum mismatch at byte {pos}"
+            return
         if kind == _FULL and not parts:
-            records.append(payload)
             end = stop
+            yield payload, end, None
         elif kind == _FIRST and not parts:
             parts.append(payload)
         elif kind in (_MIDDLE, _LAST) and parts:
             parts.append(payload)
             if kind == _LAST:
-                records.append(b"".join(parts))
-                parts, end = [], stop
+                end = stop
+                yield b"".join(parts), end, None
+                parts = []
         else:
-            return LogScan(tuple(records), end, f"a chunk out of order at byte {pos}")
+            yield None, end, f"a chunk out of order at byte {pos}"
+            return
         pos = stop
+
+
+def _chunk_problem(data: bytes, pos: int, left: int, inside: bool) -> str | None:
+    """Why the chunk at ``pos`` (``left`` bytes before its block ends; ``inside`` a record) ends
+    the read: a problem, "" for the end of what was written, None to read it."""
+    size = len(data)
+    if pos >= size:
+        return ENDS_INSIDE if inside else ""
+    if pos + HEADER > size:
+        return ENDS_INSIDE
+    checksum, length, kind = _CHUNK.unpack_from(data, pos)
+    if checksum == 0 and length == 0 and kind == 0 and not inside:
+        # space reserved but not written yet, or zeros where records were
+        return f"a zeroed chunk at byte {pos}" if data[pos:].strip(b"\0") else ""
+    if length > left - HEADER:
+        return f"a chunk longer than its block at byte {pos}"
+    if pos + HEADER + length > size:
+        return ENDS_INSIDE
+    if kind not in _SEED:
+        return f"an unknown chunk type {kind} at byte {pos}"
+    return None
 
 
 _TAGS = f"{TAG_PREFIX}wandb.tags"
 _STATUS = {None: "RUNNING", 0: "FINISHED"}
 
 
-def is_wandb_file(path: Path) -> bool:
-    """A W&B transaction log: named ``*.wandb`` and starting with the W&B header."""
+def is_wandb_file(path: Path, *, version: bool = False) -> bool:
+    """A W&B transaction log: named ``*.wandb`` and starting with the W&B header (``version``:
+    of the version read here)."""
     if not path.name.endswith(".wandb") or path.name.startswith("."):
         return False
     try:
         with open(path, "rb") as f:
-            return f.read(HEADER)[:6] == _MAGIC
+            head = f.read(HEADER)
     except OSError:
         return False
+    return header_problem(head) is None if version else head[:6] == MAGIC
 
 
 def is_run_folder(names: Iterable[str]) -> bool:
@@ -148,9 +232,23 @@ class WandbRun:
     tags: tuple[str, ...] = ()
     config: dict[str, str] = field(default_factory=dict)
     exit_code: int | None = None
-    rows: list[tuple[str, int, float, float]] = field(default_factory=list)
+    rows: HistoryPoints = field(default_factory=HistoryPoints)
     records: int = 0
     problem: str | None = None
+    odd: int = 0  # records skipped as odd (OddRecord)
+    odd_why: str = ""  # why the first of them was
+
+    def skip(self, odd: OddRecord) -> None:
+        """Count a record skipped for ``odd``."""
+        self.odd += 1
+        self.odd_why = self.odd_why or str(odd)
+
+    def skipped_text(self, what: str = "record") -> str | None:
+        """What the warning says of the records skipped as odd (None: none was)."""
+        if not self.odd:
+            return None
+        return (f"skipped {self.odd} history {what}(s) that cannot give points (the first: "
+                f"{self.odd_why}); kept the others")
 
     @property
     def status(self) -> str:
@@ -195,22 +293,58 @@ def _json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+    except RecursionError:  # nested deeper than Python's parser goes
+        raise OddRecord("a value nested too deep to read") from None
 
 
 def flat_items(prefix: str, value: Any, sep: str) -> Iterator[tuple[str, Any]]:
-    """``(key, leaf)`` pairs of a nested value; media and tables (dicts with ``_type``) whole."""
-    if isinstance(value, dict) and "_type" not in value:
-        for k, v in value.items():
-            yield from flat_items(f"{prefix}{sep}{k}" if prefix else str(k), v, sep)
-    else:
-        yield prefix, value
+    """``(key, leaf)`` pairs of a nested value, in order; media and tables (dicts with ``_type``)
+    whole. :class:`OddRecord` for a value nested deeper than :data:`MAX_DEPTH` (walked with a
+    stack of its own: no recursion to overflow)."""
+    stack: list[Iterator[tuple[str, Any]]] = [iter([(prefix, value)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        key, leaf = item
+        if isinstance(leaf, dict) and "_type" not in leaf:
+            if len(stack) > MAX_DEPTH:
+                raise OddRecord(f"a value nested more than {MAX_DEPTH} deep")
+            stack.append(_children(key, leaf, sep))
+        else:
+            yield key, leaf
+
+
+def _children(key: str, value: dict[Any, Any], sep: str) -> Iterator[tuple[str, Any]]:
+    """The ``(key, value)`` pairs one level down ``value`` (a dict) found at ``key``."""
+    for k, v in value.items():
+        yield (f"{key}{sep}{k}" if key else str(k)), v
 
 
 def history_number(value: Any) -> float | None:
-    """A history value as a point's value: numbers only (not booleans, text or media)."""
+    """A history value as a point's value: numbers only (not booleans, text or media);
+    :class:`OddRecord` for an integer too large for a float."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise OddRecord(f"a number of {len(str(abs(value)))} digits, too large for a float") \
+            from None
+
+
+def history_step(value: Any) -> int | None:
+    """A record's ``_step`` as a point's step (None: not a number, the record has no points);
+    :class:`OddRecord` for NaN, an infinity or an integer beyond 64 bits."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise OddRecord("a _step that is NaN" if math.isnan(value) else "an infinite _step")
+    step = int(value)
+    if step not in _STEP_RANGE:
+        raise OddRecord(f"a _step of {len(str(abs(step)))} digits, beyond 64-bit integers")
+    return step
 
 
 def _item_key(item: Any) -> str:
@@ -218,33 +352,44 @@ def _item_key(item: Any) -> str:
 
 
 def _history(run: WandbRun, history: Any) -> None:
+    """The points of one history record, all or (:class:`OddRecord`) none."""
     values: dict[str, Any] = {}
     for item in history.item:
         for key, leaf in flat_items(_item_key(item), _json(item.value_json), "/"):
             values[key] = leaf
-    step = values.get("_step", history.step.num if history.HasField("step") else None)
-    if history_number(step) is None:
+    step = history_step(values.get("_step", history.step.num if history.HasField("step")
+                                    else None))  # fmt: skip
+    if step is None:
         return
     stamp = history_number(values.get("_timestamp"))
     when = math.nan if stamp is None else stamp
-    for key, leaf in values.items():
-        value = history_number(leaf)
-        if value is not None and not key.startswith("_"):
-            run.rows.append((key, int(step), value, when))
+    rows = [(key, step, value, when) for key, leaf in values.items()
+            if not key.startswith("_") and (value := history_number(leaf)) is not None]
+    run.rows.extend(rows)
 
 
 def _config(run: WandbRun, config: Any) -> None:
+    """A config record's changes, all or (:class:`OddRecord`) none."""
+    update: dict[str, str] = {}
     for item in config.update:
         key = _item_key(item)
         if key.startswith("_wandb"):
             continue
         for name, leaf in flat_items(key, _json(item.value_json), "."):
             if leaf is not None:
-                run.config[name] = leaf if isinstance(leaf, str) else json.dumps(leaf)
+                update[name] = leaf if isinstance(leaf, str) else _dumps(leaf)
+    run.config.update(update)
     for item in config.remove:
         prefix = _item_key(item)
         for name in [k for k in run.config if k == prefix or k.startswith(prefix + ".")]:
             del run.config[name]
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (ValueError, RecursionError):
+        raise OddRecord("a config value nested too deep to write") from None
 
 
 def _run(run: WandbRun, rec: Any) -> None:
@@ -267,9 +412,9 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
         raise InputError(problem)
     run = into or WandbRun()
     record_class = _record_class()
-    log = scan(data)
-    run.problem = log.problem
-    for payload in log.records:
+    log = LogReader(data)  # one record at a time: the log's bytes are held once
+    run.problem, run.odd, run.odd_why = None, 0, ""
+    for payload in log:
         rec = record_class()
         try:
             rec.ParseFromString(payload)
@@ -278,15 +423,31 @@ def parse_run(data: bytes, into: WandbRun | None = None) -> WandbRun:
             break
         run.records += 1
         kind = rec.WhichOneof("record_type")
-        if kind == "history":
-            _history(run, rec.history)
-        elif kind == "run":
-            _run(run, rec.run)
-        elif kind == "config":
-            _config(run, rec.config)
-        elif kind == "exit":
-            run.exit_code = int(rec.exit.exit_code)
+        try:
+            if kind == "history":
+                _history(run, rec.history)
+            elif kind == "run":
+                _run(run, rec.run)
+            elif kind == "config":
+                _config(run, rec.config)
+            elif kind == "exit":
+                run.exit_code = int(rec.exit.exit_code)
+        except OddRecord as odd:
+            run.skip(odd)
+    else:
+        run.problem = log.problem
     return run
+
+
+def warn_of(path: Path, run: WandbRun, *, cut_short: bool = True) -> None:
+    """The warnings a log's read gives: where it stopped early (``cut_short``: also when it ends
+    inside a record) and the records it skipped."""
+    where = shorten(path, PATH_LIMIT)
+    if run.problem is not None and (cut_short or run.problem != ENDS_INSIDE):
+        warnings.warn(f"{where}: {run.problem}; kept the {run.records} record(s) before it",
+                      DataWarning, stacklevel=3)
+    if (odd := run.skipped_text()) is not None:
+        warnings.warn(f"{where}: {odd}", DataWarning, stacklevel=3)
 
 
 def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
@@ -298,9 +459,7 @@ def _read(path: Path, into: WandbRun | None = None) -> WandbRun:
         run = parse_run(data, into)
     except InputError as exc:
         raise InputError(f"{shorten(path, PATH_LIMIT)}: {exc}") from None
-    if run.problem is not None:
-        warnings.warn(f"{shorten(path, PATH_LIMIT)}: {run.problem}; kept the {run.records} "
-                      "record(s) before it", DataWarning, stacklevel=3)
+    warn_of(path, run)
     if not run.run_id:
         run.run_id = path.stem.removeprefix("run-")
     return run
@@ -326,9 +485,11 @@ def app_url() -> str:
 def run_table(run: WandbRun, source: str, app: str | None = None) -> Table:
     """The :class:`~saturate.table.table.Table` of one run's points and facts (its page in the
     W&B app at ``app``, default :func:`app_url`, when known)."""
-    frame = pd.DataFrame(run.rows, columns=["metric", "step", "value", "timestamp"])
-    frame = frame.assign(source=source, experiment=run.project or "wandb", run_id=run.run_id,
-                         run=run.name or run.run_id, run_status=run.status)
+    frame = run.rows.frame()
+    n = len(frame)  # each fact a categorical column: a byte a row, not a pointer to a string
+    frame = frame.assign(**{k: constant_column(v, n) for k, v in (
+        ("source", source), ("experiment", run.project or "wandb"), ("run_id", run.run_id),
+        ("run", run.name or run.run_id), ("run_status", run.status))})
     table = tidy(frame, allow_empty=True, origin=source)
     facts = {"source": source, "run_id": run.run_id, "run_status": run.status, **run.facts()}
     page = run.page(app)

@@ -61,7 +61,13 @@ from saturate.ingest.mlflow_filestore import (
     runs_in,
 )
 from saturate.ingest.tensorboard import is_event_file, read_event_files
-from saturate.ingest.wandb_files import ENDS_INSIDE, WandbRun, group_by_run_id, parse_run, run_table
+from saturate.ingest.wandb_files import (
+    WandbRun,
+    group_by_run_id,
+    parse_run,
+    run_table,
+    warn_of,
+)
 from saturate.table.curves import (
     AXIS_METRICS,
     PARAM_PREFIX,
@@ -400,9 +406,7 @@ def _read(path: Path, into: WandbRun | None) -> WandbRun:
         if len(data) < 8:  # created, header not written yet
             return into or WandbRun()
         raise InputError(f"{shorten(path, PATH_LIMIT)}: {exc}") from None
-    if run.problem is not None and run.problem != ENDS_INSIDE:
-        warnings.warn(f"{shorten(path, PATH_LIMIT)}: {run.problem}; kept the {run.records} "
-                      "record(s) before it", DataWarning, stacklevel=3)
+    warn_of(path, run, cut_short=False)  # a log ending inside a record is still being written
     if not run.run_id:
         run.run_id = path.stem.removeprefix("run-")
     return run
