@@ -105,7 +105,8 @@ def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
                      kept: Iterable[tuple[str | os.PathLike, str]] = ()) -> None:
     """Refuse, before any work, an output (``(option, path)``) that is one of the input files
     (the same file after following links), a file in ``kept`` (``(path, what it is)``: the watch
-    history, its lock), or the same file as another output."""
+    history, its lock), an SQLite database (whichever command it is given to), or the same file
+    as another output."""
     seen: dict[tuple[int, int] | str, str] = {}
     for path, what in kept:
         key = _identity(path)
@@ -122,6 +123,10 @@ def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
         if key in seen:
             raise InputError(f"{option} {out}: is {seen[key]}; writing there would replace it "
                              "(choose another path)")
+        if _is_database(out):  # a watch history or a tracking store: never a report's file
+            raise InputError(f"{option} {out}: is an SQLite database (a watch history or a "
+                             "tracking store?); writing there would replace it (choose another "
+                             "path)")
         if _is_regular_or_missing(out):
             seen[key] = f"also the output of {option}"
 
@@ -146,6 +151,17 @@ def _identity(path: str | os.PathLike) -> tuple[int, int] | str | None:
     except (OSError, ValueError):
         return os.path.realpath(text) if text else None
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _is_database(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file that starts as every SQLite database does."""
+    if not stat.S_ISREG(_mode(Path(path)) or 0):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _is_regular_or_missing(path: str | os.PathLike) -> bool:
