@@ -451,7 +451,8 @@ def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]
         pair = _baseline_pair({k: v for k, _, v in items}, name, text)
         return f"random={pair['random']!r},human={pair['human']!r}"
     if not path.is_file():
-        raise _fail(name, f"{_NORMALIZE_RULE}; no such file", value)
+        raise _fail(name, f"{_NORMALIZE_RULE}; {'not a file' if path.exists() else 'no such file'}",
+                    value)
     return text
 
 
