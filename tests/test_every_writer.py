@@ -127,6 +127,12 @@ def test_a_file_read_from_a_folder_given_is_not_replaced(tmp_path: Path) -> None
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith(f"error: --out {folder / 'a.csv'}: is the input ")
     assert (folder / "a.csv").read_bytes() == kept
+    res = run_cli("watch", folder, "--once", "--n-boot", "5", "--state", tmp_path / "h.db",
+                  "--html", folder / "a.csv")
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[-1].startswith(f"error: --html {folder / 'a.csv'}: is the "
+                                                  "input ")
+    assert (folder / "a.csv").read_bytes() == kept
 
 
 @pytest.mark.parametrize("writer", list(_writers(Path("."))))

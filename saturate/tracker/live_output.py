@@ -14,7 +14,7 @@ from pathlib import Path
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 from saturate.report.live_page import render_live_page
-from saturate.report.output import write_atomic
+from saturate.report.output import check_not_inputs, write_atomic
 from saturate.results import CurveAnalysis
 
 
@@ -35,7 +35,10 @@ class LivePage:
                              f"{shorten(self.path.parent, PATH_LIMIT)}")
 
     def write(self, curves: Iterable[CurveAnalysis], at: float | None = None) -> None:
-        """Write the page of ``curves`` (the last pass at ``at``, default now)."""
+        """Write the page of ``curves`` (the last pass at ``at``, default now); never over a
+        file they were read from (one found in a folder watched)."""
+        curves = list(curves)
+        check_not_inputs([("--html", self.path)], sorted({c.source for c in curves}))
         text = render_live_page(curves, source=self.source,
                                 updated=time.time() if at is None else at, refresh=self.refresh)
         write_atomic(self.path, text, what="--html")
