@@ -105,14 +105,23 @@ def test_saturate_alone_still_shows_the_help() -> None:
 
 
 @pytest.mark.subprocess  # the subject: a process started with file descriptor 1 closed
-def test_a_closed_stdout_is_a_quiet_exit(tmp_path: Path) -> None:
+def test_a_closed_stdout_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
+    """The report is lost, so it is said (a reader that went away, `| head`, stays a quiet 141:
+    test_outputs)."""
     def close_stdout() -> None:
         os.close(1)
 
-    res = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", "json"],
-                         stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=close_stdout)
-    assert res.returncode == 141, res.stderr
-    assert res.stderr == ""
+    for fmt in ("json", "table"):
+        res = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", fmt],
+                             stderr=subprocess.PIPE, text=True, timeout=300,
+                             preexec_fn=close_stdout)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr == ("error: cannot write the report to standard output (standard "
+                              "output is closed)\n")
+    res = subprocess.run([*SAT, "ls", str(DATA)], stderr=subprocess.PIPE, text=True, timeout=300,
+                         preexec_fn=close_stdout)  # was exit 3: its width was read of no stdout
+    assert (res.returncode, res.stderr.count("\n")) == (2, 1), res.stderr
+    assert res.stderr.startswith("error: ") and "closed" in res.stderr
     out = tmp_path / "r.json"  # nothing is written to stdout: the run is unaffected
     res = subprocess.run([*SAT, "analyze", str(DATA), "--n-boot", "10", "--format", "json",
                           "--out", str(out)], stderr=subprocess.PIPE, text=True, timeout=300,

@@ -77,6 +77,10 @@ def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch, kernel_env):
     client.execute()  # raises CellExecutionError, with the failing cell, on any error
 
     assert _snapshot() == before, "a notebook wrote into the repo"
+    # nor into the folder it ran in (MLflow's default artifact root, mlruns/, an mlflow.db...)
+    left = sorted(p.name for p in workdir.iterdir() if p.name != ".ipynb_checkpoints")
+    assert left == sorted(p.name for p in (ROOT / "notebooks").iterdir()
+                          if p.name != ".ipynb_checkpoints"), f"{path.name} left files behind"
     html = [
         out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs
         if "text/html" in out.get("data", {})

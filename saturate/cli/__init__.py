@@ -23,9 +23,9 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
-    """Console-script entry point: SIGTERM unwinds like Ctrl-C (exit 143), a closed stdout is a
-    reader that went away (a quiet exit 141 when something is written there), and a pool of
-    workers is forked from this process."""
+    """Console-script entry point: SIGTERM unwinds like Ctrl-C (exit 143), a closed stdout is
+    said (one ``error:`` line and exit 2 when something is written there; a reader that went away
+    stays a quiet 141), and a pool of workers is forked from this process."""
     import signal
     import sys
 
@@ -40,6 +40,7 @@ def main() -> None:
     forked_workers()  # one command, then the process ends: workers forked from it start at once
     if sys.stdout is None:
         sys.stdout = _ClosedStdout()
+        _hold_descriptor_1()
     try:
         app()
     except SystemExit as exc:
@@ -62,11 +63,25 @@ def _end_interrupted(code: int) -> None:
     os._exit(code)
 
 
+def _hold_descriptor_1() -> None:
+    """Point the closed descriptor 1 at /dev/null, so that no file opened later (the watch
+    history, a report) gets number 1 and receives what a library writes to "stdout"."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+
+
 class _ClosedStdout(io.TextIOBase):
-    """What ``sys.stdout`` is when the process started with file descriptor 1 closed."""
+    """What ``sys.stdout`` is when the process started with file descriptor 1 closed: writing
+    there is an error the user is told of (the output is lost), unlike a reader that left."""
 
     def write(self, text: str) -> int:
-        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
+        raise OSError(errno.EBADF, "standard output is closed")
 
     def isatty(self) -> bool:
         return False

@@ -167,14 +167,15 @@ def run_analysis(
     outputs: dict[str, Path | None] | None = None,
 ) -> Analysis:
     """:func:`saturate.analyze` with a progress bar on a terminal; no curves is an error, and so
-    is an output (``{option: path}``) that is one of the input files (before any work)."""
+    is an output (``{option: path}``) that is one of the input files (before any work) or a file
+    the read found in a folder given (before anything is written)."""
     check_sources_listening(sources)
     from rich.console import Console
 
     from saturate.api import analyze
-    from saturate.report.output import check_not_inputs
+    from saturate.report.output import check_not_inputs, settings_inputs
 
-    check_not_inputs((outputs or {}).items(), sources or ())
+    check_not_inputs((outputs or {}).items(), [*(sources or ()), *settings_inputs(settings)])
 
     hook, on_read, bar = _progress_callback(Console(stderr=True))
     with bar or contextlib.nullcontext():
@@ -182,6 +183,8 @@ def run_analysis(
                            diagnostics=diagnostics, fast=fast)
     if not analysis.curves:
         raise no_objective(analysis)
+    # a file read from a folder given is an input too (before anything is written)
+    check_not_inputs((outputs or {}).items(), sorted({c.source for c in analysis.curves}))
     return analysis
 
 
@@ -201,11 +204,13 @@ PIPED_WIDTH = 120
 """Columns of output that goes to a pipe or a file when ``$COLUMNS`` does not say."""
 
 
-def text_width(file: TextIO = sys.stdout, *, width: int = PIPED_WIDTH) -> int:
-    """The columns plain text written to ``file`` gets: ``$COLUMNS``, else a terminal's own
-    width, else ``width``."""
+def text_width(file: TextIO | None = None, *, width: int = PIPED_WIDTH) -> int:
+    """The columns plain text written to ``file`` (default: stdout as it is now) gets:
+    ``$COLUMNS``, else a terminal's own width, else ``width``."""
     import os
     import shutil
+
+    file = sys.stdout if file is None else file
 
     columns = os.environ.get("COLUMNS", "").strip()
     if columns.isdigit() and int(columns) > 0:

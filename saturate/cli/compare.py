@@ -48,5 +48,11 @@ def compare(
         write_text(comparisons_json(comparisons, group_by), out)
     elif fmt == "markdown":
         write_text(comparisons_markdown(comparisons), out)
-    else:
+    elif out is None:
         render_comparisons(comparisons, terminal(sys.stdout, width=200))
+    else:  # the tables as text, written where asked (they went to stdout whatever --out said)
+        import io
+
+        text = io.StringIO()
+        render_comparisons(comparisons, terminal(text, width=200))
+        write_text(text.getvalue(), out)

@@ -26,7 +26,10 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
     check_sources_listening(sources)
     from saturate.analysis.inventory import inventory
+    from saturate.report.output import check_not_inputs, settings_inputs
     from saturate.report.text import fit_lines
+
+    check_not_inputs({"--out": out}.items(), [*(sources or ()), *settings_inputs(settings)])
 
     found = inventory(sources or None, settings, fast=fast)
     if not found.metrics:

@@ -64,11 +64,13 @@ def timeline(
 
     Answers "when did we first see saturation?" and "was the asymptote estimate stable?".
     """
-    from saturate.report.output import check_not_inputs
+    from saturate.report.output import check_not_inputs, settings_inputs
+    from saturate.tracker.state import state_files
     from saturate.tracker.timeline import ORIGINS, curve_timeline, plot_timeline
 
     fmt = check_choice(fmt, "--format", FORMATS)
-    check_not_inputs({"--out": out, "--plot": plot}.items(), [*(sources or ()), state])
+    check_not_inputs({"--out": out, "--plot": plot}.items(),
+                     [*(sources or ()), *settings_inputs(settings)], kept=state_files(state))
     tl = curve_timeline(
         sources or None, run, metric, settings=settings, origin=check_choice(origin, "--from",
                                                                              ORIGINS),

@@ -28,7 +28,7 @@ from saturate.cli.common import (
 from saturate.cli.options import settings_command
 from saturate.report.text import for_message
 from saturate.settings import Settings
-from saturate.settings.checks import check_choice, check_int, check_positive
+from saturate.settings.checks import check_choice, check_int, check_seconds
 from saturate.settings.fields import DEFAULT_STATE
 
 
@@ -127,7 +127,18 @@ class _Outputs:
             return None
         from saturate.tracker.notify import Webhook
 
-        return Webhook(url, timeout=check_positive(timeout, "--notify-timeout"))
+        return Webhook(url, timeout=check_seconds(timeout, "--notify-timeout"))
+
+    @staticmethod
+    def check_page(html: Path | None, sources: list[str] | None, settings: Settings,
+                   state: Path) -> None:
+        """Refuse, before the history is opened, an ``--html`` that is an input, the history or
+        a file kept beside it (its lock)."""
+        from saturate.report.output import check_not_inputs, settings_inputs
+        from saturate.tracker.state import state_files
+
+        check_not_inputs({"--html": html}.items(), [*(sources or ()), *settings_inputs(settings)],
+                         kept=state_files(state))
 
     @classmethod
     def of(cls, hook: Any, html: Path | None, label: str, interval: float) -> _Outputs:
@@ -199,8 +210,10 @@ def watch(
     stop_point_moved, run_finished. The history (and where to resume) is kept in --state.
     """
     fmt = check_choice(fmt, "--format", FORMATS)
+    interval = check_seconds(interval, "--interval", zero=True)
     tries = None if retries is None else check_int(retries, "--retries", 0)
     hook = _Outputs.webhook(notify, notify_timeout)
+    _Outputs.check_page(html, sources, settings, state)
     if once and tries is None:  # a watcher that follows, or retries when told, waits for a
         check_sources_listening(sources)  # server that is not up yet or restarting
     from saturate.table.selection import Offered

@@ -22,6 +22,7 @@ import pandas as pd
 
 from saturate.errors import InputError, SettingsError, no_match
 from saturate.ingest.redaction import redact, redact_uri, remember_uri, userinfo_split
+from saturate.settings.checks import MAX_SECONDS
 from saturate.table.selection import Offered
 
 #: Seconds a read of a store (a server, a locked database) may wait before it stops.
@@ -41,6 +42,9 @@ def resolve_timeout(timeout: float | str | None = None) -> float:
         raise SettingsError(f"{name} must be a number of seconds, got {timeout!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise SettingsError(f"{name} must be a positive number of seconds, got {timeout!r}")
+    if value > MAX_SECONDS:  # longer waits overflow the clocks of sockets and locks
+        raise SettingsError(f"{name} must be at most {MAX_SECONDS} seconds (a week), got "
+                            f"{timeout!r}")
     return value
 
 

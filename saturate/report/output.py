@@ -3,7 +3,9 @@
 A regular file (or nothing yet) is written to a temporary file beside it and renamed over it once
 on disk, so a full disk or an interrupt leaves the previous report and no temporary file (one left
 by ``kill -9`` goes at the next write). A symlink is followed; a pipe, device or terminal is
-written directly. :func:`check_not_inputs` refuses an output that is one of the inputs.
+written directly. :func:`check_not_inputs` refuses, before any work, an output that is one of
+the inputs or a file the command keeps (the watch history and its lock): every option that writes
+a file (``--out``, ``--junit``, ``--plot``, ``watch --html``) goes through both.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from saturate.errors import InputError
 
@@ -35,6 +37,8 @@ def atomic_file(path: str | os.PathLike, *, what: str = "--out") -> Iterator[Bin
     target = Path(os.path.realpath(path))  # a symlink is followed; the link itself stays
     if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{what} {path}: is a folder, expected a file path")
+    if target.is_symlink():  # a loop of links: replacing the link would break it
+        raise InputError(f"{what} {path}: a symbolic link that leads to no file (a loop)")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale(target)
@@ -97,12 +101,19 @@ def save_with(path: str | os.PathLike, write: Callable[[BinaryIO], None], *,
 
 
 def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
-                     inputs: Iterable[str | os.PathLike]) -> None:
+                     inputs: Iterable[str | os.PathLike | None],
+                     kept: Iterable[tuple[str | os.PathLike, str]] = ()) -> None:
     """Refuse, before any work, an output (``(option, path)``) that is one of the input files
-    (the same file after following links), or the same file as another output."""
+    (the same file after following links), a file in ``kept`` (``(path, what it is)``: the watch
+    history, its lock), an SQLite database (whichever command it is given to), or the same file
+    as another output."""
     seen: dict[tuple[int, int] | str, str] = {}
+    for path, what in kept:
+        key = _identity(path)
+        if key is not None:
+            seen[key] = what
     for given in inputs:
-        key = _identity(given)
+        key = None if given is None else _identity(given)
         if key is not None:
             seen[key] = f"the input {given}"
     for option, out in outputs:
@@ -112,8 +123,19 @@ def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
         if key in seen:
             raise InputError(f"{option} {out}: is {seen[key]}; writing there would replace it "
                              "(choose another path)")
+        if _is_database(out):  # a watch history or a tracking store: never a report's file
+            raise InputError(f"{option} {out}: is an SQLite database (a watch history or a "
+                             "tracking store?); writing there would replace it (choose another "
+                             "path)")
         if _is_regular_or_missing(out):
             seen[key] = f"also the output of {option}"
+
+
+def settings_inputs(settings: Any) -> list[str]:
+    """The files a command's settings name as inputs: the settings file read and a
+    ``--normalize`` baselines file (an output there would replace them)."""
+    named = [getattr(settings, "config", None), getattr(settings, "normalize", None)]
+    return [v for v in named if isinstance(v, str) and os.path.isfile(v)]
 
 
 def _identity(path: str | os.PathLike) -> tuple[int, int] | str | None:
@@ -129,6 +151,17 @@ def _identity(path: str | os.PathLike) -> tuple[int, int] | str | None:
     except (OSError, ValueError):
         return os.path.realpath(text) if text else None
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _is_database(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file that starts as every SQLite database does."""
+    if not stat.S_ISREG(_mode(Path(path)) or 0):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _is_regular_or_missing(path: str | os.PathLike) -> bool:

@@ -19,7 +19,7 @@ from saturate.errors import SettingsError
 
 __all__ = ["CONFIDENCE_RANGE", "check_confidence", "check_band", "check_gain", "gain_parts",
            "check_thresholds", "check_forecast_at", "check_forecast_points", "resolve_at",
-           "check_number", "check_positive", "check_gpus", "check_int", "check_text",
+           "check_number", "check_positive", "check_seconds", "check_gpus", "check_int", "check_text",
            "check_strings", "check_choice", "check_choices", "check_target", "check_targets",
            "check_pair", "check_pairs", "check_domain", "check_domains", "check_bool",
            "check_normalize", "check_workers", "check_scheduler"]
@@ -91,6 +91,17 @@ def check_number(
 def check_positive(value: Any, name: str) -> float:
     """A finite number > 0 (``4e5`` and ``"4e5"`` alike): prices, compute, budgets."""
     return check_number(value, name, 0.0, math.inf, closed="neither")
+
+
+#: The longest wait an option may ask for (a week, in seconds): sockets, locks and sleeps take
+#: no more than about 9e9 seconds, and a longer wait is a slip.
+MAX_SECONDS = 7 * 24 * 3600
+
+
+def check_seconds(value: Any, name: str, *, zero: bool = False) -> float:
+    """A wait in seconds (timeouts, intervals): finite, > 0 (>= 0 with ``zero``) and at most
+    :data:`MAX_SECONDS`, so that no clock of the system overflows."""
+    return check_number(value, name, 0.0, MAX_SECONDS, closed="both" if zero else "right")
 
 
 def _above_zero(number: float, name: str, rule: str, value: Any) -> float:
@@ -440,7 +451,8 @@ def check_normalize(value: Any, name: str = "normalize") -> str | dict[str, Any]
         pair = _baseline_pair({k: v for k, _, v in items}, name, text)
         return f"random={pair['random']!r},human={pair['human']!r}"
     if not path.is_file():
-        raise _fail(name, f"{_NORMALIZE_RULE}; no such file", value)
+        raise _fail(name, f"{_NORMALIZE_RULE}; {'not a file' if path.exists() else 'no such file'}",
+                    value)
     return text
 
 

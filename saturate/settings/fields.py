@@ -179,7 +179,7 @@ class SettingsFields:
         "folder (no UI of its own), or W&B run folders of a W&B server of your own. Default: "
         "a tracking server's own address; W&B's app as the wandb package finds it.",
         "selection", "URL")
-    timeout: float | None = option(None, c.check_positive, "Seconds an MLflow server may take "
+    timeout: float | None = option(None, c.check_seconds, "Seconds an MLflow server may take "
         "to answer one request, retries and waits included (default 120, or "
         "$SATURATE_TIMEOUT).", "selection", "SECONDS")
     # ---- analysis: how each curve is judged

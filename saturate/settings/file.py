@@ -46,8 +46,9 @@ def read_config(path: str | os.PathLike, *, name: str = "--config") -> SettingsF
     """Read one settings file (a ``pyproject.toml`` needs a ``[tool.saturate]`` table); ``name``
     is how errors name the option that gave the path."""
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise SettingsError(f"{name} {os.fspath(path)}: no such file")
+    if not p.is_file():  # a FIFO or a device is never opened: a read would wait for ever
+        raise SettingsError(f"{name} {os.fspath(path)}: "
+                            f"{'not a file' if p.exists() else 'no such file'}")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:

@@ -1,13 +1,12 @@
 """``watch --html PATH``: the page of the current verdicts (:mod:`saturate.report.live_page`)
-written after every pass, atomically: the new text goes to a temporary file beside ``PATH``
-that then replaces it, so a browser or a web server never reads half a page.
+written after every pass through the one output path of every report
+(:func:`saturate.report.output.write_atomic`): a regular file is replaced in one step (a browser
+or a web server never reads half a page), a symbolic link is followed, a pipe or a device is
+written into. Inputs and the watch history are refused before the first pass (``saturate watch``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,21 +14,8 @@ from pathlib import Path
 
 from saturate.errors import PATH_LIMIT, InputError, shorten
 from saturate.report.live_page import render_live_page
+from saturate.report.output import check_not_inputs, write_atomic
 from saturate.results import CurveAnalysis
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (a temporary file in the same folder, renamed)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 @dataclass(frozen=True)
@@ -49,7 +35,10 @@ class LivePage:
                              f"{shorten(self.path.parent, PATH_LIMIT)}")
 
     def write(self, curves: Iterable[CurveAnalysis], at: float | None = None) -> None:
-        """Write the page of ``curves`` (the last pass at ``at``, default now)."""
+        """Write the page of ``curves`` (the last pass at ``at``, default now); never over a
+        file they were read from (one found in a folder watched)."""
+        curves = list(curves)
+        check_not_inputs([("--html", self.path)], sorted({c.source for c in curves}))
         text = render_live_page(curves, source=self.source,
                                 updated=time.time() if at is None else at, refresh=self.refresh)
-        write_atomic(self.path, text)
+        write_atomic(self.path, text, what="--html")

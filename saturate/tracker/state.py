@@ -9,12 +9,15 @@ saturate's marker (a foreign ``--state`` is refused unchanged); any failure of t
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import math
 import os
+import re
 import socket
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -256,49 +259,89 @@ _OWN_TABLES = frozenset({"meta", "runs", "cursors", "points", "files", "polls", 
 
 def check_owner(db: sqlite3.Connection, path: Path, schema_version: int) -> bool:
     """Raise :class:`InputError` unless ``db`` is empty or a saturate history file; nothing is
-    written. Returns True when the file still needs the marker (new, or written before it)."""
+    written. Returns True when the file still needs the marker (new, or written before it).
+    Empty means nothing at all: a database holding only a view, an index or a trigger is
+    someone's."""
     try:
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        entries = db.execute("SELECT type, name FROM sqlite_master ORDER BY type, name").fetchall()
     except sqlite3.DatabaseError as exc:
+        if _cannot_open(exc):  # the file is there but cannot be opened as asked: say why
+            raise state_error(path, exc) from None
         raise InputError(f"--state {path}: not a saturate history file ({exc}); it was left "
                          "unchanged") from None
+    tables = {name for kind, name in entries if kind == "table"}
     if app_id == APPLICATION_ID:
         return False
-    if app_id == 0 and not tables and version == 0:
+    if app_id == 0 and not entries and version == 0:
         return True
     if app_id == 0 and 0 < version <= schema_version and tables >= _OWN_TABLES:
         return True
-    what = f"application id {app_id:#x}" if app_id else (
-        f"tables {', '.join(sorted(tables)[:5])}" if tables else f"schema version {version}")
+    if app_id:
+        what = f"application id {app_id:#x}"
+    elif tables:
+        what = f"tables {', '.join(sorted(tables)[:5])}"
+    elif entries:
+        what = ", ".join(f"{kind} {name}" for kind, name in entries[:5])
+    else:
+        what = f"schema version {version}"
     raise InputError(f"--state {path}: not a saturate history file (an SQLite database with "
                      f"{what}); it was left unchanged; pass --state with a new file path")
 
 
+def _cannot_open(exc: BaseException) -> bool:
+    """An SQLite error that says the file could not be opened or written (not what it holds)."""
+    text = str(exc).lower()
+    return any(key in text for key in ("unable to open", "readonly", "read-only",
+                                       "permission denied", "disk i/o"))
+
+
+def state_files(state: str | os.PathLike) -> list[tuple[Path, str]]:
+    """The history file and the files SQLite and the writer keep beside it, each with what it
+    is: no output may replace them (:func:`saturate.report.output.check_not_inputs`)."""
+    path = Path(state)
+    own = [(path, f"the watch history (--state {path})"),
+           (lock_path(path), f"the lock file of --state {path}")]
+    return own + [(path.with_name(path.name + end), f"a file SQLite keeps for --state {path}")
+                  for end in ("-wal", "-shm", "-journal")]
+
+
+def lock_path(state: Path) -> Path:
+    """The writer's lock file beside the history file: ``<state>.lock``."""
+    return state.with_name(state.name + ".lock")
+
+
+#: What a lock file of saturate holds: nothing yet, or its holder's line.
+_LOCK_TEXT = re.compile(r"\A(?:pid \d+ on \S+ since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n?)?\Z")
+
 
 class WriterLock:
-    """An exclusive lock on ``<state>.lock`` for one writing process, naming its holder."""
+    """An exclusive lock on ``<state>.lock`` for one writing process, naming its holder.
+
+    The lock file is owned like the history: a symbolic link is never followed, and a file that
+    is not a regular file or holds anything but saturate's holder line is refused unchanged."""
 
     def __init__(self, state: Path) -> None:
         import fcntl
 
-        self.path = state.with_name(state.name + ".lock")
+        self.path = lock_path(state)
         self._fh: IO[str] | None = None
-        try:
-            fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release()
-        except OSError as exc:
-            raise InputError(f"--state {state}: cannot create its lock file {self.path} "
-                             f"({exc.strerror or exc})") from None
+        fh = self._open(state, create=True)
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            fh.seek(0)
-            holder = fh.read().strip().splitlines()[:1]
+            holder = fh.read(200).strip().splitlines()[:1]
             fh.close()
             who = holder[0] if holder else "another process"
             raise InputError(f"--state {state}: another saturate watch writes it ({who}); stop "
                              "it first, or pass a different --state") from None
+        text = fh.read(4096)  # under the lock: saturate's writers write only while holding it
+        if not _LOCK_TEXT.match(text):
+            fh.close()
+            raise InputError(f"--state {state}: {self.path} is not saturate's lock file (it holds "
+                             "other text); it was left unchanged; move it away or pass a "
+                             "different --state")
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()} on {socket.gethostname()} since "
@@ -306,12 +349,85 @@ class WriterLock:
         fh.flush()
         self._fh = fh
 
+    @classmethod
+    def check(cls, state: Path) -> None:
+        """Refuse, before the history file is opened or made, a lock file that is not
+        saturate's (a link, a pipe, a device, other text); nothing is created or written."""
+        lock = cls.__new__(cls)
+        lock.path = lock_path(state)
+        if not os.path.lexists(lock.path):
+            return
+        with lock._open(state, create=False) as fh:
+            if not _LOCK_TEXT.match(fh.read(4096)):
+                raise InputError(f"--state {state}: {lock.path} is not saturate's lock file (it "
+                                 "holds other text); it was left unchanged; move it away or pass "
+                                 "a different --state")
+
+    def _open(self, state: Path, *, create: bool) -> IO[str]:
+        """The lock file opened for reading (and writing, created when missing, with
+        ``create``); never through a symbolic link, never a pipe or a device (opened without
+        waiting, then refused)."""
+        flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        flags |= (os.O_RDWR | os.O_CREAT) if create else os.O_RDONLY
+        try:
+            fd = os.open(self.path, flags, 0o666)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(f"--state {state}: its lock file {self.path} is a symbolic "
+                                 "link, which saturate never follows; it was left unchanged; "
+                                 "remove it or pass a different --state") from None
+            raise InputError(f"--state {state}: cannot create its lock file {self.path} "
+                             f"({exc.strerror or exc})") from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise InputError(f"--state {state}: its lock file {self.path} is not a regular file "
+                             f"({_kind(mode)}); it was left unchanged; remove it or pass a "
+                             "different --state")
+        os.set_blocking(fd, True)
+        return open(fd, "r+" if create else "r", encoding="utf-8",  # noqa: SIM115 - held
+                    errors="replace")
+
     def release(self) -> None:
         """Drop the lock (the file stays: removing it could let two writers hold two files)."""
         if self._fh is not None:
             with contextlib.suppress(OSError):
                 self._fh.close()
             self._fh = None
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _mode(path: Path) -> int | None:
+    """The mode of what ``path`` leads to (links followed); None when nothing is there."""
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """``path`` opened read-only. A history SQLite cannot open so (its file or folder cannot be
+    written: a read-only copy, mount or archive, where the shared-memory file of its write-ahead
+    log cannot be made) is read as an unchanging file, which it then is."""
+    uri = f"file:{path.resolve()}?mode=ro"
+    db = sqlite3.connect(uri, uri=True, timeout=30)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        if not _cannot_open(exc):
+            return db  # said by check_owner, with what the file holds
+        db.close()
+        return sqlite3.connect(uri + "&immutable=1", uri=True, timeout=30)
+    return db
 
 
 class HistoryStore:
@@ -331,15 +447,18 @@ class HistoryStore:
             raise
 
     def _open(self, readonly: bool) -> None:
+        mode = _mode(self.path)
+        if mode is not None and stat.S_ISDIR(mode):
+            raise SettingsError(f"--state {self.path}: is a folder, expected a file path")
+        if mode is not None and not stat.S_ISREG(mode):  # a pipe would wait for ever
+            raise InputError(f"--state {self.path}: not a file ({_kind(mode)})")
         if readonly:
-            if not self.path.is_file():
+            if mode is None:
                 raise InputError(f"--state {self.path}: no watch history there (run `saturate "
                                  "watch` first or pass --state)")
-            uri = f"file:{self.path.resolve()}?mode=ro"
-            self._db = sqlite3.connect(uri, uri=True, timeout=30)
+            self._db = _read_only(self.path)
         else:
-            if self.path.exists() and self.path.is_dir():
-                raise SettingsError(f"--state {self.path}: is a folder, expected a file path")
+            WriterLock.check(self.path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30)
         self._db.row_factory = sqlite3.Row

@@ -157,6 +157,10 @@ class Timeline:
         return "\n".join(for_terminal(line) for line in lines)  # names cannot break a line
 
 
+#: The most re-fits ``--points`` may ask for.
+MAX_POINTS = 10_000
+
+
 def cutoffs(compute: np.ndarray, n: int, min_points: int) -> list[int]:
     """Numbers of points to keep: at ``n`` log-spaced compute values from the ``min_points``-th
     positive point to the last (always including the whole curve)."""
@@ -195,6 +199,8 @@ def refit_timeline(
     settings = dataclasses.replace(settings, suite=None)  # one curve: never a suite's groups
     if n < 2:
         raise SettingsError(f"--points must be >= 2, got {n}")
+    if n > MAX_POINTS:  # each is a re-fit; a grid that large would not fit in memory either
+        raise SettingsError(f"--points must be at most {MAX_POINTS}, got {n}")
     pts = table.points
     mine = pts.loc[(pts["source"] == key[0]).to_numpy() & (pts["run_id"] == key[1]).to_numpy()
                    & (pts["metric"] == key[2]).to_numpy()]
