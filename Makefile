@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test test-fast lint bench fuzz clean
+.PHONY: setup demo test test-fast durations lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,15 +24,23 @@ demo: setup ## analyse the sample runs
 # by the fixtures a test uses). PYTEST_ARGS adds options, e.g. PYTEST_ARGS=--durations=25 in CI.
 # The tests keep their compiled, assertion-rewritten modules between runs even where the
 # environment says PYTHONDONTWRITEBYTECODE (collecting them costs 30 s without, 13 s with).
+# Two test processes, each given whole modules (--dist loadfile): a module's fixtures (a server,
+# a cluster, an analysis) are made once, not on both. Under pytest an analysis runs in its test's
+# process (tests/conftest.py), not on a pool of its own. Budget: `make test` <= 5 min on 2 cores
+# in a fresh clone, setup included; `make test-fast` <= 90 s; `make durations` rewrites
+# tests/durations.txt, where each module's time can be seen.
 HEAVY_LANES := server or browser or cluster or notebook or subprocess or slow
 PYTEST_ARGS ?=
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n 2 --dist loadfile
 
 test: setup ## the whole test suite, every lane
-	$(PYTEST) -n 2 -q $(PYTEST_ARGS)
+	$(PYTEST) -q $(PYTEST_ARGS)
 
-test-fast: setup ## the unit tests: no server, browser, cluster, kernel, process or long run (2 min)
-	SATURATE_FAST_LANE=1 $(PYTEST) -n 2 -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
+test-fast: setup ## the unit tests: no server, browser, cluster, kernel, process or long run (90 s)
+	SATURATE_FAST_LANE=1 $(PYTEST) -q -m "not ($(HEAVY_LANES))" $(PYTEST_ARGS)
+
+durations: setup ## the whole suite, each test's and module's time written to tests/durations.txt
+	$(PYTEST) -q -p no:cacheprovider --durations-file tests/durations.txt $(PYTEST_ARGS)
 
 lint: setup ## ruff on everything, mypy on saturate/ ([tool.mypy] in pyproject.toml)
 	$(BIN)/ruff check saturate tests benchmarks sample_runs docs

@@ -7,9 +7,22 @@
 - ``mlflow_store``: a fresh ``mlflow.db`` (template copy) in the test's tmp folder, for direct
   sqlite logging with ``MlflowClient(tracking_uri=f"sqlite:///{path}")``.
 
-Analyses: ``sample_runs_sequential``: ``saturate.analyze(sample_runs/, n_boot=40, workers=1)``,
-made once per session for the tests that compare other engines with it (test_engine.py,
-test_dask.py); read it, never change it.
+Analyses, real and made once: ``analysed(source, **settings)`` is ``saturate.analyze(source,
+**settings)`` computed once per session (per xdist worker) for each source (a file or folder,
+as it is on disk) and settings, so the render, gate and report tests of several modules share
+one analysis of the same data; ``sample_runs_sequential`` is ``analysed(sample_runs/, n_boot=40,
+workers=1)``, the reference the pool, forked workers and Dask are compared with (test_engine.py,
+test_dask.py). Read them, never change them.
+
+One process per analysis: xdist already runs a test process per core, so an analysis under
+pytest (in a test, or in a ``python -m saturate`` it starts) analyses its curves in its own
+process instead of starting a pool of one worker per core on top. The cores saturate counts
+come from joblib, which honours its documented ``LOKY_MAX_CPU_COUNT`` (set to 1 here, inherited
+by every process a test starts); a test whose subject is a pool gives ``workers=N`` or unsets it.
+
+Durations: ``--durations-file PATH`` writes every test's time (setup, call and teardown) and
+each module's total, slowest first, with the budget (``make durations`` keeps
+``tests/durations.txt`` in the repository).
 
 Lanes (markers declared in pyproject.toml): a test is classed by the fixtures it uses
 (``LANE_FIXTURES``: a test on ``mlflow_server`` is a ``server`` test without saying so) or by a
@@ -25,8 +38,10 @@ import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # MLflow's telemetry thread sets and unsets a variable of os.environ while requests reads it
 # (a KeyError in another thread's request); the tests send no telemetry anyway.
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+# One worker per analysis (see above): no pool of a worker per core inside xdist's workers.
+os.environ.setdefault("LOKY_MAX_CPU_COUNT", "1")
 
 from mlflow_server import MlflowServer, make_template_db, new_store, start_server  # noqa: E402
 
@@ -131,18 +148,91 @@ def fresh_mlflow_server(mlflow_template: Path, tmp_path: Path) -> Iterator[Mlflo
         server.stop()
 
 
+ROOT = Path(__file__).resolve().parents[1]
 #: The bootstrap size of ``sample_runs_sequential``.
 SAMPLE_RUNS_N_BOOT = 40
 
 
+def _on_disk(source: Path) -> tuple:
+    """What ``source`` is on disk (its files' paths, sizes and modification times): an analysis
+    made of it is reused only while this stays the same."""
+    files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+    return tuple((str(p), (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
+
+
 @pytest.fixture(scope="session")
-def sample_runs_sequential():
-    """sample_runs/ analysed in this process, one curve after another (99 curves, ~10 s): the
-    reference the pool, forked workers and Dask are compared with."""
+def analysed() -> Callable[..., Any]:
+    """``analysed(source, **settings)``: ``saturate.analyze(source, **settings)``, analysed for
+    real once per session for each source and settings and shared by every test that asks for
+    the same (read it, never change it)."""
     import saturate
 
-    return saturate.analyze(Path(__file__).resolve().parents[1] / "sample_runs",
-                            n_boot=SAMPLE_RUNS_N_BOOT, workers=1)
+    made: dict[tuple, Any] = {}
+
+    def analyse(source: str | os.PathLike, **settings: Any) -> Any:
+        path = Path(source).resolve()
+        key = (_on_disk(path), tuple(sorted((k, repr(v)) for k, v in settings.items())))
+        if key not in made:
+            made[key] = saturate.analyze(path, **settings)
+        return made[key]
+
+    return analyse
+
+
+@pytest.fixture(scope="session")
+def sample_runs_sequential(analysed: Callable[..., Any]) -> Any:
+    """sample_runs/ analysed in this process, one curve after another (99 curves, ~10 s): the
+    reference the pool, forked workers and Dask are compared with."""
+    return analysed(ROOT / "sample_runs", n_boot=SAMPLE_RUNS_N_BOOT, workers=1)
+
+
+# ---- durations: the suite's time, kept where it can be seen -----------------------------------
+
+#: The budget `make durations` states beside the figures (2 cores; issue 41).
+BUDGET = ("budget: `make test` <= 5 min on 2 cores in a fresh clone (setup included), "
+          "`make test-fast` <= 90 s")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--durations-file", metavar="PATH", default=None,
+                     help="write each test's and module's time (setup + call + teardown), "
+                          "slowest first, to PATH")
+
+
+_TIMES: dict[str, float] = {}
+_STARTED = [time.monotonic()]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _STARTED[0] = time.monotonic()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each phase's time, summed per test (on the xdist controller: every worker's reports)."""
+    _TIMES[report.nodeid] = _TIMES.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = session.config.getoption("--durations-file", None)
+    if not path or hasattr(session.config, "workerinput"):  # written once, by the controller
+        return
+    wall = time.monotonic() - _STARTED[0]
+    modules: dict[str, float] = {}
+    for nodeid, seconds in _TIMES.items():
+        module = nodeid.split("::", 1)[0]
+        modules[module] = modules.get(module, 0.0) + seconds
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    workers = getattr(session.config.option, "numprocesses", None) or 0
+    dist = getattr(session.config.option, "dist", "no")
+    lines = [f"# {BUDGET}",
+             f"# this run: {wall:.0f} s wall, {sum(_TIMES.values()):.0f} s in tests, "
+             f"{len(_TIMES)} tests, -n {workers} --dist {dist}, exit {int(exitstatus)}, "
+             f"load average at the end {' '.join(load) or 'unknown'}",
+             "", "## modules (seconds, slowest first)"]
+    lines += [f"{t:8.1f}  {m}" for m, t in sorted(modules.items(), key=lambda kv: -kv[1])]
+    lines += ["", "## tests over 1 s (seconds, slowest first)"]
+    lines += [f"{t:8.1f}  {n}" for n, t in sorted(_TIMES.items(), key=lambda kv: -kv[1]) if t >= 1]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 @pytest.fixture

@@ -1,13 +1,24 @@
 """Hostile run and metric names through every face that prints them: ``gate`` (GitHub annotations,
-plain CI lines, the step summary), ``analyze`` as a table, Markdown and HTML, ``watch`` event
-lines and ``history``. A newline, a CR, an ANSI escape or a BEL in a name never reaches the output
-raw, no line opens a forged ``::`` workflow command, and ``@mentions`` do not ping in Markdown."""
+plain CI lines, the step summary, JUnit), ``analyze`` as a table, JSON, Markdown and HTML,
+``watch`` event lines, ``history`` and ``timeline``, and the name rules themselves.
+
+Two kinds of hostile name. Control characters: a newline, a CR, an ANSI escape or a BEL in a name
+never reaches the output raw, no line opens a forged ``::`` workflow command, and ``@mentions``
+do not ping in Markdown. CI-unsafe names (once tests/test_ci_safe_names.py): names that start
+with ``::`` (live GitHub workflow commands at the start of a line), carry NUL, ESC or a
+right-to-left override, or hold no ASCII word at all: no output line begins with ``::`` from the
+data, no such character is written raw, and every curve is reported (no exit 3). The reports of
+one analysis of those names are drawn from one real analysis (tests/conftest.py ``analysed``);
+the commands (``analyze`` here, ``gate``, ``watch``, ``history``, ``timeline``) run end to end."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -147,3 +158,141 @@ def test_hostile_names_survive_loading(data: Path) -> None:
     df = saturate.load(str(data)).points
     assert set(df["run"]) == set(HOSTILE) and METRIC in set(df["metric"])
     assert isinstance(df, pd.DataFrame)
+
+
+# ---- CI-unsafe names: ``::`` commands, NUL, ESC, bidi overrides, no ASCII word -------------------
+
+RUNS = ("::error::FORGED", "::stop-commands::tok3n", "  ::warning file=a.py::W",
+        "\u202eevil.exe", "nul\x00byte")
+METRICS = ("::notice::metric", "\u7cbe\u5ea6", "\U0001f680", "--", "\t", "acc\u202e")
+UNSAFE = ("\x00", "\x1b", "\u202e", "\r")
+
+
+def _write_ci(path: Path, metrics: tuple[str, ...] = METRICS) -> Path:
+    c = np.geomspace(1, 1000, 30)
+    rng = np.random.default_rng(1)
+    rows = [{"run": run, "metric": metric, "step": k, "compute": float(c[k]),
+             "value": float(1 - np.exp(-c[k] / 40) + rng.normal(0, 0.004))}
+            for run in RUNS for metric in metrics for k in range(30)]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ci_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_ci(tmp_path_factory.mktemp("ci-safe") / "runs.jsonl")
+
+
+def _safe(text: str, allowed: tuple[str, ...] = ()) -> None:
+    for raw in UNSAFE:
+        assert raw not in text, repr(raw)
+    for line in text.splitlines():
+        if line.lstrip().startswith("::"):
+            assert allowed and line.startswith(allowed), line
+
+
+def _invoke(args: list[str], env: dict[str, str] | None = None) -> tuple[str, str, int]:
+    res = runner.invoke(app, args, env={"COLUMNS": "70", "GITHUB_ACTIONS": "false", **(env or {})})
+    assert "Traceback" not in res.stderr and res.exit_code != 3, res.stderr
+    return res.stdout, res.stderr, res.exit_code
+
+
+def _report(analysis: Any, fmt: str, width: int = 70) -> str:
+    """The report ``saturate analyze --format FMT`` prints of ``analysis`` with ``$COLUMNS`` at
+    ``width`` (the table as the command draws it on a pipe: its width, no colours, no reasons)."""
+    if fmt != "table":
+        from saturate.report import render
+
+        return render(analysis, fmt)
+    from rich.console import Console
+
+    from saturate.report.terminal import render_table
+
+    console = Console(file=io.StringIO(), width=width, soft_wrap=False, color_system=None)
+    render_table(analysis, console)
+    return console.file.getvalue()
+
+
+@pytest.mark.slow
+def test_command_names_with_plain_metrics(tmp_path: Path,
+                                          analysed: Callable[..., Any]) -> None:
+    """The ``::`` rule alone (ASCII metric names): the table, HTML, Markdown and JSON."""
+    path = _write_ci(tmp_path / "runs.jsonl", metrics=("reward", "::notice::metric"))
+    analysis = analysed(path, n_boot=20)
+    for fmt in ("table", "html", "markdown", "json"):
+        _safe(_report(analysis, fmt))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "html"])
+def test_analyze_in_every_format(ci_data: Path, fmt: str, analysed: Callable[..., Any]) -> None:
+    out = _report(analysed(ci_data, n_boot=20), fmt)
+    _safe(out)
+    if fmt == "json":
+        doc = json.loads(out)
+        seen = {(c["run"], c["metric"]) for c in doc["curves"]}
+        seen |= {(d["run"], d["metric"]) for d in doc.get("diagnostic_metrics", [])}
+        assert {m for _, m in seen} >= {"\u7cbe\u5ea6", "\U0001f680", "--", "::notice::metric"}
+
+
+@pytest.mark.slow
+def test_the_wide_table_wraps_no_name_onto_a_line_of_its_own(
+        ci_data: Path, analysed: Callable[..., Any]) -> None:
+    for width in (40, 200):
+        _safe(_report(analysed(ci_data, n_boot=20), "table", width))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("github", [False, True])
+def test_gate_on_ci_unsafe_names(ci_data: Path, tmp_path: Path, github: bool) -> None:
+    summary = tmp_path / "summary.md"
+    env = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)} if github else {}
+    junit = tmp_path / "junit.xml"
+    out, err, code = _invoke(["gate", str(ci_data), "--n-boot", "20", "--junit", str(junit)], env)
+    assert code in (0, 1), err
+    _safe(out, ("::error title=saturate", "::warning title=saturate") if github else ())
+    _safe(err)
+    _safe(junit.read_text(encoding="utf-8"))
+    if github:
+        _safe(summary.read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_watch_history_and_timeline(ci_data: Path, tmp_path: Path) -> None:
+    state = str(tmp_path / "h.db")
+    for fmt in ("text", "json"):
+        out, err, code = _invoke(["watch", str(ci_data), "--once", "--state", state,
+                                  "--format", fmt, "--n-boot", "20"])
+        assert code == 0, err
+        _safe(out)
+        _safe(err)
+    out, err, code = _invoke(["history", "--state", state])
+    assert code == 0, err
+    _safe(out)
+    out, err, code = _invoke(["timeline", str(ci_data), "--run", RUNS[0], "--metric", METRICS[0],
+                              "--points", "3", "--n-boot", "20", "--from", "refit"])
+    assert code == 0, err
+    _safe(out)
+
+
+@pytest.mark.slow
+def test_html_shows_control_and_bidi_characters_escaped(ci_data: Path,
+                                                        analysed: Callable[..., Any]) -> None:
+    page = _report(analysed(ci_data, n_boot=20), "html")
+    _safe(page)
+    assert "\\u202eevil.exe" in page and "nul\\x00byte" in page
+    assert not re.search(r"^\s*::", page, re.MULTILINE)
+
+
+@pytest.mark.parametrize("metric", ["\u7cbe\u5ea6", "\U0001f680", "--", "", "\t", "\u7cbe\u5ea6_rate"])
+def test_every_name_rule_takes_names_without_ascii_words(metric: str) -> None:
+    from saturate.vocabulary.domains import domain_from_name, metric_domain
+    from saturate.vocabulary.names import is_axis_name, metric_direction
+    from saturate.vocabulary.roles import metric_role
+
+    values = np.linspace(0.1, 0.9, 10)
+    assert domain_from_name(metric, values) is None
+    assert metric_domain(metric, values) == (None, "")
+    assert metric_role(metric) == "objective"
+    assert not is_axis_name(metric)
+    assert metric_direction(metric) == "higher"

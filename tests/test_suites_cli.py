@@ -1,7 +1,8 @@
 """``saturate analyze --suite`` and ``saturate gate --suite`` end to end on the sample suite
 (``sample_runs/11_agent_suite.csv``: 8 tasks x 3 seeds x 2 recipes, ppo-turn saturating on most
 tasks, grpo-traj still scaling): the table fits 100 columns, the JSON validates against the
-report's schema, the HTML opens in headless Chromium, the gate exits 1 on the saturating recipe
+report's schema, the Markdown and HTML (drawn from one analysis of the same settings, made once)
+hold the suite and the HTML opens in headless Chromium, the gate exits 1 on the saturating recipe
 and 0 without it, and a bad suite option is one line and exit 2.
 """
 
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree as ET
 
 import jsonschema
@@ -69,23 +72,32 @@ def test_json_validates_and_holds_the_suite(tmp_path: Path) -> None:
     assert len(doc["curves"]) == 48  # every run still judged on its own, not pooled
 
 
-def test_markdown_has_the_suite_before_the_curves() -> None:
-    res = _run("analyze", str(SAMPLE), *SUITE, "--format", "markdown")
-    assert res.exit_code == 0, res.output
-    md = res.stdout
+def _suite_analysis(analysed: Callable[..., Any]) -> Any:
+    """What ``saturate analyze SAMPLE --n-boot 50 --suite-boot 200 --suite task --group-by
+    recipe`` analyses, analysed once a session (its table, JSON and gate run as commands above
+    and below; its Markdown and HTML are drawn from this)."""
+    return analysed(SAMPLE, n_boot=50, suite_boot=200, suite="task", group_by="recipe")
+
+
+def test_markdown_has_the_suite_before_the_curves(analysed: Callable[..., Any]) -> None:
+    from saturate.report import render
+
+    md = render(_suite_analysis(analysed), "markdown")
     assert md.index("### Suite task") < md.index("### Curves (each run on its own)")
     assert "| task |" in md and "Per-task verdicts" in md
 
 
 @pytest.mark.browser
-def test_html_opens_in_chromium_with_the_suite_chart(tmp_path: Path) -> None:
+def test_html_opens_in_chromium_with_the_suite_chart(tmp_path: Path,
+                                                    analysed: Callable[..., Any]) -> None:
     from test_html_browser import BROWSER, _chromium
+
+    from saturate.report.html import render_html
 
     if BROWSER is None:
         pytest.skip("no Chromium binary found (install 'chromium' or set SATURATE_CHROMIUM)")
     page = tmp_path / "suite.html"
-    res = _run("analyze", str(SAMPLE), *SUITE, "--format", "html", "--out", str(page))
-    assert res.exit_code == 0, res.output
+    page.write_text(render_html(_suite_analysis(analysed)), encoding="utf-8")
     dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
     body = dom.stdout.split("<body", 1)[1]
     assert 'data-sortable="on"' in dom.stdout, dom.stderr[-2000:]  # the page's own script ran

@@ -187,14 +187,16 @@ def _cli_lines(args: list[str], width: int) -> list[str]:
     return res.stdout.splitlines()
 
 
-@pytest.mark.slow  # a suite's bootstrap at four widths
-def test_the_suite_tables() -> None:
+@pytest.mark.slow  # a suite's bootstrap (once: the tables at every width are drawn from it)
+def test_the_suite_tables(analysed: Callable[..., saturate.Analysis]) -> None:
+    """``saturate analyze 11_agent_suite.csv --suite task --group-by recipe --n-boot 20``'s table
+    at each width (the command's own table: tests/test_suites_cli.py)."""
     suite = SAMPLES / "11_agent_suite.csv"
-    args = ["analyze", str(suite), "--suite", "task", "--group-by", "recipe", "--n-boot", "20"]
+    a = analysed(suite, suite="task", group_by="recipe", n_boot=20)
     data = pd.read_csv(suite)
     names = set(data["recipe"]) | set(data["task"])
-    check_widths(lambda w: _cli_lines(args, w), names | {"saturated", "scaling", "slowing"},
-                 set(data["recipe"]))
+    check_widths(lambda w: _render(lambda con: render_table(a, con), w),
+                 names | {"saturated", "scaling", "slowing"}, set(data["recipe"]))
 
 
 def test_compare_and_allocate() -> None:
