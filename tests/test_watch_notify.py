@@ -86,7 +86,7 @@ def test_a_refused_connection_and_a_bad_url(tmp_path):
     started = time.monotonic()
     delivery = Webhook(url, timeout=5.0, retries=2).send(MESSAGE)
     assert (delivery.failed, delivery.why) == (1, "connection refused")
-    assert time.monotonic() - started < 2  # not retried: nothing listens there
+    assert time.monotonic() - started < 4  # not hung (refused is never retried: tests/test_http_retry.py)
     with pytest.raises(SettingsError, match="not shown"):
         Webhook("ftp://example.org/secret-path")
     _write(tmp_path / "run.csv", 8)
