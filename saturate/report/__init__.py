@@ -34,7 +34,8 @@ def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
 
         from saturate.report.terminal import render_table
 
-        console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
+        text = io.StringIO()
+        console = Console(file=text, width=width, color_system=None, soft_wrap=False)
         render_table(analysis, console, reasons=True)
-        return console.file.getvalue()
+        return text.getvalue()
     raise SettingsError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")

@@ -158,7 +158,9 @@ def call_band(settings: dict[str, Any]) -> tuple[float, float]:
         return float(band[0]), float(band[1])
     from saturate.decide.settings import DecisionSettings, call_levels
 
-    decision = settings.get("decision") if isinstance(settings.get("decision"), dict) else {}
+    decision = settings.get("decision")
+    if not isinstance(decision, dict):
+        decision = {}
     default = DecisionSettings()
     return call_levels(float(decision.get("stop_cost", default.stop_cost)),
                        float(decision.get("abstain_cost", default.abstain_cost)))

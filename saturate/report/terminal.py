@@ -142,8 +142,8 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False,
     _print_diagnostic_metrics(console, diagnostic_rows(analysis))
     if reasons:
         _print_reasons(console, curves)
-    for line in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
-        console.print(Text(line, style="dim"))
+    for note in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
+        console.print(Text(note, style="dim"))
 
 
 def _print_suite(console: Console, suite: Any, *, reasons: bool, wide: bool) -> None:

@@ -126,7 +126,7 @@ def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> A
                  fontsize=10, loc="left", color="#cf222e" if d.severity == "error" else "#9a6700")
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     if handles:
-        ax.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="lower right",
+        ax.legend(handles, [str(h.get_label()) for h in handles], fontsize=7, loc="lower right",
                   framealpha=0.8)
     return ax
 

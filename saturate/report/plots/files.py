@@ -7,7 +7,7 @@ import io
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from saturate.errors import InputError, SettingsError
 from saturate.report.output import save_with
@@ -63,7 +63,10 @@ def _save(fig: Figure, out: Path, name: str, formats: tuple[str, ...], dpi: int)
     paths = []
     for fmt in formats:
         path = out / f"{name}.{fmt}"
-        save_with(path, lambda fh, fmt=fmt: fig.savefig(fh, format=fmt, dpi=dpi), what="--out")
+        def write(fh: BinaryIO, fmt: str = fmt) -> None:
+            fig.savefig(fh, format=fmt, dpi=dpi)
+
+        save_with(path, write, what="--out")
         paths.append(path)
     return paths
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -28,7 +28,9 @@ FORECAST_SPAN = 4.0  # forecast drawn to this multiple of the last compute when 
 SIZE = (6.4, 3.8)
 
 
-def new_figure(figsize: tuple[float, float] = SIZE, layout: str | None = "constrained") -> Figure:
+def new_figure(figsize: tuple[float, float] = SIZE,
+               layout: Literal["constrained", "compressed", "tight"] | None = "constrained",
+               ) -> Figure:
     """A Figure not registered with pyplot: nothing to close, no leak when many are drawn."""
     # Figures drawn by the dozen use fixed margins: constrained layout doubles the drawing time.
     from matplotlib.figure import Figure
