@@ -9,6 +9,7 @@ all of them (errors for an empty selection, summed warnings, :attr:`Tables.axis`
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import warnings
@@ -259,7 +260,7 @@ def _named_file(path: Path, text: str, app: str | None) -> _Read:
 def _folder_reads(path: Path, text: str, found: Found, opt: _Options) -> list[_Read]:
     """The reads of what a walk of the folder ``path`` found."""
     events, runs = found.events, found.runs
-    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True,
+    reads = [_Read(_one(functools.partial(read_table_file, t, source=str(t), split=True)), file=True,
                    key=_identity(t), walked=t) for t in found.tables]
     if events and opt.stream:
         reads.append(_Read(lambda: iter_event_runs(events, path, source=text),
@@ -426,7 +427,7 @@ class Tables:
         if self.experiment and not self.any_mlflow:
             part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:
-            part = self._on_axis(part, notes)
+            part = self._on_axis(part, self.compute, notes)
         elif not as_given:
             part = axis_join.auto_compute(part)
         part = part.with_points(curves.select(part.points, metric=self.metric, run=self.run))
@@ -439,10 +440,10 @@ class Tables:
             part = axis_join.gpu_hours(part, self.gpus)
         return part
 
-    def _on_axis(self, part: Table, notes: _Notes) -> Table:
-        """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted), and
-        errors wait for the end."""
-        name, points = self.compute, part.points
+    def _on_axis(self, part: Table, name: str, notes: _Notes) -> Table:
+        """``part`` on the ``compute`` axis (``name``); a part that lacks it loses its points
+        (counted), and errors wait for the end."""
+        points = part.points
         if name not in points.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
             self._has_axis = True  # a run fact as the x axis
             return axis_join.set_compute(part, name)

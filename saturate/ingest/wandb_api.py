@@ -212,8 +212,10 @@ def iter_wandb_api(uri: str, *, filter: str | None = None,  # noqa: A002 - the C
                        url="" if tracker_url else _url(remote), group=remote.group or "",
                        job_type=remote.job_type or "", tags=tuple(remote.tags or ()),
                        config=_config(remote.config))
-        rows = calls(f"reading the history of run {shorten(run_id)}",
-                     lambda r=remote: list(r.scan_history(page_size=page_size)))
+        def scan(r: Any = remote) -> list[Any]:
+            return list(r.scan_history(page_size=page_size))
+
+        rows = calls(f"reading the history of run {shorten(run_id)}", scan)
         _history_rows(rows, metric, got, offered)
         state = _STATES.get(str(remote.state).lower(), "RUNNING")
         got.exit_code = {"FINISHED": 0, "RUNNING": None}.get(state, 1)

@@ -187,7 +187,8 @@ def _record_class() -> Any:
     except ImportError:
         raise InputError("reading W&B run files needs the wandb package: "
                          "pip install 'saturate[wandb]'") from None
-    return wandb_internal_pb2.Record
+    # wandb picks its generated module by the protobuf version at run time (a star import)
+    return wandb_internal_pb2.Record  # type: ignore[attr-defined]
 
 
 def _json(text: str) -> Any:
@@ -223,7 +224,7 @@ def _history(run: WandbRun, history: Any) -> None:
         for key, leaf in flat_items(_item_key(item), _json(item.value_json), "/"):
             values[key] = leaf
     step = values.get("_step", history.step.num if history.HasField("step") else None)
-    if history_number(step) is None:
+    if step is None or history_number(step) is None:
         return
     stamp = history_number(values.get("_timestamp"))
     when = math.nan if stamp is None else stamp
