@@ -394,9 +394,4 @@ def _with_axis(
     """The parts of a read, and how to get its x axis once read (``explicit``: the user named it)."""
     if isinstance(parts, Table):
         return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
-
-    def read_axis() -> ComputeAxis:
-        assert parts.axis is not None, "the x axis is known once the parts are read"
-        return parts.axis
-
-    return parts, read_axis
+    return parts, parts.read_axis

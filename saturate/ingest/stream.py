@@ -400,6 +400,11 @@ class Tables:
         axis = joined_axis(axes)
         self.axis = axis_from(axis.name, axis.unit, axis.note, flags, explicit=self.explicit)
 
+    def read_axis(self) -> ComputeAxis:
+        """The x axis of the whole read (:attr:`axis`), known once every part is read."""
+        assert self.axis is not None, "the x axis is known once the parts are read"
+        return self.axis
+
     def _parts_of(self, read: _Read, where: str) -> Iterator[Table]:
         """The parts of one read; a file a walk found that holds no curves is skipped (named at
         the end), one the user named is an error."""
