@@ -4,15 +4,18 @@ a format by name and returns the text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from saturate.errors import SettingsError
 from saturate.settings.fields import REPORT_FORMATS as FORMATS
 
+if TYPE_CHECKING:
+    from saturate.report.rows import Analysed
+
 __all__ = ["FORMATS", "render"]
 
 
-def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
+def render(analysis: Analysed, fmt: str = "table", *, width: int = 120) -> str:
     """The report in format ``fmt`` (one of :data:`FORMATS`) as text; ``table`` without colours
     at ``width`` columns (the CLI prints it live instead)."""
     if fmt == "json":
