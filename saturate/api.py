@@ -28,6 +28,7 @@ from saturate.table.table import Table, concat_tables
 
 if TYPE_CHECKING:
     from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+    from saturate.diagnostics.base import Diagnostic
     from saturate.suites import SuiteAnalysis
 
 __all__ = ["Analysis", "analyze", "analyze_read", "settings_from", "SCHEMA_VERSION"]
@@ -55,7 +56,7 @@ class Analysis:
 
     curves: tuple[CurveAnalysis, ...]
     settings: dict[str, Any]
-    diagnostics: tuple[Any, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
     table: Table | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
@@ -405,9 +406,4 @@ def _with_axis(
     """The parts of a read, and how to get its x axis once read (``explicit``: the user named it)."""
     if isinstance(parts, Table):
         return [parts], lambda: describe_axis(parts.points, parts.axis, explicit=explicit)
-
-    def read_axis() -> ComputeAxis:
-        assert parts.axis is not None, "the x axis is known once the parts are read"
-        return parts.axis
-
-    return parts, read_axis
+    return parts, parts.read_axis

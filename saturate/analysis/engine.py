@@ -18,7 +18,7 @@ import itertools
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 
 import pandas as pd
@@ -97,7 +97,7 @@ def run_curves(curves: Iterable[pd.DataFrame], settings: AnalysisSettings,
     """
     engine = engine or Engine()
     tally = Tally(progress)
-    stream = (tally.handed(b) for b in batches(curves))
+    stream: Iterator[list[pd.DataFrame]] = (tally.handed(b) for b in batches(curves))
     if engine.uses_dask:
         from saturate.analysis.dask_engine import run_on_dask
 

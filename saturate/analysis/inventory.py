@@ -123,7 +123,7 @@ def inventory(source: Any, settings: Settings, *, fast: bool = True,
     """Read ``source`` as :func:`saturate.analyze` would with ``settings`` and say what it holds."""
     tables = Tables(source, **settings.selection(), gpus=settings.gpus, fast=fast, as_given=True,
                     on_part=on_read)
-    parts = PreparedParts(tables, lambda: tables.axis, objective=settings.objective,
+    parts = PreparedParts(tables, tables.read_axis, objective=settings.objective,
                           diagnostic=settings.diagnostic)
     frames = [*parts]
     frames += parts.others

@@ -18,6 +18,7 @@ from saturate.settings.fields import OPTIONS_BY_NAME
 
 if TYPE_CHECKING:
     from saturate.fit import FitSettings
+    from saturate.fit.model import Model
 
 _DEFAULTS = Settings()
 
@@ -43,7 +44,7 @@ class AnalysisSettings:
     group_by: str | None = None
     n_boot: int = _DEFAULTS.n_boot
     seed: int = _DEFAULTS.seed
-    laws: tuple[Any, ...] | None = None  # built-in law names and users' saturate.Model laws
+    laws: tuple[str | Model, ...] | None = None  # built-in law names and users' Model laws
     min_points: int = 6
     domains: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     decision: DecisionSettings = field(default_factory=DecisionSettings)
@@ -77,10 +78,10 @@ class AnalysisSettings:
         forecast points and one curve's ``domain``."""
         from saturate.fit import FitSettings
 
-        laws = {} if self.laws is None else {"laws": tuple(self.laws)}
+        laws = FitSettings.laws if self.laws is None else tuple(self.laws)
         return FitSettings(n_boot=int(self.n_boot), confidence=self.confidence,
                            seed=int(self.seed), forecast_at=tuple(self.forecast_at),
-                           domain=domain, law_prior=tuple(self.law_prior), **laws)
+                           domain=domain, law_prior=tuple(self.law_prior), laws=laws)
 
 
 def _no_pooling(s: Settings) -> bool:

@@ -21,7 +21,7 @@ from saturate.settings.checks import check_choice
 FORMATS = ("text", "json")
 
 
-def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out: object,
+def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out: Path | None,
                    fast: bool) -> None:
     """Read the sources as ``analyze`` would and print (or write) what they hold."""
     check_sources_listening(sources)
@@ -41,7 +41,7 @@ def show_inventory(sources: list[str] | None, settings: Settings, fmt: str, out:
             else found.text(width=width))
     if fmt != "json" and out is None:  # a screen's lines wrap between words
         text = fit_lines(text, width)
-    write_text(text, out)  # type: ignore[arg-type]
+    write_text(text, out)
 
 
 @settings_command("selection", "analysis", exclude=("min_gain", "forecast_at", "confidence",

@@ -7,7 +7,7 @@ module declares its kinds in :mod:`.registry`; :data:`KINDS` and the table below
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -94,7 +94,7 @@ def run_diagnostics(
     data = None if data is None else as_table(data)  # a tidy frame given by hand: on its step
     # The GPU-hours metric is a second x axis, not a curve to judge.
     refs = [r for r in collect_curves(curves, data, settings) if r.metric != settings.gpu_hours]
-    rates = {}
+    rates: Mapping[tuple[str, str], float] = {}
     if settings.budget is not None or settings.gpu_hour_cost is not None:
         need = "--budget" if settings.budget is not None else "--gpu-hour-cost"
         rates = gpu_hour_rates(data, settings.gpu_hours, need=need, curves=curves)

@@ -109,8 +109,9 @@ def gain_draws(ref: CurveRef, extra_compute: np.ndarray) -> tuple[np.ndarray, np
     """Point gains (n,) and bootstrap gains (n_boot, n) from the last compute to
     ``last + extra_compute`` (larger-is-better scale); metrics observed within [0, 1] are
     forecast within it."""
-    fit = ref.analysis.fit
-    last = float(ref.analysis.compute_last)
+    fit = ref.analysed.fit
+    assert fit is not None  # a funded run has a fitted curve (_pays)
+    last = float(ref.analysed.compute_last)
     x = np.concatenate([[last], last + np.asarray(extra_compute, dtype=float)])
     with np.errstate(invalid="ignore", over="ignore"):
         p = np.asarray(fit.predict(x), float)
@@ -171,7 +172,7 @@ def _rates_for(
 
 def _pays(ref: CurveRef) -> str | None:
     """Why a run is not worth funding (its gain per doubling does not pay), or ``None``."""
-    ca = ref.analysis
+    ca = ref.analysed
     if ca.fit is None:
         return f"{ref.run}: no fitted curve"
     g, t = ca.gain_per_doubling, ca.threshold
@@ -215,8 +216,8 @@ def allocate(
             continue
         rate = float(rates[(r.source, r.run_id)])
         p, s = gain_draws(r, grid_h / rate)
-        c0 = float(r.analysis.compute_last)
-        need = r.analysis.threshold * np.log2((c0 + grid_h / rate) / (c0 + (grid_h - step) / rate))
+        c0 = float(r.analysed.compute_last)
+        need = r.analysed.threshold * np.log2((c0 + grid_h / rate) / (c0 + (grid_h - step) / rate))
         table[r.run_id] = (r, rate, p, s, need)
     given = _greedy(table, chunks, 1.0 - (1.0 - confidence) / 2.0)
     choices = [_choice(r, rate, p, s, given[rid], step, budget, confidence, gpu_hour_cost)
@@ -259,8 +260,8 @@ def _choice(r: CurveRef, rate: float, p: np.ndarray, s: np.ndarray, k: int, step
     cpp = None
     if gpu_hour_cost is not None:
         cpp = cost_per_point(gain, budget, gpu_hour_cost, point_size(r.value))
-    return AllocationChoice(r.run, r.run_id, r.metric, float(r.analysis.compute_last), rate, gain,
-                            ucb, float(k * step), planned, cpp, r.analysis.p_pays)
+    return AllocationChoice(r.run, r.run_id, r.metric, float(r.analysed.compute_last), rate, gain,
+                            ucb, float(k * step), planned, cpp, r.analysed.p_pays)
 
 
 def allocation_diagnostic(alloc: Allocation) -> Diagnostic:

@@ -152,6 +152,12 @@ class CurveRef:
     role: Role = "objective"
 
     @property
+    def analysed(self) -> CurveAnalysis:
+        """:attr:`analysis`, where only analysed curves come (an objective's, checked before)."""
+        assert self.analysis is not None, f"{self.metric} of {self.run}: not analysed"
+        return self.analysis
+
+    @property
     def signed(self) -> np.ndarray:
         """Values on the larger-is-better scale."""
         return np.asarray(signed(self.value, self.direction), dtype=float)
@@ -166,12 +172,12 @@ def collect_curves(
     ``data`` they lack (with its role by the name rules: diagnostics and axes have no analysis)."""
     settings = settings or DiagnosticSettings()
     grouped = any(ca.group and ca.group.get("by") for ca in curves)
-    points = None if data is None else data.points
-    use_data = points is not None and not points.empty and not grouped
+    # the Table's points, when its curves are to be added (None: they are not)
+    points = None if data is None or data.points.empty or grouped else data.points
     run_names: dict[tuple[str, str], set[str]] = {}
     for ca in curves:
         run_names.setdefault((ca.source, ca.run_id), set()).add(ca.metric)
-    if use_data:
+    if points is not None:
         for key, names in points.groupby(["source", "run_id"], sort=False)["metric"].unique().items():
             run_names.setdefault(key, set()).update(map(str, names))
     out: list[CurveRef] = []
@@ -189,7 +195,7 @@ def collect_curves(
                      settings.role(ca.metric, sorted(run_names[key[:2]])))
         )
         seen.add(key)
-    for key, pts in iter_curves(points) if use_data else ():
+    for key, pts in iter_curves(points) if points is not None else ():
         if key in seen:
             continue
         out.append(

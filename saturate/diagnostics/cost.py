@@ -73,7 +73,7 @@ def cost_diagnostics(
         rate = (hours_per_compute or {}).get((ref.source, ref.run_id))
         if settings.gpu_hour_cost is not None and rate is None:
             parts.append("no GPU-hours logged for this run: no cost")
-        elif settings.gpu_hour_cost is not None:
+        elif settings.gpu_hour_cost is not None and rate is not None:
             hours = last * rate
             pt = point_size(ref.value)
             cpp = cost_per_point(ca.gain_per_doubling, hours, settings.gpu_hour_cost, pt)

@@ -20,6 +20,7 @@ from saturate.diagnostics.base import (
     CurveRef,
     Diagnostic,
     DiagnosticSettings,
+    Severity,
     by_run,
     edge_level,
     recent_trend,
@@ -53,7 +54,7 @@ def _smooth(y: np.ndarray) -> np.ndarray:
     return pd.Series(y).rolling(w, center=True, min_periods=1).median().to_numpy(float)
 
 
-def _diag(ref: CurveRef, kind: str, severity: str, message: str, compute: float | None,
+def _diag(ref: CurveRef, kind: str, severity: Severity, message: str, compute: float | None,
           details: dict, metrics: tuple[str, ...] | None = None) -> Diagnostic:
     return Diagnostic(kind=kind, severity=severity, run=ref.run, run_id=ref.run_id,
                       source=ref.source, metrics=metrics or (ref.metric,), message=message,

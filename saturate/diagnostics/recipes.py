@@ -157,28 +157,27 @@ def compare_recipes(
 ) -> RecipeComparison:
     """Compare the recipes (one analysed curve each, all of the same metric)."""
     settings = settings or DiagnosticSettings()
-    refs = [r for r in refs if r.analysis is not None]
-    if not refs:
+    analysed = [(r, r.analysis) for r in refs if r.analysis is not None]
+    if not analysed:
         raise ValueError("compare_recipes needs analysed curves")
-    metric = refs[0].metric
-    direction = refs[0].direction
+    metric = analysed[0][0].metric
+    direction = analysed[0][0].direction
     recipes = []
-    for r in refs:
+    for r, ca in analysed:
         label, n = _label(r)
         a, b = _sigmoid_params(r)
-        ca = r.analysis
         recipes.append(RecipeSummary(label, r.run_id, n, ca.compute_last, ca.value_last, a, b,
                                      ca.asymptote, ca.verdict, ca.p_pays))
     last = max(r.compute_last for r in recipes)
     at = sorted({resolve_at(s, last, "compare_at") for s in settings.compare_at})
 
-    fitted = [(s, r) for s, r in zip(recipes, refs, strict=True) if r.analysis.fit is not None]
+    fitted = [(s, r, ca.fit) for s, (r, ca) in zip(recipes, analysed, strict=True)
+              if ca.fit is not None]
     def on(f: Any, x: np.ndarray) -> np.ndarray:  # a fit's forecast, larger-is-better
         return signed(np.asarray(f(x), float), direction)
 
     pairs = []
-    for (s1, r1), (s2, r2) in itertools.combinations(fitted, 2):
-        fit1, fit2 = r1.analysis.fit, r2.analysis.fit
+    for (s1, r1, fit1), (s2, r2, fit2) in itertools.combinations(fitted, 2):
         x = np.asarray(at, dtype=float)
         d1, d2 = on(fit1.predict_samples, x), on(fit2.predict_samples, x)
         probs = {c: prob_better(d1[:, i], d2[:, i]) for i, c in enumerate(at)}

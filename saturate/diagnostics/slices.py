@@ -25,12 +25,12 @@ def slice_diagnostics(
             rows = [(s, curves[m]) for s, m in members if curves[m].analysis is not None]
             if len(rows) < 2:
                 continue
-            verdicts = {s: ref.analysis.verdict for s, ref in rows}
+            verdicts = {s: ref.analysed.verdict for s, ref in rows}
             scaling = [s for s, v in verdicts.items() if v in PASSING_VERDICTS]
             stopped = [s for s, v in verdicts.items() if v in _STOPPED]
             other = [s for s, v in verdicts.items() if v not in PASSING_VERDICTS | _STOPPED]
             first = rows[0][1]
-            gains = {s: ref.analysis.gain_per_doubling.to_dict() for s, ref in rows}
+            gains = {s: ref.analysed.gain_per_doubling.to_dict() for s, ref in rows}
             parts = []
             if scaling:
                 parts.append(f"still scaling: {', '.join(scaling)}")
@@ -39,8 +39,8 @@ def slice_diagnostics(
                              + ", ".join(f"{s} ({verdicts[s]})" for s in stopped))
             if other:
                 parts.append(f"inconclusive: {', '.join(other)}")
-            since = [ref.analysis.trend.compute_from for s, ref in rows
-                     if s in stopped and ref.analysis.trend is not None]
+            since = [ref.analysed.trend.compute_from for s, ref in rows
+                     if s in stopped and ref.analysed.trend is not None]
             out.append(Diagnostic(
                 kind="slice_saturated" if stopped else "slices",
                 severity="warning" if stopped else "info",

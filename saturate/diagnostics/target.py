@@ -17,7 +17,7 @@ import pandas as pd
 from saturate.diagnostics.base import CurveRef, Diagnostic, DiagnosticSettings
 from saturate.diagnostics.registry import EST, NUM, fields, kind, nullable, register
 from saturate.measure.constants import TARGET_HORIZON
-from saturate.results import Estimate
+from saturate.results import Direction, Estimate
 from saturate.results.codec import Coded
 from saturate.vocabulary.names import signed
 
@@ -37,10 +37,12 @@ class TargetResult(Coded):
     horizon: float
 
     def summary(self) -> str:
+        c = self.compute  # known when the target is reached or forecast
         if self.status == "reached":
-            return f"target {self.target:.4g} already reached at compute {self.compute.value:.4g}"
+            assert c is not None
+            return f"target {self.target:.4g} already reached at compute {c.value:.4g}"
         if self.status == "forecast":
-            c = self.compute
+            assert c is not None
             lo = f"{c.lo:.3g}" if math.isfinite(c.lo) else "?"
             hi = f"{c.hi:.3g}" if math.isfinite(c.hi) else "beyond the horizon"
             return (f"target {self.target:.4g} forecast at compute {c.value:.4g} [{lo}, {hi}]; "
@@ -66,7 +68,7 @@ def compute_to_target(
     samples: Predict | None,
     asymptote: Estimate,
     *,
-    direction: str = "higher",
+    direction: Direction = "higher",
     confidence: float = 0.9,
     horizon_factor: float = TARGET_HORIZON,
 ) -> TargetResult:

@@ -48,8 +48,6 @@ def softplus(z: Array) -> Array:
 
 __all__ = ["JacobianFn", "sigmoid", "power", "power_shifted", "weibull", "loglinear", "bnsl"]
 
-Array = NDArray[np.float64]
-
 
 class JacobianFn(Protocol):
     """``jac()``: d f / d theta (..., n, k), a view of a new (k, ..., n) buffer."""

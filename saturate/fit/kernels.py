@@ -26,12 +26,12 @@ class KernelCacheWarning(UserWarning):
 _uncached: list[str] = []  # kernels compiled without a cache (warned about once)
 
 
-def _compiled(**options: bool) -> Callable:
+def _compiled(*, nogil: bool = False) -> Callable:
     """numba's ``njit`` with numpy's error model (a division by zero gives inf or NaN) and an
     on-disk cache; without a writable cache folder, compiled in each process (warned once)."""
     def wrap(fn: Callable) -> Callable:
         try:
-            return njit(cache=True, error_model="numpy", **options)(fn)
+            return njit(cache=True, error_model="numpy", nogil=nogil)(fn)
         except RuntimeError:  # numba: "cannot cache function ...: no locator available"
             if not _uncached:
                 warnings.warn(
@@ -40,7 +40,7 @@ def _compiled(**options: bool) -> Callable:
                     "about 10 s; set NUMBA_CACHE_DIR to a writable folder", KernelCacheWarning,
                     stacklevel=3)
             _uncached.append(fn.__name__)
-            return njit(error_model="numpy", **options)(fn)
+            return njit(error_model="numpy", nogil=nogil)(fn)
     return wrap
 
 

@@ -67,8 +67,6 @@ def _weighted_sse(lhs: Array, rhs: Array, lin: Array, w: Array, y: Array) -> Arr
 
 
 __all__ = ["Param", "Law", "LAWS", "LEVEL_BOUND", "natural_value"]
-
-Array = NDArray[np.float64]
 ParamKind = Literal["level", "amplitude", "log_compute", "plain"]
 
 LEVEL_BOUND = 25.0

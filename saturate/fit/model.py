@@ -12,7 +12,7 @@ import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -114,7 +114,7 @@ def _default_start(lo: float, hi: float) -> float:
     return lo if math.isfinite(lo) and lo > 0 else hi if math.isfinite(hi) and hi < 0 else 0.0
 
 
-def _unbound(*_: Any) -> Any:
+def _unbound(*_: Any) -> NoReturn:
     raise TypeError("a user's law is evaluated once bound to a curve (UserLaw.bound)")
 
 

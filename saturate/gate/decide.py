@@ -196,6 +196,10 @@ class SuiteOutcome(Coded):
         return "; ".join(parts)
 
 
+#: One line of the gate's decision: a curve's, a diagnostic's or a suite group's.
+Outcome = CurveOutcome | DiagnosticOutcome | SuiteOutcome
+
+
 @dataclass(frozen=True)
 class GateResult(Coded):
     """The gate's decision over all curves, diagnostics and suite groups."""
@@ -250,9 +254,11 @@ class GateResult(Coded):
         curve (failing, then warned, then passing: its verdict and P(pays)) and for each failing
         or warned diagnostic (escaped by :func:`for_terminal`)."""
         lines = [self._head()]
-        failed = (*self.failed_groups, *self.failures, *self.failed_diagnostics)
+        failed: tuple[Outcome, ...] = (*self.failed_groups, *self.failures,
+                                       *self.failed_diagnostics)
+        warns: tuple[Outcome, ...] = (*self.warned_groups, *self.warnings)
         lines += [f"  FAIL {o.name}: {o.message}" for o in failed]
-        lines += [f"  WARN {o.name}: {o.message}" for o in (*self.warned_groups, *self.warnings)]
+        lines += [f"  WARN {o.name}: {o.message}" for o in warns]
         warned = sorted(self.warned_diagnostics, key=lambda o: o.label != "ERROR")
         lines += [f"  {o.label} {o.name}: {o.message}" for o in warned]
         lines += [f"  ok   {o.name}: {o.group.verdict}{_at_p(o.group.p_pays)}"
@@ -355,9 +361,11 @@ def gate_markdown(result: GateResult) -> str:
     verdict = "passed" if result.passed else "failed"
     lines = [f"### Gate {verdict}", "",
              f"Fail on: {escape_md(', '.join(result.fail_on))}. Exit code {result.exit_code}.", ""]
-    for o in (*result.failed_groups, *result.failures):
+    failed: tuple[Outcome, ...] = (*result.failed_groups, *result.failures)
+    warned: tuple[Outcome, ...] = (*result.warned_groups, *result.warnings)
+    for o in failed:
         lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")
-    for o in (*result.warned_groups, *result.warnings):
+    for o in warned:
         lines.append(f"- ⚠️ {escape_md(o.name)}: {escape_md(o.message)}")
     for o in result.failed_diagnostics:
         lines.append(f"- ❌ {escape_md(o.name)}: {escape_md(o.message)}")

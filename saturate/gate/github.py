@@ -8,15 +8,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from saturate.errors import InputError
-from saturate.gate.decide import CurveOutcome, DiagnosticOutcome, GateResult, SuiteOutcome
+from saturate.gate.decide import (
+    CurveOutcome,
+    DiagnosticOutcome,
+    GateResult,
+    Outcome,
+    SuiteOutcome,
+)
 from saturate.report.text import for_annotation
 
 # GitHub shows at most 10 error and 10 warning annotations per step (and 50 per job).
 MAX_ANNOTATIONS = 10
 # GitHub refuses a step summary above 1 MiB.
 STEP_SUMMARY_LIMIT = 1024 * 1024
-
-Outcome = CurveOutcome | DiagnosticOutcome | SuiteOutcome
 
 
 def _command(kind: str, title: str, message: str) -> str:
@@ -52,8 +56,8 @@ def github_annotations(result: GateResult, limit: int = MAX_ANNOTATIONS) -> list
     """``::error`` lines for failing suite groups, curves and diagnostics, ``::warning`` lines for
     warned ones, each capped at ``limit`` (GitHub drops the rest) with the overflow summarised in
     the last line. Suite groups come first, then curves, then diagnostics."""
-    errors = [*result.failed_groups, *result.failures, *result.failed_diagnostics]
-    warns = [*result.warned_groups, *result.warnings, *result.warned_diagnostics]
+    errors: list[Outcome] = [*result.failed_groups, *result.failures, *result.failed_diagnostics]
+    warns: list[Outcome] = [*result.warned_groups, *result.warnings, *result.warned_diagnostics]
     return _limited("error", errors, limit) + _limited("warning", warns, limit)
 
 

@@ -34,17 +34,17 @@ def junit_xml(result: GateResult, *, suite: str = "saturate gate") -> str:
     ts = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(ts, "properties")
     ET.SubElement(props, "property", {"name": "fail_on", "value": ",".join(result.fail_on)})
-    for o in result.suite:
-        g = o.group
-        _case(ts, f"suite {o.suite}", g.group, o.status, o.message, g.verdict,
-              "\n".join(g.analysis.reasons), o.message)
+    for s in result.suite:
+        g = s.group
+        _case(ts, f"suite {s.suite}", g.group, s.status, s.message, g.verdict,
+              "\n".join(g.analysis.reasons), s.message)
     for o in result.outcomes:
         c = o.curve
         _case(ts, c.run, c.metric, o.status, o.message, ",".join(o.kinds), "\n".join(c.reasons),
               c.summary())
-    for o in bad_d:
-        d = o.diagnostic
-        _case(ts, d.run, f"{d.kind}: {', '.join(d.metrics)}", "fail", o.message, d.kind,
+    for f in bad_d:
+        d = f.diagnostic
+        _case(ts, d.run, f"{d.kind}: {', '.join(d.metrics)}", "fail", f.message, d.kind,
               d.message, d.summary())
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -82,4 +82,4 @@ def load(
                     compute=compute, gpus=gpus, fast=fast, stream=False, timeout=timeout,
                     tracker_url=tracker_url)
     table = concat_tables(tables)
-    return Table(table.points, run_facts(table.points, table.runs), tables.axis)
+    return Table(table.points, run_facts(table.points, table.runs), tables.read_axis())

@@ -131,8 +131,15 @@ def _axis_choices(df: pd.DataFrame) -> dict[tuple[str, str], str]:
             if _grows(pd.to_numeric(per_step, errors="coerce").dropna()):
                 found.append(col)
         if found:
-            chosen[key] = min(found, key=lambda n: (names.axis_quantity(n).rank, n))
+            chosen[key] = min(found, key=_rank)
     return chosen
+
+
+def _rank(name: str) -> tuple[int, str]:
+    """The order in which measures of compute are preferred as the x axis, then by name."""
+    quantity = names.axis_quantity(name)
+    assert quantity is not None  # a compute name (is_compute_name) measures a known quantity
+    return quantity.rank, name
 
 
 def _grows(values: pd.Series) -> bool:

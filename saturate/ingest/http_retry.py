@@ -173,7 +173,8 @@ def cause_of(err: BaseException) -> tuple[str, bool]:
 def _behind_proxy(scheme: str, host: str) -> bool:
     proxies = urllib.request.getproxies_environment()
     return bool(proxies.get(scheme) or proxies.get("all")) and not (
-        urllib.request.proxy_bypass_environment(host, proxies))
+        # typeshed leaves this stdlib function out (it is undocumented but public since 3.0)
+        urllib.request.proxy_bypass_environment(host, proxies))  # type: ignore[attr-defined]
 
 
 def _address(url: str) -> tuple[str, int] | None:

@@ -8,6 +8,7 @@ names travel as categoricals, rows in the order tidy sorts to.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pandas as pd
 from saturate.errors import PATH_LIMIT, InputError, names_text, shorten
 from saturate.ingest.melt import melt
 from saturate.table.axis import named_axis
-from saturate.table.cells import grouped_codes, grouped_factorize
+from saturate.table.cells import Uniques, grouped_codes, grouped_factorize
 from saturate.table.curves import (
     OPTIONAL_COLUMNS,
     PARAM_PREFIX,
@@ -44,7 +45,7 @@ class Points:
     row: np.ndarray | None = None
 
 
-def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, object] | None = None) -> bool:
+def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, Uniques] | None = None) -> bool:
     """Whether a column holds numbers: a numeric type, or over 90% of its filled cells text that
     reads as a number. ``factorized``: ``grouped_factorize(col)``, when the caller has it."""
     if _numeric_type(col):
@@ -57,7 +58,7 @@ def is_numeric(col: pd.Series, factorized: tuple[np.ndarray, object] | None = No
     if not total:
         return False
     count = np.bincount(codes if total == len(codes) else codes[filled], minlength=len(uniques))
-    numeric = np.zeros(len(uniques), dtype=bool)
+    numeric = np.zeros(len(uniques), dtype=np.bool_)
     head = np.unique(codes[: total // 10 + 16])
     head = head[head >= 0]
     numeric[head] = _reads_as_number(uniques.take(head))
@@ -102,7 +103,7 @@ class _Coded:
         return out
 
 
-def _reads_as_number(values: object) -> np.ndarray:
+def _reads_as_number(values: Iterable[object]) -> np.ndarray:
     """Which of the ``values`` are numbers or text that reads as one."""
     text = np.array([str(u).strip().lower() for u in values], dtype=object)
     return pd.notna(pd.to_numeric(text, errors="coerce"))
@@ -285,7 +286,9 @@ def wide_points(df: pd.DataFrame, path: Path) -> Points:
     replicate columns (``seed``) are run parameters."""
     id_cols = [c for c in ("run", "run_id", "experiment", "step", "compute", "timestamp", "run_status")
                if c in df.columns]
-    params, metrics, coded = [], [], _Coded()
+    params: list[str] = []
+    metrics: list[str] = []
+    coded = _Coded()
     for c in df.columns:
         if c not in id_cols:
             (metrics if coded.numeric(c, df[c]) and not is_replicate_name(c) else params).append(c)

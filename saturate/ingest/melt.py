@@ -102,7 +102,7 @@ def _by_run_then_step(by_run: np.ndarray, steps: np.ndarray) -> np.ndarray:
     return np.lexsort((steps, by_run))
 
 
-def _blocks(runs: _Runs, cols: list[np.ndarray], small: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _blocks(runs: _Runs, cols: list[np.ndarray], small: type[np.signedinteger]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(metric, row, value)`` of every cell, a block per run (values as float64)."""
     m, n, order = len(cols), len(runs.order), runs.order
     grid = np.empty((m, n))  # the columns as float64, their rows by run and step
@@ -118,12 +118,12 @@ def _blocks(runs: _Runs, cols: list[np.ndarray], small: type) -> tuple[np.ndarra
     return which, rows, value
 
 
-def _row_type(n: int) -> type:
+def _row_type(n: int) -> type[np.signedinteger]:
     """The integer type of row numbers below ``n``: 32 bits where they fit (half the memory)."""
     return np.int32 if n < 2**31 else np.intp
 
 
-def _cells(runs: _Runs | None, n: int, m: int, small: type) -> tuple[np.ndarray, np.ndarray]:
+def _cells(runs: _Runs | None, n: int, m: int, small: type[np.signedinteger]) -> tuple[np.ndarray, np.ndarray]:
     """``(metric, row)`` of every cell of ``m`` metric columns in ``runs`` order (None: by
     column)."""
     if runs is None:

@@ -11,6 +11,7 @@ complete (:class:`Histories`). mlflow is imported inside the functions that need
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import socket
@@ -19,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import pandas as pd
 from pydantic import (
@@ -57,6 +58,9 @@ from saturate.ingest.mlflow_common import (
     stack_curves,
 )
 from saturate.ingest.redaction import redact, remember_uri
+
+if TYPE_CHECKING:
+    from mlflow import MlflowClient
 
 _CHUNK = 1 << 16
 
@@ -492,14 +496,15 @@ class RestReader:
         self.label = src.label
 
     def call(self, method: str, endpoint: str, payload: dict, policy: RetryPolicy = READ, *,
-             missing_ok: bool = False) -> dict | None:
-        """One request; ``missing_ok``: None when the server lacks the endpoint (404/405/501)."""
+             missing_ok: bool = False) -> Any:
+        """One request's JSON (read by the caller's models); ``missing_ok``: None when the server
+        lacks the endpoint (404/405/501)."""
         answer = self.server.request(method, endpoint, payload, policy)
         if missing_ok and answer.status in (404, 405, 501):
             return None
         return self._check(answer, endpoint, payload)
 
-    def _check(self, answer: Answer, endpoint: str, payload: dict) -> dict:
+    def _check(self, answer: Answer, endpoint: str, payload: dict) -> Any:
         status = answer.status
         problem = _json_problem(answer)
         data = None if problem else answer.json()
@@ -552,9 +557,9 @@ def gather(jobs: Sequence[Callable[[], list[Curve]]], max_workers: int,
         with ThreadPoolExecutor(max_workers=min(max_workers, len(jobs))) as pool:
             futures = [pool.submit(job) for job in jobs]
             wait(futures, return_when=FIRST_EXCEPTION)
-            failed = [f for f in futures if f.done() and not f.cancelled() and f.exception()]
+            failed = [e for f in futures if f.done() and not f.cancelled() and (e := f.exception())]
             if failed:
-                error = failed[0].exception()
+                error = failed[0]
                 if on_error is not None:
                     on_error(error)
                 for f in futures:
@@ -613,19 +618,19 @@ class Histories:
         for key, latest in sorted(wanted.items()):
             runs = sorted(latest)
             if not self.bulk:
-                jobs += [lambda r=r, k=key: self.one(r, k) for r in runs]
+                jobs += [functools.partial(self.one, r, key) for r in runs]
                 continue
             batch: list[str] = []
             size = 0
             for r in runs:
                 est = latest[r][0] + 1
                 if batch and (len(batch) == _BULK_RUNS or size + est > _BULK_TARGET):
-                    jobs.append(lambda b=batch, k=key, lt=latest: self.many(k, b, lt))
+                    jobs.append(functools.partial(self.many, key, batch, latest))
                     batch, size = [], 0
                 batch.append(r)
                 size += est
             if batch:
-                jobs.append(lambda b=batch, k=key, lt=latest: self.many(k, b, lt))
+                jobs.append(functools.partial(self.many, key, batch, latest))
         return jobs
 
 
@@ -732,7 +737,7 @@ def _client_pages(search: Callable[..., Any], *args: Any, **kwargs: Any) -> Iter
             return
 
 
-def _client_runs(client: object, exp_ids: list[str], selection: Selection
+def _client_runs(client: MlflowClient, exp_ids: list[str], selection: Selection
                  ) -> tuple[list[RunMeta], list[tuple[str, str]]]:
     from mlflow.entities import ViewType
 

@@ -16,6 +16,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import SupportsInt
 
 import numpy as np
 import pandas as pd
@@ -95,8 +96,9 @@ class RunMeta:
 
     @classmethod
     def of(cls, run_id: object, experiment_id: object, name: object, status: object, *,
-           params: Mapping[str, str], tags: Mapping[str, str], start_time: object,
-           end_time: object, user_id: object, artifact_uri: object) -> RunMeta:
+           params: Mapping[str, str], tags: Mapping[str, str],
+           start_time: SupportsInt | str | None, end_time: SupportsInt | str | None,
+           user_id: object, artifact_uri: object) -> RunMeta:
         """A run from a store's raw fields: ids and texts as str (None as ""), times as int."""
         return cls(
             run_id=str(run_id), experiment_id=str(experiment_id), name=str(name or ""),

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,9 @@ from saturate.ingest.mlflow_common import (
     stack_curves,
 )
 from saturate.ingest.redaction import redact
+
+if TYPE_CHECKING:
+    from adbc_driver_sqlite.dbapi import AdbcSqliteConnection
 
 # The tables and columns the fast path reads.
 REQUIRED: dict[str, frozenset[str]] = {
@@ -256,7 +260,7 @@ class ArrowRows(Rows):
         import adbc_driver_sqlite.dbapi as adbc  # only sqlite stores use it; ImportError is handled
 
         super().__init__(conn)
-        self.adbc = adbc.connect(readonly_sqlite_uri(path))
+        self.adbc: AdbcSqliteConnection | None = adbc.connect(readonly_sqlite_uri(path))
 
     def _table(self, stmt: sa.Select):  # noqa: ANN202 - a pyarrow.Table, or None
         """The query's result as Arrow; None (and the plain route from then on) if ADBC fails,

@@ -9,6 +9,7 @@ all of them (errors for an empty selection, summed warnings, :attr:`Tables.axis`
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import warnings
@@ -259,7 +260,7 @@ def _named_file(path: Path, text: str, app: str | None) -> _Read:
 def _folder_reads(path: Path, text: str, found: Found, opt: _Options) -> list[_Read]:
     """The reads of what a walk of the folder ``path`` found."""
     events, runs = found.events, found.runs
-    reads = [_Read(_one(lambda t=t: read_table_file(t, source=str(t), split=True)), file=True,
+    reads = [_Read(_one(functools.partial(read_table_file, t, source=str(t), split=True)), file=True,
                    key=_identity(t), walked=t) for t in found.tables]
     if events and opt.stream:
         reads.append(_Read(lambda: iter_event_runs(events, path, source=text),
@@ -399,6 +400,11 @@ class Tables:
         axis = joined_axis(axes)
         self.axis = axis_from(axis.name, axis.unit, axis.note, flags, explicit=self.explicit)
 
+    def read_axis(self) -> ComputeAxis:
+        """The x axis of the whole read (:attr:`axis`), known once every part is read."""
+        assert self.axis is not None, "the x axis is known once the parts are read"
+        return self.axis
+
     def _parts_of(self, read: _Read, where: str) -> Iterator[Table]:
         """The parts of one read; a file a walk found that holds no curves is skipped (named at
         the end), one the user named is an error."""
@@ -426,7 +432,7 @@ class Tables:
         if self.experiment and not self.any_mlflow:
             part = part.with_points(curves.select(part.points, experiment=self.experiment))
         if self.compute:
-            part = self._on_axis(part, notes)
+            part = self._on_axis(part, self.compute, notes)
         elif not as_given:
             part = axis_join.auto_compute(part)
         part = part.with_points(curves.select(part.points, metric=self.metric, run=self.run))
@@ -439,10 +445,10 @@ class Tables:
             part = axis_join.gpu_hours(part, self.gpus)
         return part
 
-    def _on_axis(self, part: Table, notes: _Notes) -> Table:
-        """``part`` on the ``compute`` axis; a part that lacks it loses its points (counted), and
-        errors wait for the end."""
-        name, points = self.compute, part.points
+    def _on_axis(self, part: Table, name: str, notes: _Notes) -> Table:
+        """``part`` on the ``compute`` axis (``name``); a part that lacks it loses its points
+        (counted), and errors wait for the end."""
+        points = part.points
         if name not in points.columns and name.startswith((PARAM_PREFIX, TAG_PREFIX)):
             self._has_axis = True  # a run fact as the x axis
             return axis_join.set_compute(part, name)

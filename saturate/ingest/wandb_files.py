@@ -126,7 +126,8 @@ class LogReader:
     ``problem`` why reading stopped early (None: it did not)."""
 
     def __init__(self, data: bytes) -> None:
-        self.data, self.end, self.problem = data, HEADER, None
+        self.data, self.end = data, HEADER
+        self.problem: str | None = None
 
     def __iter__(self) -> Iterator[bytes]:
         for payload, end, problem in _chunks(self.data):
@@ -285,7 +286,8 @@ def _record_class() -> Any:
     except ImportError:
         raise InputError("reading W&B run files needs the wandb package: "
                          "pip install 'saturate[wandb]'") from None
-    return wandb_internal_pb2.Record
+    # wandb picks its generated module by the protobuf version at run time (a star import)
+    return wandb_internal_pb2.Record  # type: ignore[attr-defined]
 
 
 def _json(text: str) -> Any:

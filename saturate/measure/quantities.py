@@ -129,6 +129,10 @@ UNMOVED_QUANTILE = 0.95
 """A curve whose smoothed range is below this quantile of pure noise's has not moved."""
 
 
+#: What a threshold's share is of: none (given in units), the curve's range, its level, its domain.
+Basis = Literal["units", "range", "level", "domain"]
+
+
 class Threshold(NamedTuple):
     """A curve's threshold: ``value`` in metric units per doubling, the ``share`` of the
     ``reference`` it is (NaN when given in units), and what that reference is (``basis``)."""
@@ -136,7 +140,7 @@ class Threshold(NamedTuple):
     value: float
     share: float
     reference: float
-    basis: Literal["units", "range", "level", "domain"]
+    basis: Basis
     anchor: float = math.nan
     """On the ``level`` or ``domain`` basis, the level or domain width the reference weighs."""
 
@@ -157,7 +161,8 @@ def threshold_for(metric: str, values: np.ndarray, settings: GainSettings, seed:
     anchor = math.nan
     y = np.asarray(values, dtype=float)
     span = smoothed_range(y)
-    ref, basis = span, "range"
+    ref = span
+    basis: Basis = "range"
     if y.size >= 3 and math.isfinite(span):
         floor, kind = _level_reference(metric, y, settings)
         unmoved = noise_range(y.size, noise_sd(y), seed=seed, q=UNMOVED_QUANTILE)

@@ -4,15 +4,18 @@ a format by name and returns the text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from saturate.errors import SettingsError
 from saturate.settings.fields import REPORT_FORMATS as FORMATS
 
+if TYPE_CHECKING:
+    from saturate.report.rows import Analysed
+
 __all__ = ["FORMATS", "render"]
 
 
-def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
+def render(analysis: Analysed, fmt: str = "table", *, width: int = 120) -> str:
     """The report in format ``fmt`` (one of :data:`FORMATS`) as text; ``table`` without colours
     at ``width`` columns (the CLI prints it live instead)."""
     if fmt == "json":
@@ -34,7 +37,8 @@ def render(analysis: Any, fmt: str = "table", *, width: int = 120) -> str:
 
         from saturate.report.terminal import render_table
 
-        console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
+        text = io.StringIO()
+        console = Console(file=text, width=width, color_system=None, soft_wrap=False)
         render_table(analysis, console, reasons=True)
-        return console.file.getvalue()
+        return text.getvalue()
     raise SettingsError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")

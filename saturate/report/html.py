@@ -25,6 +25,7 @@ from saturate.report.html_assets import render_template, run_url
 from saturate.report.rows import (
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
+    Analysed,
     axis_text,
     confidence_level,
     curves_and_settings,
@@ -114,7 +115,7 @@ def _section(i: int, c: CurveAnalysis, charts: str) -> dict[str, Any]:
             "url": run_url(c), "reasons": c.reasons, "forecasts": forecasts, "laws": laws}
 
 
-def _suite(analysis: Any, plots: bool) -> Markup:
+def _suite(analysis: Analysed, plots: bool) -> Markup:
     """The suite section (with a suite key), before the curves: it is the answer asked for."""
     suite = getattr(analysis, "suite", None)
     if suite is None:
@@ -124,7 +125,7 @@ def _suite(analysis: Any, plots: bool) -> Markup:
     return Markup(suite_html(suite, plots=plots))
 
 
-def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
+def diagnostics_html(analysis: Analysed, *, plots: bool = True) -> str:
     """The Diagnostics section: a table of every finding (errors first), then a figure for each
     divergence, sharpening and recipe comparison. Empty when there are no diagnostics."""
     from saturate.report.svg import diagnostic_svg
@@ -141,7 +142,7 @@ def diagnostics_html(analysis: Any, *, plots: bool = True) -> str:
     return render_template("_diagnostics.html", rows=rows, columns=DIAGNOSTIC_COLUMNS)
 
 
-def diagnostic_metrics_html(analysis: Any) -> str:
+def diagnostic_metrics_html(analysis: Analysed) -> str:
     """The "Diagnostic metrics" section: the metrics that get no verdict (empty when none)."""
     rows = diagnostic_rows(analysis)
     if not rows:
@@ -158,7 +159,9 @@ def call_band(settings: dict[str, Any]) -> tuple[float, float]:
         return float(band[0]), float(band[1])
     from saturate.decide.settings import DecisionSettings, call_levels
 
-    decision = settings.get("decision") if isinstance(settings.get("decision"), dict) else {}
+    decision = settings.get("decision")
+    if not isinstance(decision, dict):
+        decision = {}
     default = DecisionSettings()
     return call_levels(float(decision.get("stop_cost", default.stop_cost)),
                        float(decision.get("abstain_cost", default.abstain_cost)))
@@ -180,7 +183,7 @@ def charts_context(curves: Sequence[CurveAnalysis], settings: dict[str, Any],
             "axis_name": curves[0].compute_name if curves else "compute"}
 
 
-def render_html(analysis: Any, *, title: str = "saturate report", plots: bool = True,
+def render_html(analysis: Analysed, *, title: str = "saturate report", plots: bool = True,
                 progress: Progress | None = None, workers: int | None = None) -> str:
     """The whole report as one self-contained HTML page.
 

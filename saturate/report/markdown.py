@@ -6,13 +6,15 @@ links, nor ping anyone; a run's name links to its page in the tracker when the s
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from saturate.report.rows import (
     COLUMNS,
     DIAGNOSTIC_COLUMNS,
     DIAGNOSTIC_METRIC_COLUMNS,
     VERDICT_ICONS,
+    Analysed,
     axis_text,
     curves_and_settings,
     diagnostic_row,
@@ -24,6 +26,9 @@ from saturate.report.rows import (
 )
 from saturate.report.text import for_markdown, markdown_link
 from saturate.results import VERDICTS, CurveAnalysis, verdict_counts
+
+if TYPE_CHECKING:
+    from saturate.diagnostics.base import Diagnostic
 
 SEVERITY_ICONS: dict[str, str] = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
@@ -54,7 +59,7 @@ def _table(curves: tuple[CurveAnalysis, ...]) -> list[str]:
     return lines
 
 
-def diagnostics_markdown(diagnostics: Any) -> list[str]:
+def diagnostics_markdown(diagnostics: Analysed | Sequence[Diagnostic]) -> list[str]:
     """The ``### Diagnostics`` section of an Analysis or a list of diagnostics, as lines (none
     when there are no diagnostics)."""
     found = diagnostics_of(diagnostics)
@@ -74,7 +79,7 @@ def diagnostics_markdown(diagnostics: Any) -> list[str]:
     return lines
 
 
-def diagnostic_metrics_markdown(analysis: Any) -> list[str]:
+def diagnostic_metrics_markdown(analysis: Analysed) -> list[str]:
     """The ``### Diagnostic metrics`` section: the metrics that get no verdict (KL, entropy,
     timing...), as lines (none when none)."""
     rows = diagnostic_rows(analysis)
@@ -105,7 +110,7 @@ def _order(curves: tuple[CurveAnalysis, ...]) -> list[CurveAnalysis]:
 MAX_CHARS = 60_000
 
 
-def render_markdown(analysis: Any, *, title: str = "saturate report", reasons: bool = True,
+def render_markdown(analysis: Analysed, *, title: str = "saturate report", reasons: bool = True,
                     max_chars: int = MAX_CHARS) -> str:
     """The report as GitHub-flavoured Markdown: heading, counts, suite, table, diagnostics, reasons
     (folded), settings. At most ``max_chars`` characters: rows and reasons that do not fit (the

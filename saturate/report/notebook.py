@@ -7,12 +7,13 @@ SVG charts. Importing it registers the HTML and figure makers with :mod:`saturat
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
 from saturate.report.html_assets import NOTEBOOK_CSS, environment, run_url
 from saturate.report.rows import (
+    Analysed,
     confidence_level,
     curves_and_settings,
     diagnostics_of,
@@ -25,6 +26,13 @@ from saturate.report.rows import (
 )
 from saturate.results import CurveAnalysis, register_figure, register_html
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from saturate.api import Analysis
+    from saturate.fit.result import CurveFit
+    from saturate.suites import SuiteAnalysis
+
 
 def _view(name: str, /, *args: Any) -> str:
     """The macro ``name`` of ``templates/notebook.html`` called with ``args`` (autoescaped)."""
@@ -32,7 +40,7 @@ def _view(name: str, /, *args: Any) -> str:
     return str(getattr(module, name)(*args))
 
 
-def notebook_html(analysis: Any, *, max_plots: int = 50) -> str:
+def notebook_html(analysis: Analysed, *, max_plots: int = 50) -> str:
     """The headline, the suite (when there is one), then one row per curve with a small chart of
     it (the first ``max_plots``), then the diagnostics."""
     from saturate.report.svg import thumbnail_svg
@@ -79,7 +87,7 @@ def curve_html(curve: CurveAnalysis, *, confidence: float | None = None) -> str:
                  Markup(charts), facts, list(curve.reasons))
 
 
-def _fit_chart(fit: Any) -> str:
+def _fit_chart(fit: CurveFit) -> str:
     """The averaged fit from the first compute to four times the last, with its band."""
     import numpy as np
 
@@ -99,7 +107,7 @@ def _fit_chart(fit: Any) -> str:
     return chart_svg(chart)
 
 
-def fit_html(fit: Any) -> str:
+def fit_html(fit: CurveFit) -> str:
     """A curve fit: its chart, the laws with their weights and parameters, the forecasts."""
     laws = [{"name": lf.name, "weight": num(lf.weight, 3), "aicc": num(lf.aicc, 4),
              "cv": num(lf.cv_error, 3), "converged": "yes" if lf.converged else "no",
@@ -113,13 +121,13 @@ def fit_html(fit: Any) -> str:
     return _view("fit", head, Markup(_fit_chart(fit)), laws, forecasts)
 
 
-def _suite_html(suite: Any) -> str:
+def _suite_html(suite: SuiteAnalysis) -> str:
     from saturate.report.suite_html import suite_html  # matplotlib: on first use
 
     return suite_html(suite, plots=True, width=560)
 
 
-def _suite_figure(suite: Any) -> Any:
+def _suite_figure(suite: SuiteAnalysis) -> Figure:
     """The suite's chart, made through pyplot so Jupyter shows it once (see ``pyplot_figure``)."""
     from saturate.report.plots.style import pyplot_figure
     from saturate.report.suite_html import plot_suite
@@ -187,7 +195,7 @@ class OverlayView:
         return _view("overlays", "" if self.groups else repr(self), charts)
 
 
-def overlay_view(analysis: Any, *, run: str | None = None,
+def overlay_view(analysis: Analysis, *, run: str | None = None,
                  metric: str | None = None) -> OverlayView:  # fmt: skip
     """The :class:`OverlayView` of the curves ``run`` and ``metric`` (globs) select."""
     curves, settings = curves_and_settings(analysis)

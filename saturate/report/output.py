@@ -77,7 +77,7 @@ def _direct(target: Path, given: Path, mode: int, what: str) -> Iterator[BinaryI
         raise InputError(f"{what} {given}: cannot write ({exc.strerror or exc})") from None
     try:
         with fh:
-            yield fh  # type: ignore[misc]
+            yield fh
     except BrokenPipeError:
         raise InputError(f"{what} {given}: the reader closed the pipe") from None
     except OSError as exc:
@@ -117,7 +117,9 @@ def check_not_inputs(outputs: Iterable[tuple[str, str | os.PathLike | None]],
         if key is not None:
             seen[key] = f"the input {given}"
     for option, out in outputs:
-        key = None if out is None else _identity(out)
+        if out is None:
+            continue
+        key = _identity(out)
         if key is None:
             continue
         if key in seen:

@@ -11,10 +11,18 @@ import os
 import time as _time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from saturate.results import CurveAnalysis, Estimate, format_estimate
 from saturate.vocabulary.names import axis_label
+
+if TYPE_CHECKING:
+    from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+    from saturate.api import Analysis
+    from saturate.diagnostics.base import Diagnostic
+
+#: What the reports take: an analysis, or one curve or a list of curves given bare.
+Analysed: TypeAlias = "Analysis | CurveAnalysis | Sequence[CurveAnalysis]"
 
 VERDICT_ICONS: dict[str, str] = {
     "scaling": "🟢", "slowing": "🟡", "saturated": "🔴", "regressing": "🟣", "inconclusive": "⚪"}
@@ -82,14 +90,14 @@ def pooled_cell(curve: CurveAnalysis) -> str:
     return f"{p.n} seed{'' if p.n == 1 else 's'}" if p.pooled else "none: its seeds differ"
 
 
-def diagnostic_row(d: Any) -> dict[str, str]:
+def diagnostic_row(d: Diagnostic) -> dict[str, str]:
     """The cells of :data:`DIAGNOSTIC_COLUMNS` for one diagnostic, as text."""
     return {"severity": str(d.severity), "kind": str(d.kind), "run": str(d.run),
             "metrics": ", ".join(map(str, d.metrics)), "compute": num(d.compute, 4),
             "message": str(d.message)}
 
 
-def diagnostics_of(analysis: Any) -> tuple[Any, ...]:
+def diagnostics_of(analysis: Analysed | Sequence[Diagnostic]) -> tuple[Diagnostic, ...]:
     """The diagnostics of an Analysis or a list of diagnostics (none for a list of curves),
     errors first (the order is otherwise kept)."""
     found = getattr(analysis, "diagnostics", None)
@@ -98,7 +106,7 @@ def diagnostics_of(analysis: Any) -> tuple[Any, ...]:
     return tuple(sorted(found or (), key=lambda d: SEVERITY_ORDER.get(d.severity, 3)))
 
 
-def curves_and_settings(analysis: Any) -> tuple[tuple[CurveAnalysis, ...], dict[str, Any]]:
+def curves_and_settings(analysis: Analysed) -> tuple[tuple[CurveAnalysis, ...], dict[str, Any]]:
     """The curves and settings of an :class:`~saturate.api.Analysis` or a bare list of curves."""
     if isinstance(analysis, CurveAnalysis):
         return (analysis,), {}
@@ -257,7 +265,7 @@ def format_time(t: float) -> str:
     return _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(t))
 
 
-def diagnostic_metric_row(m: Any) -> dict[str, str]:
+def diagnostic_metric_row(m: DiagnosticMetric) -> dict[str, str]:
     """The cells of :data:`DIAGNOSTIC_METRIC_COLUMNS` for one
     :class:`~saturate.analysis.diagnostic_metrics.DiagnosticMetric`, as text."""
     slope = "–" if m.trend is None else f"{m.movement} {interval(m.trend.slope_per_doubling)}"
@@ -266,19 +274,19 @@ def diagnostic_metric_row(m: Any) -> dict[str, str]:
             "trend": slope, "rule": str(m.rule)}
 
 
-def diagnostic_rows(analysis: Any) -> list[dict[str, str]]:
+def diagnostic_rows(analysis: Analysed) -> list[dict[str, str]]:
     """The rows of the "Diagnostic metrics" section: the metrics that get no verdict (none for a
     bare list of curves)."""
     return [diagnostic_metric_row(m) for m in getattr(analysis, "diagnostic_metrics", ()) or ()]
 
 
-def settings_source(analysis: Any) -> str:
+def settings_source(analysis: Analysed) -> str:
     """``settings from PATH`` when a settings file decided some options, else ``""``."""
     _, settings = curves_and_settings(analysis)
     return f"settings from {settings['config']}" if settings.get("config") else ""
 
 
-def axis_text(analysis: Any) -> str:
+def axis_text(analysis: Analysed) -> str:
     """``x axis: GPU-hours (compute/gpu_hours)``, with the axis's note when it has one; from the
     curves' axis name for a bare list of curves."""
     axis = getattr(analysis, "axis", None)

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from saturate.report.rows import curves_and_settings
+from saturate.report.rows import Analysed, curves_and_settings
 from saturate.report.text import for_json
 from saturate.results import verdict_counts
 from saturate.results.codec import jsonable
@@ -23,7 +23,7 @@ from saturate.results.codec import jsonable
 SCHEMA_VERSION = 1
 
 
-def document(analysis: Any) -> dict[str, Any]:
+def document(analysis: Analysed) -> dict[str, Any]:
     """The document as Python data: the Analysis's own ``to_dict()``, or one built from curves."""
     if hasattr(analysis, "to_dict") and hasattr(analysis, "curves"):
         return jsonable(analysis.to_dict())
@@ -33,7 +33,7 @@ def document(analysis: Any) -> dict[str, Any]:
                      "diagnostics": []})
 
 
-def render_json(analysis: Any, *, indent: int | None = 2) -> str:
+def render_json(analysis: Analysed, *, indent: int | None = 2) -> str:
     """The document as JSON text (strict: no NaN, which many parsers reject; missing is null)."""
     text = json.dumps(document(analysis), indent=indent, allow_nan=False, ensure_ascii=False)
     return for_json(text) + "\n"  # bidi and line separators escaped

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from saturate.report.rows import VERDICT_ICONS, interval, num, prob
 from saturate.report.text import for_markdown as escape_md
-from saturate.results import Estimate
+from saturate.results import Estimate, Verdict
 from saturate.results.codec import schema_of
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
 
@@ -62,7 +62,8 @@ def _seeds(g: SuiteGroup) -> str:
     return f"{counts[0]} seeds" if len(counts) == 1 else f"{counts[0]}-{counts[-1]} seeds"
 
 
-def task_grid(suite: SuiteAnalysis) -> tuple[list[str], list[str], dict[tuple[str, str], str]]:
+def task_grid(suite: SuiteAnalysis,
+              ) -> tuple[list[str], list[str], dict[tuple[str, str], Verdict]]:
     """``(tasks, groups, {(task, group): verdict})`` of the per-task verdicts (tasks sorted by how
     many groups still pay on them, the ones holding the suite back first)."""
     groups = [g.group for g in suite.groups]

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from saturate.report.rows import (
     VERDICT_STYLES,
+    Analysed,
     axis_text,
     curves_and_settings,
     diagnostic_row,
@@ -116,7 +117,7 @@ def _footer(layout: Layout, cells: list[dict[str, str]], headers: dict[str, str]
     return lines
 
 
-def render_table(analysis: Any, console: Console, *, reasons: bool = False,
+def render_table(analysis: Analysed, console: Console, *, reasons: bool = False,
                  wide: bool = False) -> None:
     """Print the report on ``console``, fitted to its width (``wide=True``: every column at full
     width); ``reasons=True`` adds each curve's full reasons."""
@@ -142,8 +143,8 @@ def render_table(analysis: Any, console: Console, *, reasons: bool = False,
     _print_diagnostic_metrics(console, diagnostic_rows(analysis))
     if reasons:
         _print_reasons(console, curves)
-    for line in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
-        console.print(Text(line, style="dim"))
+    for note in _footer(layout, cells, headers, console.width, settings.get("min_gain", "3%")):
+        console.print(Text(note, style="dim"))
 
 
 def _print_suite(console: Console, suite: Any, *, reasons: bool, wide: bool) -> None:
@@ -231,7 +232,7 @@ def _print_reasons(console: Console, curves: Sequence[CurveAnalysis]) -> None:
             console.print(cell(f"  - {r}"))
 
 
-def render_diagnostics(analysis: Any, console: Console) -> None:
+def render_diagnostics(analysis: Analysed, console: Console) -> None:
     """Print the diagnostics section (nothing when there are none), errors first: a table when
     the console leaves the messages room, else one block per finding."""
     found = diagnostics_of(analysis)

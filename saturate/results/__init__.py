@@ -20,7 +20,9 @@ import pandas as pd
 from saturate.results.codec import Coded, meta, num, to_dict
 
 if TYPE_CHECKING:
+    from saturate.decide.decision import Decision
     from saturate.fit.result import CurveFit
+    from saturate.measure.evidence import Evidence
 
 
 # Jupyter views (``_repr_html_``) and figures: results sit below the reports, so _PROVIDER
@@ -65,7 +67,7 @@ Verdict = Literal["scaling", "slowing", "saturated", "regressing", "inconclusive
 Direction = Literal["higher", "lower"]
 Stage = Literal["initial", "transition", "knee", "plateau", "negative", "unknown"]
 
-VERDICTS: tuple[str, ...] = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
+VERDICTS: tuple[Verdict, ...] = ("scaling", "slowing", "saturated", "regressing", "inconclusive")
 PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
 
 
@@ -119,9 +121,9 @@ def format_estimate(
     return text
 
 
-def _interval(doc: str | None = None, **kw: Any) -> Any:
-    """A number an entry may leave out (read as NaN) but always writes."""
-    return field(metadata=meta(doc, missing=_NAN, required=True, **kw))
+#: The metadata of a number an entry may leave out (read as NaN) but always writes. (A field
+#: written ``field(metadata=...)`` in place, so that a type checker sees a field without default.)
+_INTERVAL = meta(missing=_NAN, required=True)
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,9 @@ class ForecastPoint(Coded):
 
     at: str | float = field(metadata=meta("The request echoed: '2x' or a compute value."))
     compute: float
-    value: float = _interval()
-    lo: float = _interval()
-    hi: float = _interval()
+    value: float = field(metadata=_INTERVAL)
+    lo: float = field(metadata=_INTERVAL)
+    hi: float = field(metadata=_INTERVAL)
     identified: bool = True
 
 
@@ -142,7 +144,7 @@ class LawSummary(Coded):
 
     name: str
     params: dict[str, Estimate] = field(metadata=meta(missing={}, required=True))
-    weight: float = _interval()
+    weight: float = field(metadata=_INTERVAL)
     aicc: float = _NAN
     cv_error: float = _NAN
     converged: bool = True
@@ -153,7 +155,7 @@ class Trend(Coded):
     """Slope of the recent stretch per doubling of compute, from a test robust to autocorrelation."""
 
     slope_per_doubling: Estimate
-    p_value: float = _interval()
+    p_value: float = field(metadata=_INTERVAL)
     method: str = field(metadata=meta(missing="", required=True))
     compute_from: float = field(metadata=meta(missing=_NAN))
     compute_to: float = field(metadata=meta(missing=_NAN))
@@ -168,7 +170,7 @@ class Collapse(Coded):
     step: int = field(metadata=meta(required=False))
     level_before: float = field(metadata=meta(missing=_NAN))
     level_after: float = field(metadata=meta(missing=_NAN))
-    drop: float = _interval()
+    drop: float = field(metadata=_INTERVAL)
     drop_fraction: float = field(metadata=meta(missing=_NAN))
 
 
@@ -244,8 +246,8 @@ class CurveAnalysis(Coded):
     n_points: int = field(metadata=meta(schema={"minimum": 0}))
     compute_name: str = "step"
     compute_first: float = field(metadata=meta(missing=_NAN))
-    compute_last: float = _interval()
-    value_last: float = _interval()
+    compute_last: float = field(metadata=_INTERVAL)
+    value_last: float = field(metadata=_INTERVAL)
     direction: Direction = field(metadata=meta("Which way is better.", missing="higher",
                                                required=True))
     threshold: float = field(metadata=meta("The min gain per doubling in metric units.",
@@ -292,10 +294,10 @@ class CurveAnalysis(Coded):
         schema=_DOMAIN_SCHEMA))
     fit: CurveFit | None = field(default=None, repr=False, compare=False)
     points: pd.DataFrame | None = field(default=None, repr=False, compare=False)
-    # the call behind the verdict (saturate.decide.Decision) and the curve's own evidence
-    # (saturate.measure.evidence.Evidence)
-    decision: Any = field(default=None, repr=False, compare=False)
-    evidence: Any = field(default=None, repr=False, compare=False)
+    # the call behind the verdict and the curve's own evidence (None: read back from JSON, or
+    # not judged)
+    decision: Decision | None = field(default=None, repr=False, compare=False)
+    evidence: Evidence | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.decision is not None:  # P(pays) follows the call

@@ -148,7 +148,7 @@ def _is_union(hint: Any) -> bool:
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """``obj``'s JSON object."""
-    cls = type(obj)
+    cls: type = type(obj)
     out: dict[str, Any] = {}
     extra = _derived(cls)
     for f, _ in _fields(cls):
@@ -227,7 +227,7 @@ def _value(hint: Any, x: Any) -> Any:
     if origin is dict:
         _, value = _args(hint)
         return {str(k): _value(value, v) for k, v in x.items()}
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return hint.from_dict(x) if hasattr(hint, "from_dict") else from_dict(hint, x)
     return x  # Literal, Any, dict and the like: as JSON has it
 
@@ -317,6 +317,6 @@ def _schema(hint: Any) -> dict[str, Any]:
         _, value = _args(hint)
         return {"type": "object"} if value is Any else {"type": "object",
                                                          "additionalProperties": _schema(value)}
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return schema_of(hint, ref=True)
     return {}

@@ -7,6 +7,7 @@ import dataclasses
 import math
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -166,7 +167,7 @@ def _aggregate_analysis(
     })
     result = analyze_curve(pts, _normalised_settings(settings, metric))
     result = dataclasses.replace(result, compute_name=compute_name)
-    group = {"by": sr.group_col, "value": name, "suite": sr.task_col,
+    group: dict[str, Any] = {"by": sr.group_col, "value": name, "suite": sr.task_col,
              "n_tasks": len(tensor.tasks), "n_seeds": int(tensor.n_seeds.sum()), "runs": []}
     return dataclasses.replace(result, group=group)
 
@@ -193,6 +194,7 @@ def p_next_doubling_pays(
             float(trend.value > curve.threshold)
     if p_fit is None or p_trend is None:
         return p_fit if p_trend is None else p_trend
+    assert trend is not None  # p_trend is the trend's
     g = curve.gain_per_doubling
     width = g.hi - g.lo
     if curve.evidence is not None and math.isfinite(curve.evidence.fit_se):  # the fit's own

@@ -161,9 +161,9 @@ class SuiteGroup(Coded):
     @property
     def saturated_first(self) -> TaskResult | None:
         """The saturated task that stopped paying at the least compute (None if none did)."""
-        done = [t for t in self.task_results
-                if t.verdict == "saturated" and t.saturation_compute is not None]
-        return min(done, key=lambda t: t.saturation_compute) if done else None
+        done = [(c, t) for t in self.task_results
+                if t.verdict == "saturated" and (c := t.saturation_compute) is not None]
+        return min(done, key=lambda d: d[0])[1] if done else None
 
     def task_counts(self) -> dict[str, int]:
         """``{verdict: number of tasks}`` in verdict order."""

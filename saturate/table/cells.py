@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,10 @@ import pandas as pd
 from saturate.errors import PATH_LIMIT, InputError, shorten
 
 __all__ = ["plain_cells", "text_codes", "TextCodes", "spread_texts", "distinct", "differs",
-           "grouped_codes", "grouped_factorize", "as_numeric"]
+           "grouped_codes", "grouped_factorize", "as_numeric", "Uniques"]
+
+#: The distinct values ``pandas.factorize`` gives: a numpy array, or pandas' own array of them.
+Uniques: TypeAlias = np.ndarray | pd.api.extensions.ExtensionArray
 
 #: Column kinds (``pandas.api.types.infer_dtype``) whose cells are plain, hashable scalars.
 _PLAIN_KINDS = frozenset({
@@ -161,7 +165,7 @@ def differs(values: np.ndarray) -> np.ndarray:
     values = np.ascontiguousarray(values)
     # The array's cells are object pointers: read as integers (a view, no reference taken).
     cells = (ctypes.c_ssize_t * len(values)).from_address(values.ctypes.data)
-    address = np.frombuffer(cells, dtype=np.intp)
+    address = np.frombuffer(memoryview(cells), dtype=np.intp)
     out = address[1:] != address[:-1]
     at = np.flatnonzero(out)
     if len(at):
@@ -175,7 +179,7 @@ def grouped_codes(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True) 
 
 
 def grouped_factorize(col: pd.Series | np.ndarray, *, use_na_sentinel: bool = True
-                      ) -> tuple[np.ndarray, np.ndarray | pd.api.extensions.ExtensionArray]:
+                      ) -> tuple[np.ndarray, Uniques]:
     """``pandas.factorize(col, use_na_sentinel=...)``, hashing only the rows whose value differs
     from the row before; the codes may come in a smaller integer type than pandas gives."""
     n = len(col)

@@ -293,7 +293,7 @@ def _match_all(patterns: Sequence[str] | str | None) -> bool:
 
 
 def _match(values: pd.Series, patterns: Sequence[str] | str | None) -> pd.Series:
-    if _match_all(patterns):
+    if patterns is None or _match_all(patterns):
         return pd.Series(True, index=values.index)
     if isinstance(patterns, str):
         patterns = [patterns]

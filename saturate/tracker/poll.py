@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -513,8 +513,8 @@ class FilesPoller:
         df = self._select(df)
         keys = curve_keys(df)
         new = after_cursors(df, keys, cursors)
-        runs = tuple(_file_runs(df))
-        return PollResult(new, runs, fetched, len(set(keys)), stamps)
+        records = tuple(_file_runs(df))
+        return PollResult(new, records, fetched, len(set(keys)), stamps)
 
     def _read_file(self, path: Path, is_events: bool, size: int) -> pd.DataFrame | None:
         """The points of one changed file; None when it is being written (read it next time)
@@ -591,6 +591,18 @@ class MultiPoller:
         return merge_results([p.poll(cursors, file_stamps or {}) for p in self.pollers])
 
 
+class _Selecting(TypedDict):
+    """What :func:`make_poller` hands every poller it makes: which curves, and where they are
+    shown."""
+
+    experiment: Sequence[str] | str | None
+    metric: Sequence[str] | str | None
+    run: Sequence[str] | str | None
+    compute: str | None
+    tracker_url: str | None
+    offered: Offered
+
+
 def make_poller(
     source: str | os.PathLike | Sequence[str | os.PathLike] | None,
     *,
@@ -614,9 +626,9 @@ def make_poller(
         source = os.environ.get("MLFLOW_TRACKING_URI")
         if not source:
             raise InputError("no source given and MLFLOW_TRACKING_URI is not set")
-    opts = {"experiment": experiment, "metric": metric, "run": run, "compute": compute,
+    opts: _Selecting = {"experiment": experiment, "metric": metric, "run": run, "compute": compute,
             "tracker_url": tracker_url, "offered": offered or Offered()}
-    if isinstance(source, (list, tuple)):
+    if not isinstance(source, (str, os.PathLike)):  # a list of sources
         if not source:
             raise InputError("no source given")
         pollers = [make_poller(s, filter=filter, timeout=timeout, **opts) for s in source]
@@ -639,7 +651,7 @@ def make_poller(
 
 
 def _store_poller(text: str, *, filter: str | None, timeout: float | None,  # noqa: A002
-                  **opts: object) -> Poller:  # fmt: skip
+                  **opts: Unpack[_Selecting]) -> Poller:  # fmt: skip
     """The poller of one MLflow store, read the way ``analyze`` reads it: a database locked by
     another writer is waited on for ``timeout`` seconds, as a server's answer is."""
     src = resolve_source(text)

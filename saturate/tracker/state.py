@@ -446,6 +446,12 @@ class HistoryStore:
             self.close()
             raise
 
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The open file (``_db`` is None only while ``__init__`` opens it, or fails to)."""
+        assert self._db is not None
+        return self._db
+
     def _open(self, readonly: bool) -> None:
         mode = _mode(self.path)
         if mode is not None and stat.S_ISDIR(mode):
@@ -486,7 +492,7 @@ class HistoryStore:
     def _has_run_url(self) -> bool:
         """Whether the ``runs`` table has the ``url`` column (files written before it do not;
         the column is added when such a file is next written, and older saturates ignore it)."""
-        return any(r[1] == "url" for r in self._db.execute("PRAGMA table_info(runs)"))
+        return any(r[1] == "url" for r in self._conn.execute("PRAGMA table_info(runs)"))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -506,7 +512,7 @@ class HistoryStore:
             return
         self._depth += 1
         try:
-            with translated(self.path), self._db:
+            with translated(self.path), self._conn:
                 yield
         finally:
             self._depth -= 1
@@ -514,7 +520,7 @@ class HistoryStore:
     @guarded
     def has_analyses(self) -> bool:
         """True once any analysis is recorded (the first pass of a new history has none)."""
-        return self._db.execute("SELECT 1 FROM analyses LIMIT 1").fetchone() is not None
+        return self._conn.execute("SELECT 1 FROM analyses LIMIT 1").fetchone() is not None
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -526,7 +532,7 @@ class HistoryStore:
 
     @guarded
     def get_meta(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     # ------------------------------------------------------------------ cursors and points
@@ -535,7 +541,7 @@ class HistoryStore:
     def cursors(self, source: str | None = None) -> dict[CurveKey, int]:
         """The last seen step per (source, run_id, metric)."""
         where, params = _where(source=source or None)
-        rows = self._db.execute(f"SELECT source, run_id, metric, last_step FROM cursors{where}",
+        rows = self._conn.execute(f"SELECT source, run_id, metric, last_step FROM cursors{where}",
                                 params)
         return {(r[0], r[1], r[2]): int(r[3]) for r in rows}
 
@@ -559,8 +565,8 @@ class HistoryStore:
                                                         new["value"], stamps, strict=True)]  # fmt: skip
         added = dict(Counter(keys))
         with self.transaction():
-            self._db.executemany(insert_sql("points", POINT_COLUMNS, "INSERT OR REPLACE"), rows)
-            self._db.executemany(
+            self._conn.executemany(insert_sql("points", POINT_COLUMNS, "INSERT OR REPLACE"), rows)
+            self._conn.executemany(
                 "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
                 "SELECT source, run_id, metric, MAX(step), COUNT(*), ? FROM points "
                 "WHERE source = ? AND run_id = ? AND metric = ? "
@@ -577,7 +583,7 @@ class HistoryStore:
             return
         now = time.time()
         with self.transaction():
-            self._db.executemany(
+            self._conn.executemany(
                 "INSERT INTO cursors (source, run_id, metric, last_step, n_points, updated) "
                 "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(source, run_id, metric) DO UPDATE SET "
                 "last_step = MAX(cursors.last_step, excluded.last_step)",
@@ -607,7 +613,7 @@ class HistoryStore:
     @guarded
     def runs(self, source: str | None = None) -> dict[tuple[str, str], RunRecord]:
         where, params = _where(source=source or None)
-        rows = self._db.execute(f"SELECT * FROM runs{where}", params)
+        rows = self._conn.execute(f"SELECT * FROM runs{where}", params)
         return {(r["source"], r["run_id"]): RunRecord.of(
             r["source"], r["run_id"], r["run"], r["experiment"], r["status"],
             json.loads(r["params"]), json.loads(r["tags"]),
@@ -627,7 +633,7 @@ class HistoryStore:
                     changed.append(rec)
                 if old == rec:
                     continue
-                self._db.execute(
+                self._conn.execute(
                     insert_sql("runs", RUN_COLUMNS, "INSERT OR REPLACE"),
                     (rec.source, rec.run_id, rec.run, rec.experiment, rec.status,
                      json.dumps(dict(rec.params)), json.dumps(dict(rec.tags)), now, rec.url),
@@ -639,12 +645,12 @@ class HistoryStore:
     @guarded
     def file_stamps(self) -> dict[str, tuple[int, int]]:
         return {r[0]: (int(r[1]), int(r[2]))
-                for r in self._db.execute("SELECT path, mtime_ns, size FROM files")}
+                for r in self._conn.execute("SELECT path, mtime_ns, size FROM files")}
 
     @guarded
     def set_file_stamps(self, stamps: dict[str, tuple[int, int]]) -> None:
         with self.transaction():
-            self._db.executemany(
+            self._conn.executemany(
                 insert_sql("files", ("path", "mtime_ns", "size"), "INSERT OR REPLACE"),
                 [(p, m, s) for p, (m, s) in stamps.items()])
 
@@ -655,20 +661,21 @@ class HistoryStore:
         """Store one analysis (its JSON entry plus the headline numbers as columns)."""
         row = analysis_row(curve, time.time() if at is None else at)
         with self.transaction():
-            cur = self._db.execute(insert_sql("analyses", ANALYSIS_COLUMNS), row)
+            cur = self._conn.execute(insert_sql("analyses", ANALYSIS_COLUMNS), row)
+        assert cur.lastrowid is not None  # an INSERT sets it
         return int(cur.lastrowid)
 
     @guarded
     def last_analysis(self, key: CurveKey) -> CurveAnalysis | None:
         """The latest recorded analysis of a curve, rebuilt from its JSON entry."""
-        row = self._db.execute("SELECT payload FROM analyses WHERE source = ? AND run_id = ? AND "
+        row = self._conn.execute("SELECT payload FROM analyses WHERE source = ? AND run_id = ? AND "
                                "metric = ? ORDER BY id DESC LIMIT 1", key).fetchone()
         return None if row is None else curve_from_dict(json.loads(row[0]))
 
     @guarded
     def latest_analyses(self) -> list[CurveAnalysis]:
         """The latest analysis of every curve the watcher analysed."""
-        rows = self._db.execute(
+        rows = self._conn.execute(
             "SELECT payload FROM analyses WHERE id IN (SELECT MAX(id) FROM analyses "
             "GROUP BY source, run_id, metric) ORDER BY run, metric")
         return [curve_from_dict(json.loads(r[0])) for r in rows]
@@ -700,7 +707,7 @@ class HistoryStore:
     @guarded
     def record_events(self, events: Sequence[Event]) -> None:
         with self.transaction():
-            self._db.executemany(insert_sql("events", EVENT_COLUMNS), map(_event_row, events))
+            self._conn.executemany(insert_sql("events", EVENT_COLUMNS), map(_event_row, events))
 
     @guarded
     def events(
@@ -712,7 +719,7 @@ class HistoryStore:
     ) -> list[Event]:
         """Recorded events, oldest first; ``run`` matches the run name or id."""
         where, params = _where(run=run, metric=metric, source=source, kind=tuple(kind) if kind else None)
-        rows = self._db.execute(f"SELECT * FROM events{where} ORDER BY id", params)
+        rows = self._conn.execute(f"SELECT * FROM events{where} ORDER BY id", params)
         return [Event(**{**{c: r[c] for c in EVENT_COLUMNS},
                          "compute": math.nan if r["compute"] is None else r["compute"]})
                 for r in rows]  # fmt: skip
@@ -720,19 +727,19 @@ class HistoryStore:
     @guarded
     def has_event(self, key: CurveKey, kind: str) -> bool:
         """True when an event of ``kind`` was recorded for the curve ``key``."""
-        return self._db.execute(
+        return self._conn.execute(
             "SELECT 1 FROM events WHERE source = ? AND run_id = ? AND metric = ? AND kind = ? "
             "LIMIT 1", (*key, kind)).fetchone() is not None
 
     @guarded
     def record_poll(self, poll: PollRecord) -> None:
         with self.transaction():
-            self._db.execute(insert_sql("polls", POLL_COLUMNS),
+            self._conn.execute(insert_sql("polls", POLL_COLUMNS),
                              tuple(getattr(poll, c) for c in POLL_COLUMNS))
 
     @guarded
     def polls(self) -> list[PollRecord]:
-        rows = self._db.execute(f"SELECT {', '.join(POLL_COLUMNS)} FROM polls ORDER BY id")
+        rows = self._conn.execute(f"SELECT {', '.join(POLL_COLUMNS)} FROM polls ORDER BY id")
         return [PollRecord(*tuple(r)) for r in rows]
 
 
@@ -743,18 +750,19 @@ def _event_row(e: Event) -> tuple:
     return tuple(row[c] for c in EVENT_COLUMNS)
 
 
-def _where(**filters: str | Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+def _where(run: str | None = None, **filters: str | Sequence[str] | None
+           ) -> tuple[str, tuple[str, ...]]:
     """The WHERE clause of the given filters (None: no filter): ``run`` matches the name or the id,
     a list matches any of its values."""
     clauses: list[str] = []
     params: list[str] = []
+    if run is not None:
+        clauses.append("(run = ? OR run_id = ?)")
+        params += [run, run]
     for name, value in filters.items():
         if value is None:
             continue
-        if name == "run":
-            clauses.append("(run = ? OR run_id = ?)")
-            params += [value, value]
-        elif not isinstance(value, str):
+        if not isinstance(value, str):
             clauses.append(f"{name} IN ({', '.join('?' * len(value))})")
             params += value
         else:

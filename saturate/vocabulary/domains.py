@@ -101,5 +101,5 @@ def metric_domain(
                 return dom, ""
             return None, (f"the domain {dom.text} set for {pattern!r} was not applied: the curve "
                           f"has values outside it")
-    dom = domain_from_name(metric, values)
-    return (dom if dom is not None and dom.holds(values) else None), ""
+    named = domain_from_name(metric, values)
+    return (named if named is not None and named.holds(values) else None), ""

@@ -13,6 +13,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -209,6 +210,14 @@ def metric_direction(
     tokens = metric_tokens(metric)
     lower = any(t in LOWER_IS_BETTER_WORDS for t in tokens)
     return "lower" if lower and not any(t in _HIGHER_OVERRIDES for t in tokens) else "higher"
+
+
+@overload
+def signed(values: np.ndarray, direction: Direction) -> np.ndarray: ...
+
+
+@overload
+def signed(values: float, direction: Direction) -> float: ...
 
 
 def signed(values: np.ndarray | float, direction: Direction) -> np.ndarray | float:

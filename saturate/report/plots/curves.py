@@ -8,7 +8,7 @@ against the threshold), and :func:`curve_figure`, :func:`plot_analysis`,
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from saturate.report.plots.style import (
     select,
     short,
 )
+from saturate.report.rows import Analysed
 from saturate.results import CurveAnalysis
 from saturate.vocabulary.names import axis_label
 
@@ -223,7 +224,7 @@ def _metric_figure(curves: list[CurveAnalysis], confidence: float, title: str,
     return fig
 
 
-def plot_analysis(analysis: Any, run: str | None = None, metric: str | None = None, *,
+def plot_analysis(analysis: Analysed, run: str | None = None, metric: str | None = None, *,
                   pyplot: bool = False, per_figure: int = MAX_CURVES_PER_FIGURE) -> Figures:
     """The curves ``run`` and ``metric`` (globs) select, one figure per metric
     (:class:`Figures`): a metric's only curve beside its gain per doubling, several in a grid,

@@ -6,7 +6,7 @@ is computed here for them and for the SVG twins (:mod:`saturate.report.svg.diagn
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from saturate.report.plots.style import (
     predict,
     short,
 )
+from saturate.report.rows import Analysed
 from saturate.results import CurveAnalysis
 from saturate.vocabulary.names import axis_label
 
@@ -29,13 +30,15 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG repo
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from saturate.diagnostics.base import Diagnostic
+
 _REWARD, _BENCH, _SINCE = "#c44e52", "#4c72b0", "#8250df"
 RECIPE_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#8172b3")
 DIAGNOSTIC_PLOTS = ("divergence", "sharpening", "recipe")
 """Diagnostic kinds that have a figure (:func:`diagnostic_figure`)."""
 
 
-def curve_points(analysis: Any, source: str, run_id: str,
+def curve_points(analysis: Analysed, source: str, run_id: str,
                  metric: str) -> tuple[np.ndarray, np.ndarray]:
     """(compute, value) of one curve, sorted, compute > 0: from its analysis, else from the data."""
     for c in curves_of(analysis):
@@ -54,14 +57,14 @@ def curve_points(analysis: Any, source: str, run_id: str,
     return c[keep], y[keep]
 
 
-def curve_of(analysis: Any, run_id: str, metric: str) -> CurveAnalysis | None:
+def curve_of(analysis: Analysed, run_id: str, metric: str) -> CurveAnalysis | None:
     for c in curves_of(analysis):
         if c.run_id == run_id and c.metric == metric:
             return c
     return None
 
 
-def sharpening_changes(diagnostic: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def sharpening_changes(diagnostic: Diagnostic) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(k, change, lo, hi) of pass@k since the first checkpoint of a sharpening diagnostic, by k
     (NaN where unknown)."""
     changes = sorted(diagnostic.details.get("changes", ()), key=lambda ch: ch["k"])
@@ -71,7 +74,7 @@ def sharpening_changes(diagnostic: Any) -> tuple[np.ndarray, np.ndarray, np.ndar
     return k, value, lo, hi
 
 
-def recipe_forecasts(diagnostic: Any, analysis: Any
+def recipe_forecasts(diagnostic: Diagnostic, analysis: Analysed
                      ) -> tuple[list[tuple[str, CurveAnalysis | None]], dict | None, float]:
     """The (label, curve) of each recipe of a recipe diagnostic, the crossing of their forecasts,
     and where the forecasts end: 4x the last compute, past the crossing, at most 64x."""
@@ -98,7 +101,7 @@ def recipe_line(
     return grid, predict(curve.fit, grid), interval(curve.fit, grid, confidence)
 
 
-def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> Axes:
+def plot_divergence(diagnostic: Diagnostic, analysis: Analysed, ax: Axes | None = None) -> Axes:
     """Reward (left axis) and benchmark (right axis) against compute, with a vertical line where
     the benchmark stopped following the reward. Returns the left Axes (the right is its twin)."""
     ax = axes_or_new(ax)
@@ -126,12 +129,12 @@ def plot_divergence(diagnostic: Any, analysis: Any, ax: Axes | None = None) -> A
                  fontsize=10, loc="left", color="#cf222e" if d.severity == "error" else "#9a6700")
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
     if handles:
-        ax.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="lower right",
+        ax.legend(handles, [str(h.get_label()) for h in handles], fontsize=7, loc="lower right",
                   framealpha=0.8)
     return ax
 
 
-def plot_sharpening(diagnostic: Any, ax: Axes | None = None) -> Axes:
+def plot_sharpening(diagnostic: Diagnostic, ax: Axes | None = None) -> Axes:
     """Change of pass@k from the first checkpoint against k (log2 axis), with its interval, zero,
     and the k at which the run falls behind its first checkpoint."""
     ax = axes_or_new(ax)
@@ -157,7 +160,7 @@ def plot_sharpening(diagnostic: Any, ax: Axes | None = None) -> Axes:
     return ax
 
 
-def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
+def plot_recipe(diagnostic: Diagnostic, analysis: Analysed, ax: Axes | None = None,
                 *, confidence: float = 0.9) -> Axes:
     """Both recipes' points and forecasts (with interval bands) on one log-compute axis, the
     crossing of the forecasts marked with its interval."""
@@ -198,7 +201,7 @@ def plot_recipe(diagnostic: Any, analysis: Any, ax: Axes | None = None,
     return ax
 
 
-def diagnostic_figure(diagnostic: Any, analysis: Any) -> Figure | None:
+def diagnostic_figure(diagnostic: Diagnostic, analysis: Analysed) -> Figure | None:
     """The figure of a diagnostic whose kind is in :data:`DIAGNOSTIC_PLOTS`, else ``None``."""
     kind = diagnostic.kind
     if kind not in DIAGNOSTIC_PLOTS or (kind == "divergence" and len(diagnostic.metrics) < 2):

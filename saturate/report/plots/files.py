@@ -7,13 +7,14 @@ import io
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from saturate.errors import InputError, SettingsError
 from saturate.report.output import save_with
 from saturate.report.plots.curves import curve_figure
 from saturate.report.plots.diagnostics import diagnostic_figure
 from saturate.report.plots.style import confidence_of, curves_of, select
+from saturate.report.rows import Analysed
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn
     from matplotlib.figure import Figure
@@ -63,12 +64,15 @@ def _save(fig: Figure, out: Path, name: str, formats: tuple[str, ...], dpi: int)
     paths = []
     for fmt in formats:
         path = out / f"{name}.{fmt}"
-        save_with(path, lambda fh, fmt=fmt: fig.savefig(fh, format=fmt, dpi=dpi), what="--out")
+        def write(fh: BinaryIO, fmt: str = fmt) -> None:
+            fig.savefig(fh, format=fmt, dpi=dpi)
+
+        save_with(path, write, what="--out")
         paths.append(path)
     return paths
 
 
-def save_curve_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",), *,
+def save_curve_figures(analysis: Analysed, out_dir: str | Path, formats: Iterable[str] = ("png",), *,
                        run: str | None = None, metric: str | None = None,
                        dpi: int = 120) -> list[Path]:
     """Write one figure per curve to ``out_dir`` as ``<run>__<metric>.<fmt>`` (only
@@ -88,7 +92,7 @@ def save_curve_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str
     return written
 
 
-def save_diagnostic_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",),
+def save_diagnostic_figures(analysis: Analysed, out_dir: str | Path, formats: Iterable[str] = ("png",),
                             *, dpi: int = 120) -> list[Path]:
     """Write the figure of every diagnostic that has one to ``out_dir`` as
     ``diagnostic__<kind>__<run>__<metric>.<fmt>``; return the paths (none when no diagnostic

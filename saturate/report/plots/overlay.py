@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from saturate.report.plots.style import (
     predict,
     short,
 )
+from saturate.report.rows import Analysed
 from saturate.results import CurveAnalysis
 from saturate.vocabulary.names import axis_label
 
@@ -129,7 +130,7 @@ def overlay_figure(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9) 
     return fig
 
 
-def save_overlay_figures(analysis: Any, out_dir: str | Path, formats: Iterable[str] = ("png",),
+def save_overlay_figures(analysis: Analysed, out_dir: str | Path, formats: Iterable[str] = ("png",),
                          *, dpi: int = 120) -> list[Path]:  # fmt: skip
     """Write one overlay chart per :func:`overlay_groups` group to ``out_dir`` as
     ``overlay__<source>__<metric>.<fmt>``; an error when no metric has two runs."""

@@ -8,15 +8,18 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
+from saturate.report.rows import Analysed
 from saturate.results import CurveAnalysis
 
 if TYPE_CHECKING:  # matplotlib is imported where a figure is made: the SVG reports read this too
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from saturate.fit.result import CurveFit
 
 VERDICT_COLORS: dict[str, str] = {
     "scaling": "#1a7f37", "slowing": "#b08800", "saturated": "#cf222e", "regressing": "#8250df",
@@ -28,7 +31,9 @@ FORECAST_SPAN = 4.0  # forecast drawn to this multiple of the last compute when 
 SIZE = (6.4, 3.8)
 
 
-def new_figure(figsize: tuple[float, float] = SIZE, layout: str | None = "constrained") -> Figure:
+def new_figure(figsize: tuple[float, float] = SIZE,
+               layout: Literal["constrained", "compressed", "tight"] | None = "constrained",
+               ) -> Figure:
     """A Figure not registered with pyplot: nothing to close, no leak when many are drawn."""
     # Figures drawn by the dozen use fixed margins: constrained layout doubles the drawing time.
     from matplotlib.figure import Figure
@@ -70,7 +75,7 @@ def observed(curve: CurveAnalysis) -> tuple[np.ndarray, np.ndarray]:
     return c[keep][order], y[keep][order]
 
 
-def predict(fit: Any, grid: np.ndarray) -> np.ndarray | None:
+def predict(fit: CurveFit | None, grid: np.ndarray) -> np.ndarray | None:
     """The fit's prediction on ``grid``, or ``None`` when it has none worth drawing."""
     if fit is None or grid.size == 0:
         return None
@@ -78,7 +83,7 @@ def predict(fit: Any, grid: np.ndarray) -> np.ndarray | None:
     return p if p.shape == grid.shape and np.isfinite(p).any() else None
 
 
-def interval(fit: Any, grid: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray] | None:
+def interval(fit: CurveFit | None, grid: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray] | None:
     """The fit's (lo, hi) band on ``grid``, or ``None`` when it has none worth drawing."""
     if fit is None or grid.size == 0 or not hasattr(fit, "interval"):
         return None
@@ -207,14 +212,14 @@ def error_bar(value: float, lo: float, hi: float) -> list[list[float]] | None:
     return None
 
 
-def curves_of(analysis: Any) -> tuple[CurveAnalysis, ...]:
+def curves_of(analysis: Analysed) -> tuple[CurveAnalysis, ...]:
     """The curves of an analysis, a sequence of curves, or one curve."""
     if isinstance(analysis, CurveAnalysis):
         return (analysis,)
     return tuple(getattr(analysis, "curves", analysis))
 
 
-def confidence_of(analysis: Any) -> float:
+def confidence_of(analysis: Analysed) -> float:
     """The confidence the analysis was run at (0.9 when it does not say)."""
     settings = getattr(analysis, "settings", None) or {}
     level = settings.get("confidence") if isinstance(settings, dict) else None

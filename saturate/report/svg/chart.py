@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 from markupsafe import Markup
 
 from saturate.report.text import for_terminal
+
+#: What a layer takes for its coordinates: a sequence of numbers or a numpy array of them.
+Values: TypeAlias = Sequence[float] | np.ndarray
 
 FONT = 11.0
 CHAR = 6.1  # average advance of a character at FONT px, for laying out legends and labels
@@ -27,7 +31,7 @@ def tag(name: str, /, *content: object, **attrs: object) -> str:
     content and every attribute value (text from the data first shows its control and bidi
     characters escaped, as the templates' ``finalize`` does); content given as ``Markup`` (a
     nested element) is kept as it is."""
-    def shown(v: object) -> object:
+    def shown(v: object) -> str:
         return v if isinstance(v, Markup) else for_terminal(str(v))
 
     attr = Markup("").join(Markup(' {}="{}"').format(k.replace("_", "-"), shown(v))
@@ -120,19 +124,19 @@ class Chart:
                 self._ys.append(y[np.isfinite(y)])
         self.items.append(item)
 
-    def line(self, x: Sequence[float], y: Sequence[float], color: str, *, label: str = "",
+    def line(self, x: Values, y: Values, color: str, *, label: str = "",
              dash: str = "", width: float = 1.6, scale: bool = True, opacity: float = 1.0) -> None:
         """A polyline through the points (gaps where a value is not finite)."""
         self._add(_Item("line", _arr(x), _arr(y), color=color, label=label, dash=dash,
                         width=width, opacity=opacity), scale, scale)
 
-    def band(self, x: Sequence[float], lo: Sequence[float], hi: Sequence[float], color: str, *,
+    def band(self, x: Values, lo: Values, hi: Values, color: str, *,
              label: str = "", opacity: float = 0.18) -> None:
         """A shaded band between ``lo`` and ``hi``; it never sets the y range."""
         self._add(_Item("band", _arr(x), _arr(lo), _arr(hi), color=color, label=label,
                         opacity=opacity), True, False)
 
-    def dots(self, x: Sequence[float], y: Sequence[float], color: str, *, label: str = "",
+    def dots(self, x: Values, y: Values, color: str, *, label: str = "",
              size: float = 3.5, opacity: float = 0.75) -> None:
         self._add(_Item("dots", _arr(x), _arr(y), color=color, label=label, width=size,
                         opacity=opacity), True, True)
@@ -164,7 +168,7 @@ class Chart:
         """A line of text in the plot's top-left corner (e.g. a mark that is off scale)."""
         self.notes.append(text)
 
-    def restrict_y(self, y: Sequence[float]) -> None:
+    def restrict_y(self, y: Values) -> None:
         """Take the y range from ``y`` alone (e.g. the observed points of a thumbnail)."""
         y = _arr(y)
         self._ys = [y[np.isfinite(y)]]
@@ -179,5 +183,5 @@ class Chart:
         return lo - pad, hi + pad
 
 
-def _arr(values: Sequence[float] | np.ndarray) -> np.ndarray:
+def _arr(values: Values) -> np.ndarray:
     return np.asarray(values, dtype=float).reshape(-1)

@@ -5,7 +5,7 @@ matplotlib twins are in :mod:`saturate.report.plots.diagnostics`."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,14 +19,18 @@ from saturate.report.plots.diagnostics import (
     sharpening_changes,
 )
 from saturate.report.plots.style import confidence_of, observed, short
+from saturate.report.rows import Analysed
 from saturate.report.svg.chart import Chart
 from saturate.report.svg.curves import x_label
 from saturate.report.svg.draw import chart_svg
 
+if TYPE_CHECKING:
+    from saturate.diagnostics.base import Diagnostic
+
 _REWARD, _BENCH, _SINCE, _CROSS = "#c44e52", "#4c72b0", "#8250df", "#cf222e"
 
 
-def _divergence(d: Any, analysis: Any) -> str:
+def _divergence(d: Diagnostic, analysis: Analysed) -> str:
     reward, bench = d.metrics[0], d.metrics[1]
     rc, ry = curve_points(analysis, d.source, d.run_id, reward)
     bc, by = curve_points(analysis, d.source, d.run_id, bench)
@@ -48,7 +52,7 @@ def _divergence(d: Any, analysis: Any) -> str:
     return "".join(out)
 
 
-def _sharpening(d: Any) -> str:
+def _sharpening(d: Diagnostic) -> str:
     k, value, lo, hi = sharpening_changes(d)
     if not k.size:
         return ""
@@ -63,7 +67,7 @@ def _sharpening(d: Any) -> str:
     return chart_svg(chart, title=f"sharpening in {d.run}")
 
 
-def _recipe(d: Any, analysis: Any) -> str:
+def _recipe(d: Diagnostic, analysis: Analysed) -> str:
     metric = d.metrics[0]
     found, crossing, end = recipe_forecasts(d, analysis)
     curves = [(label, c) for label, c in found if c is not None]
@@ -94,7 +98,7 @@ def _recipe(d: Any, analysis: Any) -> str:
     return chart_svg(chart, title=f"recipes in {d.run}: {metric}")
 
 
-def diagnostic_svg(diagnostic: Any, analysis: Any) -> str:
+def diagnostic_svg(diagnostic: Diagnostic, analysis: Analysed) -> str:
     """The figure of a diagnostic whose kind is in :data:`DIAGNOSTIC_PLOTS` as SVG, else ``""``."""
     kind = diagnostic.kind
     if kind not in DIAGNOSTIC_PLOTS:

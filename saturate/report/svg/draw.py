@@ -141,6 +141,7 @@ def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, fl
         return (f'<path d="{polyline(sx(item.x), sy(item.y))}" fill="none" stroke="{c}" '
                 f'stroke-width="{item.width:g}"{dash}{op} stroke-linejoin="round"/>')
     if item.kind == "band":
+        assert item.y2 is not None  # a band always has its upper edge
         ok = np.isfinite(item.x) & np.isfinite(item.y) & np.isfinite(item.y2)
         px, lo, hi = sx(item.x[ok]), sy(item.y[ok]), sy(item.y2[ok])
         ok2 = np.isfinite(px)
@@ -159,14 +160,15 @@ def _layer(item: _Item, sx: Scale, sy: Scale, box: tuple[float, float, float, fl
                 f'stroke-opacity="{item.opacity:.2f}"/>')
     if item.kind == "marker":
         (px,), (py,) = sx(item.x), sy(item.y)
-        lo, hi = sy(item.y2)
+        assert item.y2 is not None  # a marker always has its error bar
+        bar_lo, bar_hi = sy(item.y2)
         if not (np.isfinite(px) and np.isfinite(py)):
             return ""
         bar = ""
-        if np.isfinite(lo) and np.isfinite(hi):
-            lo, hi = float(np.clip(lo, y0, y1)), float(np.clip(hi, y0, y1))
-            bar = (f'<path d="M{_f(px)} {_f(lo)}V{_f(hi)}M{_f(px - 3)} {_f(lo)}h6M{_f(px - 3)} '
-                   f'{_f(hi)}h6" stroke="{c}" stroke-width="1.3"/>')
+        if np.isfinite(bar_lo) and np.isfinite(bar_hi):
+            b0, b1 = float(np.clip(bar_lo, y0, y1)), float(np.clip(bar_hi, y0, y1))
+            bar = (f'<path d="M{_f(px)} {_f(b0)}V{_f(b1)}M{_f(px - 3)} {_f(b0)}h6M{_f(px - 3)} '
+                   f'{_f(b1)}h6" stroke="{c}" stroke-width="1.3"/>')
         text = (tag("text", item.text, x=_f(px + 6), y=_f(py - 6), fill=c, font_size="10")
                 if item.text else "")
         return bar + _diamond(px, py, c) + text

@@ -38,7 +38,7 @@ def overlay_svg(curves: Sequence[CurveAnalysis], *, confidence: float = 0.9,
     """The overlay chart of ``curves`` (one metric) as one ``<svg class="overlay">``."""
     shown = list(curves)[:MAX_RUNS_PER_OVERLAY]
     chart = Chart(width, height, xlabel=x_label(shown[0]), ylabel=short(shown[0].metric, 40))
-    groups: list[tuple[str, int, int]] = []
+    groups: list[tuple[dict[str, object], int, int]] = []
     for i, curve in enumerate(shown):
         start, color = len(chart.items), run_color(i)
         line = fit_line(curve, LINE_POINTS)
