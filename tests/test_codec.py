@@ -9,6 +9,7 @@ import functools
 import json
 import types
 import typing
+from pathlib import Path  # the hints of the test's classes are read in this module
 from typing import Any, ClassVar, Literal, Union
 
 import jsonschema
@@ -195,3 +196,60 @@ def test_no_result_writes_its_json_by_hand() -> None:
                 GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup):
         assert cls.to_dict is Coded.to_dict, cls
         assert cls.from_dict.__func__ is Coded.from_dict.__func__, cls
+
+
+def test_write_only_views_cached_derived_values_omitted_nones_and_paths() -> None:
+    """:class:`Written` gives a view only ``to_dict``; ``derived(cached=True)`` writes a cached
+    property; ``omit_none`` leaves a None out; ``missing_from`` reads a missing key from the
+    entry's others; a path is written as its text and read back as a path."""
+    import functools
+
+    from saturate.results.codec import Coded, Written, derived
+
+    @dataclasses.dataclass(frozen=True)
+    class Seen(Written):
+        _json_order: ClassVar[tuple[str, ...]] = ("twice", "n")
+
+        n: int
+        hidden: list[int] = dataclasses.field(default_factory=list, compare=False)
+        extra: str | None = dataclasses.field(default=None, metadata=meta(omit_none=True))
+
+        @derived(cached=True)
+        def twice(self) -> int:
+            self.hidden.append(1)  # counts the calls
+            return 2 * self.n
+
+    seen = Seen(3)
+    assert seen.to_dict() == {"twice": 6, "n": 3} and list(seen.to_dict()) == ["twice", "n"]
+    assert seen.hidden == [1] and isinstance(vars(Seen)["twice"], functools.cached_property)
+    assert Seen(3, extra="x").to_dict() == {"twice": 6, "n": 3, "extra": "x"}
+    assert not hasattr(Seen, "from_dict")
+
+    @dataclasses.dataclass(frozen=True)
+    class Read(Coded):
+        path: Path
+        lo: float = float("nan")
+        sure: bool = dataclasses.field(default=True, metadata=meta(
+            missing_from=lambda entry: entry.get("lo") is not None))
+
+    entry = Read(Path("a/b.csv"), 1.0, False).to_dict()
+    assert entry == {"path": "a/b.csv", "lo": 1.0, "sure": False}
+    assert Read.from_dict(entry) == Read(Path("a/b.csv"), 1.0, False)
+    assert Read.from_dict({"path": "x", "lo": 2.0}).sure is True
+    assert Read.from_dict({"path": "x"}).sure is False
+    assert schema_of(Read)["properties"]["path"] == {"type": "string"}
+    assert schema_of(Read)["required"] == ["path"]
+
+
+@pytest.mark.subprocess  # the subject: what a fresh interpreter imports
+def test_the_codec_and_results_import_neither_numpy_nor_pandas() -> None:
+    """Light modules (the settings) hold coded classes: the codec finds numpy values only once
+    numpy is imported, and the results name pandas only for the type checker."""
+    import subprocess
+    import sys
+
+    code = ("import sys, saturate.results, saturate.decide.settings\n"
+            "print(sorted(m for m in ('numpy', 'pandas') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
