@@ -39,6 +39,7 @@ from saturate.ingest.files import is_log_file, is_table_file
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.tensorboard import is_event_file
 from saturate.ingest.wandb_files import is_run_folder, is_wandb_file
+from saturate.results.codec import Coded, meta
 
 __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_kind", "walk",
            "walk_all", "walk_folder"]
@@ -56,21 +57,18 @@ _ORDER = ("special", "content", "name")
 
 
 @dataclass(frozen=True)
-class Skipped:
-    """A file a walk did not read: its path, why, and how that was decided (``special``: not a
-    regular file, never opened; ``content``: read, holds no curves; ``name``: not a kind of file
-    saturate reads)."""
+class Skipped(Coded):
+    """A file a walk did not read: its path, why (``reason`` in JSON), and how that was decided
+    (``special``: not a regular file, never opened; ``content``: read, holds no curves; ``name``:
+    not a kind of file saturate reads)."""
 
     path: Path
-    why: str
+    why: str = field(metadata=meta(key="reason"))
     how: str = "name"
 
     def label(self) -> str:
         """The path as the warning names it; a file that is not a regular one says what it is."""
         return f"{self.path} ({self.why})" if self.how == "special" else str(self.path)
-
-    def to_dict(self) -> dict[str, str]:
-        return {"path": str(self.path), "reason": self.why}
 
 
 @dataclass(frozen=True)
