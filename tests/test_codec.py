@@ -18,11 +18,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+from saturate.analysis.inventory import Inventory, MetricLine
+from saturate.decide.settings import GroupPrior
 from saturate.errors import InputError
+from saturate.fit.prep import Normalisation
+from saturate.ingest.folder import Skipped
 from saturate.report.schema import build_schema
 from saturate.results import Collapse, CurveAnalysis, Estimate, ForecastPoint, LawSummary, Trend
 from saturate.results.codec import _fields, from_dict, meta, schema_of, to_dict
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
+from saturate.table.axis import ComputeAxis
+from saturate.tracker.timeline import Timeline, TimelinePoint
+from saturate.vocabulary.domains import Domain
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8))
@@ -35,6 +42,8 @@ def _strategy(hint: Any) -> st.SearchStrategy:
               bool: st.booleans()}
     if hint in simple:
         return simple[hint]
+    if hint is Path:
+        return st.text(max_size=12).map(Path)
     if origin is Literal:
         return st.sampled_from(args)
     if origin in (Union, types.UnionType):
@@ -64,7 +73,8 @@ def _of(cls: type) -> st.SearchStrategy:
 
 
 TYPES = [Estimate, ForecastPoint, LawSummary, Trend, Collapse, CurveAnalysis, AggregateCurve,
-         TaskResult, GroupComparison, DiagnosticMetric]
+         TaskResult, GroupComparison, DiagnosticMetric, Domain, Normalisation, GroupPrior,
+         ComputeAxis, Skipped, MetricLine, Inventory, TimelinePoint, Timeline]
 
 
 @pytest.mark.parametrize("cls", TYPES, ids=lambda c: c.__name__)
@@ -193,9 +203,42 @@ def test_no_result_writes_its_json_by_hand() -> None:
 
     for cls in (Allocation, AllocationChoice, Diagnostic, PassKChange, RecipeComparison,
                 RecipePair, RecipeSummary, TargetResult, CurveOutcome, DiagnosticOutcome,
-                GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup):
+                GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup, *TYPES):
         assert cls.to_dict is Coded.to_dict, cls
         assert cls.from_dict.__func__ is Coded.from_dict.__func__, cls
+
+
+def test_views_that_cannot_be_read_back_are_written_by_the_codec() -> None:
+    """The fits (their arrays are not in the JSON), the watcher's events and passes (the time to
+    the second; analyses counted) and the report are :class:`Written`: the codec's ``to_dict``,
+    no ``from_dict``."""
+    from saturate.api import Analysis
+    from saturate.fit.result import CurveFit, LawFit
+    from saturate.results.codec import Written
+    from saturate.tracker.events import Event
+    from saturate.tracker.watch import PassResult
+
+    for cls in (LawFit, CurveFit, Event, PassResult, Analysis):
+        assert cls.to_dict is Written.to_dict and not hasattr(cls, "from_dict"), cls
+    event = Event("verdict_changed", "s", "r1", "r", "m", 2.0, "scaling", "saturated", 90061.5)
+    assert event.to_dict() == {"time": "1970-01-02T01:01:01Z", "event": "verdict_changed",
+                               "source": "s", "run_id": "r1", "run": "r", "metric": "m",
+                               "from": "scaling", "to": "saturated", "compute": 2.0, "detail": ""}
+    assert PassResult(1.0, 5, 2, 1, events=(event,)).to_dict() == {
+        "time": 1.0, "fetched": 5, "new_points": 2, "curves_changed": 1, "analysed": 0,
+        "baseline": False, "events": [event.to_dict()]}
+    report = Analysis((), {}).to_dict()
+    assert list(report) == ["schema_version", "settings", "summary", "axis", "curves",
+                            "diagnostics", "diagnostic_metrics"]  # no suite: no "suite" key
+
+
+def test_an_unbounded_domain_is_null_in_json_and_infinite_read_back() -> None:
+    import math
+
+    domain = Domain(-math.inf, 1.0, "setting", "eval/*")
+    assert domain.to_dict() == {"lo": None, "hi": 1.0, "source": "setting", "pattern": "eval/*"}
+    assert Domain.from_dict(domain.to_dict()) == domain
+    assert Domain.from_dict({"lo": 0, "hi": None}).hi == math.inf
 
 
 def test_write_only_views_cached_derived_values_omitted_nones_and_paths() -> None:

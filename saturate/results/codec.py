@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union, overload
 
 from saturate.errors import InputError
 
@@ -53,11 +53,20 @@ def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str,
     return {k: v for k, v in out.items() if v is not None or k == "missing"}
 
 
+_T = TypeVar("_T")
+
+
+@overload
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
+            cached: Literal[False] = False) -> Callable[[Callable[[Any], _T]], _T]: ...
+@overload
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
+            cached: Literal[True]) -> Callable[[Callable[[Any], _T]], functools.cached_property[_T]]: ...
 def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
             cached: bool = False) -> Callable[[Callable[[Any], Any]], Any]:
     """A property (``cached``: a :func:`functools.cached_property`) also written to the JSON object
     as ``key`` (default: its name), after the field ``after`` (None: after the fields; ignored
-    when read back: it follows from the fields)."""
+    when read back: it follows from the fields). A type checker reads it as its value's type."""
     def wrap(fn: Callable[[Any], Any]) -> Any:
         fn._json_derived = {"after": after, "key": key or fn.__name__,  # type: ignore[attr-defined]
                             **meta(doc)}
