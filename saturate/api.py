@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from saturate.ingest import Source, Tables
 from saturate.ingest.stream import ReadProgress, read_tables
 from saturate.report.notebook import notebook_html  # also registers the results' HTML views
 from saturate.results import CurveAnalysis, verdict_counts
-from saturate.results.codec import jsonable
+from saturate.results.codec import Written, derived, jsonable, meta
 from saturate.settings import Settings
 from saturate.settings.fields import ANALYSIS_GROUPS, OPTIONS_BY_NAME, USED_BY, option_doc
 from saturate.table.axis import AxisWarning, ComputeAxis, describe_axis, named_axis
@@ -43,7 +43,7 @@ _FRAME_FIELDS = (
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Analysis(Written):
     """The result of :func:`analyze`: one :class:`~saturate.results.CurveAnalysis` per objective
     curve, the diagnostics across metrics and runs, the metrics without a verdict
     (``diagnostic_metrics``), the x ``axis`` and, with a ``suite`` key, the
@@ -54,13 +54,16 @@ class Analysis:
     rebuilds it from the curves, ``extra`` (points read for the diagnostics only) and ``runs``.
     """
 
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "schema_version", "settings", "summary", "axis", "curves")
+
     curves: tuple[CurveAnalysis, ...]
     settings: dict[str, Any]
     diagnostics: tuple[Diagnostic, ...] = ()
     table: Table | None = field(default=None, repr=False, compare=False)
     diagnostic_metrics: tuple[DiagnosticMetric, ...] = ()
     axis: ComputeAxis | None = None
-    suite: SuiteAnalysis | None = None
+    suite: SuiteAnalysis | None = field(default=None, metadata=meta(omit_none=True))
     extra: tuple[Table, ...] = field(default=(), repr=False, compare=False)
     runs: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
@@ -108,20 +111,13 @@ class Analysis:
             if (ok(c.run, run) or ok(c.run_id, run)) and ok(c.metric, metric)
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report (see ``saturate/report/schema.json``)."""
-        doc = {
-            "schema_version": SCHEMA_VERSION,
-            "settings": self.settings,
-            "summary": verdict_counts(self.curves),
-            "axis": None if self.axis is None else self.axis.to_dict(),
-            "curves": [c.to_dict() for c in self.curves],
-            "diagnostics": [d.to_dict() if hasattr(d, "to_dict") else d for d in self.diagnostics],
-            "diagnostic_metrics": [m.to_dict() for m in self.diagnostic_metrics],
-        }
-        if self.suite is not None:
-            doc["suite"] = self.suite.to_dict()
-        return jsonable(doc)
+    @derived(key="schema_version")
+    def _schema_version(self) -> int:
+        return SCHEMA_VERSION
+
+    @derived(key="summary")
+    def _verdict_counts(self) -> str:
+        return verdict_counts(self.curves)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per curve with the fields of the JSON entries, nested ones flattened."""

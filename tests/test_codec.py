@@ -9,6 +9,7 @@ import functools
 import json
 import types
 import typing
+from pathlib import Path  # the hints of the test's classes are read in this module
 from typing import Any, ClassVar, Literal, Union
 
 import jsonschema
@@ -17,11 +18,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from saturate.analysis.diagnostic_metrics import DiagnosticMetric
+from saturate.analysis.inventory import Inventory, MetricLine
+from saturate.decide.settings import GroupPrior
 from saturate.errors import InputError
+from saturate.fit.prep import Normalisation
+from saturate.ingest.folder import Skipped
 from saturate.report.schema import build_schema
 from saturate.results import Collapse, CurveAnalysis, Estimate, ForecastPoint, LawSummary, Trend
 from saturate.results.codec import _fields, from_dict, meta, schema_of, to_dict
 from saturate.suites.result import AggregateCurve, GroupComparison, TaskResult
+from saturate.table.axis import ComputeAxis
+from saturate.tracker.timeline import Timeline, TimelinePoint
+from saturate.vocabulary.domains import Domain
 
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8))
@@ -34,6 +42,8 @@ def _strategy(hint: Any) -> st.SearchStrategy:
               bool: st.booleans()}
     if hint in simple:
         return simple[hint]
+    if hint is Path:
+        return st.text(max_size=12).map(Path)
     if origin is Literal:
         return st.sampled_from(args)
     if origin in (Union, types.UnionType):
@@ -63,7 +73,8 @@ def _of(cls: type) -> st.SearchStrategy:
 
 
 TYPES = [Estimate, ForecastPoint, LawSummary, Trend, Collapse, CurveAnalysis, AggregateCurve,
-         TaskResult, GroupComparison, DiagnosticMetric]
+         TaskResult, GroupComparison, DiagnosticMetric, Domain, Normalisation, GroupPrior,
+         ComputeAxis, Skipped, MetricLine, Inventory, TimelinePoint, Timeline]
 
 
 @pytest.mark.parametrize("cls", TYPES, ids=lambda c: c.__name__)
@@ -192,6 +203,96 @@ def test_no_result_writes_its_json_by_hand() -> None:
 
     for cls in (Allocation, AllocationChoice, Diagnostic, PassKChange, RecipeComparison,
                 RecipePair, RecipeSummary, TargetResult, CurveOutcome, DiagnosticOutcome,
-                GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup):
+                GateResult, SuiteOutcome, Normalization, SuiteAnalysis, SuiteGroup, *TYPES):
         assert cls.to_dict is Coded.to_dict, cls
         assert cls.from_dict.__func__ is Coded.from_dict.__func__, cls
+
+
+def test_views_that_cannot_be_read_back_are_written_by_the_codec() -> None:
+    """The fits (their arrays are not in the JSON), the watcher's events and passes (the time to
+    the second; analyses counted) and the report are :class:`Written`: the codec's ``to_dict``,
+    no ``from_dict``."""
+    from saturate.api import Analysis
+    from saturate.fit.result import CurveFit, LawFit
+    from saturate.results.codec import Written
+    from saturate.tracker.events import Event
+    from saturate.tracker.watch import PassResult
+
+    for cls in (LawFit, CurveFit, Event, PassResult, Analysis):
+        assert cls.to_dict is Written.to_dict and not hasattr(cls, "from_dict"), cls
+    event = Event("verdict_changed", "s", "r1", "r", "m", 2.0, "scaling", "saturated", 90061.5)
+    assert event.to_dict() == {"time": "1970-01-02T01:01:01Z", "event": "verdict_changed",
+                               "source": "s", "run_id": "r1", "run": "r", "metric": "m",
+                               "from": "scaling", "to": "saturated", "compute": 2.0, "detail": ""}
+    assert PassResult(1.0, 5, 2, 1, events=(event,)).to_dict() == {
+        "time": 1.0, "fetched": 5, "new_points": 2, "curves_changed": 1, "analysed": 0,
+        "baseline": False, "events": [event.to_dict()]}
+    report = Analysis((), {}).to_dict()
+    assert list(report) == ["schema_version", "settings", "summary", "axis", "curves",
+                            "diagnostics", "diagnostic_metrics"]  # no suite: no "suite" key
+
+
+def test_an_unbounded_domain_is_null_in_json_and_infinite_read_back() -> None:
+    import math
+
+    domain = Domain(-math.inf, 1.0, "setting", "eval/*")
+    assert domain.to_dict() == {"lo": None, "hi": 1.0, "source": "setting", "pattern": "eval/*"}
+    assert Domain.from_dict(domain.to_dict()) == domain
+    assert Domain.from_dict({"lo": 0, "hi": None}).hi == math.inf
+
+
+def test_write_only_views_cached_derived_values_omitted_nones_and_paths() -> None:
+    """:class:`Written` gives a view only ``to_dict``; ``derived(cached=True)`` writes a cached
+    property; ``omit_none`` leaves a None out; ``missing_from`` reads a missing key from the
+    entry's others; a path is written as its text and read back as a path."""
+    import functools
+
+    from saturate.results.codec import Coded, Written, derived
+
+    @dataclasses.dataclass(frozen=True)
+    class Seen(Written):
+        _json_order: ClassVar[tuple[str, ...]] = ("twice", "n")
+
+        n: int
+        hidden: list[int] = dataclasses.field(default_factory=list, compare=False)
+        extra: str | None = dataclasses.field(default=None, metadata=meta(omit_none=True))
+
+        @derived(cached=True)
+        def twice(self) -> int:
+            self.hidden.append(1)  # counts the calls
+            return 2 * self.n
+
+    seen = Seen(3)
+    assert seen.to_dict() == {"twice": 6, "n": 3} and list(seen.to_dict()) == ["twice", "n"]
+    assert seen.hidden == [1] and isinstance(vars(Seen)["twice"], functools.cached_property)
+    assert Seen(3, extra="x").to_dict() == {"twice": 6, "n": 3, "extra": "x"}
+    assert not hasattr(Seen, "from_dict")
+
+    @dataclasses.dataclass(frozen=True)
+    class Read(Coded):
+        path: Path
+        lo: float = float("nan")
+        sure: bool = dataclasses.field(default=True, metadata=meta(
+            missing_from=lambda entry: entry.get("lo") is not None))
+
+    entry = Read(Path("a/b.csv"), 1.0, False).to_dict()
+    assert entry == {"path": "a/b.csv", "lo": 1.0, "sure": False}
+    assert Read.from_dict(entry) == Read(Path("a/b.csv"), 1.0, False)
+    assert Read.from_dict({"path": "x", "lo": 2.0}).sure is True
+    assert Read.from_dict({"path": "x"}).sure is False
+    assert schema_of(Read)["properties"]["path"] == {"type": "string"}
+    assert schema_of(Read)["required"] == ["path"]
+
+
+@pytest.mark.subprocess  # the subject: what a fresh interpreter imports
+def test_the_codec_and_results_import_neither_numpy_nor_pandas() -> None:
+    """Light modules (the settings) hold coded classes: the codec finds numpy values only once
+    numpy is imported, and the results name pandas only for the type checker."""
+    import subprocess
+    import sys
+
+    code = ("import sys, saturate.results, saturate.decide.settings\n"
+            "print(sorted(m for m in ('numpy', 'pandas') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"

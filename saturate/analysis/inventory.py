@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -16,6 +16,7 @@ from saturate.analysis.parts import PreparedParts
 from saturate.analysis.settings import AnalysisSettings
 from saturate.ingest import Tables
 from saturate.ingest.folder import ordered
+from saturate.results.codec import Coded, meta
 from saturate.settings import Settings
 from saturate.table.curves import OPTIONAL_COLUMNS, PARAM_PREFIX, REQUIRED_COLUMNS, TAG_PREFIX
 from saturate.table.table import concat_tables
@@ -28,8 +29,17 @@ _POINT_COLUMNS = {*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "source", "experiment", 
 _SHOWN = 20
 
 
+_PER_CURVE = ("min", "median", "max")
+
+
+def _pairs(first: str, key: str | None = None) -> dict[str, Any]:
+    """A field of ``(first, reason)`` pairs, written as objects with these keys."""
+    return meta(key=key, encode=lambda rows: [{first: a, "reason": b} for a, b in rows],
+                decode=lambda rows: tuple((r[first], r["reason"]) for r in rows))
+
+
 @dataclass(frozen=True)
-class MetricLine:
+class MetricLine(Coded):
     """One metric of the read: its role (``objective`` gets a verdict), the rule that gave it, its
     direction and domain, and its curves' counts of points."""
 
@@ -39,36 +49,29 @@ class MetricLine:
     direction: str
     domain: str
     curves: int
-    points: tuple[int, int, int]  # fewest, median, most points per curve
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"metric": self.metric, "role": self.role, "rule": self.rule,
-                "direction": self.direction, "domain": self.domain, "curves": self.curves,
-                "points_per_curve": dict(zip(("min", "median", "max"), self.points, strict=True))}
+    points: tuple[int, int, int] = field(metadata=meta(  # fewest, median, most per curve
+        key="points_per_curve", encode=lambda p: dict(zip(_PER_CURVE, p, strict=True)),
+        decode=lambda d: tuple(d[k] for k in _PER_CURVE)))
 
 
 @dataclass(frozen=True)
-class Inventory:
+class Inventory(Coded):
     """What :func:`inventory` found: runs, metrics, the x axis, run parameters, left-out columns."""
+
+    _json_order: ClassVar[tuple[str, ...]] = ("runs", "axis", "axis_note")
 
     runs: tuple[str, ...]
     metrics: tuple[MetricLine, ...]
     axis: str
     axis_note: str | None
-    parameters: tuple[str, ...]
-    left_out: tuple[tuple[str, str], ...] = field(default=())
-    skipped: tuple[tuple[str, str], ...] = field(default=())  # (file, why): held no curves
+    parameters: tuple[str, ...] = field(metadata=meta(key="run_parameters"))
+    left_out: tuple[tuple[str, str], ...] = field(default=(), metadata=_pairs("column"))
+    skipped: tuple[tuple[str, str], ...] = field(  # (file, why): held no curves
+        default=(), metadata=_pairs("path", key="skipped_files"))
 
     @property
     def points(self) -> int:
         return sum(round(m.curves * m.points[1]) for m in self.metrics)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"runs": list(self.runs), "axis": self.axis, "axis_note": self.axis_note,
-                "metrics": [m.to_dict() for m in self.metrics],
-                "run_parameters": list(self.parameters),
-                "left_out": [{"column": c, "reason": r} for c, r in self.left_out],
-                "skipped_files": [{"path": p, "reason": r} for p, r in self.skipped]}
 
     def text(self, width: int = 100) -> str:
         """The inventory as plain text lines (names cut at ``width``)."""

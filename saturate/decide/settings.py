@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from saturate.errors import SettingsError
+from saturate.results.codec import Coded
 
 
 @dataclass(frozen=True)
-class GroupPrior:
+class GroupPrior(Coded):
     """What a curve's siblings (the other seeds of its configuration) say about its gain per
     doubling, in units of what each curve's threshold is a share of (its observed range, as a
     rule): ``mean`` and ``var`` of the prior
@@ -29,11 +29,6 @@ class GroupPrior:
     tau2: float
     n: int
     runs: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        from saturate.results.codec import jsonable  # numpy: not for the settings' import
-
-        return jsonable(dataclasses.asdict(self))
 
 
 def call_levels(stop_cost: float, abstain_cost: float) -> tuple[float, float]:

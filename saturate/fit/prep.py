@@ -18,6 +18,7 @@ except ImportError:  # pragma: no cover - a scipy without it: the public functio
 
 from saturate.errors import InputError
 from saturate.fit.kernels import ar_filter
+from saturate.results.codec import Coded
 from saturate.table.curves import DataWarning
 
 #: Magnitudes left unscaled: their squares and sums of squares stay far from a float's limits.
@@ -49,7 +50,7 @@ _X_MIN = 1e-12
 
 
 @dataclass(frozen=True)
-class Normalisation:
+class Normalisation(Coded):
     """Maps user units to the fitting coordinates and back: ``x = (compute + offset) / c_ref``
     (``offset`` > 0 shifts a curve with compute <= 0 by one compute gap, for the log scale) and
     ``y = sign * (value - loc) / scale`` (``sign = -1`` for lower-is-better), worked over
@@ -73,9 +74,6 @@ class Normalisation:
     def value(self, y: ArrayLike) -> Array:
         s = pow2_scale(self.loc, self.scale)
         return (self.loc / s + self.sign * (self.scale / s) * np.asarray(y, dtype=float)) * s
-
-    def to_dict(self) -> dict[str, float]:
-        return {k: float(v) for k, v in self.__dict__.items()}
 
 
 @dataclass(frozen=True)

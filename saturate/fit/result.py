@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -27,7 +27,7 @@ from saturate.results import (
     format_estimate,
     html_of,
 )
-from saturate.results.codec import jsonable
+from saturate.results.codec import Written, derived, meta
 from saturate.settings.checks import check_confidence, resolve_at
 
 Array = NDArray[np.float64]
@@ -35,30 +35,38 @@ _DEFAULT_AT: tuple[str, ...] = ("2x", "4x")
 
 
 @dataclass(frozen=True, eq=False)
-class LawFit:
+class LawFit(Written):
     """One law fitted to one curve.
 
     ``theta`` and ``theta_boot`` (n_boot, k) are in the fitting coordinates; ``params`` holds the
     same parameters in the user's units with bootstrap intervals. ``rss`` is in value units
-    squared, ``cv_error`` the RMS rolling-origin forecast error in value units. No ``from_dict``
+    squared, ``cv_error`` the RMS rolling-origin forecast error in value units. ``to_dict()`` is
+    the reported law (:meth:`summary_row`) plus its formula, RSS and flags; no ``from_dict``
     (``to_dict`` lacks ``theta``): :meth:`saturate.results.LawSummary.from_dict` reads it back.
     """
 
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "name", "params", "weight", "aicc", "cv_error", "converged", "formula")
+
     name: str
-    theta: Array
+    theta: Array = field(compare=False)  # compare=False: not written (eq=False: never compared)
     params: dict[str, Estimate]
     rss: float
     aicc: float
     cv_error: float
     weight: float
     converged: bool
-    theta_boot: Array = field(repr=False)
+    theta_boot: Array = field(repr=False, compare=False)
     flags: tuple[str, ...] = ()
-    user_law: Law | None = field(default=None, repr=False)  # a user's law, bound to the curve
+    user_law: Law | None = field(default=None, repr=False, compare=False)  # bound to the curve
 
     @property
     def law(self) -> Law:
         return LAWS[self.name] if self.user_law is None else self.user_law
+
+    @derived(key="formula")
+    def _formula(self) -> str:
+        return self.law.formula
 
     @property
     def fitted(self) -> bool:
@@ -74,15 +82,13 @@ class LawFit:
         return LawSummary(name=self.name, params=dict(self.params), weight=self.weight,
                           aicc=self.aicc, cv_error=self.cv_error, converged=self.converged)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The reported law (:meth:`summary_row`) plus its formula, RSS and flags, JSON-safe."""
-        out = self.summary_row().to_dict()
-        out.update(formula=self.law.formula, rss=jsonable(self.rss), flags=list(self.flags))
-        return out
+
+def _backtest_entries(rows: tuple[tuple[float, float, float], ...]) -> list[dict[str, float]]:
+    return [{"compute": at, "doublings": h, "error_per_doubling": e} for at, h, e in rows]
 
 
 @dataclass(frozen=True, eq=False)
-class CurveFit:
+class CurveFit(Written):
     """All laws fitted to one curve, their weights, and the model-averaged forecast.
 
     Bootstrap draw ``i`` of the averaged curve is draw ``i`` of law ``laws[draw_law[i]]`` (draws
@@ -92,6 +98,11 @@ class CurveFit:
     ``from_dict`` (``to_dict`` lacks the fitted parameters: refit instead).
     """
 
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "direction", "confidence", "n_points", "compute_first", "compute_last", "asymptote",
+        "start_level", "laws", "forecast", "flags", "noise", "ar_order", "extrapolation_se",
+        "gain_backtest", "n_boot")
+
     laws: tuple[LawFit, ...]
     flags: tuple[str, ...]
     direction: Direction
@@ -99,21 +110,22 @@ class CurveFit:
     n_points: int
     compute_first: float
     compute_last: float
-    norm: Normalisation
-    draw_law: NDArray[np.intp] = field(repr=False)
+    norm: Normalisation = field(metadata=meta(key="normalisation"))
+    draw_law: NDArray[np.intp] = field(repr=False, compare=False)  # not written (eq=False)
     asymptote: Estimate
     noise: float = math.nan
     ar_order: int = 0
-    gain_backtest: tuple[tuple[float, float, float], ...] = ()
+    gain_backtest: tuple[tuple[float, float, float], ...] = field(
+        default=(), metadata=meta(encode=_backtest_entries))
 
-    @cached_property
+    @derived(cached=True)
     def start_level(self) -> Estimate:
         """The averaged curve at the first compute, with its bootstrap interval: ``R0``."""
         value = float(self.predict(self.compute_first)[0])
         lo, hi = _holding(value, *self.interval(self.compute_first))
         return Estimate(value, float(lo[0]), float(hi[0]), identified=True)
 
-    @cached_property
+    @derived(cached=True)
     def extrapolation_se(self) -> float:
         """RMS error per doubling of the rolling-origin gain forecasts (``gain_backtest``): how far
         an extrapolated gain can miss on this curve. NaN without a backtest."""
@@ -227,30 +239,13 @@ class CurveFit:
     def law_summaries(self) -> tuple[LawSummary, ...]:
         return tuple(lf.summary_row() for lf in self.laws)
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(
-            {
-                "direction": self.direction,
-                "confidence": self.confidence,
-                "n_points": self.n_points,
-                "compute_first": self.compute_first,
-                "compute_last": self.compute_last,
-                "asymptote": self.asymptote.to_dict(),
-                "start_level": self.start_level.to_dict(),
-                "laws": [lf.to_dict() for lf in self.laws],
-                "forecast": [f.to_dict() for f in self.forecast()],
-                "flags": list(self.flags),
-                "noise": self.noise,
-                "ar_order": self.ar_order,
-                "extrapolation_se": self.extrapolation_se,
-                "gain_backtest": [
-                    {"compute": at, "doublings": h, "error_per_doubling": e}
-                    for at, h, e in self.gain_backtest
-                ],
-                "n_boot": int(self.draw_law.shape[0]),
-                "normalisation": self.norm.to_dict(),
-            }
-        )
+    @derived(key="forecast")
+    def _default_forecast_entries(self) -> tuple[ForecastPoint, ...]:
+        return self.forecast()
+
+    @derived(key="n_boot")
+    def _n_boot(self) -> int:
+        return int(self.draw_law.shape[0])
 
     def _repr_html_(self) -> str:
         """Jupyter: the fitted curve with its band, the laws and their weights, the forecasts."""

@@ -45,6 +45,7 @@ from saturate.ingest.files import is_log_file, is_table_file
 from saturate.ingest.mlflow_common import is_legacy_store, is_mlflow_sqlite
 from saturate.ingest.tensorboard import is_event_file
 from saturate.ingest.wandb_files import HEADER, MAGIC, is_run_folder, is_wandb_file
+from saturate.results.codec import Coded, meta
 
 __all__ = ["SKIP_DIRS", "Found", "Skipped", "ordered", "skipped_line", "special_kind", "walk",
            "walk_all", "walk_folder"]
@@ -67,14 +68,14 @@ _ORDER = ("special", "wandb", "content", "name")
 
 
 @dataclass(frozen=True)
-class Skipped:
-    """A file a walk did not read: its path, why, and how that was decided (``special``: not a
-    regular file, never opened; ``wandb``: a W&B run folder without its log, or a log that is
-    empty or damaged; ``content``: read, holds no curves; ``name``: not a kind of file saturate
-    reads)."""
+class Skipped(Coded):
+    """A file a walk did not read: its path, why (``reason`` in JSON), and how that was decided
+    (``special``: not a regular file, never opened; ``wandb``: a W&B run folder without its log,
+    or a log that is empty or damaged; ``content``: read, holds no curves; ``name``: not a kind
+    of file saturate reads)."""
 
     path: Path
-    why: str
+    why: str = field(metadata=meta(key="reason"))
     how: str = "name"
 
     def label(self) -> str:
@@ -87,9 +88,6 @@ class Skipped:
                 path = "…/" + (f"{self.path.parent.name}/" if is_log else "") + self.path.name
             return f"{path} ({self.why})"
         return f"{self.path} ({self.why})" if self.how == "special" else str(self.path)
-
-    def to_dict(self) -> dict[str, str]:
-        return {"path": str(self.path), "reason": self.why}
 
 
 @dataclass(frozen=True)

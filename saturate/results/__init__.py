@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import pandas as pd
-
 from saturate.results.codec import Coded, meta, num, to_dict
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from saturate.decide.decision import Decision
     from saturate.fit.result import CurveFit
     from saturate.measure.evidence import Evidence
@@ -74,26 +74,26 @@ PASSING_VERDICTS: frozenset[str] = frozenset({"scaling", "slowing"})
 _NAN = math.nan
 
 
+def _has_interval(entry: Mapping[str, Any]) -> bool:
+    return math.isfinite(num(entry.get("lo")))
+
+
 @dataclass(frozen=True)
 class Estimate(Coded):
-    """A point estimate with its interval; ``identified`` is False when the data cannot pin it down."""
+    """A point estimate with its interval; ``identified`` is False when the data cannot pin it down.
+
+    Read from an entry, a missing number is NaN (None or ``{}``: missing, unidentified); without
+    ``identified`` (the gain's entries) it is identified when it has an interval."""
 
     _json_def: ClassVar[str] = "estimate"
 
-    value: float = field(metadata=meta(required=True))
+    value: float = field(metadata=meta(required=True, missing=_NAN))
     lo: float = field(default=_NAN, metadata=meta(
         "Lower bound of the interval at the report's confidence.", required=True))
     hi: float = field(default=_NAN, metadata=meta(required=True))
     identified: bool = field(default=True, metadata=meta(
-        "False when the data cannot pin the value down.", required=True))
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> Estimate:
-        """The estimate of a :meth:`to_dict` entry (None or ``{}``: missing, unidentified);
-        without ``identified`` (the gain's entries) it is identified when it has an interval."""
-        lo = num((d or {}).get("lo"))
-        return cls(num((d or {}).get("value")), lo, num((d or {}).get("hi")),
-                   bool((d or {}).get("identified", math.isfinite(lo))))
+        "False when the data cannot pin the value down.", required=True,
+        missing_from=_has_interval))
 
     def __str__(self) -> str:
         return format_estimate(self)

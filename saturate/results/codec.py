@@ -6,7 +6,11 @@ Only fields with ``compare=True`` are written (NaN as ``null``, tuples as lists)
 field; ``encode``/``decode``/``schema`` give a field a JSON form other than its type's;
 ``inline`` writes an encoded object's entries in the field's place (a view of another result).
 Properties marked :func:`derived` are written too; a class's ``_json_order`` (its keys) orders
-the entry when the fields' order is not the JSON's.
+the entry when the fields' order is not the JSON's. :class:`Coded` gives a class both methods,
+:class:`Written` only ``to_dict`` (a view that leaves out what it would need to be read back).
+
+No numpy here: a numpy value cannot exist before numpy is imported, so :func:`jsonable` looks for
+it only then, and light modules (the settings) can hold coded classes.
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Union
-
-import numpy as np
+from pathlib import PurePath
+from typing import Any, Literal, TypeVar, Union, overload
 
 from saturate.errors import InputError
 
-__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num", "Coded"]
+__all__ = ["meta", "derived", "jsonable", "to_dict", "from_dict", "schema_of", "num", "Coded",
+           "Written"]
 
 
 _NO = object()
@@ -33,26 +37,40 @@ _NO = object()
 def meta(doc: str | None = None, *, key: str | None = None, schema: Mapping[str, Any] | None = None,
          missing: Any = _NO, required: bool | None = None,
          encode: Callable[[Any], Any] | None = None,
-         decode: Callable[[Any], Any] | None = None, inline: bool | None = None) -> dict[str, Any]:
+         decode: Callable[[Any], Any] | None = None, inline: bool | None = None,
+         missing_from: Callable[[Mapping[str, Any]], Any] | None = None,
+         omit_none: bool | None = None) -> dict[str, Any]:
     """A field's JSON metadata: description, key (``a.b``: nested), schema keywords to add, the
-    value a missing key reads as (``missing``; else the entry is refused unless the field has a
-    default), whether the schema requires the key, its own ``encode``/``decode``/``schema``, and
-    ``inline``: the encoded object's entries written in the field's place (write-only)."""
+    value a missing key reads as (``missing``, or ``missing_from(entry)`` when it follows from the
+    entry's other keys; else the entry is refused unless the field has a default), whether the
+    schema requires the key, its own ``encode``/``decode``/``schema``, ``inline``: the encoded
+    object's entries written in the field's place (write-only), and ``omit_none``: no key at all
+    when the value is None."""
     out = dict(doc=doc, key=key, schema=schema, required=required, encode=encode, decode=decode,
-               inline=inline)
+               inline=inline, missing_from=missing_from, omit_none=omit_none)
     if missing is not _NO:
         out["missing"] = missing
     return {k: v for k, v in out.items() if v is not None or k == "missing"}
 
 
-def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None
-            ) -> Callable[[Callable[[Any], Any]], property]:
-    """A property also written to the JSON object as ``key`` (default: its name), after the field
-    ``after`` (None: after the fields; ignored when read back: it follows from the fields)."""
-    def wrap(fn: Callable[[Any], Any]) -> property:
+_T = TypeVar("_T")
+
+
+@overload
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
+            cached: Literal[False] = False) -> Callable[[Callable[[Any], _T]], _T]: ...
+@overload
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
+            cached: Literal[True]) -> Callable[[Callable[[Any], _T]], functools.cached_property[_T]]: ...
+def derived(after: str | None = None, doc: str | None = None, *, key: str | None = None,
+            cached: bool = False) -> Callable[[Callable[[Any], Any]], Any]:
+    """A property (``cached``: a :func:`functools.cached_property`) also written to the JSON object
+    as ``key`` (default: its name), after the field ``after`` (None: after the fields; ignored
+    when read back: it follows from the fields). A type checker reads it as its value's type."""
+    def wrap(fn: Callable[[Any], Any]) -> Any:
         fn._json_derived = {"after": after, "key": key or fn.__name__,  # type: ignore[attr-defined]
                             **meta(doc)}
-        return property(fn)
+        return functools.cached_property(fn) if cached else property(fn)
 
     return wrap
 
@@ -63,22 +81,29 @@ def num(x: Any) -> float:
 
 
 def jsonable(x: Any) -> Any:
-    """Plain, JSON-safe Python: numpy scalars converted, NaN/inf as None, tuples as lists."""
+    """Plain, JSON-safe Python: numpy scalars converted, NaN/inf as None, tuples as lists, paths
+    as text."""
     if isinstance(x, dict):
         return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
+    np = sys.modules.get("numpy")  # not imported here: see the module docstring
+    if np is not None:
+        if isinstance(x, np.ndarray):
+            return [jsonable(v) for v in x.tolist()]
+        if isinstance(x, np.bool_):
+            return bool(x)
+        if isinstance(x, np.integer):
+            return int(x)
+        if isinstance(x, np.floating):
+            x = float(x)
+    if isinstance(x, float):
         f = float(x)
         return f if math.isfinite(f) else None
     if hasattr(x, "to_dict") and not hasattr(x, "columns"):  # not a DataFrame
         return x.to_dict()
+    if isinstance(x, PurePath):
+        return str(x)
     return x
 
 
@@ -106,12 +131,14 @@ def _derived(cls: type) -> dict[str | None, tuple[tuple[str, dict[str, Any], Any
     seen = {k: v for c in reversed(cls.__mro__) for k, v in vars(c).items()}
     names = {f.name for f, _ in _fields(cls)}
     for name, value in seen.items():
-        info = getattr(getattr(value, "fget", None), "_json_derived", None)
+        fn = value.func if isinstance(value, functools.cached_property) else getattr(
+            value, "fget", None)
+        info = getattr(fn, "_json_derived", None)
         if info is not None:
             if info["after"] is not None and info["after"] not in names:
                 raise TypeError(f"{cls.__name__}.{name}: derived after {info['after']!r}, "
                                 "which is no serialised field")
-            hint = _hint(value.fget.__annotations__.get("return", "Any"), module)
+            hint = _hint(fn.__annotations__.get("return", "Any"), module)
             out[info["after"]] = (*out.get(info["after"], ()), (name, info, hint))
     return out
 
@@ -161,7 +188,7 @@ def to_dict(obj: Any) -> dict[str, Any]:
             into = into.setdefault(part, {})
         if f.metadata.get("inline"):
             into.update(value)
-        else:
+        elif value is not None or not f.metadata.get("omit_none"):
             into[last] = value
         for name, info, _ in extra.get(f.name, ()):
             out[info["key"]] = jsonable(getattr(obj, name))
@@ -184,6 +211,8 @@ def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
         if last not in here:
             if "missing" in f.metadata:
                 kwargs[f.name] = f.metadata["missing"]
+            elif "missing_from" in f.metadata:
+                kwargs[f.name] = f.metadata["missing_from"](here)
             elif not _has_default(f):
                 raise InputError(f"{cls.__name__}.from_dict: the entry has no {last!r} "
                                  f"(keys: {sorted(here)})")
@@ -193,15 +222,20 @@ def from_dict(cls: type, d: Mapping[str, Any] | None) -> Any:
     return cls(**kwargs)
 
 
-class Coded:
-    """Mixin of a dataclass whose ``to_dict()`` and ``from_dict()`` are made from its fields."""
+class Written:
+    """Mixin of a dataclass whose ``to_dict()`` is made from its fields: a view written, never
+    read back (it leaves out what it would need, such as fitted arrays)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON entry (see ``saturate/report/schema.json``)."""
         return to_dict(self)
 
+
+class Coded(Written):
+    """Mixin of a dataclass whose ``to_dict()`` and ``from_dict()`` are made from its fields."""
+
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Any:
+    def from_dict(cls, d: Mapping[str, Any] | None) -> Any:
         """An instance from its :meth:`to_dict` entry (a missing key without a default raises
         :class:`~saturate.errors.InputError`)."""
         return from_dict(cls, d)
@@ -229,6 +263,8 @@ def _value(hint: Any, x: Any) -> Any:
         return {str(k): _value(value, v) for k, v in x.items()}
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return hint.from_dict(x) if hasattr(hint, "from_dict") else from_dict(hint, x)
+    if isinstance(hint, type) and issubclass(hint, PurePath):
+        return hint(x)
     return x  # Literal, Any, dict and the like: as JSON has it
 
 
@@ -256,7 +292,7 @@ def schema_of(cls: type, *, ref: bool = False) -> dict[str, Any]:
         if "doc" in f.metadata:
             prop["description"] = f.metadata["doc"]
         node.setdefault("properties", {})[last] = prop
-        optional = _has_default(f) or "missing" in f.metadata
+        optional = _has_default(f) or "missing" in f.metadata or "missing_from" in f.metadata
         _require(node, last, f.metadata.get("required", not optional))
         for _, info, hint in _derived(cls).get(f.name, ()):
             root["properties"][info["key"]] = _schema(hint) | (
@@ -293,6 +329,8 @@ def _schema(hint: Any) -> dict[str, Any]:
               str: {"type": "string"}, bool: {"type": "boolean"}}
     if hint in simple:
         return dict(simple[hint])
+    if isinstance(hint, type) and issubclass(hint, PurePath):
+        return {"type": "string"}
     if origin is Literal:
         return {"enum": list(_args(hint))}
     if _is_union(hint):

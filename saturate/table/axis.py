@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from saturate.errors import InputError, SettingsError, miss_text, shorten
+from saturate.results.codec import Coded, derived
 from saturate.table.curves import PARAM_PREFIX
 from saturate.table.run_table import run_starts
 from saturate.vocabulary.names import GPU_HOURS, STEPS, axis_label, axis_unit
@@ -38,7 +38,7 @@ class AxisWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class ComputeAxis:
+class ComputeAxis(Coded):
     """The x axis: its ``name`` (a column or metric, ``step``, or ``compute`` when runs differ),
     its ``unit`` (``None`` when the name does not say), a ``note`` on how it was obtained or
     what is missing, and the runs left on their step (``step_runs``) while others are not."""
@@ -48,12 +48,12 @@ class ComputeAxis:
     note: str | None = None
     step_runs: tuple[str, ...] = ()
 
-    @property
+    @derived("unit")
     def label(self) -> str:
         """``GPU-hours (compute/gpu_hours)``: how reports and plots name the axis."""
         return axis_label(self.name, self.unit)
 
-    @property
+    @derived("unit", key="steps")
     def is_steps(self) -> bool:
         """Whether every run is on its step (no measure of compute was found or given)."""
         return self.unit == STEPS
@@ -71,10 +71,6 @@ class ComputeAxis:
         if self.step_runs:
             return f"{self.label} ({len(self.step_runs)} run(s) on their step instead)"
         return self.label + (f" ({self.note})" if self.note else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "unit": self.unit, "label": self.label,
-                "steps": self.is_steps, "note": self.note, "step_runs": list(self.step_runs)}
 
     def warning(self) -> str | None:
         """The one line to tell a user whose curves are (partly) on steps, else ``None``."""

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 from saturate.measure.constants import KNEE_ROI
 from saturate.report.rows import format_time
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis
-from saturate.results.codec import jsonable
+from saturate.results.codec import Written, meta
 
 FINISHED_STATUSES = frozenset({"FINISHED", "FAILED", "KILLED"})
 # A stop point without an interval "moved" when it shifts by more than this share of its value.
@@ -54,26 +54,23 @@ def _unescape(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Event:
-    """One change that matters on one curve, at the compute where it was seen."""
+class Event(Written):
+    """One change that matters on one curve, at the compute where it was seen. ``to_dict()`` is
+    its JSON line's object, the time to the second as the line shows it (not read back)."""
 
-    kind: str
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "time", "event", "source", "run_id", "run", "metric", "from", "to")
+
+    kind: str = field(metadata=meta(key="event"))
     source: str
     run_id: str
     run: str
     metric: str
     compute: float
-    before: str | None = None
-    after: str | None = None
-    time: float = 0.0
+    before: str | None = field(default=None, metadata=meta(key="from"))
+    after: str | None = field(default=None, metadata=meta(key="to"))
+    time: float = field(default=0.0, metadata=meta(encode=format_time))
     detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "time": format_time(self.time), "event": self.kind, "source": self.source,
-            "run_id": self.run_id, "run": self.run, "metric": self.metric, "from": self.before,
-            "to": self.after, "compute": self.compute, "detail": self.detail,
-        })  # fmt: skip
 
     def line(self) -> str:
         """The stable one-line text form (see the module docstring)."""

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -18,13 +18,15 @@ import pandas as pd
 from saturate.errors import InputError, SettingsError, no_match
 from saturate.report.text import for_terminal
 from saturate.results import CurveAnalysis, Estimate, ForecastPoint, format_estimate
-from saturate.results.codec import Coded, jsonable
+from saturate.results.codec import Coded, derived
 from saturate.table.table import Table
 
 
 @dataclass(frozen=True)
-class TimelinePoint:
+class TimelinePoint(Coded):
     """The analysis of the curve as it stood at ``compute`` (``n_points`` points seen)."""
+
+    _json_order: ClassVar[tuple[str, ...]] = ("compute", "n_points", "verdict", "p_pays")
 
     compute: float
     n_points: int
@@ -36,18 +38,6 @@ class TimelinePoint:
     stop_point: Estimate | None = None
     time: float | None = None
     p_pays: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "compute": self.compute, "n_points": self.n_points, "verdict": self.verdict,
-            "p_pays": self.p_pays,
-            "asymptote": self.asymptote.to_dict(),
-            "gain_per_doubling": self.gain_per_doubling.to_dict(),
-            "forecast": None if self.forecast is None else self.forecast.to_dict(),
-            "knee": self.knee,
-            "stop_point": None if self.stop_point is None else self.stop_point.to_dict(),
-            "time": self.time,
-        })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -61,7 +51,7 @@ class Stability(Coded):
 
 
 @dataclass(frozen=True)
-class Timeline:
+class Timeline(Coded):
     """One curve's estimates through its history; ``origin`` is ``refit`` or ``history``."""
 
     source: str
@@ -76,6 +66,18 @@ class Timeline:
     def first_seen(self, verdict: str) -> float | None:
         """The first compute at which the verdict was ``verdict`` (None: never)."""
         return next((p.compute for p in self.points if p.verdict == verdict), None)
+
+    @derived("target", key="first_saturated")
+    def _first_saturated(self) -> float | None:
+        return self.first_seen("saturated")
+
+    @derived("target", key="saturated_since")
+    def _saturated_since(self) -> float | None:
+        return self.since("saturated")
+
+    @derived("target", key="asymptote_stability")
+    def _stability(self) -> Stability:
+        return self.asymptote_stability()
 
     def since(self, verdict: str) -> float | None:
         """The compute since which the verdict has been ``verdict`` without a break (None: not now)."""
@@ -108,15 +110,6 @@ class Timeline:
                f"[{final.lo:.4g}, {final.hi:.4g}]")  # fmt: skip
         return Stability(inside, drift, len(later), why)
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "source": self.source, "run_id": self.run_id, "run": self.run, "metric": self.metric,
-            "compute_name": self.compute_name, "origin": self.origin, "target": self.target,
-            "first_saturated": self.first_seen("saturated"),
-            "saturated_since": self.since("saturated"),
-            "asymptote_stability": self.asymptote_stability().to_dict(),
-            "points": [p.to_dict() for p in self.points],
-        })  # fmt: skip
 
     def to_frame(self) -> pd.DataFrame:
         """One row per point with the estimates flattened."""

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -23,7 +23,7 @@ from saturate.errors import InputError, SaturateError, SettingsError, SourceErro
 from saturate.ingest import axis_join
 from saturate.ingest.redaction import redact
 from saturate.results import CurveAnalysis, verdict_counts
-from saturate.results.codec import jsonable
+from saturate.results.codec import Written, derived
 from saturate.table import curves
 from saturate.table.curves import PARAM_PREFIX
 from saturate.table.selection import Offered, is_slip, selection_miss
@@ -51,24 +51,25 @@ def _pause_for_tests() -> None:
 
 
 @dataclass(frozen=True)
-class PassResult:
-    """One watch pass: counters, the curves re-analysed and the events they raised."""
+class PassResult(Written):
+    """One watch pass: counters, the curves re-analysed and the events they raised; ``to_dict()``
+    counts the analyses (``analysed``) rather than holding them."""
+
+    _json_order: ClassVar[tuple[str, ...]] = (
+        "time", "fetched", "new_points", "curves_changed", "analysed", "baseline")
 
     time: float
     fetched: int
     new_points: int
     curves_changed: int
-    analyses: tuple[CurveAnalysis, ...] = ()
+    analyses: tuple[CurveAnalysis, ...] = field(default=(), compare=False)  # not written
     events: tuple[Event, ...] = ()
-    writeback: Any = None
+    writeback: Any = field(default=None, compare=False)
     baseline: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({
-            "time": self.time, "fetched": self.fetched, "new_points": self.new_points,
-            "curves_changed": self.curves_changed, "analysed": len(self.analyses),
-            "baseline": self.baseline, "events": [e.to_dict() for e in self.events],
-        })  # fmt: skip
+    @derived(key="analysed")
+    def _analysed(self) -> int:
+        return len(self.analyses)
 
     def summary(self) -> str:
         """One line; for the baseline pass it sums up the verdicts instead of listing events."""

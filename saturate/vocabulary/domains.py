@@ -12,11 +12,12 @@ import itertools
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
+from saturate.results.codec import Coded, meta
 from saturate.vocabulary.names import metric_tokens
 from saturate.vocabulary.roles import RATE_OF
 
@@ -33,12 +34,18 @@ _PASS_K = re.compile(r"(pass|maj)\d+")  # one word: eval_gsm8k_pass1
 Source = Literal["name", "setting"]
 
 
-@dataclass(frozen=True)
-class Domain:
-    """A closed interval ``[lo, hi]`` (an end may be infinite) and where it came from."""
+def _end(infinite: float) -> dict[str, object]:
+    """An end of the interval: JSON's ``null`` reads back as ``infinite``."""
+    return meta(decode=lambda x: infinite if x is None else float(x))
 
-    lo: float
-    hi: float
+
+@dataclass(frozen=True)
+class Domain(Coded):
+    """A closed interval ``[lo, hi]`` (an end may be infinite, ``null`` in JSON) and where it came
+    from."""
+
+    lo: float = field(metadata=_end(-math.inf))
+    hi: float = field(metadata=_end(math.inf))
     source: Source = "name"
     pattern: str | None = None
 
@@ -52,14 +59,6 @@ class Domain:
     def text(self) -> str:
         """``[0, 1]`` as the reasons print it."""
         return f"[{self.lo:g}, {self.hi:g}]"
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-safe: infinite ends are ``None``."""
-        def end(x: float) -> float | None:
-            return float(x) if math.isfinite(x) else None
-
-        return {"lo": end(self.lo), "hi": end(self.hi), "source": self.source,
-                "pattern": self.pattern}
 
 
 def domain_from_name(metric: str, values: np.ndarray | None = None) -> Domain | None:
