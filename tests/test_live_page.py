@@ -17,8 +17,8 @@ from test_html_browser import BROWSER, _chromium
 from test_report_data import HOSTILE, N_BOOT, write_runs
 
 import saturate.api
+from saturate.report.html import render_live_page
 from saturate.report.html_assets import CSP, PAGE_SCRIPT
-from saturate.report.live_page import render_live_page
 from saturate.tracker.state import curve_from_dict
 
 CONTROL = "bad\x1bname\u202e"

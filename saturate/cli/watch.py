@@ -144,7 +144,7 @@ class _Outputs:
     def of(cls, hook: Any, html: Path | None, label: str, interval: float) -> _Outputs:
         page = None
         if html is not None:
-            from saturate.tracker.live_output import LivePage
+            from saturate.tracker.watch import LivePage
 
             page = LivePage(html, label, refresh=max(int(interval), 5))
             page.check()

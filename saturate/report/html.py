@@ -9,12 +9,16 @@ is escaped by the template); its Content-Security-Policy
 (:data:`~saturate.report.html_assets.CSP`) lets only its own script run and fetches nothing. This
 module gathers what the template shows; the charts are inline SVG (:mod:`saturate.report.svg`)
 and the explorer's numbers JSON (:mod:`saturate.report.chart_data`).
+
+The page ``watch --html`` keeps (:func:`render_live_page`, ``templates/live.html``) is the same
+picture, table and explorer for the curves followed, refreshing itself every ``refresh`` seconds;
+the explorer keeps its view across the refreshes.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -33,6 +37,7 @@ from saturate.report.rows import (
     diagnostic_rows,
     diagnostics_of,
     forecast_cell,
+    format_time,
     headline,
     interval,
     num,
@@ -42,9 +47,6 @@ from saturate.report.rows import (
     short_reason,
 )
 from saturate.results import VERDICTS, CurveAnalysis
-
-Progress = Callable[[int, int], None]
-"""``progress(done, total)``, called as sections are drawn."""
 
 
 def _sort_value(x: float | None) -> str:
@@ -273,3 +275,46 @@ def render_sections(curves: Sequence[CurveAnalysis], data: pd.DataFrame | None,
             if progress is not None:
                 progress(done, total)
     return out
+
+
+# ---- the page `watch --html` keeps ------------------------------------------------------------
+
+_LIVE_HEAD = (("run", ""), ("metric", ""), ("verdict", ""), ("P(pays)", "n"), ("gain / doubling", "n"),
+         ("last compute", "n"), ("points", "n"), ("reason", ""), ("curve", "nosort"))
+
+
+def _live_row(i: int, curve: CurveAnalysis, plots: bool) -> dict[str, Any]:
+    from saturate.report.svg import sparkline_svg
+
+    has_points = curve.points is not None and len(curve.points) > 0
+    return {"i": i, "run": curve.run, "url": run_url(curve), "metric": curve.metric,
+            "verdict": curve.verdict, "order": VERDICTS.index(curve.verdict)
+            if curve.verdict in VERDICTS else 9, "p": prob(curve.p_pays), "p_key": _sort_value(curve.p_pays),
+            "gain": interval(curve.gain_per_doubling),
+            "gain_key": _sort_value(curve.gain_per_doubling.value), "compute": num(curve.compute_last),
+            "compute_key": _sort_value(curve.compute_last), "points": curve.n_points,
+            "why": short_reason(curve),
+            "spark": Markup(sparkline_svg(curve)) if plots and has_points else ""}
+
+
+def render_live_page(curves: Iterable[CurveAnalysis], *, source: str, updated: float,
+                     refresh: int = 60, plots: bool = True) -> str:  # fmt: skip
+    """The page of the current verdicts (``updated``: epoch seconds of the last pass);
+    ``plots=False`` leaves the charts out."""
+
+    rows = sorted(curves, key=lambda c: (c.run, c.metric, c.run_id))
+    charts: dict[str, Any] = {"overview": "", "data": None, "groups": [], "band_text": "",
+                              "axis_name": ""}
+    if plots and rows:
+        level = next((c.fit.confidence for c in rows if c.fit is not None), 0.9)
+        charts = charts_context(rows, {}, level, sections=False)
+    unseen = sum(c.points is None or len(c.points) == 0 for c in rows)
+    return render_template(
+        "live.html", source=source, updated=format_time(updated), every=max(int(refresh), 1),
+        summary=headline(rows) if rows else "waiting for the first pass", heads=_LIVE_HEAD,
+        rows=[_live_row(i, c, plots) for i, c in enumerate(rows)], verdicts=VERDICTS,
+        unseen=unseen, **charts)
+
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``, called as sections are drawn."""

@@ -12,16 +12,25 @@ import dataclasses
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
 
-from saturate.errors import InputError, SaturateError, SettingsError, SourceError
+from saturate.errors import (
+    PATH_LIMIT,
+    InputError,
+    SaturateError,
+    SettingsError,
+    SourceError,
+    shorten,
+)
 from saturate.ingest import axis_join
 from saturate.ingest.redaction import redact
+from saturate.report.html import render_live_page
+from saturate.report.output import check_not_inputs, write_atomic
 from saturate.results import CurveAnalysis, verdict_counts
 from saturate.results.codec import Written, derived
 from saturate.table import curves
@@ -31,6 +40,33 @@ from saturate.table.table import Table
 from saturate.tracker.events import Event, detect_events
 from saturate.tracker.poll import Poller, globs_match
 from saturate.tracker.state import HistoryStore, PollRecord
+
+
+@dataclass(frozen=True)
+class LivePage:
+    """The page at ``path``, refreshing every ``refresh`` seconds, for the watch of ``source``."""
+
+    path: Path
+    source: str
+    refresh: int = 60
+
+    def check(self) -> None:
+        """A clear error before the first pass when the page cannot be written where asked."""
+        if self.path.is_dir():
+            raise InputError(f"--html {shorten(self.path, PATH_LIMIT)}: is a folder, not a file")
+        if not self.path.parent.is_dir():
+            raise InputError(f"--html {shorten(self.path, PATH_LIMIT)}: no such folder "
+                             f"{shorten(self.path.parent, PATH_LIMIT)}")
+
+    def write(self, curves: Iterable[CurveAnalysis], at: float | None = None) -> None:
+        """Write the page of ``curves`` (the last pass at ``at``, default now); never over a
+        file they were read from (one found in a folder watched)."""
+        curves = list(curves)
+        check_not_inputs([("--html", self.path)], sorted({c.source for c in curves}))
+        text = render_live_page(curves, source=self.source,
+                                updated=time.time() if at is None else at, refresh=self.refresh)
+        write_atomic(self.path, text, what="--html")
+
 
 PAUSE_ENV = "SATURATE_TEST_PAUSE_AFTER_POINTS"
 
