@@ -11,7 +11,8 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +46,28 @@ _HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_T
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the watcher like Ctrl-C (a pass in progress is committed or not at all)."""
+def _sigterm_as_interrupt() -> Iterator[Callable[[float], None]]:
+    """SIGTERM stops the watcher like Ctrl-C (a pass in progress is committed or not at all).
+    Yields the sleep between passes: it stops there too when the signal came and its exception
+    was lost (Python drops an exception raised while a destructor or callback runs)."""
+    came: list[int] = []
 
     def handler(signum: int, frame: Any) -> None:
+        came.append(signum)
         raise KeyboardInterrupt
+
+    def sleep(seconds: float) -> None:
+        if came:
+            raise KeyboardInterrupt
+        time.sleep(seconds)
 
     try:
         old = signal.signal(signal.SIGTERM, handler)
     except ValueError:  # not the main thread
-        yield
+        yield time.sleep
         return
     try:
-        yield
+        yield sleep
     finally:
         signal.signal(signal.SIGTERM, old)
 
@@ -240,12 +250,13 @@ def watch(
                       wait_for_names=not once)
     show = _Display(fmt, {(c.source, c.run_id, c.metric): c for c in store.latest_analyses()})
     try:
-        with _sigterm_as_interrupt(), contextlib.ExitStack() as stack:
+        with _sigterm_as_interrupt() as sleep, contextlib.ExitStack() as stack:
             show.start_live(stack)
             show.status(f"watching {poller.label} (state {state}); Ctrl-C stops")
             run_watch(watcher, interval=interval, once=once, max_passes=max_passes,
                       retries=tries, backoff=Backoff(initial=min(max(interval, 0.5), 2.0)),
-                      on_pass=outputs.after(show), on_status=show.status)  # fmt: skip
+                      on_pass=outputs.after(show), on_status=show.status,
+                      sleep=sleep)  # fmt: skip
     except KeyboardInterrupt as exc:
         show.live = None
         show.status(f"stopped after {show.passes} pass(es); history in {state}")
