@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -31,7 +31,7 @@ import pandas as pd
 
 from saturate.errors import PATH_LIMIT, InputError, SettingsError, no_match, shorten
 from saturate.results import CurveAnalysis
-from saturate.results.codec import Coded, jsonable
+from saturate.results.codec import Coded, meta
 from saturate.settings.fields import DEFAULT_STATE
 from saturate.table.curves import PARAM_PREFIX, TAG_PREFIX, empty_table, tidy
 from saturate.tracker.events import Event
@@ -85,8 +85,12 @@ CREATE INDEX IF NOT EXISTS events_curve ON events (source, run_id, metric, id);
 """
 
 
+def _pairs(d: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(d.items()))
+
+
 @dataclass(frozen=True)
-class RunRecord:
+class RunRecord(Coded):
     """Run-level facts kept between polls: name, experiment, status, params, tags and the run's
     page in its tracker (``url``, when the source knows it)."""
 
@@ -95,8 +99,8 @@ class RunRecord:
     run: str
     experiment: str
     status: str | None = None
-    params: tuple[tuple[str, str], ...] = ()
-    tags: tuple[tuple[str, str], ...] = ()
+    params: tuple[tuple[str, str], ...] = field(default=(), metadata=meta(encode=dict, decode=_pairs))
+    tags: tuple[tuple[str, str], ...] = field(default=(), metadata=meta(encode=dict, decode=_pairs))
     url: str | None = None
 
     @classmethod
@@ -104,11 +108,7 @@ class RunRecord:
            params: Mapping[str, str], tags: Mapping[str, str],
            url: str | None = None) -> RunRecord:  # fmt: skip
         """The record with ``params`` and ``tags`` as sorted pairs."""
-        return cls(source, run_id, run, experiment, status, tuple(sorted(params.items())),
-                   tuple(sorted(tags.items())), url)  # fmt: skip
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable({**self.__dict__, "params": dict(self.params), "tags": dict(self.tags)})
+        return cls(source, run_id, run, experiment, status, _pairs(params), _pairs(tags), url)
 
 
 @dataclass(frozen=True)
