@@ -176,3 +176,13 @@ def test_post_drop_trend_needs_enough_points() -> None:
     assert post_drop_trend(c, y, float(c[-MIN_TREND_POINTS + 1])) is None
     tr = post_drop_trend(c, y, 30.0)
     assert tr is not None and tr.n_points == 21 and tr.slope_per_doubling.value > 0
+
+
+def test_a_backtest_over_points_at_zero_compute_ends() -> None:
+    """Six points at compute 0 and one after them: halving the origin reaches 0 and stays there
+    (a fuzzed curve hung the analysis here); the backtest ends without an origin to test."""
+    from saturate.measure.evidence import backtest
+
+    c = np.r_[np.zeros(6), 1e-300, 1.0]
+    y = np.r_[np.ones(6), 2.0, 3.0]
+    assert backtest(c, y)[0] == 0.0

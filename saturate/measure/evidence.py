@@ -188,7 +188,7 @@ def backtest(compute: np.ndarray, values: np.ndarray) -> tuple[float, float]:
     y = y / pow2_scale(y)
     logs: list[float] = []
     origin = float(c[-1]) / 2.0
-    while len(logs) < HISTORY_ORIGINS:
+    while len(logs) < HISTORY_ORIGINS and origin > 0.0:  # halving 0 would never end
         upto = c <= origin
         if int(upto.sum()) < 6:
             break
