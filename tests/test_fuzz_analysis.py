@@ -121,6 +121,13 @@ UNITS = {
 }
 
 
+#: Shifts are not changes of unit: the threshold of a curve that has not moved beyond its noise
+#: is a share of its level (a flat loss at 1000 +- 0.02 is saturated, at 0.5 +- 0.02 it may not
+#: be), and so is the size of a fall that counts as a collapse; only the rising shapes keep their
+#: verdict under a shift (the long fuzz found both, 8 of 85 cases).
+SHIFTS = ("value + 1e3", "value - 1e6")
+
+
 @pytest.mark.parametrize("kind", ["saturating", "power", "collapse", "flat"])
 @fuzz_settings(ci=1, share=0.003)
 @given(seed=st.integers(0, 10_000), metric=st.sampled_from(["reward", "loss"]))
@@ -129,4 +136,6 @@ def test_verdicts_do_not_depend_on_the_units(kind: str, seed: int, metric: str) 
     with case("scale-free"):
         want = _verdict(c, v, metric)
         for unit, change in UNITS.items():
+            if kind in ("flat", "collapse") and unit in SHIFTS:
+                continue  # judged against a share of their level (see SHIFTS)
             assert _verdict(*change(c, v), metric) == want, unit
