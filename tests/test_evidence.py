@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,12 @@ def test_a_backtest_over_points_at_zero_compute_ends() -> None:
     c = np.r_[np.zeros(6), 1e-300, 1.0]
     y = np.r_[np.ones(6), 2.0, 3.0]
     assert backtest(c, y)[0] == 0.0
+
+
+def test_estimates_whose_errors_square_past_the_float_limit_still_combine() -> None:
+    """Standard errors past 1e154 (a fuzzed curve's values near 1e300 with no scale): their
+    precisions underflow to 0, so the weights are taken relative to the smallest error."""
+    from saturate.measure.evidence import combine
+
+    mean, se = combine(((1.0, 1e200), (3.0, 1e200)), math.nan)
+    assert mean == pytest.approx(2.0) and se == pytest.approx(1e200 / math.sqrt(2))

@@ -133,6 +133,12 @@ def combine(parts: tuple[tuple[float, float], ...], scale: float) -> tuple[float
         return math.nan, math.nan
     w = [1.0 / (s * s) for _, s in usable]
     total = math.fsum(w)
+    if not 0.0 < total < math.inf:  # errors past 1e154 (their squares overflow): relative weights
+        smin = min(s for _, s in usable)
+        w = [(smin / s) ** 2 for _, s in usable]
+        total = math.fsum(w)
+        mean = math.fsum(wi * g for wi, (g, _) in zip(w, usable, strict=True)) / total
+        return mean * u, smin * u / math.sqrt(total)
     mean = math.fsum(wi * g for wi, (g, _) in zip(w, usable, strict=True)) / total
     return mean * u, u / math.sqrt(total)
 
