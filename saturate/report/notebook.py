@@ -6,6 +6,7 @@ SVG charts. Importing it registers the HTML and figure makers with :mod:`saturat
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +35,15 @@ if TYPE_CHECKING:
     from saturate.suites import SuiteAnalysis
 
 
+@functools.cache
+def _views() -> Any:
+    """``templates/notebook.html`` as a module of macros, made once."""
+    return environment().get_template("notebook.html").make_module({"css": Markup(NOTEBOOK_CSS)})
+
+
 def _view(name: str, /, *args: Any) -> str:
     """The macro ``name`` of ``templates/notebook.html`` called with ``args`` (autoescaped)."""
-    module = environment().get_template("notebook.html").make_module({"css": Markup(NOTEBOOK_CSS)})
-    return str(getattr(module, name)(*args))
+    return str(getattr(_views(), name)(*args))
 
 
 def notebook_html(analysis: Analysed, *, max_plots: int = 50) -> str:
